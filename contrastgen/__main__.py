@@ -1,0 +1,3 @@
+from contrastgen.cli import main
+
+main()

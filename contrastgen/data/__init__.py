@@ -1,0 +1,1 @@
+"""Sample data that ships with the package (a small GQA-format dataset)."""

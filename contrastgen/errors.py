@@ -1,0 +1,28 @@
+"""Errors a user can act on.
+
+Every error that comes from bad input names the file and the record (question id, image id,
+HIT id, ...) so that a user with a million-question file can find the culprit at once. The CLI
+turns these into a one-line message and a non-zero exit code; the HTTP service into a 422.
+"""
+
+from __future__ import annotations
+
+
+class ContrastgenError(Exception):
+    """Base class for every error contrastgen raises on purpose."""
+
+
+class InputError(ContrastgenError):
+    """Bad input: malformed JSON, a missing field, an unknown id, an empty file."""
+
+    def __init__(self, message: str, *, path: str | None = None, record: str | None = None):
+        self.path = path
+        self.record = record
+        self.reason = message
+        where = []
+        if path:
+            where.append(str(path))
+        if record:
+            where.append(f"record {record}")
+        prefix = ": ".join(where)
+        super().__init__(f"{prefix}: {message}" if prefix else message)

@@ -1,0 +1,1 @@
+"""Evaluating predictions: contrast-set metrics, GQA standard metrics, baselines, reports."""

@@ -1,0 +1,118 @@
+"""Loading GQA questions and scene graphs, validated.
+
+GQA ships questions as one JSON object keyed by question id (or, for training, a directory of
+shards) and scene graphs as one object keyed by image id. We validate the fields the engine
+relies on once, here, so that every later stage can index without defensive checks, and so
+that a bad record is reported with its file and id instead of surfacing as a KeyError deep in
+a worker process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from contrastgen.errors import InputError
+from contrastgen.jsonio import read_json
+
+Questions = dict[str, dict[str, Any]]
+SceneGraphs = dict[str, dict[str, Any]]
+
+_QUESTION_FIELDS: dict[str, type | tuple[type, ...]] = {"question": str, "imageId": (str, int)}
+_OBJECT_NUMBERS = ("x", "y", "w", "h")
+
+
+def _json_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+        if not files:
+            raise InputError("directory holds no .json files", path=str(path))
+        return files
+    return [path]
+
+
+def validate_question(qid: str, q: Any, *, path: str | None = None) -> dict[str, Any]:
+    """Check one question record; return it with `imageId` as a string."""
+    if not isinstance(q, Mapping):
+        raise InputError("question record is not an object", path=path, record=f"question {qid}")
+    for field, kind in _QUESTION_FIELDS.items():
+        if field not in q:
+            raise InputError(f"missing field {field!r}", path=path, record=f"question {qid}")
+        if not isinstance(q[field], kind):
+            raise InputError(f"field {field!r} has the wrong type", path=path, record=f"question {qid}")
+    if "answer" in q and not isinstance(q["answer"], str):
+        raise InputError("field 'answer' is not a string", path=path, record=f"question {qid}")
+    if "semantic" in q and q["semantic"] is not None and not isinstance(q["semantic"], list):
+        raise InputError("field 'semantic' is not a list", path=path, record=f"question {qid}")
+    out = dict(q)
+    out["imageId"] = str(q["imageId"])
+    return out
+
+
+def load_questions(path: str | os.PathLike[str]) -> Questions:
+    """Load GQA questions from one JSON file or a directory of shards, in a stable order."""
+    questions: Questions = {}
+    for file in _json_files(Path(path)):
+        data = read_json(file)
+        if not isinstance(data, Mapping):
+            raise InputError("expected an object keyed by question id", path=str(file))
+        for qid, q in data.items():
+            if qid in questions:
+                raise InputError("question id appears twice", path=str(file), record=f"question {qid}")
+            questions[str(qid)] = validate_question(str(qid), q, path=str(file))
+    if not questions:
+        raise InputError("no questions found", path=str(path))
+    return questions
+
+
+def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> dict[str, Any]:
+    """Check one scene graph: numeric boxes, string names, relations pointing at real objects."""
+    rec = f"image {image_id}"
+    if not isinstance(g, Mapping):
+        raise InputError("scene graph is not an object", path=path, record=rec)
+    objects = g.get("objects")
+    if not isinstance(objects, Mapping):
+        raise InputError("missing or invalid field 'objects'", path=path, record=rec)
+    width = g.get("width")
+    if not isinstance(width, (int, float)) or isinstance(width, bool) or width <= 0:
+        raise InputError("missing or invalid field 'width'", path=path, record=rec)
+    for oid, obj in objects.items():
+        orec = f"{rec} object {oid}"
+        if not isinstance(obj, Mapping):
+            raise InputError("object is not an object", path=path, record=orec)
+        if not isinstance(obj.get("name"), str) or not obj["name"].strip():
+            raise InputError("missing or invalid field 'name'", path=path, record=orec)
+        for field in _OBJECT_NUMBERS:
+            v = obj.get(field)
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                raise InputError(f"missing or invalid field {field!r}", path=path, record=orec)
+        attrs = obj.get("attributes", [])
+        if not isinstance(attrs, list) or not all(isinstance(a, str) for a in attrs):
+            raise InputError("field 'attributes' is not a list of strings", path=path, record=orec)
+        rels = obj.get("relations", [])
+        if not isinstance(rels, list):
+            raise InputError("field 'relations' is not a list", path=path, record=orec)
+        for rel in rels:
+            if not isinstance(rel, Mapping) or not isinstance(rel.get("name"), str):
+                raise InputError("relation without a 'name'", path=path, record=orec)
+            target = rel.get("object")
+            if str(target) not in objects:
+                raise InputError(f"relation {rel.get('name')!r} points at unknown object {target!r}",
+                                 path=path, record=orec)
+    return g if isinstance(g, dict) else dict(g)
+
+
+def load_scene_graphs(path: str | os.PathLike[str]) -> SceneGraphs:
+    """Load GQA scene graphs from one JSON file (or a directory of them)."""
+    graphs: SceneGraphs = {}
+    for file in _json_files(Path(path)):
+        data = read_json(file)
+        if not isinstance(data, Mapping):
+            raise InputError("expected an object keyed by image id", path=str(file))
+        for image_id, g in data.items():
+            graphs[str(image_id)] = validate_scene_graph(str(image_id), g, path=str(file))
+    if not graphs:
+        raise InputError("no scene graphs found", path=str(path))
+    return graphs

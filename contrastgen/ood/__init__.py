@@ -1,0 +1,1 @@
+"""Out-of-distribution splits and metrics: GQA-OOD and VQA-VS."""

@@ -1,0 +1,1 @@
+"""Crowd verification on Amazon Mechanical Turk: export HITs, ingest results."""

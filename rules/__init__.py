@@ -1,0 +1,1 @@
+"""Rules as data: templates, lexicons, relation tables. Each file has a header saying where it came from."""
