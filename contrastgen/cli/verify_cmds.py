@@ -1,0 +1,83 @@
+"""`contrastgen verify OUT_DIR --scene-graphs SG`: re-check a generated contrast set.
+
+Exit codes are the interface for scripts and CI: 0 every perturbation holds, 1 at least one
+check failed, 2 the input could not be read (the CLI group turns InputError into 2).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from contrastgen.errors import InputError
+from contrastgen.gqa import load_scene_graphs
+from contrastgen.jsonio import dumps, read_jsonl
+from contrastgen.verify import VerifyReport, verify_contrast_sets
+from contrastgen.verify_rules import load_rules
+
+CONTRAST_SETS = "contrast_sets.jsonl"
+
+
+def register(group: click.Group) -> None:
+    group.add_command(verify_cmd)
+
+
+@click.command("verify")
+@click.argument("out_dir", type=click.Path(path_type=Path))
+@click.option("--scene-graphs", "scene_graphs", required=True, type=click.Path(path_type=Path),
+              help="GQA scene graphs (a JSON file keyed by image id, or a directory of them).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option("--show", default=10, show_default=True, type=click.IntRange(min=0),
+              help="How many failures to list in the text summary.")
+def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int) -> None:
+    """Re-check every perturbation in OUT_DIR/contrast_sets.jsonl from its evidence and the graphs.
+
+    The checker shares no code with the generator: it re-runs each evidence query with its own
+    executor, checks each fact against the scene graph, and checks presuppositions (unambiguous
+    references, no absence of unannotated-prone objects, consistent ranks and ids).
+    """
+    path = out_dir / CONTRAST_SETS
+    if out_dir.is_file():
+        raise InputError("expected an output directory holding contrast_sets.jsonl", path=str(out_dir))
+    records = list(read_jsonl(path))
+    if not records:
+        raise InputError("file is empty: no contrast sets to verify", path=str(path))
+    graphs = load_scene_graphs(scene_graphs)
+    rules = load_rules()
+    report = verify_contrast_sets(records, graphs, rules=rules)
+    prone_source = rules.unannotated_prone_source
+    if as_json:
+        click.echo(dumps(_as_dict(report, str(path), prone_source)).decode(), nl=False)
+    else:
+        _print_summary(report, path, prone_source, show)
+    if not report.ok:
+        click.get_current_context().exit(1)
+
+
+def _as_dict(report: VerifyReport, path: str, prone_source: str | None) -> dict:
+    return {
+        "file": path,
+        "checked": report.checked,
+        "failed": report.failed_perturbations,
+        "ok": report.ok,
+        "unannotated_prone_rules": prone_source,
+        "failures": [
+            {"question_id": f.question_id, "perturbation_id": f.perturbation_id, "problem": f.problem}
+            for f in report.failures
+        ],
+    }
+
+
+def _print_summary(report: VerifyReport, path: Path, prone_source: str | None, show: int) -> None:
+    if prone_source is None:
+        click.echo("warning: rules/lexicon/unannotated_prone.txt is absent; absences of "
+                   "unannotated-prone objects were not checked", err=True)
+    status = "OK" if report.ok else "FAILED"
+    click.echo(f"{path}: {status}: checked {report.checked} perturbations, "
+               f"{report.failed_perturbations} failed ({len(report.failures)} problems)")
+    for f in report.failures[:show]:
+        where = f.question_id if f.perturbation_id is None else f"{f.perturbation_id} (of {f.question_id})"
+        click.echo(f"  {where}: {f.problem}")
+    if len(report.failures) > show:
+        click.echo(f"  ... and {len(report.failures) - show} more (use --json for all)")

@@ -1,0 +1,274 @@
+"""The independent verifier: re-check every perturbation from its evidence and the scene graph.
+
+Why it exists: a contrast set is only useful if its answers are right, and "the generator says
+so" is not a proof. This module reads nothing but the README's evidence contract, the scene
+graphs and three plain rules files; it deliberately imports none of the generator's modules
+(engine, prove, ground, propose, lexicon), so a shared bug cannot make both sides agree.
+
+For each perturbation it checks that
+  1. every fact in `evidence.facts` holds in the graph (`verify_facts`),
+  2. `evidence.query` re-executed on the graph (`verify_query`) gives `evidence.answer`, which
+     equals the perturbation's `answer` and differs from the original record's answer,
+  3. the presuppositions hold: definite references (side/colour questions) are unambiguous,
+     no "no"/absence rests on an object that annotators routinely leave out, a relation's
+     stated opposite is the one in rules/relations.tsv,
+  4. the record is well-formed: ranks 1..n without gaps, unique ids `<qid>_c<rank>`, a change
+     of one atom whose `from` differs from its `to`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from contrastgen.answers import normalize_answer
+from contrastgen.gqa import validate_scene_graph
+from contrastgen.verify_facts import check_fact
+from contrastgen.verify_graph import EvidenceProblem, GraphIndex, object_id
+from contrastgen.verify_query import execute_query
+from contrastgen.verify_rules import VerifyRules, load_rules, normalize_name
+
+CHANGE_KINDS = frozenset({"object", "attribute", "relation"})
+_DEFINITE_OPS = frozenset({"side", "color"})
+_EXISTS_OPS = frozenset({"exists_any", "exists_related"})
+_INDEX_CACHE_SIZE = 4096
+
+
+@dataclass
+class Failure:
+    """One check that did not hold. `perturbation_id` is None for a problem with the whole record."""
+
+    question_id: str
+    perturbation_id: str | None
+    problem: str
+
+
+@dataclass
+class VerifyReport:
+    """`checked` counts perturbations; `failures` lists every problem found (several per perturbation possible)."""
+
+    checked: int
+    failures: list[Failure] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    @property
+    def failed_perturbations(self) -> int:
+        """How many distinct perturbations (or whole records) failed at least one check."""
+        return len({(f.question_id, f.perturbation_id) for f in self.failures})
+
+
+def verify_perturbation(perturbation: dict, original_answer: str, scene_graph: dict, *,
+                        rules: VerifyRules | None = None) -> list[str]:
+    """Every problem with one perturbation, as human-readable sentences; [] if it holds.
+
+    The scene graph is validated first (bad graphs are bad input, not failed checks).
+    """
+    graph = GraphIndex(validate_scene_graph("?", scene_graph))
+    return _perturbation_problems(perturbation, original_answer, graph, rules or load_rules())
+
+
+def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict], *,
+                         rules: VerifyRules | None = None) -> VerifyReport:
+    """Check every record and perturbation of a `contrast_sets.jsonl` stream against the graphs."""
+    rules = rules or load_rules()
+    indexes = _IndexCache(scene_graphs)
+    report = VerifyReport(checked=0)
+    seen_questions: set[str] = set()
+    seen_perturbations: set[str] = set()
+    for n, record in enumerate(records, 1):
+        if not isinstance(record, Mapping):
+            report.failures.append(Failure(f"record {n}", None, "record is not a JSON object"))
+            continue
+        qid = record.get("question_id")
+        qid = str(qid) if isinstance(qid, (str, int)) and not isinstance(qid, bool) else f"record {n}"
+        perturbations = record.get("perturbations")
+        if not isinstance(perturbations, list) or not perturbations:
+            report.failures.append(Failure(qid, None, "record has no list of perturbations"))
+            continue
+        report.checked += len(perturbations)
+        problems = _record_problems(record, qid, seen_questions)
+        image_id = record.get("image_id")
+        graph = indexes.get(str(image_id)) if isinstance(image_id, (str, int)) else None
+        if graph is None:
+            problems.append(f"image {image_id!r} is not among the scene graphs")
+        report.failures.extend(Failure(qid, None, p) for p in problems)
+        if graph is None or not isinstance(record.get("answer"), str):
+            continue
+        for i, p in enumerate(perturbations, 1):
+            pid = p.get("question_id") if isinstance(p, Mapping) else None
+            pid = pid if isinstance(pid, str) else f"perturbation {i}"
+            found = _perturbation_problems(p, record["answer"], graph, rules)
+            found += _identity_problems(p, qid, pid, seen_perturbations)
+            report.failures.extend(Failure(qid, pid, problem) for problem in found)
+    return report
+
+
+class _IndexCache:
+    """GraphIndex per image, built on first use; bounded so a 75k-image run stays small."""
+
+    def __init__(self, scene_graphs: Mapping[str, Mapping[str, Any]]):
+        self._graphs = scene_graphs
+        self._cache: OrderedDict[str, GraphIndex] = OrderedDict()
+
+    def get(self, image_id: str) -> GraphIndex | None:
+        hit = self._cache.get(image_id)
+        if hit is not None:
+            self._cache.move_to_end(image_id)
+            return hit
+        graph = self._graphs.get(image_id)
+        if graph is None:
+            return None
+        index = GraphIndex(validate_scene_graph(image_id, graph))
+        self._cache[image_id] = index
+        if len(self._cache) > _INDEX_CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return index
+
+
+def _record_problems(record: Mapping[str, Any], qid: str, seen: set[str]) -> list[str]:
+    problems = []
+    if qid in seen:
+        problems.append(f"question id {qid} appears in more than one record")
+    seen.add(qid)
+    if not isinstance(record.get("answer"), str):
+        problems.append("record has no original 'answer' to differ from")
+    ranks = [p.get("rank") if isinstance(p, Mapping) else None for p in record["perturbations"]]
+    if not all(isinstance(r, int) and not isinstance(r, bool) for r in ranks):
+        problems.append(f"ranks must be integers, got {ranks}")
+    elif sorted(ranks) != list(range(1, len(ranks) + 1)):
+        problems.append(f"ranks must be 1..{len(ranks)} without gaps or repeats, got {sorted(ranks)}")
+    return problems
+
+
+def _identity_problems(p: Any, qid: str, pid: str, seen: set[str]) -> list[str]:
+    if not isinstance(p, Mapping) or not isinstance(p.get("question_id"), str):
+        return ["perturbation has no string 'question_id'"]
+    problems = []
+    if pid in seen or pid == qid:
+        problems.append(f"perturbation question id {pid} is not unique")
+    seen.add(pid)
+    expected = f"{qid}_c{p.get('rank')}"
+    if pid != expected:
+        problems.append(f"perturbation question id {pid} should be {expected} (original id + _c<rank>)")
+    return problems
+
+
+def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
+                           rules: VerifyRules) -> list[str]:
+    if not isinstance(p, Mapping):
+        return ["perturbation is not a JSON object"]
+    problems = _change_problems(p.get("change"))
+    answer = p.get("answer")
+    if not isinstance(answer, str):
+        problems.append("perturbation has no string 'answer'")
+    evidence = p.get("evidence")
+    if not isinstance(evidence, Mapping):
+        return problems + ["perturbation has no 'evidence' object"]
+    query, facts, claimed = evidence.get("query"), evidence.get("facts"), evidence.get("answer")
+    if not isinstance(facts, list) or not facts:
+        problems.append("evidence.facts must be a non-empty list (an answer needs a proof)")
+        facts = []
+    for i, fact in enumerate(facts, 1):
+        try:
+            check_fact(fact, graph, rules)
+        except EvidenceProblem as exc:
+            problems.append(f"fact {i} does not hold: {exc}")
+    if not isinstance(claimed, str):
+        problems.append("evidence has no string 'answer'")
+    if not isinstance(query, Mapping):
+        return problems + ["evidence has no 'query' object"]
+    try:
+        computed = execute_query(query, graph, rules)
+    except EvidenceProblem as exc:
+        problems.append(f"query {query.get('op')!r} has no answer: {exc}")
+        computed = None
+    problems += _answer_problems(computed, claimed, answer, original_answer)
+    problems += _presupposition_problems(query, facts, (claimed, answer), rules)
+    return problems
+
+
+def _answer_problems(computed: str | None, claimed: Any, answer: Any, original: str) -> list[str]:
+    problems = []
+    norm = normalize_answer
+    if computed is not None and isinstance(claimed, str) and norm(computed) != norm(claimed):
+        problems.append(f"the query gives {computed!r} on the graph, but evidence.answer is {claimed!r}")
+    if isinstance(claimed, str) and isinstance(answer, str) and norm(claimed) != norm(answer):
+        problems.append(f"evidence.answer {claimed!r} differs from the perturbation's answer {answer!r}")
+    if isinstance(answer, str) and norm(answer) == norm(original):
+        problems.append(f"the answer {answer!r} equals the original answer {original!r}; "
+                        "a contrast must change the answer")
+    return problems
+
+
+def _change_problems(change: Any) -> list[str]:
+    if not isinstance(change, Mapping):
+        return ["perturbation has no 'change' object"]
+    problems = []
+    kind = change.get("kind")
+    if kind not in CHANGE_KINDS:
+        problems.append(f"change.kind {kind!r} is not one of {sorted(CHANGE_KINDS)}")
+    before, after = change.get("from"), change.get("to")
+    if not isinstance(before, str) or not isinstance(after, str):
+        problems.append("change needs string 'from' and 'to'")
+    elif normalize_name(before) == normalize_name(after):
+        problems.append(f"change.from and change.to are both {before!r}; nothing was perturbed")
+    return problems
+
+
+def _presupposition_problems(query: Mapping[str, Any], facts: list[Any], answers: tuple[Any, Any],
+                             rules: VerifyRules) -> list[str]:
+    """What must hold for the question to be fair, beyond the answer being computable."""
+    problems = []
+    op = query.get("op")
+    fact_dicts = [f for f in facts if isinstance(f, Mapping)]
+    if op in _DEFINITE_OPS:
+        problems += _definite_reference_problems(query, fact_dicts)
+    for f in fact_dicts:
+        if f.get("fact") == "absent" and isinstance(f.get("names"), list):
+            prone = sorted(n for n in f["names"] if isinstance(n, str) and rules.is_unannotated_prone(n))
+            if prone:
+                problems.append(f"an absent fact rests on unannotated-prone names {prone}: "
+                                "their absence from a scene graph proves nothing")
+    says_no = any(isinstance(a, str) and normalize_answer(a) == "no" for a in answers)
+    if op in _EXISTS_OPS and says_no:
+        prone = sorted(n for n in _query_names(query) if rules.is_unannotated_prone(n))
+        if prone:
+            problems.append(f"answer 'no' rests on unannotated-prone names {prone}: "
+                            "they are often present but not annotated")
+    if op == "relation" and "opposite" in query:
+        rel = normalize_name(query.get("rel", ""))
+        expected = rules.opposites.get(rel)
+        given = normalize_name(query["opposite"])
+        if expected != given:
+            problems.append(f"query opposite {given!r} is not the opposite of {rel!r} in "
+                            f"rules/relations.tsv ({expected!r})")
+    return problems
+
+
+def _definite_reference_problems(query: Mapping[str, Any], facts: list[Mapping[str, Any]]) -> list[str]:
+    """'the X' presupposes exactly one X: an `only` fact must name the queried object alone."""
+    try:
+        oid = object_id(query, "object", "query")
+    except EvidenceProblem:
+        return []  # already reported by the executor
+    for f in facts:
+        ids = f.get("ids")
+        if f.get("fact") == "only" and isinstance(ids, list) and [str(i) for i in ids] == [oid]:
+            return []
+    return [f"no 'only' fact shows object {oid} is the one object its name refers to "
+            "(the definite reference may be ambiguous)"]
+
+
+def _query_names(query: Mapping[str, Any]) -> list[str]:
+    names = query.get("names")
+    if not isinstance(names, list):
+        return []
+    flat: list[Any] = []
+    for n in names:
+        flat.extend(n if isinstance(n, list) else [n])
+    return [n for n in flat if isinstance(n, str)]

@@ -1,0 +1,130 @@
+"""The plain data files the verifier trusts, read with its own tiny parser.
+
+Why its own parser: the verifier must not share code with the generator, or a bug in a shared
+reader (a dropped line, a mis-split column) would make both sides agree on the same wrong
+answer. The files are simple enough ('#' comments, one entry per line, tab-separated columns)
+that a dozen lines re-read them independently.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+from dataclasses import dataclass
+from importlib.resources.abc import Traversable
+
+from contrastgen.errors import InputError
+
+_RELATIONS = ("relations.tsv",)
+_COLORS = ("lexicon", "colors.txt")
+_UNANNOTATED_PRONE = ("lexicon", "unannotated_prone.txt")
+_SYMMETRIC = "symmetric"
+
+
+def normalize_name(text: object) -> str:
+    """Scene-graph names and relations are compared lower-cased and stripped (the README contract)."""
+    return str(text).strip().lower()
+
+
+@dataclass(frozen=True)
+class VerifyRules:
+    """Relation opposites, symmetric relations, colour terms and unannotated-prone names.
+
+    `unannotated_prone_source` is the file the prone names came from, or None when that file is
+    absent; callers report it so that a pass never silently hides a check that did not run.
+    """
+
+    opposites: dict[str, str]
+    symmetric: frozenset[str]
+    colors: frozenset[str]
+    unannotated_prone: frozenset[str]
+    unannotated_prone_source: str | None = None
+
+    def is_unannotated_prone(self, name: str) -> bool:
+        """True if `name`, or a naive singular of it, is prone to be missing from scene graphs.
+
+        The singular forms are deliberately crude ("hands" -> "hand", "glasses" -> "glass"):
+        over-matching can only make the verifier stricter, never let an unsound absence pass.
+        """
+        n = normalize_name(name)
+        forms = {n}
+        if n.endswith("ies"):
+            forms.add(n[:-3] + "y")
+        if n.endswith("es"):
+            forms.add(n[:-2])
+        if n.endswith("s"):
+            forms.add(n[:-1])
+        return not forms.isdisjoint(self.unannotated_prone)
+
+
+def _entries(text: str) -> list[str]:
+    """Non-blank lines with '#' comments removed."""
+    out = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            out.append(line)
+    return out
+
+
+def _resource(parts: tuple[str, ...]) -> Traversable:
+    node = importlib.resources.files("contrastgen.rules")
+    for part in parts:
+        node = node.joinpath(part)
+    return node
+
+
+def _read_required(parts: tuple[str, ...]) -> tuple[str, str]:
+    node = _resource(parts)
+    name = "rules/" + "/".join(parts)
+    if not node.is_file():
+        raise InputError("rules file missing (the verifier needs it)", path=name)
+    return node.read_text(encoding="utf-8"), name
+
+
+def parse_relations(text: str, *, path: str = "rules/relations.tsv") -> tuple[dict[str, str], frozenset[str]]:
+    """`relation<TAB>opposite` or `relation<TAB>symmetric` per line."""
+    opposites: dict[str, str] = {}
+    symmetric: set[str] = set()
+    for raw in text.splitlines():
+        if not raw.split("#", 1)[0].strip():
+            continue
+        cols = [c.strip() for c in raw.split("#", 1)[0].split("\t")]
+        if len(cols) != 2 or not all(cols):
+            raise InputError("expected two tab-separated columns", path=path, record=raw.strip())
+        rel, other = normalize_name(cols[0]), normalize_name(cols[1])
+        if other == _SYMMETRIC:
+            symmetric.add(rel)
+        else:
+            opposites[rel] = other
+    return opposites, frozenset(symmetric)
+
+
+def parse_word_list(text: str) -> frozenset[str]:
+    """One entry per line; '#' starts a comment."""
+    return frozenset(normalize_name(e) for e in _entries(text))
+
+
+@functools.lru_cache(maxsize=1)
+def load_rules() -> VerifyRules:
+    """Read the shipped rules once per process.
+
+    `unannotated_prone.txt` may be absent (it is built separately); then no name counts as
+    prone and `unannotated_prone_source` is None, which the CLI reports.
+    """
+    rel_text, rel_path = _read_required(_RELATIONS)
+    opposites, symmetric = parse_relations(rel_text, path=rel_path)
+    color_text, _ = _read_required(_COLORS)
+    prone_node = _resource(_UNANNOTATED_PRONE)
+    if prone_node.is_file():
+        prone = parse_word_list(prone_node.read_text(encoding="utf-8"))
+        prone_source: str | None = "rules/" + "/".join(_UNANNOTATED_PRONE)
+    else:
+        prone, prone_source = frozenset(), None
+    return VerifyRules(
+        opposites=opposites,
+        symmetric=symmetric,
+        colors=parse_word_list(color_text),
+        unannotated_prone=prone,
+        unannotated_prone_source=prone_source,
+    )

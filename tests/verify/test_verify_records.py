@@ -1,0 +1,115 @@
+"""Whole records: ranks, ids, unknown images, and the report's counts."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from verify_cases import VALID
+
+from contrastgen.verify import Failure, verify_contrast_sets
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _all_valid_records(record, valid):
+    """One record per valid case, all on image img1, ids q0, q1, ..."""
+    return [record(orig, [pert], qid=f"q{i}") for i, (orig, pert) in enumerate(valid.values())]
+
+
+def test_all_valid_records_pass(graph, rules, record, valid):
+    report = verify_contrast_sets(_all_valid_records(record, valid), {"img1": graph}, rules=rules)
+    assert report.failures == []
+    assert report.ok
+    assert report.checked == len(VALID)
+
+
+def test_several_perturbations_per_record_with_ranks(graph, rules, record, valid):
+    rec = record("yes", [valid["exists_any_no"][1], valid["exists_related_absent"][1]])
+    report = verify_contrast_sets([rec], {"img1": graph}, rules=rules)
+    assert report.ok, report.failures
+    assert report.checked == 2
+
+
+def test_gap_in_ranks_fails(graph, rules, record, valid):
+    rec = record("yes", [valid["exists_any_no"][1], valid["exists_related_absent"][1]])
+    rec["perturbations"][1]["rank"] = 3
+    rec["perturbations"][1]["question_id"] = "q1_c3"
+    report = verify_contrast_sets([rec], {"img1": graph}, rules=rules)
+    assert not report.ok
+    assert any(f.perturbation_id is None and "ranks must be 1..2" in f.problem for f in report.failures)
+
+
+def test_repeated_rank_fails(graph, rules, record, valid):
+    rec = record("yes", [valid["exists_any_no"][1], valid["exists_related_absent"][1]])
+    rec["perturbations"][1]["rank"] = 1
+    rec["perturbations"][1]["question_id"] = "q1_c1"
+    report = verify_contrast_sets([rec], {"img1": graph}, rules=rules)
+    assert any("got [1, 1]" in f.problem for f in report.failures)
+    assert any("not unique" in f.problem for f in report.failures)  # both are now q1_c1
+
+
+def test_question_id_must_be_original_plus_rank(graph, rules, record, valid):
+    rec = record("right", [valid["side"][1]])
+    rec["perturbations"][0]["question_id"] = "q1_x"
+    report = verify_contrast_sets([rec], {"img1": graph}, rules=rules)
+    assert report.failures == [Failure("q1", "q1_x", "perturbation question id q1_x should be q1_c1 "
+                                       "(original id + _c<rank>)")]
+
+
+def test_duplicate_records_fail(graph, rules, record, valid):
+    rec = record("right", [valid["side"][1]])
+    report = verify_contrast_sets([rec, rec], {"img1": graph}, rules=rules)
+    problems = [f.problem for f in report.failures]
+    assert "question id q1 appears in more than one record" in problems
+    assert "perturbation question id q1_c1 is not unique" in problems
+
+
+def test_unknown_image_is_a_failure_naming_it(graph, rules, record, valid):
+    recs = [record("right", [valid["side"][1]], image_id="img404"), record("right", [valid["side"][1]], qid="q2")]
+    report = verify_contrast_sets(recs, {"img1": graph}, rules=rules)
+    assert report.failures == [Failure("q1", None, "image 'img404' is not among the scene graphs")]
+    assert report.checked == 2
+    assert report.failed_perturbations == 1
+
+
+def test_malformed_records_are_failures_not_crashes(graph, rules, record, valid):
+    no_answer = record("right", [valid["side"][1]], qid="q2")
+    del no_answer["answer"]
+    recs = [["not", "a", "record"], {"question_id": "q1", "image_id": "img1", "perturbations": []}, no_answer]
+    report = verify_contrast_sets(recs, {"img1": graph}, rules=rules)
+    assert [(f.question_id, f.problem) for f in report.failures] == [
+        ("record 1", "record is not a JSON object"),
+        ("q1", "record has no list of perturbations"),
+        ("q2", "record has no original 'answer' to differ from"),
+    ]
+
+
+def test_failures_name_question_and_perturbation(graph, rules, record, valid):
+    orig, pert = valid["color"]
+    pert["evidence"]["answer"] = pert["answer"] = "blue"
+    report = verify_contrast_sets([record(orig, [pert], qid="777")], {"img1": graph}, rules=rules)
+    assert {(f.question_id, f.perturbation_id) for f in report.failures} == {("777", "777_c1")}
+    assert report.failed_perturbations == 1
+
+
+def test_integer_image_ids_are_looked_up_as_strings(graph, rules, record, valid):
+    rec = record("right", [valid["side"][1]], image_id=2407890)
+    assert verify_contrast_sets([rec], {"2407890": graph}, rules=rules).ok
+
+
+def test_verifier_does_not_import_the_generator():
+    """Independence is the point: the verifier must not share the generator's decision logic."""
+    banned = {"contrastgen.engine", "contrastgen.prove", "contrastgen.ground", "contrastgen.propose",
+              "contrastgen.lexicon"}
+    files = sorted((REPO / "contrastgen").glob("verify*.py")) + [REPO / "contrastgen/cli/verify_cmds.py"]
+    assert len(files) >= 5
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            mods = []
+            if isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                mods = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            for mod in mods:
+                assert not any(mod == b or mod.startswith(b + ".") for b in banned), f"{path} imports {mod}"
