@@ -1,0 +1,159 @@
+"""`contrastgen evaluate` and `contrastgen baseline`.
+
+Thin wrappers: parsing options, loading files and printing; the metrics live in
+`contrastgen.evaluation` so the HTTP service computes exactly the same numbers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from contrastgen.errors import InputError
+from contrastgen.jsonio import atomic_dir, write_json
+
+
+def parse_model_paths(values: tuple[str, ...]) -> dict[str, Path]:
+    """`NAME=PATH` or `PATH` (named after the file's stem) -> {name: path}, names unique."""
+    out: dict[str, Path] = {}
+    for value in values:
+        name, sep, rest = value.partition("=")
+        if sep and name and "/" not in name and not Path(value).exists():
+            path = Path(rest)
+        else:
+            name, path = Path(value).stem, Path(value)
+        if name in out:
+            raise InputError(f"two prediction files are both named {name!r}; name them with "
+                             "NAME=PATH", path=str(path))
+        out[name] = path
+    return out
+
+
+def load_all_predictions(paths: dict[str, Path]) -> dict[str, dict[str, str]]:
+    from contrastgen.evaluation.predictions import load_predictions
+
+    return {name: load_predictions(path) for name, path in paths.items()}
+
+
+def _write(report: dict[str, Any], out: Path | None, console: Console) -> None:
+    from contrastgen.evaluation.report import render_report, write_report
+
+    console.print(render_report(report))
+    if out is not None:
+        with atomic_dir(out) as tmp:
+            written = write_report(report, tmp)
+        console.print(f"wrote {', '.join(written)} to {out}")
+
+
+@click.command("evaluate")
+@click.option("--contrast", "contrast_dir", type=click.Path(path_type=Path),
+              help="Output directory of `contrastgen generate` (or its contrast_sets.jsonl).")
+@click.option("--questions", "questions_path", type=click.Path(path_type=Path),
+              help="GQA questions file/dir: GQA's standard metrics instead of contrast sets.")
+@click.option("--ood", "ood_dir", type=click.Path(path_type=Path),
+              help="Output directory of `contrastgen ood`: GQA-OOD / VQA-VS metrics.")
+@click.option("--predictions", "-p", "prediction_args", multiple=True, required=True,
+              metavar="[NAME=]PATH",
+              help="Predictions (GQA submission, {qid: answer}, LXMERT or VQA results). Repeat to "
+                   "compare models side by side; a model is named after its file unless NAME= is given.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Report directory: report.md, report.json, report.csv and plots (PNG, SVG).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap and the examples.")
+@click.option("--n-boot", default=1000, show_default=True, help="Bootstrap resamples (0: no CIs).")
+@click.option("--examples", default=0, show_default=True,
+              help="List N failing contrast sets per model, with their evidence.")
+@click.option("--k", "ks", type=int, multiple=True,
+              help="k values to report (default 1, 3, 5 up to the largest rank).")
+@click.option("--oracle", default=None,
+              help="Model whose disagreement with GQA is reported as annotation noise "
+                   "(default: a model named 'oracle').")
+@click.option("--strict", is_flag=True, help="Missing predictions are an error, not wrong answers.")
+def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir: Path | None,
+                 prediction_args: tuple[str, ...], out: Path | None, seed: int, n_boot: int,
+                 examples: int, ks: tuple[int, ...], oracle: str | None, strict: bool) -> None:
+    """Score predictions on a contrast set (accuracy, drop, consistency per template and k),
+    on GQA questions (GQA's standard metrics) or on OOD splits."""
+    chosen = [x for x in (contrast_dir, questions_path, ood_dir) if x is not None]
+    if len(chosen) != 1:
+        raise click.UsageError("give exactly one of --contrast, --questions, --ood")
+    if n_boot < 0 or examples < 0:
+        raise click.UsageError("--n-boot and --examples must be >= 0")
+    console = Console()
+    paths = parse_model_paths(prediction_args)
+    predictions = load_all_predictions(paths)
+    inputs = {"predictions": {name: str(p) for name, p in paths.items()}}
+    if contrast_dir is not None:
+        from contrastgen.evaluation.contrast import evaluate_contrast
+        from contrastgen.evaluation.contrast_sets import contrast_file, load_contrast_records
+
+        records = load_contrast_records(contrast_dir)
+        report = evaluate_contrast(records, predictions, seed=seed, n_boot=n_boot,
+                                   examples=examples, strict=strict, ks=ks or None,
+                                   oracle=oracle, path=str(contrast_file(contrast_dir)))
+        report["inputs"] = {"contrast": str(contrast_dir), **inputs}
+    elif questions_path is not None:
+        from contrastgen.evaluation.gqa_metrics import evaluate_gqa
+        from contrastgen.gqa import load_questions
+
+        report = evaluate_gqa(load_questions(questions_path), predictions, seed=seed,
+                              n_boot=n_boot, strict=strict, oracle=oracle,
+                              path=str(questions_path))
+        report["inputs"] = {"questions": str(questions_path), **inputs}
+    else:
+        _evaluate_ood(ood_dir, predictions, out, seed, console)
+        return
+    _write(report, out, console)
+
+
+def _evaluate_ood(ood_dir: Path, predictions: dict[str, dict[str, str]], out: Path | None,
+                  seed: int, console: Console) -> None:
+    try:
+        from contrastgen.ood import evaluate_ood, render_ood_table  # another engineer's module
+    except ImportError:
+        raise InputError("OOD evaluation is not available in this build "
+                         "(contrastgen.ood.evaluate_ood is missing)") from None
+    report = evaluate_ood(ood_dir, predictions, out_dir=out, seed=seed)
+    console.print(render_ood_table(report))
+    if out is not None:
+        console.print(f"wrote the OOD report to {out}")
+
+
+@click.command("baseline")
+@click.option("--kind", type=click.Choice(["prior", "oracle"]), required=True,
+              help="prior: most frequent training answer per template; oracle: answers from the "
+                   "scene graph.")
+@click.option("--questions", "questions_path", type=click.Path(path_type=Path), required=True,
+              help="Questions to answer, GQA format (e.g. DIR/augmented.json of a contrast set).")
+@click.option("--scene-graphs", "scene_graphs_path", type=click.Path(path_type=Path),
+              help="Scene graphs (required for the oracle).")
+@click.option("--train", "train_path", type=click.Path(path_type=Path),
+              help="Training questions for the prior (default: --questions, fitted in-sample).")
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="Predictions file to write, GQA submission format.")
+def baseline_cmd(kind: str, questions_path: Path, scene_graphs_path: Path | None,
+                 train_path: Path | None, out: Path) -> None:
+    """Write a baseline's predictions, to evaluate like a model's."""
+    from contrastgen.evaluation.baselines import to_submission
+    from contrastgen.evaluation.run_baselines import run_oracle, run_prior
+
+    console = Console(stderr=True)
+    if kind == "prior":
+        preds, stats = run_prior(questions_path, train_path)
+        if train_path is None:
+            console.print("prior fitted on the questions themselves (no --train): an in-sample "
+                          "prior, optimistic on the originals", style="yellow")
+    else:
+        if scene_graphs_path is None:
+            raise click.UsageError("--kind oracle needs --scene-graphs")
+        preds, stats = run_oracle(questions_path, scene_graphs_path)
+    write_json(out, to_submission(preds))
+    summary = ", ".join(f"{k} {v}" for k, v in stats.items())
+    console.print(f"{kind}: {len(preds)} predictions ({summary}) -> {out}")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(evaluate_cmd)
+    group.add_command(baseline_cmd)

@@ -1,0 +1,224 @@
+"""Contrast-set metrics: accuracy before and after perturbation, the drop, contrast consistency.
+
+This is the measurement of Tables 2, 3, 4 and 9 of Bitton et al. (2021): accuracy on the
+originals that have perturbations, accuracy on the perturbations, and contrast consistency
+(Gardner et al., 2020: the share of contrast sets, original included, whose predictions are all
+correct), for the nested sets k = 1, 3, 5, per template and overall. We add what the paper does
+not give but a researcher needs to trust and act on the numbers: bootstrap intervals over
+contrast sets, breakdowns by the kind of atom changed and by answer direction, the oracle's
+disagreement with GQA (annotation noise), and the failing sets with their evidence.
+
+A prediction missing for a question of the set counts as wrong (as on GQA's leaderboard) and is
+reported; `strict=True` makes it an error instead.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from contrastgen.answers import normalize_answer
+from contrastgen.errors import InputError
+from contrastgen.evaluation.bootstrap import bootstrap_sums
+from contrastgen.evaluation.contrast_sets import ContrastSet, Perturbation, parse_contrast_sets
+
+DEFAULT_KS: tuple[int, ...] = (1, 3, 5)
+METRICS: tuple[str, ...] = ("original_accuracy", "perturbed_accuracy", "drop", "consistency")
+ORACLE_NAME = "oracle"
+REPORT_VERSION = 1
+_BINARY = ("yes", "no")
+
+
+@dataclass(frozen=True)
+class SetScore:
+    """One model's correctness on one contrast set; `perturbations` aligns with the set's."""
+
+    original: bool
+    original_missing: bool
+    perturbations: tuple[bool, ...]
+    perturbations_missing: tuple[bool, ...]
+
+
+def score_set(cs: ContrastSet, preds: Mapping[str, str]) -> SetScore:
+    """Compare normalised predictions with the gold answers of one set."""
+    def judge(qid: str, gold: str) -> tuple[bool, bool]:
+        if qid not in preds:
+            return False, True
+        return normalize_answer(preds[qid]) == gold, False
+
+    orig, orig_missing = judge(cs.question_id, cs.answer)
+    perts = [judge(p.question_id, p.answer) for p in cs.perturbations]
+    return SetScore(orig, orig_missing, tuple(c for c, _ in perts), tuple(m for _, m in perts))
+
+
+def direction(cs: ContrastSet, p: Perturbation) -> str:
+    """`yes->no` / `no->yes` for binary questions, `open` for the rest (colour, side)."""
+    if cs.answer in _BINARY and p.answer in _BINARY:
+        return f"{cs.answer}->{p.answer}"
+    return "open"
+
+
+def _statistic(sums: np.ndarray) -> dict[str, np.ndarray]:
+    # columns: sets, original correct, perturbations correct, perturbations, sets all correct
+    orig = sums[:, 1] / sums[:, 0]
+    pert = sums[:, 2] / sums[:, 3]
+    return {"original_accuracy": orig, "perturbed_accuracy": pert, "drop": orig - pert,
+            "consistency": sums[:, 4] / sums[:, 0]}
+
+
+Selector = Callable[[ContrastSet, Perturbation], bool]
+
+
+def group_metrics(sets: Sequence[ContrastSet], scores: Sequence[SetScore], k: int, *,
+                  select: Selector | None = None, seed: int, n_boot: int) -> dict[str, Any]:
+    """The four metrics over the sets, each set restricted to its selected perturbations <= k.
+
+    A set none of whose perturbations is selected is left out, so a breakdown by change kind
+    compares each original only with the perturbations of that kind.
+    """
+    rows: list[tuple[int, int, int, int, int]] = []
+    for cs, sc in zip(sets, scores, strict=True):
+        chosen = [c for p, c in zip(cs.perturbations, sc.perturbations, strict=True)
+                  if p.rank <= k and (select is None or select(cs, p))]
+        if not chosen:
+            continue
+        n_ok = sum(chosen)
+        rows.append((1, int(sc.original), n_ok, len(chosen), int(sc.original and n_ok == len(chosen))))
+    columns = np.array(rows, dtype=np.float64).reshape(-1, 5)
+    estimates = bootstrap_sums(columns, _statistic, n_boot=n_boot, seed=seed)
+    out: dict[str, Any] = {"n_sets": len(rows), "n_perturbations": int(columns[:, 3].sum())}
+    out.update({name: estimates[name].to_json() for name in METRICS})
+    return out
+
+
+def resolve_ks(sets: Sequence[ContrastSet], ks: Sequence[int] | None = None) -> list[int]:
+    """The k values to report: 1, 3, 5 up to the largest rank present, plus that rank."""
+    max_rank = max(p.rank for cs in sets for p in cs.perturbations)
+    if ks:
+        return sorted({int(k) for k in ks if k >= 1})
+    return sorted({k for k in DEFAULT_KS if k < max_rank} | {max_rank})
+
+
+def _breakdowns(sets: Sequence[ContrastSet], scores: Sequence[SetScore], k: int, *, seed: int,
+                n_boot: int) -> dict[str, Any]:
+    def by(key: Callable[[ContrastSet, Perturbation], str]) -> dict[str, Any]:
+        values = sorted({key(cs, p) for cs in sets for p in cs.perturbations if p.rank <= k})
+        return {v: group_metrics(sets, scores, k, select=lambda cs, p, v=v: key(cs, p) == v,
+                                 seed=seed, n_boot=n_boot) for v in values}
+
+    return {
+        "overall": group_metrics(sets, scores, k, seed=seed, n_boot=n_boot),
+        "by_template": by(lambda cs, p: cs.template),
+        "by_kind": by(lambda cs, p: p.kind),
+        "by_direction": by(direction),
+    }
+
+
+def _coverage(sets: Sequence[ContrastSet], scores: Sequence[SetScore], preds: Mapping[str, str],
+              max_k: int) -> dict[str, Any]:
+    ids = {cs.question_id for cs in sets} | {p.question_id for cs in sets for p in cs.perturbations
+                                              if p.rank <= max_k}
+    missing = sorted(
+        [cs.question_id for cs, sc in zip(sets, scores, strict=True) if sc.original_missing]
+        + [p.question_id for cs, sc in zip(sets, scores, strict=True)
+           for p, m in zip(cs.perturbations, sc.perturbations_missing, strict=True)
+           if m and p.rank <= max_k])
+    return {"questions": len(ids), "predictions": len(preds),
+            "ignored": sum(1 for q in preds if q not in ids), "missing": len(missing),
+            "missing_examples": missing[:10]}
+
+
+def _examples(sets: Sequence[ContrastSet], scores: Sequence[SetScore], preds: Mapping[str, str],
+              k: int, n: int, seed: int) -> list[dict[str, Any]]:
+    failing = [(cs, sc) for cs, sc in zip(sets, scores, strict=True)
+               if not (sc.original and all(c for p, c in zip(cs.perturbations, sc.perturbations,
+                                                             strict=True) if p.rank <= k))]
+    chosen = random.Random(seed).sample(failing, min(n, len(failing)))
+    out = []
+    for cs, sc in sorted(chosen, key=lambda pair: pair[0].question_id):
+        out.append({
+            "question_id": cs.question_id, "image_id": cs.image_id, "template": cs.template,
+            "question": cs.question, "answer": cs.answer,
+            "prediction": preds.get(cs.question_id), "correct": sc.original,
+            "perturbations": [
+                {"question_id": p.question_id, "question": p.question, "answer": p.answer,
+                 "rank": p.rank, "prediction": preds.get(p.question_id), "correct": c,
+                 "change": p.record.get("change"), "evidence": p.record.get("evidence")}
+                for p, c in zip(cs.perturbations, sc.perturbations, strict=True) if p.rank <= k],
+        })
+    return out
+
+
+def _oracle_section(sets: Sequence[ContrastSet], preds: Mapping[str, str], name: str, *,
+                    seed: int, n_boot: int) -> dict[str, Any]:
+    """How often the scene-graph oracle disagrees with GQA's gold answer on the originals.
+
+    An oracle that abstains (no prediction) is not counted as disagreeing: the rate is over
+    the originals it answered, and the abstentions are reported beside it.
+    """
+    answered = [cs for cs in sets if cs.question_id in preds]
+    rows = [(1, int(normalize_answer(preds[cs.question_id]) != cs.answer)) for cs in answered]
+    est = bootstrap_sums(np.array(rows, dtype=np.float64).reshape(-1, 2),
+                         lambda s: {"rate": s[:, 1] / s[:, 0]}, n_boot=n_boot, seed=seed)["rate"]
+    perts = [p for cs in sets for p in cs.perturbations if p.question_id in preds]
+    pert_ok = sum(normalize_answer(preds[p.question_id]) == p.answer for p in perts)
+    return {
+        "model": name,
+        "originals": len(sets), "originals_answered": len(answered),
+        "originals_disagreeing": sum(r[1] for r in rows),
+        "disagreement_rate": est.to_json(),
+        "perturbations": sum(len(cs.perturbations) for cs in sets),
+        "perturbations_answered": len(perts),
+        "perturbation_accuracy": (round(pert_ok / len(perts), 6) if perts else None),
+    }
+
+
+def evaluate_contrast(records: Sequence[Mapping[str, Any]],
+                      predictions: Mapping[str, Mapping[str, str]], *, seed: int = 0,
+                      n_boot: int = 1000, examples: int = 0, strict: bool = False,
+                      ks: Sequence[int] | None = None, oracle: str | None = None,
+                      path: str | None = None) -> dict[str, Any]:
+    """Evaluate each model's raw predictions on contrast-set records; return the JSON report.
+
+    `predictions` maps a model name to `{question_id: raw answer}`. `oracle` names the model
+    whose disagreement with GQA is reported as annotation noise (default: a model called
+    "oracle", if any). `path` names the records' file in error messages.
+    """
+    if not predictions:
+        raise InputError("no predictions given")
+    sets = parse_contrast_sets(records, path=path)
+    k_values = resolve_ks(sets, ks)
+    max_k = max(k_values)
+    if oracle is None and ORACLE_NAME in predictions:
+        oracle = ORACLE_NAME
+    if oracle is not None and oracle not in predictions:
+        raise InputError(f"the oracle {oracle!r} is not among the models {sorted(predictions)}")
+
+    report: dict[str, Any] = {
+        "kind": "contrast", "version": REPORT_VERSION,
+        "settings": {"seed": seed, "n_boot": n_boot, "confidence": 0.95, "ks": k_values,
+                     "strict": strict},
+        "models": list(predictions),
+        "templates": sorted({cs.template for cs in sets}),
+        "coverage": {}, "results": {}, "examples": {},
+    }
+    for name, preds in predictions.items():
+        scores = [score_set(cs, preds) for cs in sets]
+        coverage = _coverage(sets, scores, preds, max_k)
+        if strict and coverage["missing"]:
+            raise InputError(
+                f"model {name!r} has no prediction for {coverage['missing']} questions of the "
+                f"contrast set (--strict)", path=path, record=f"question {coverage['missing_examples'][0]}")
+        report["coverage"][name] = coverage
+        report["results"][name] = {str(k): _breakdowns(sets, scores, k, seed=seed, n_boot=n_boot)
+                                   for k in k_values}
+        if examples > 0:
+            report["examples"][name] = _examples(sets, scores, preds, max_k, examples, seed)
+    if oracle is not None:
+        report["oracle"] = _oracle_section(sets, predictions[oracle], oracle, seed=seed,
+                                           n_boot=n_boot)
+    return report
