@@ -1,0 +1,1016 @@
+"""GQA-shaped synthetic questions and scene graphs, at any size.
+
+Why: GQA's scene graphs for the validation set are 100 MB and its questions a million records; the
+engine's speed, memory and determinism must be measured at that scale, and property tests need
+graphs with known answers. This module produces data in exactly GQA v1.2's format (programs with
+object ids, token annotations) whose statistics resemble GQA's: ~16 objects per image with names
+drawn Zipf-like from the Visual Genome vocabulary, several attributes per object, spatial relations
+written in both directions and consistent with the boxes, and ~13 questions per image of which
+~22% belong to the six contrast-set templates. Every answer is computed from the graph.
+
+The question builders (`ask_*`) take explicit object ids so that `benchmarks/make_sample.py` can
+reuse them for the hand-designed sample; the `_pick_*` functions choose ids at random for bulk data.
+Generation is sequential from one `random.Random(seed)`, so the output depends only on
+(n_images, n_questions, seed), and `write_dataset` streams image by image so that a million
+questions never sit in memory twice.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from contrastgen.jsonio import atomic_file
+
+Graph = dict[str, Any]
+Question = dict[str, Any]
+
+# Share of an image's width (height) by which two box centres must differ before a left/right
+# (above/below) relation is written; GQA leaves near-overlapping pairs unrelated too.
+SPATIAL_MARGIN = 0.05
+# Objects whose centre lies within this share of the width from the middle get no side question:
+# GQA does not ask "On which side is the X?" when the answer is unclear.
+CENTER_BAND = 0.1
+
+
+# --------------------------------------------------------------------------- vocabulary
+
+
+@dataclass(frozen=True)
+class SynthVocabulary:
+    """Names, attribute groups and relations the generator draws from (see synth_vocab.json)."""
+
+    names: tuple[str, ...]
+    cum_weights: tuple[float, ...]
+    plurals: dict[str, str]
+    plural_names: frozenset[str]
+    uncountable: frozenset[str]
+    colors: tuple[str, ...]
+    materials: tuple[str, ...]
+    sizes: tuple[str, ...]
+    states: tuple[str, ...]
+    poses: tuple[str, ...]
+    other_attributes: tuple[str, ...]
+    people: tuple[str, ...]
+    clothing: tuple[str, ...]
+    held: tuple[str, ...]
+    spatial: dict[str, str]
+    symmetric: tuple[str, ...]
+    semantic: tuple[str, ...]
+    places: tuple[str, ...]
+    weather: tuple[str, ...]
+
+    def plural(self, name: str) -> str:
+        return self.plurals.get(name, name)
+
+    def is_plural(self, name: str) -> bool:
+        return name in self.plural_names
+
+    def is_mass(self, name: str) -> bool:
+        return name in self.uncountable
+
+
+def _zipf_cum_weights(n: int, exponent: float = 1.0) -> tuple[float, ...]:
+    total = 0.0
+    out = []
+    for rank in range(n):
+        total += 1.0 / (rank + 2) ** exponent
+        out.append(total)
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def load_vocabulary() -> SynthVocabulary:
+    """Load the packaged vocabulary once (it is built by benchmarks/make_synth_vocab.py)."""
+    raw = json.loads(
+        resources.files("contrastgen.data").joinpath("sample/synth_vocab.json").read_text("utf-8")
+    )
+    attrs = raw["attributes"]
+    grouped = {a for group in attrs.values() for a in group}
+    spatial = dict(raw["spatial"])
+    spatial.update({v: k for k, v in raw["spatial"].items()})
+    return SynthVocabulary(
+        names=tuple(raw["names"]),
+        cum_weights=_zipf_cum_weights(len(raw["names"])),
+        plurals=raw["plurals"],
+        plural_names=frozenset(raw["plural_names"]),
+        uncountable=frozenset(raw["uncountable"]),
+        colors=tuple(attrs["color"]),
+        materials=tuple(attrs["material"]),
+        sizes=tuple(attrs["size"]),
+        states=tuple(attrs["state"]),
+        poses=tuple(attrs["pose"]),
+        other_attributes=tuple(a for a in raw["vg_attributes"][:300] if a not in grouped),
+        people=tuple(raw["people"]),
+        clothing=tuple(raw["clothing"]),
+        held=tuple(raw["held"]),
+        spatial=spatial,
+        symmetric=tuple(raw["symmetric"]),
+        semantic=tuple(raw["semantic"]),
+        places=tuple(raw["places"]),
+        weather=tuple(raw["weather"]),
+    )
+
+
+# --------------------------------------------------------------------------- programs and text
+
+
+def step(operation: str, argument: str, dependencies: list[int] | None = None) -> dict[str, Any]:
+    """One step of a GQA functional program."""
+    return {"operation": operation, "argument": argument, "dependencies": list(dependencies or [])}
+
+
+def ref(name: str, oid: str | None) -> str:
+    """A program argument naming an object: "cat (12)", or "cat (-)" when the graph has none."""
+    return f"{name} ({oid if oid is not None else '-'})"
+
+
+def semantic_str(semantic: list[dict[str, Any]]) -> str:
+    """GQA's `semanticStr`, derived exactly as GQA derives it (checked on the real questions)."""
+    parts = []
+    for s in semantic:
+        deps = s["dependencies"]
+        parts.append(f"{s['operation']}: {s['argument']}" + (f" [{', '.join(map(str, deps))}]" if deps else ""))
+    return "->".join(parts)
+
+
+_TOKEN = re.compile(r"[^\s,?.!;:]+")
+
+
+def tokens(text: str) -> list[str]:
+    """GQA's token positions: words split on white space with punctuation dropped."""
+    return _TOKEN.findall(text.lower())
+
+
+def annotate(text: str, mentions: list[tuple[str, str]]) -> dict[str, str]:
+    """Map each mention's token span ("4" or "5:7") to its object id, left to right.
+
+    A mention is found after the previous one so that "the man near the man" style repeats land
+    on distinct positions; a mention that is absent from the text is skipped (GQA does the same).
+    """
+    toks = tokens(text)
+    out: dict[str, str] = {}
+    start = 0
+    for phrase, oid in mentions:
+        want = tokens(phrase)
+        n = len(want)
+        for i in range(start, len(toks) - n + 1):
+            if toks[i : i + n] == want:
+                out[str(i) if n == 1 else f"{i}:{i + n}"] = oid
+                start = i + n
+                break
+    return out
+
+
+def article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def side_of(obj: dict[str, Any], width: float) -> str:
+    """The README's rule: left iff the box centre is left of the image's middle."""
+    return "left" if obj["x"] + obj["w"] / 2 < width / 2 else "right"
+
+
+def colors_of(obj: dict[str, Any], vocab: SynthVocabulary) -> list[str]:
+    return [a for a in obj.get("attributes", []) if a in vocab.colors]
+
+
+def first_in(obj: dict[str, Any], group: tuple[str, ...]) -> str | None:
+    for a in obj.get("attributes", []):
+        if a in group:
+            return a
+    return None
+
+
+# --------------------------------------------------------------------------- graph index
+
+
+@dataclass
+class GraphView:
+    """A scene graph with the look-ups question builders need, built once per image."""
+
+    graph: Graph
+    by_name: dict[str, list[str]] = field(default_factory=dict)
+    edges: set[tuple[str, str, str]] = field(default_factory=set)
+    unique_ids: list[str] = field(default_factory=list)
+    _unique: set[str] = field(default_factory=set)
+    # Candidate lists the random pickers derive from the graph, computed once per image.
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, graph: Graph) -> GraphView:
+        view = cls(graph)
+        for oid, obj in graph["objects"].items():
+            view.by_name.setdefault(obj["name"], []).append(oid)
+            for rel in obj.get("relations", []):
+                view.edges.add((oid, rel["name"], str(rel["object"])))
+        view.unique_ids = [ids[0] for ids in view.by_name.values() if len(ids) == 1]
+        view._unique = set(view.unique_ids)
+        return view
+
+    def cached(self, key: str, compute: Callable[[], Any]) -> Any:
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
+
+    def obj(self, oid: str) -> dict[str, Any]:
+        return self.graph["objects"][oid]
+
+    def name(self, oid: str) -> str:
+        return self.graph["objects"][oid]["name"]
+
+    def unique(self, oid: str) -> bool:
+        return oid in self._unique
+
+    def has_edge(self, subject: str, rel: str, obj: str) -> bool:
+        return (subject, rel, obj) in self.edges
+
+    def related(self, names: set[str], rel: str, target: str, symmetric: bool) -> list[str]:
+        """Ids of objects named in `names` with `rel` to `target` (either way when symmetric)."""
+        out = []
+        for n in sorted(names):
+            for oid in self.by_name.get(n, []):
+                if oid == target:
+                    continue
+                if (oid, rel, target) in self.edges or (symmetric and (target, rel, oid) in self.edges):
+                    out.append(oid)
+        return out
+
+    def related_to(self, subject: str, rel: str) -> list[str]:
+        return [str(r["object"]) for r in self.obj(subject).get("relations", []) if r["name"] == rel]
+
+
+# --------------------------------------------------------------------------- question records
+
+
+@dataclass
+class QuestionParts:
+    """Everything of a GQA question record except its ids (which the caller assigns)."""
+
+    question: str
+    answer: str
+    full_answer: str
+    semantic: list[dict[str, Any]]
+    detailed: str
+    semantic_type: str
+    structural: str
+    group_global: str | None
+    group_local: str | None
+    mentions: list[tuple[str, str]] = field(default_factory=list)
+    full_mentions: list[tuple[str, str]] = field(default_factory=list)
+    answer_mentions: list[tuple[str, str]] = field(default_factory=list)
+
+    def record(self, qid: str, image_id: str) -> Question:
+        return {
+            "imageId": image_id,
+            "question": self.question,
+            "answer": self.answer,
+            "fullAnswer": self.full_answer,
+            "semantic": self.semantic,
+            "semanticStr": semantic_str(self.semantic),
+            "types": {"detailed": self.detailed, "semantic": self.semantic_type, "structural": self.structural},
+            "groups": {"global": self.group_global, "local": self.group_local},
+            "annotations": {
+                "question": annotate(self.question, self.mentions),
+                "fullAnswer": annotate(self.full_answer, self.full_mentions),
+                "answer": annotate(self.answer, self.answer_mentions),
+            },
+            "entailed": [],
+            "equivalent": [qid],
+            "isBalanced": True,
+        }
+
+
+def _be(name: str, vocab: SynthVocabulary) -> str:
+    return "are" if vocab.is_plural(name) else "is"
+
+
+def _yes(b: bool) -> str:
+    return "yes" if b else "no"
+
+
+# --- the six contrast-set templates -------------------------------------------------------
+
+
+def ask_side(v: GraphView, x: str, vocab: SynthVocabulary, *, x_text: str | None = None,
+             phrasing: int = 0) -> QuestionParts:
+    """positionQuery: "On which side of the picture is the X?" (select X -> query hposition)."""
+    name = v.name(x)
+    word = x_text or name
+    be = _be(name, vocab)
+    text = [f"On which side of the picture {be} the {word}?", f"On which side {be} the {word}?",
+            f"Which side of the photo {be} the {word} on?"][phrasing % 3]
+    side = side_of(v.obj(x), v.graph["width"])
+    return QuestionParts(
+        text, side, f"The {name} {be} on the {side} of the image.",
+        [step("select", ref(name, x)), step("query", "hposition", [0])],
+        "positionQuery", "attr", "query", None, f"10q-{name}_hposition",
+        [(word, x)], [(name, x)])
+
+
+def ask_color(v: GraphView, x: str, vocab: SynthVocabulary, *, x_text: str | None = None,
+              via: tuple[str, str, str] | None = None, phrasing: int = 0) -> QuestionParts | None:
+    """directOf/directWhich: "What color is the X?", optionally "... the X <rel> the Y?".
+
+    `via` = (rel, y, role): role "s" for "the X <rel> the Y" (X is the subject: "the cat in front
+    of the wall"), "o" for "the X the Y is <rel>" (Y is the subject: "the bat the batter is
+    holding"). Returns None unless X has exactly one colour, as GQA only asks then.
+    """
+    colors = colors_of(v.obj(x), vocab)
+    if len(colors) != 1:
+        return None
+    name = v.name(x)
+    word = x_text or name
+    be = _be(name, vocab)
+    if via is None:
+        text = [f"What color {be} the {word}?", f"Which color {be} the {word}?",
+                f"What is the color of the {word}?"][phrasing % 3]
+        semantic = [step("select", ref(name, x)), step("query", "color", [0])]
+        mentions = [(word, x)]
+        detailed = "directOf"
+    else:
+        rel, y, role = via
+        yname = v.name(y)
+        if role == "s":
+            text = f"What color {be} the {word} {rel} the {yname}?"
+            semantic = [step("select", ref(yname, y)), step("relate", f"{name},{rel},s ({x})", [0]),
+                        step("query", "color", [1])]
+            detailed = "directOf"
+        else:
+            yb = _be(yname, vocab)
+            text = (f"The {word} the {yname} {yb} {rel} has what color?" if phrasing % 2 == 0
+                    else f"What color {be} the {word} the {yname} {yb} {rel}?")
+            if vocab.is_plural(name) and phrasing % 2 == 0:
+                text = text.replace(" has what color?", " have what color?")
+            semantic = [step("select", ref(yname, y)), step("relate", f"{name},{rel},o ({x})", [0]),
+                        step("query", "color", [1])]
+            detailed = "directWhich"
+        mentions = [(word, x), (yname, y)]
+    return QuestionParts(
+        text, colors[0], f"The {name} {be} {colors[0]}.", semantic, detailed, "attr", "query",
+        "color", f"10q-{name}_color", mentions, [(name, x)])
+
+
+def ask_exist_or(v: GraphView, a: str, b: str, vocab: SynthVocabulary, *,
+                 a_names: list[str] | None = None, b_names: list[str] | None = None,
+                 a_text: str | None = None, b_text: str | None = None,
+                 phrasing: int = 0, program: bool = True) -> QuestionParts:
+    """existOrC: "Do you see Xs or Ys?" and its GQA variants; yes iff either name is in the graph.
+
+    `a`/`b` are names (not ids): the point of the question is that they may be absent.
+    `a_names`/`b_names` widen what counts as present (synonyms, hyponyms of "animal").
+    """
+    an = a_names or [a]
+    bn = b_names or [b]
+    a_ids = [o for n in an for o in v.by_name.get(n, [])]
+    b_ids = [o for n in bn for o in v.by_name.get(n, [])]
+    aw = a_text or vocab.plural(a)
+    bw = b_text or vocab.plural(b)
+    text = [f"Do you see {aw} or {bw}?", f"Do you see either {aw} or {bw} there?",
+            f"Are there {aw} or {bw} in this picture?", f"Are there any {aw} or {bw}?",
+            f"Do you see any {aw} or {bw} there?"][phrasing % 5]
+    answer = _yes(bool(a_ids or b_ids))
+    if answer == "yes":
+        present = a if a_ids else b
+        pid = (a_ids or b_ids)[0]
+        full = f"Yes, there {'are' if vocab.is_plural(present) else 'is'} {present if vocab.is_plural(present) or vocab.is_mass(present) else article(present) + ' ' + present}."
+        full_m = [(present, pid)]
+    else:
+        full = f"No, there are no {bw} or {aw}."
+        full_m = []
+    semantic = [step("select", ref(a, a_ids[0] if a_ids else None)), step("exist", "?", [0]),
+                step("select", ref(b, b_ids[0] if b_ids else None) + " "), step("exist", "?", [2]),
+                step("or", "", [1, 3])]
+    mentions = ([(aw, a_ids[0])] if a_ids else []) + ([(bw, b_ids[0])] if b_ids else [])
+    first, second = sorted((a, b))
+    return QuestionParts(
+        text, answer, full, semantic if program else [], "existOrC", "obj", "logical", None,
+        f"09existOr-{first}_{second}", mentions, full_m)
+
+
+def ask_exist_near(v: GraphView, x_name: str, y: str, vocab: SynthVocabulary, *,
+                   x_names: list[str] | None = None, x_text: str | None = None,
+                   plural: bool = False, y_text: str | None = None, rel: str = "near",
+                   phrasing: int = 0) -> QuestionParts:
+    """existRelS: "Is there a X near the Y?" / "Are there any Xs near the Y?".
+
+    `rel` defaults to the symmetric "near" (counted in either direction, as GQA writes it both
+    ways); yes iff an object named in `x_names` (default: just `x_name`) has `rel` to Y.
+    """
+    names = set(x_names or [x_name])
+    symmetric = rel in vocab.symmetric
+    hits = v.related(names, rel, y, symmetric)
+    yname = v.name(y)
+    yw = y_text or yname
+    mass = vocab.is_mass(x_name) or vocab.is_plural(x_name)
+    if plural:
+        xw = x_text or vocab.plural(x_name)
+        text = [f"Are there any {xw} {rel} the {yw}?", f"Are there {xw} {rel} the {yw}?"][phrasing % 2]
+    else:
+        xw = x_text or x_name
+        det = "" if mass else article(xw) + " "
+        text = [f"Is there {det}{xw} {rel} the {yw}?", f"Do you see {det}{xw} {rel} the {yw}?"][phrasing % 2]
+        if phrasing % 2 == 0 and vocab.is_plural(x_name):
+            text = f"Are there {xw} {rel} the {yw}?"
+    answer = _yes(bool(hits))
+    if hits:
+        hn = v.name(hits[0])
+        full = f"Yes, there {_be(hn, vocab)} {'' if vocab.is_mass(hn) or vocab.is_plural(hn) else article(hn) + ' '}{hn} {rel} the {yname}."
+        full_m = [(hn, hits[0]), (yname, y)]
+    else:
+        full = f"No, there {'are no' if plural else 'is no'} {xw} {rel} the {yname}."
+        full_m = [(yname, y)]
+    semantic = [step("select", ref(yname, y)),
+                step("relate", f"{x_name},{rel},s ({hits[0] if hits else '-'})", [0]),
+                step("exist", "?", [1])]
+    mentions = ([(xw, hits[0])] if hits else []) + [(yw, y)]
+    return QuestionParts(
+        text, answer, full, semantic, "existRelS" if hits else "existRelSC", "rel", "verify", None,
+        f"13-{yname}_{x_name}", mentions, full_m)
+
+
+def ask_relation(v: GraphView, x: str, rel: str, y: str, vocab: SynthVocabulary, *,
+                 x_text: str | None = None, y_text: str | None = None,
+                 subject_selected: bool = True) -> QuestionParts | None:
+    """relVerify: "Is the X to the left of the Y?" (also above/below/in front of/behind).
+
+    Yes iff the edge X -rel-> Y exists, no iff the opposite edge does; None when the graph says
+    neither (GQA never asks those). `subject_selected` picks GQA's ",o" program shape (select X)
+    or the ",s" one (select Y).
+    """
+    opposite = vocab.spatial.get(rel)
+    if v.has_edge(x, rel, y):
+        answer = "yes"
+    elif opposite and v.has_edge(x, opposite, y):
+        answer = "no"
+    else:
+        return None
+    xn, yn = v.name(x), v.name(y)
+    xw, yw = x_text or xn, y_text or yn
+    be = _be(xn, vocab)
+    text = f"{be.capitalize()} the {xw} {rel} the {yw}?"
+    if answer == "yes":
+        full = f"Yes, the {xn} {be} {rel} the {yn}."
+    else:
+        full = f"No, the {xn} {be} {opposite} the {yn}."
+    if subject_selected:
+        semantic = [step("select", ref(xn, x)), step("verify rel", f"{yn},{rel},o ({y})", [0])]
+        detailed = "relVerify"
+    else:
+        semantic = [step("select", ref(yn, y)), step("verify rel", f"{xn},{rel},s ({x})", [0])]
+        detailed = "relVerifyCr"
+    return QuestionParts(
+        text, answer, full, semantic, detailed, "rel", "verify", None, f"13-{xn}_{yn}",
+        [(xw, x), (yw, y)], [(xn, x), (yn, y)])
+
+
+# --- other GQA question kinds (must not match the templates) ------------------------------
+
+
+def ask_rel_object(v: GraphView, x: str, rel: str, vocab: SynthVocabulary) -> QuestionParts | None:
+    """relO: "What is the man wearing?" (select X -> relate _,rel,o -> query name)."""
+    targets = v.related_to(x, rel)
+    if not targets:
+        return None
+    t = targets[0]
+    xn, tn = v.name(x), v.name(t)
+    be = _be(xn, vocab)
+    det = "" if vocab.is_plural(tn) or vocab.is_mass(tn) else article(tn) + " "
+    return QuestionParts(
+        f"What {be} the {xn} {rel}?", tn, f"The {xn} {be} {rel} {det}{tn}.",
+        [step("select", ref(xn, x)), step("relate", f"_,{rel},o ({t})", [0]), step("query", "name", [1])],
+        "relO", "rel", "query", None, f"14-{xn}_{rel},o", [(xn, x)], [(xn, x), (tn, t)], [(tn, t)])
+
+
+def ask_rel_subject(v: GraphView, t: str, rel: str, vocab: SynthVocabulary) -> QuestionParts | None:
+    """relS: "What is on the table?" (select Y -> relate _,rel,s -> query name)."""
+    subjects = [s for (s, r, o) in sorted(v.edges) if r == rel and o == t]
+    if not subjects:
+        return None
+    s = subjects[0]
+    sn, tn = v.name(s), v.name(t)
+    who = "Who" if sn in vocab.people else "What"
+    text = f"{who} is {rel} the {tn}?"
+    return QuestionParts(
+        text, sn, f"The {sn} {_be(sn, vocab)} {rel} the {tn}.",
+        [step("select", ref(tn, t)), step("relate", f"_,{rel},s ({s})", [0]), step("query", "name", [1])],
+        "relS", "rel", "query", None, f"14-{tn}_{rel},s", [(tn, t)], [(sn, s), (tn, t)], [(sn, s)])
+
+
+def ask_material(v: GraphView, x: str, vocab: SynthVocabulary, phrasing: int = 0) -> QuestionParts | None:
+    mat = first_in(v.obj(x), vocab.materials)
+    if mat is None:
+        return None
+    xn = v.name(x)
+    be = _be(xn, vocab)
+    text = [f"What is the {xn} made of?", f"What is the material of the {xn}?"][phrasing % 2]
+    return QuestionParts(
+        text, mat, f"The {xn} {be} made of {mat}.",
+        [step("select", ref(xn, x)), step("query", "material", [0])],
+        "material", "attr", "query", "material", f"10q-{xn}_material", [(xn, x)], [(xn, x)])
+
+
+def ask_verify_color(v: GraphView, x: str, color: str, vocab: SynthVocabulary) -> QuestionParts | None:
+    colors = colors_of(v.obj(x), vocab)
+    if not colors:
+        return None
+    xn = v.name(x)
+    be = _be(xn, vocab)
+    yes = color in colors
+    full = f"Yes, the {xn} {be} {color}." if yes else f"No, the {xn} {be} {colors[0]}."
+    return QuestionParts(
+        f"{be.capitalize()} the {xn} {color}?", _yes(yes), full,
+        [step("select", ref(xn, x)), step("verify color", color, [0])],
+        "verifyAttr" if yes else "verifyAttrC", "attr", "verify", None, f"06-{xn}_{color}",
+        [(xn, x)], [(xn, x)])
+
+
+def ask_choose_color(v: GraphView, x: str, other: str, vocab: SynthVocabulary, flip: bool) -> QuestionParts | None:
+    colors = colors_of(v.obj(x), vocab)
+    if len(colors) != 1 or other == colors[0]:
+        return None
+    xn = v.name(x)
+    c1, c2 = (colors[0], other) if flip else (other, colors[0])
+    return QuestionParts(
+        f"{_be(xn, vocab).capitalize()} the {xn} {c1} or {c2}?", colors[0], f"The {xn} {_be(xn, vocab)} {colors[0]}.",
+        [step("select", ref(xn, x)), step("choose color", f"{c1}|{c2}", [0])],
+        "chooseAttr", "attr", "choose", "color", f"10c-{xn}_color", [(xn, x)], [(xn, x)])
+
+
+def ask_exist_that(v: GraphView, name: str, color: str, vocab: SynthVocabulary) -> QuestionParts:
+    """existThatC: "Is there a table that is blue?"; yes iff some such table is blue."""
+    ids = v.by_name.get(name, [])
+    hits = [o for o in ids if color in v.obj(o).get("attributes", [])]
+    det = "" if vocab.is_mass(name) or vocab.is_plural(name) else article(name) + " "
+    be = _be(name, vocab)
+    if hits:
+        full = f"Yes, there {be} {det}{color} {name}."
+    elif ids:
+        cs = colors_of(v.obj(ids[0]), vocab)
+        full = f"No, there {be} {det}{name} but it is {cs[0] if cs else 'not ' + color}."
+    else:
+        full = f"No, there {be} no {name}."
+    oid = (hits or ids or [None])[0]
+    return QuestionParts(
+        f"{'Are' if vocab.is_plural(name) else 'Is'} there {det}{name} that {be} {color}?", _yes(bool(hits)), full,
+        [step("select", ref(name, oid)), step("filter color", color, [0]), step("exist", "?", [1])],
+        "existThatC", "obj", "verify", None, f"04-{name}_{color}",
+        [(name, oid)] if oid else [], [(name, oid)] if oid else [])
+
+
+def ask_exist_and(v: GraphView, a: str, b: str, vocab: SynthVocabulary) -> QuestionParts:
+    a_ids, b_ids = v.by_name.get(a, []), v.by_name.get(b, [])
+    ap, bp = vocab.plural(a), vocab.plural(b)
+    yes = bool(a_ids and b_ids)
+    if yes:
+        full = f"Yes, there are both {ap} and {bp}."
+    elif a_ids or b_ids:
+        full = f"No, there {'are' if False else 'is'} {a if a_ids else b} but no {bp if a_ids else ap}."
+    else:
+        full = f"No, there are no {ap} or {bp}."
+    first, second = sorted((a, b))
+    return QuestionParts(
+        f"Are there both {ap} and {bp} in the image?", _yes(yes), full,
+        [step("select", ref(a, a_ids[0] if a_ids else None)), step("exist", "?", [0]),
+         step("select", ref(b, b_ids[0] if b_ids else None) + " "), step("exist", "?", [2]),
+         step("and", "", [1, 3])],
+        "existAndC", "obj", "logical", None, f"09existAnd-{first}_{second}",
+        ([(ap, a_ids[0])] if a_ids else []) + ([(bp, b_ids[0])] if b_ids else []), [])
+
+
+def ask_rel_choose(v: GraphView, x: str, y: str, vocab: SynthVocabulary) -> QuestionParts | None:
+    """relChooser: "Is the X to the left or to the right of the Y?" (a realistic near-miss)."""
+    if v.has_edge(x, "to the left of", y):
+        side, other = "to the left of", "to the right of"
+    elif v.has_edge(x, "to the right of", y):
+        side, other = "to the right of", "to the left of"
+    else:
+        return None
+    xn, yn = v.name(x), v.name(y)
+    be = _be(xn, vocab)
+    return QuestionParts(
+        f"{be.capitalize()} the {xn} to the left or to the right of the {yn}?", side.split()[-2],
+        f"The {xn} {be} {side} the {yn}.",
+        [step("select", ref(yn, y)), step("choose rel", f"{xn},{side}|{other},s ({x})", [0])],
+        "relChooser", "rel", "choose", None, f"13-{yn}_{xn}", [(xn, x), (yn, y)], [(xn, x), (yn, y)])
+
+
+def ask_scene(v: GraphView, key: str, phrasing: int = 0) -> QuestionParts | None:
+    """place / weather: "Which place is it?", "How's the weather?" (needs location / weather)."""
+    value = v.graph.get("location" if key == "place" else "weather")
+    if not value:
+        return None
+    if key == "place":
+        text = ["Which place is it?", "What place is this?", "Where is this?"][phrasing % 3]
+        full = f"It is {article(value)} {value}."
+    else:
+        text = ["How's the weather?", "How is the weather in the image?", "What is the weather like?"][phrasing % 3]
+        full = f"It is {value}."
+    return QuestionParts(
+        text, value, full, [step("select", "scene"), step("query", key, [0])],
+        key, "global", "query", key, f"02q-{key}")
+
+
+# --------------------------------------------------------------------------- scene graphs
+
+
+def _box(rng: random.Random, width: int, height: int) -> dict[str, int]:
+    # rng.random() arithmetic rather than randrange/uniform: this runs 1.2M times for GQA scale.
+    r = rng.random
+    w = max(8, int(width * (0.04 + 0.41 * r())))
+    h = max(8, int(height * (0.04 + 0.41 * r())))
+    return {"x": int((width - w) * r()), "y": int((height - h) * r()), "w": w, "h": h}
+
+
+def add_relation(objects: dict[str, dict[str, Any]], subject: str, rel: str, obj: str) -> None:
+    rels = objects[subject]["relations"]
+    for r in rels:
+        if r["object"] == obj and r["name"] == rel:
+            return
+    rels.append({"name": rel, "object": obj})
+
+
+def add_spatial(objects: dict[str, dict[str, Any]], a: str, b: str, width: float, height: float,
+                rng: random.Random | None = None) -> int:
+    """Write the box-implied relations between a and b in both directions; return edges added.
+
+    Left/right from box centres, above/below from box centres (image y grows downwards), near when
+    the centres are within a quarter of the width; in front of/behind (no geometry in a 2-D box)
+    with a random direction when `rng` is given.
+    """
+    oa, ob = objects[a], objects[b]
+    ax, bx = oa["x"] + oa["w"] / 2, ob["x"] + ob["w"] / 2
+    ay, by = oa["y"] + oa["h"] / 2, ob["y"] + ob["h"] / 2
+    n = 0
+    if abs(ax - bx) > SPATIAL_MARGIN * width:
+        left, right = (a, b) if ax < bx else (b, a)
+        add_relation(objects, left, "to the left of", right)
+        add_relation(objects, right, "to the right of", left)
+        n += 2
+    if abs(ay - by) > SPATIAL_MARGIN * height and (rng is None or rng.random() < 0.5):
+        top, bottom = (a, b) if ay < by else (b, a)
+        add_relation(objects, top, "above", bottom)
+        add_relation(objects, bottom, "below", top)
+        n += 2
+    if ((ax - bx) ** 2 + (ay - by) ** 2) ** 0.5 < 0.25 * width and (rng is None or rng.random() < 0.5):
+        add_relation(objects, a, "near", b)
+        add_relation(objects, b, "near", a)
+        n += 2
+    if rng is not None and rng.random() < 0.2:
+        front, back = (a, b) if rng.random() < 0.5 else (b, a)
+        add_relation(objects, front, "in front of", back)
+        add_relation(objects, back, "behind", front)
+        n += 2
+    return n
+
+
+def _attributes(rng: random.Random, vocab: SynthVocabulary, person: bool) -> list[str]:
+    attrs: list[str] = []
+    r = rng.random()
+    if r < 0.62:
+        attrs.append(rng.choice(vocab.colors))
+    elif r < 0.70:
+        attrs.extend(rng.sample(vocab.colors, 2))
+    if not person and rng.random() < 0.3:
+        attrs.append(rng.choice(vocab.materials))
+    if rng.random() < 0.3:
+        attrs.append(rng.choice(vocab.sizes))
+    if rng.random() < 0.25:
+        attrs.append(rng.choice(vocab.poses if person else vocab.states))
+    if rng.random() < 0.3:
+        attrs.append(rng.choice(vocab.other_attributes))
+    return attrs
+
+
+def make_graph(rng: random.Random, image_num: int, vocab: SynthVocabulary) -> Graph:
+    """One GQA-like scene graph; object ids are `image_num * 100 + k` so they are globally unique."""
+    width = rng.choice((500, 640, 800, 1024))
+    height = rng.choice((333, 375, 480, 500, 600, 768))
+    n = rng.randint(8, 24)
+    names: list[str] = []
+    people_idx: list[int] = []
+    worn: list[int] = []
+    held: list[int] = []
+    if rng.random() < 0.6:
+        # A person with what they wear and hold, so "wearing"/"holding" edges are plausible.
+        people_idx.append(0)
+        names.append(rng.choice(vocab.people))
+        for c in rng.sample(vocab.clothing, rng.randint(1, 2)):
+            worn.append(len(names))
+            names.append(c)
+        if rng.random() < 0.5:
+            held.append(len(names))
+            names.append(rng.choice(vocab.held))
+    names.extend(rng.choices(vocab.names, cum_weights=vocab.cum_weights, k=max(0, n - len(names))))
+    base = image_num * 100
+    ids = [str(base + k) for k in range(len(names))]
+    objects: dict[str, dict[str, Any]] = {}
+    for k, (oid, name) in enumerate(zip(ids, names, strict=True)):
+        obj: dict[str, Any] = {"name": name, **_box(rng, width, height)}
+        obj["attributes"] = _attributes(rng, vocab, k in people_idx)
+        obj["relations"] = []
+        objects[oid] = obj
+    for p in people_idx:
+        for c in worn:
+            add_relation(objects, ids[p], "wearing", ids[c])
+        for h in held:
+            add_relation(objects, ids[p], "holding", ids[h])
+    seen: set[tuple[str, str]] = set()
+    n_ids = len(ids)
+    for i, a in enumerate(ids):
+        for _ in range(1 if rng.random() < 0.8 else 2):
+            b = ids[int(rng.random() * n_ids)]
+            if b == a or (a, b) in seen or (b, a) in seen:
+                continue
+            seen.add((a, b))
+            add_spatial(objects, a, b, width, height, rng)
+        if rng.random() < 0.5 and i >= 1:
+            b = ids[int(rng.random() * n_ids)]
+            if b != a:
+                add_relation(objects, a, rng.choice(vocab.semantic), b)
+    graph: Graph = {"width": width, "height": height, "objects": objects}
+    if rng.random() < 0.5:
+        graph["location"] = rng.choice(vocab.places)
+    if rng.random() < 0.3:
+        graph["weather"] = rng.choice(vocab.weather)
+    return graph
+
+
+# --------------------------------------------------------------------------- random questions
+
+
+Picker = Callable[[random.Random, GraphView, SynthVocabulary], "QuestionParts | None"]
+
+
+def _unique_ids(v: GraphView) -> list[str]:
+    return v.unique_ids
+
+
+def _sorted_edges(v: GraphView) -> list[tuple[str, str, str]]:
+    return v.cached("edges", lambda: sorted(v.edges))
+
+
+def _names(v: GraphView) -> list[str]:
+    return v.cached("names", lambda: sorted(v.by_name))
+
+
+def _absent_name(rng: random.Random, v: GraphView, vocab: SynthVocabulary) -> str:
+    for _ in range(20):
+        name = rng.choices(vocab.names, cum_weights=vocab.cum_weights, k=1)[0]
+        if name not in v.by_name:
+            return name
+    return "unicorn"
+
+
+def _pick_side(rng, v, vocab):
+    width = v.graph["width"]
+    ok = v.cached("side", lambda: [o for o in _unique_ids(v)
+                                   if abs(v.obj(o)["x"] + v.obj(o)["w"] / 2 - width / 2) > CENTER_BAND * width])
+    return ask_side(v, rng.choice(ok), vocab, phrasing=rng.randrange(3)) if ok else None
+
+
+def _pick_color(rng, v, vocab):
+    ok = v.cached("one_color", lambda: [o for o in _unique_ids(v) if len(colors_of(v.obj(o), vocab)) == 1])
+    if not ok:
+        return None
+    x = rng.choice(ok)
+    if rng.random() < 0.3:
+        for r in v.obj(x)["relations"]:
+            y = str(r["object"])
+            if v.unique(y) and r["name"] in vocab.spatial:
+                return ask_color(v, x, vocab, via=(r["name"], y, "s"))
+    return ask_color(v, x, vocab, phrasing=rng.randrange(3))
+
+
+def _pick_exist_or(rng, v, vocab):
+    present = _names(v)
+    a = rng.choice(present) if rng.random() < 0.5 else _absent_name(rng, v, vocab)
+    b = rng.choice(present) if rng.random() < 0.3 else _absent_name(rng, v, vocab)
+    if a == b:
+        return None
+    return ask_exist_or(v, a, b, vocab, phrasing=rng.randrange(5))
+
+
+def _pick_exist_near(rng, v, vocab):
+    ys = _unique_ids(v)
+    if not ys:
+        return None
+    with_near = v.cached("near", lambda: [
+        (s, o) for (s, r, o) in _sorted_edges(v) if r == "near" and v.unique(o) and v.name(s) != v.name(o)])
+    if with_near and rng.random() < 0.5:
+        s, y = rng.choice(with_near)
+        x_name = v.name(s)
+    else:
+        y = rng.choice(ys)
+        x_name = _absent_name(rng, v, vocab)
+    if x_name == v.name(y):
+        return None
+    return ask_exist_near(v, x_name, y, vocab, plural=rng.random() < 0.3, phrasing=rng.randrange(2))
+
+
+def _pick_relation(rng, v, vocab):
+    edges = v.cached("spatial", lambda: [
+        (s, r, o) for (s, r, o) in _sorted_edges(v)
+        if r in vocab.spatial and v.unique(s) and v.unique(o) and v.name(s) != v.name(o)])
+    if not edges:
+        return None
+    s, r, o = rng.choice(edges)
+    if rng.random() < 0.5:
+        r = vocab.spatial[r]  # ask the opposite relation: the answer is "no"
+    return ask_relation(v, s, r, o, vocab, subject_selected=rng.random() < 0.7)
+
+
+def _pick_rel_object(rng, v, vocab):
+    edges = v.cached("worn", lambda: [(s, r) for (s, r, o) in _sorted_edges(v)
+                                      if r in ("wearing", "holding") and v.unique(s)])
+    if not edges:
+        return None
+    s, r = rng.choice(edges)
+    return ask_rel_object(v, s, r, vocab)
+
+
+def _pick_rel_subject(rng, v, vocab):
+    edges = v.cached("semantic", lambda: [(o, r) for (s, r, o) in _sorted_edges(v)
+                                          if r in vocab.semantic and v.unique(o) and v.unique(s)])
+    if not edges:
+        return None
+    o, r = rng.choice(edges)
+    return ask_rel_subject(v, o, r, vocab)
+
+
+def _pick_material(rng, v, vocab):
+    ok = v.cached("material", lambda: [o for o in _unique_ids(v) if first_in(v.obj(o), vocab.materials)])
+    return ask_material(v, rng.choice(ok), vocab, rng.randrange(2)) if ok else None
+
+
+def _pick_verify_color(rng, v, vocab):
+    ok = v.cached("colored", lambda: [o for o in _unique_ids(v) if colors_of(v.obj(o), vocab)])
+    if not ok:
+        return None
+    x = rng.choice(ok)
+    color = rng.choice(colors_of(v.obj(x), vocab)) if rng.random() < 0.5 else rng.choice(vocab.colors)
+    return ask_verify_color(v, x, color, vocab)
+
+
+def _pick_choose_color(rng, v, vocab):
+    ok = v.cached("one_color", lambda: [o for o in _unique_ids(v) if len(colors_of(v.obj(o), vocab)) == 1])
+    if not ok:
+        return None
+    return ask_choose_color(v, rng.choice(ok), rng.choice(vocab.colors), vocab, rng.random() < 0.5)
+
+
+def _pick_exist_that(rng, v, vocab):
+    name = rng.choice(_names(v))
+    return ask_exist_that(v, name, rng.choice(vocab.colors), vocab)
+
+
+def _pick_exist_and(rng, v, vocab):
+    a = rng.choice(_names(v))
+    b = rng.choice(_names(v)) if rng.random() < 0.5 else _absent_name(rng, v, vocab)
+    return ask_exist_and(v, a, b, vocab) if a != b else None
+
+
+def _pick_rel_choose(rng, v, vocab):
+    edges = v.cached("horizontal", lambda: [
+        (s, o) for (s, r, o) in _sorted_edges(v)
+        if r in ("to the left of", "to the right of") and v.unique(s) and v.unique(o)
+        and v.name(s) != v.name(o)])
+    if not edges:
+        return None
+    s, o = rng.choice(edges)
+    return ask_rel_choose(v, s, o, vocab)
+
+
+def _pick_place(rng, v, vocab):
+    return ask_scene(v, "place", rng.randrange(3))
+
+
+def _pick_weather(rng, v, vocab):
+    return ask_scene(v, "weather", rng.randrange(3))
+
+
+# (kind, weight, is one of the six templates). Template kinds sum to ~22% as in the paper (§2.1).
+QUESTION_KINDS: tuple[tuple[str, Picker, float, bool], ...] = (
+    ("side", _pick_side, 3.0, True),
+    ("color", _pick_color, 6.0, True),
+    ("exist_or", _pick_exist_or, 3.0, True),
+    ("exist_near", _pick_exist_near, 3.0, True),
+    ("relation", _pick_relation, 5.0, True),
+    ("rel_object", _pick_rel_object, 12.0, False),
+    ("rel_subject", _pick_rel_subject, 14.0, False),
+    ("material", _pick_material, 6.0, False),
+    ("verify_color", _pick_verify_color, 8.0, False),
+    ("choose_color", _pick_choose_color, 6.0, False),
+    ("exist_that", _pick_exist_that, 6.0, False),
+    ("exist_and", _pick_exist_and, 5.0, False),
+    ("rel_choose", _pick_rel_choose, 9.0, False),
+    ("place", _pick_place, 6.0, False),
+    ("weather", _pick_weather, 6.0, False),
+)
+TEMPLATE_KINDS = frozenset(k for k, _, _, t in QUESTION_KINDS if t)
+_PICKERS = tuple(p for _, p, _, _ in QUESTION_KINDS)
+_CUM = tuple(sum(w for _, _, w, _ in QUESTION_KINDS[: i + 1]) for i in range(len(QUESTION_KINDS)))
+
+
+def make_questions(rng: random.Random, v: GraphView, vocab: SynthVocabulary, count: int) -> list[QuestionParts]:
+    """`count` questions about one graph; a kind the graph cannot support is redrawn."""
+    out: list[QuestionParts] = []
+    asked: set[str] = set()
+    while len(out) < count:
+        parts = None
+        for _ in range(12):
+            parts = rng.choices(_PICKERS, cum_weights=_CUM, k=1)[0](rng, v, vocab)
+            if parts is not None and parts.question not in asked:
+                break
+            parts = None
+        if parts is None:  # always possible: a yes/no existence question
+            parts = _pick_exist_that(rng, v, vocab)
+        asked.add(parts.question)
+        out.append(parts)
+    return out
+
+
+# --------------------------------------------------------------------------- datasets
+
+
+def iter_dataset(n_images: int, n_questions: int, seed: int = 0) -> Iterator[tuple[str, Graph, dict[str, Question]]]:
+    """Yield (image id, scene graph, its questions) one image at a time, deterministically.
+
+    Questions are spread evenly: image i gets floor((i+1)Q/N) - floor(iQ/N) of them.
+    """
+    if n_images <= 0 or n_questions < 0:
+        raise ValueError("n_images must be positive and n_questions non-negative")
+    vocab = load_vocabulary()
+    rng = random.Random(seed)
+    qnum = 0
+    for i in range(n_images):
+        image_num = 1_000_000 + i
+        image_id = str(image_num)
+        graph = make_graph(rng, image_num, vocab)
+        count = (i + 1) * n_questions // n_images - i * n_questions // n_images
+        questions: dict[str, Question] = {}
+        for parts in make_questions(rng, GraphView.of(graph), vocab, count):
+            qid = str(10_000_000 + qnum)
+            qnum += 1
+            questions[qid] = parts.record(qid, image_id)
+        yield image_id, graph, questions
+
+
+def make_dataset(n_images: int, n_questions: int, seed: int = 0) -> tuple[dict[str, Question], dict[str, Graph]]:
+    """(questions, scene graphs) in GQA format, in memory; for tests and small benchmarks."""
+    questions: dict[str, Question] = {}
+    graphs: dict[str, Graph] = {}
+    for image_id, graph, qs in iter_dataset(n_images, n_questions, seed):
+        graphs[image_id] = graph
+        questions.update(qs)
+    return questions, graphs
+
+
+def _inner(obj: dict[str, Any]) -> bytes:
+    """The members of a JSON object without its braces, for writing one object in chunks."""
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)[1:-1]
+
+
+def write_dataset(out_dir: str | Path, n_images: int, n_questions: int, seed: int = 0,
+                  *, chunk_images: int = 2000) -> tuple[Path, Path]:
+    """Write questions.json and scene_graphs.json into `out_dir`, streaming, atomically.
+
+    Both files are single JSON objects exactly like GQA's; they are assembled chunk by chunk (ids
+    increase, so the key order equals sorted order and the bytes match `dumps(make_dataset(...))`
+    without indentation). Nothing is left behind if generation fails.
+    """
+    out = Path(out_dir)
+    qpath, gpath = out / "questions.json", out / "scene_graphs.json"
+    with atomic_file(qpath) as qf, atomic_file(gpath) as gf:
+        qf.write(b"{")
+        gf.write(b"{")
+        qbuf: dict[str, Question] = {}
+        gbuf: dict[str, Graph] = {}
+        q_first = g_first = True
+        for image_id, graph, qs in iter_dataset(n_images, n_questions, seed):
+            gbuf[image_id] = graph
+            qbuf.update(qs)
+            if len(gbuf) >= chunk_images:
+                if gbuf:
+                    gf.write((b"" if g_first else b",") + _inner(gbuf))
+                    g_first = False
+                if qbuf:
+                    qf.write((b"" if q_first else b",") + _inner(qbuf))
+                    q_first = False
+                gbuf, qbuf = {}, {}
+        if gbuf:
+            gf.write((b"" if g_first else b",") + _inner(gbuf))
+        if qbuf:
+            qf.write((b"" if q_first else b",") + _inner(qbuf))
+        qf.write(b"}\n")
+        gf.write(b"}\n")
+    return qpath, gpath
