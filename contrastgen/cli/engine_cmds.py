@@ -1,0 +1,149 @@
+"""`contrastgen match | generate | augment | demo`: the engine's commands."""
+
+from __future__ import annotations
+
+import sys
+import time
+from importlib.resources import files
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from contrastgen.jsonio import dumps
+
+
+def _engine():
+    from contrastgen.engine import Engine
+    return Engine.load()
+
+
+def sample_paths() -> tuple[Path, Path]:
+    """The sample dataset that ships inside the package."""
+    base = Path(str(files("contrastgen.data"))) / "sample"
+    return base / "questions.json", base / "scene_graphs.json"
+
+
+_templates_option = click.option(
+    "--templates", "templates", multiple=True, metavar="ID",
+    help="Only these template ids (repeat the option, or give a comma-separated list).")
+
+
+def _split(templates: tuple[str, ...]) -> list[str] | None:
+    ids = [t.strip() for group in templates for t in group.split(",") if t.strip()]
+    return ids or None
+
+
+@click.command("match")
+@click.argument("questions", type=click.Path(dir_okay=True, path_type=Path))
+@click.option("--all", "show_all", is_flag=True, help='Also print unmatched questions ("template": null).')
+@_templates_option
+def match_cmd(questions: Path, show_all: bool, templates: tuple[str, ...]) -> None:
+    """Print one JSONL line per (question, matched template) with its slots and head nouns."""
+    from contrastgen.gqa import load_questions
+    from contrastgen.templates import match_all
+
+    engine = _engine()
+    chosen = engine.select_templates(_split(templates))
+    out = sys.stdout.buffer
+    for qid, q in load_questions(questions).items():
+        found = match_all(q["question"], chosen)
+        for m in found:
+            out.write(dumps({"question_id": qid, "template": m.template.id, "slots": engine.slots_of(m)}))
+        if not found and show_all:
+            out.write(dumps({"question_id": qid, "template": None, "slots": {}}))
+
+
+@click.command("generate")
+@click.option("--questions", required=True, type=click.Path(path_type=Path),
+              help="GQA questions: one JSON file or a directory of shards.")
+@click.option("--scene-graphs", required=True, type=click.Path(path_type=Path), help="GQA scene graphs JSON.")
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (replaced atomically).")
+@click.option("--max-k", default=5, show_default=True, type=click.IntRange(1, 50),
+              help="Perturbations per question and template at most.")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--workers", default=None, type=click.IntRange(1, 64), help="Worker processes (default: CPUs).")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@_templates_option
+def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int,
+                 workers: int | None, no_progress: bool, templates: tuple[str, ...]) -> None:
+    """Generate contrast sets with proven answers; writes OUT atomically."""
+    gen, _ = run_generate(questions, scene_graphs, out, max_k=max_k, seed=seed, workers=workers,
+                          progress=not no_progress, templates=_split(templates))
+    from contrastgen.stats_report import stats_table
+    console = Console(stderr=True)
+    console.print(stats_table(gen.stats))
+    console.print(f"wrote {out}")
+
+
+def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, seed: int,
+                 workers: int | None, progress: bool, templates: list[str] | None):
+    from contrastgen.gqa import load_questions, load_scene_graphs
+    from contrastgen.outputs import write_outputs
+
+    t0 = time.perf_counter()
+    qs = load_questions(questions)
+    sg = load_scene_graphs(scene_graphs)
+    engine = _engine()
+    gen = engine.generate(qs, sg, max_k=max_k, seed=seed, templates=templates, workers=workers,
+                          progress=progress)
+    write_outputs(gen, qs, out)
+    return gen, time.perf_counter() - t0
+
+
+@click.command("augment")
+@click.option("--questions", required=True, type=click.Path(path_type=Path), help="Training questions (GQA).")
+@click.option("--scene-graphs", required=True, type=click.Path(path_type=Path))
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="Output JSON file (GQA format).")
+@click.option("--max-k", default=5, show_default=True, type=click.IntRange(1, 50))
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--replace", is_flag=True, help="Drop as many originals as perturbations added (same size).")
+@click.option("--workers", default=None, type=click.IntRange(1, 64))
+@_templates_option
+def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int, replace: bool,
+                workers: int | None, templates: tuple[str, ...]) -> None:
+    """Write training questions plus their perturbations, in GQA format."""
+    from contrastgen.gqa import load_questions, load_scene_graphs
+    from contrastgen.outputs import write_augmented_training
+
+    qs = load_questions(questions)
+    sg = load_scene_graphs(scene_graphs)
+    gen = _engine().generate(qs, sg, max_k=max_k, seed=seed, templates=_split(templates),
+                             workers=workers, progress=True)
+    counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed)
+    click.echo(f"wrote {out}: {counts['original']} originals + {counts['added']} perturbations"
+               f" - {counts['dropped']} dropped = {counts['total']} questions", err=True)
+
+
+@click.command("demo")
+@click.option("--out", default="out/demo", show_default=True, type=click.Path(path_type=Path))
+@click.option("--seed", default=0, show_default=True, type=int)
+def demo_cmd(out: Path, seed: int) -> None:
+    """The whole loop on the bundled sample data: generate, verify, baselines, evaluation."""
+    console = Console()
+    questions, graphs = sample_paths()
+    contrast_dir = out / "contrast"
+    gen, seconds = run_generate(questions, graphs, contrast_dir, max_k=5, seed=seed, workers=1,
+                                progress=False, templates=None)
+    from contrastgen.stats_report import stats_table
+    console.print(stats_table(gen.stats))
+    from contrastgen.gqa import load_scene_graphs
+    from contrastgen.verify import verify_contrast_sets
+    report = verify_contrast_sets(gen.records, load_scene_graphs(graphs))
+    console.print(f"verify: {report.checked} perturbations checked, {len(report.failures)} failed")
+    if not report.ok:
+        raise click.ClickException("the independent verifier rejected some perturbations")
+    try:
+        from contrastgen.evaluation import demo_loop
+    except ImportError:
+        demo_loop = None
+    if demo_loop is not None:
+        console.print(demo_loop(contrast_dir, questions, graphs, out / "evaluation"))
+    console.print(f"\nresults: {contrast_dir.resolve()}  (contrast_sets.jsonl, augmented.json, lxmert/, stats.md)")
+    if demo_loop is not None:
+        console.print(f"evaluation: {(out / 'evaluation').resolve()}")
+
+
+def register(group: click.Group) -> None:
+    for cmd in (match_cmd, generate_cmd, augment_cmd, demo_cmd):
+        group.add_command(cmd)

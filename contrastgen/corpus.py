@@ -1,0 +1,75 @@
+"""Corpus statistics over all input scene graphs: which object kinds appear together.
+
+Why: a distractor should be plausible in the scene ("Is there a wall near the puddle?", not "Is
+there a giraffe near the puddle?" in a kitchen), so X' is drawn from the kinds that co-occur with
+Y in *other* scene graphs (the paper's recipe). Computed once per run as a sparse image x kind
+incidence matrix and its Gram matrix, so a 75,000-image corpus costs about a second, not a
+Python loop over every pair of objects.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+
+from contrastgen.lexicon import Lexicon
+
+TOP_COOCCURRING = 40
+
+
+@dataclass
+class Corpus:
+    kinds: list[str]
+    index: dict[str, int]
+    frequency: np.ndarray  # images per kind
+    cooccurrence: sparse.csr_matrix  # kinds x kinds, images in which both appear
+    _top: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def build(cls, canonical_kinds_per_image: Iterable[Iterable[str]]) -> Corpus:
+        index: dict[str, int] = {}
+        rows, cols = [], []
+        for r, kinds in enumerate(canonical_kinds_per_image):
+            for k in set(kinds):
+                c = index.setdefault(k, len(index))
+                rows.append(r)
+                cols.append(c)
+        n_images = (rows[-1] + 1) if rows else 0
+        m = sparse.csr_matrix((np.ones(len(rows), dtype=np.int32), (rows, cols)),
+                              shape=(n_images, len(index)))
+        co = (m.T @ m).tocsr()
+        freq = np.asarray(m.sum(axis=0)).ravel()
+        kinds = [""] * len(index)
+        for k, i in index.items():
+            kinds[i] = k
+        return cls(kinds=kinds, index=index, frequency=freq, cooccurrence=co)
+
+    @classmethod
+    def from_graphs(cls, scene_graphs: dict, lex: Lexicon) -> Corpus:
+        canon = functools.lru_cache(maxsize=None)(lex.canonical)
+        return cls.build(
+            [canon(o["name"].strip().lower()) for o in g["objects"].values()]
+            for _, g in sorted(scene_graphs.items()))
+
+    def cooccurring(self, kind: str) -> tuple[str, ...]:
+        """Kinds that appear in images with `kind`, most frequent first (ties by name)."""
+        if kind in self._top:
+            return self._top[kind]
+        i = self.index.get(kind)
+        if i is None:
+            out: tuple[str, ...] = ()
+        else:
+            row = self.cooccurrence.getrow(i)
+            pairs = [(-int(v), self.kinds[j]) for j, v in zip(row.indices, row.data, strict=True) if j != i]
+            pairs.sort()
+            out = tuple(k for _, k in pairs[:TOP_COOCCURRING])
+        self._top[kind] = out
+        return out
+
+    def common(self, n: int = TOP_COOCCURRING) -> tuple[str, ...]:
+        order = sorted(range(len(self.kinds)), key=lambda i: (-int(self.frequency[i]), self.kinds[i]))
+        return tuple(self.kinds[i] for i in order[:n])

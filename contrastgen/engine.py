@@ -1,0 +1,201 @@
+"""The contrast-set engine: match -> ground -> propose and prove (handlers) -> phrase -> dedupe.
+
+Library entry points (the CLI, the HTTP service and the crowd tools call these; none of them
+holds generation logic of its own):
+
+    engine = Engine.load()
+    corpus = engine.build_corpus(scene_graphs)
+    results = engine.perturb_question(qid, question, scene_graph, corpus=corpus, max_k=5, seed=0)
+        # one PerturbResult per matched template (the two "Is the X Rel the Y" templates both
+        # match the same question), each its own line of contrast_sets.jsonl
+    result = engine.perturb(qid, question, scene_graph, ...)   # the first of those, for callers
+        # that want one answer per question; pass templates=[...] to pick one
+    gen = engine.generate(questions, scene_graphs, max_k=5, seed=0, workers=2, progress=True)
+
+Determinism: each (question, template) gets its own RNG seeded from (seed, question id,
+template id), so results do not depend on processing order, sharding or the number of workers.
+Perturbation ids are `<question id>_<template suffix><rank>`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from contrastgen.answers import normalize_answer
+from contrastgen.corpus import Corpus
+from contrastgen.errors import InputError
+from contrastgen.ground import ground_slots
+from contrastgen.lexicon import Lexicon
+from contrastgen.nounphrase import parse
+from contrastgen.perturb import HANDLERS
+from contrastgen.perturb.base import Context, Refusal
+from contrastgen.scene import SceneIndex
+from contrastgen.templates import Match, Template, load_templates, match_all
+
+NP_SLOTS = ("x", "y")
+_NORM = regex.compile(r"[^\p{L}\p{N} ]+")
+
+REASONS = ("no_answer", "no_match", "no_scene_graph", "not_grounded", "ambiguous", "answer_mismatch",
+           "no_distractor", "duplicate", "unannotated_prone", "unsupported_phrase", "no_relation",
+           "no_opposite", "inconsistent_graph")
+
+
+def normalize_question(text: str) -> str:
+    """The form in which two questions count as the same question."""
+    return " ".join(_NORM.sub(" ", text.lower()).split())
+
+
+@dataclass
+class PerturbResult:
+    question_id: str
+    image_id: str
+    question: str
+    answer: str
+    template: str | None
+    slots: dict[str, str] = field(default_factory=dict)
+    grounding: dict[str, Any] = field(default_factory=dict)
+    perturbations: list[dict[str, Any]] = field(default_factory=list)
+    reason: str | None = None
+
+    def to_record(self) -> dict[str, Any] | None:
+        """The contrast_sets.jsonl line, or None when nothing was produced."""
+        if not self.perturbations:
+            return None
+        return {"question_id": self.question_id, "image_id": self.image_id, "template": self.template,
+                "question": self.question, "answer": self.answer, "slots": self.slots,
+                "grounding": self.grounding, "perturbations": self.perturbations}
+
+
+@dataclass
+class Generation:
+    records: list[dict[str, Any]]
+    stats: dict[str, Any]
+    max_k: int
+    seed: int
+
+
+class Engine:
+    """Lexicon and templates, loaded once; cheap to share across requests and worker processes."""
+
+    def __init__(self, lex: Lexicon, templates: tuple[Template, ...]):
+        self.lex = lex
+        self.templates = templates
+        self.template_by_id = {t.id: t for t in templates}
+
+    @classmethod
+    def load(cls) -> Engine:
+        return cls(Lexicon.load(), load_templates())
+
+    def build_corpus(self, scene_graphs: dict[str, dict]) -> Corpus:
+        return Corpus.from_graphs(scene_graphs, self.lex)
+
+    def select_templates(self, ids: Iterable[str] | None) -> tuple[Template, ...]:
+        if not ids:
+            return self.templates
+        unknown = [i for i in ids if i not in self.template_by_id]
+        if unknown:
+            raise InputError(f"unknown template id(s): {', '.join(unknown)}; "
+                             f"known: {', '.join(self.template_by_id)}")
+        wanted = set(ids)
+        return tuple(t for t in self.templates if t.id in wanted)
+
+    # -- one question ----------------------------------------------------------------------------
+    def perturb_question(self, question_id: str, question: dict[str, Any], scene_graph: dict | None, *,
+                         corpus: Corpus | None = None, max_k: int = 5, seed: int = 0,
+                         templates: Iterable[str] | None = None, scene: SceneIndex | None = None,
+                         existing: set[str] | None = None) -> list[PerturbResult]:
+        """Perturb one question under every template it matches; one result per template."""
+        image_id = str(question.get("imageId", ""))
+        text = str(question.get("question", ""))
+        raw_answer = question.get("answer")
+        base = {"question_id": question_id, "image_id": image_id, "question": text,
+                "answer": raw_answer if isinstance(raw_answer, str) else ""}
+        matches = match_all(text, self.select_templates(templates))
+        if not matches:
+            return [PerturbResult(**base, template=None, reason="no_match")]
+        results = []
+        for m in matches:
+            res = PerturbResult(**base, template=m.template.id, slots=self.slots_of(m))
+            if not isinstance(raw_answer, str) or not raw_answer.strip():
+                res.reason = "no_answer"
+            elif scene_graph is None and scene is None:
+                res.reason = "no_scene_graph"
+            else:
+                if scene is None:
+                    scene = SceneIndex.build(image_id, scene_graph, self.lex)
+                if existing is None:
+                    existing = {normalize_question(text)}
+                self._perturb_match(res, m, question, scene, corpus, max_k, seed, existing)
+            results.append(res)
+        return results
+
+    def perturb(self, question_id: str, question: dict[str, Any], scene_graph: dict | None, *,
+                corpus: Corpus | None = None, max_k: int = 5, seed: int = 0,
+                templates: Iterable[str] | None = None) -> PerturbResult:
+        """The first matched template's result that has perturbations (else the first result)."""
+        results = self.perturb_question(question_id, question, scene_graph, corpus=corpus,
+                                        max_k=max_k, seed=seed, templates=templates)
+        return next((r for r in results if r.perturbations), results[0])
+
+    def slots_of(self, m: Match) -> dict[str, str]:
+        slots = dict(m.slots)
+        for s in NP_SLOTS:
+            if s in slots:
+                np = parse(slots[s], self.lex)
+                slots[f"{s}_head"] = np.head
+        return slots
+
+    def _perturb_match(self, res: PerturbResult, m: Match, question: dict[str, Any], scene: SceneIndex,
+                       corpus: Corpus | None, max_k: int, seed: int, existing: set[str]) -> None:
+        nps = {s: parse(m.spans[s].text, self.lex) for s in NP_SLOTS if s in m.spans}
+        grounding = ground_slots(question, nps, scene, self.lex)
+        res.grounding = {"via": next((g.via for g in grounding.values()), "none"),
+                         **{s: list(g.ids) for s, g in grounding.items() if g.ok}}
+        ctx = Context(question_id=res.question_id, question=question,
+                      answer=normalize_answer(res.answer), match=m, nps=nps, grounding=grounding,
+                      scene=scene, lex=self.lex, corpus=corpus,
+                      rng=random.Random(f"{seed}:{res.question_id}:{m.template.id}"))
+        seen = set(existing)
+        duplicates = 0
+        try:
+            for cand in HANDLERS[m.template.id](ctx):
+                key = normalize_question(cand.question)
+                if key in seen:
+                    duplicates += 1
+                    continue
+                seen.add(key)
+                rank = len(res.perturbations) + 1
+                res.perturbations.append({
+                    "question_id": f"{res.question_id}_{m.template.id_suffix}{rank}",
+                    "question": cand.question, "answer": cand.answer, "rank": rank,
+                    "change": cand.change, "evidence": cand.evidence})
+                if rank >= max_k:
+                    break
+        except Refusal as r:
+            res.reason = r.reason
+            return
+        if not res.perturbations:
+            res.reason = "duplicate" if duplicates else "no_distractor"
+
+    # -- a whole dataset ---------------------------------------------------------------------------
+    def generate(self, questions: dict[str, dict], scene_graphs: dict[str, dict], *, max_k: int = 5,
+                 seed: int = 0, templates: Iterable[str] | None = None, workers: int | None = None,
+                 progress: bool = False, corpus: Corpus | None = None) -> Generation:
+        """Perturb every question; results in input order, independent of `workers`."""
+        from contrastgen.generation import run_generation
+        return run_generation(self, questions, scene_graphs, max_k=max_k, seed=seed,
+                              templates=list(templates) if templates else None,
+                              workers=workers, progress=progress, corpus=corpus)
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+__all__ = ["Engine", "PerturbResult", "Generation", "normalize_question", "REASONS", "default_workers"]

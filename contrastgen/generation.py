@@ -1,0 +1,175 @@
+"""Running the engine over a whole dataset: shards of images in worker processes, merged in order.
+
+Why shards of images: every question of an image shares one SceneIndex, built once; images are
+independent, so shards parallelise without coordination. Workers are forked after the corpus is
+built, so the questions, graphs and corpus are shared copy-on-write instead of pickled. Results are
+merged back in the order of the input questions, so the output does not depend on `workers`.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections import Counter, defaultdict
+from typing import Any
+
+from contrastgen.corpus import Corpus
+from contrastgen.engine import (
+    Engine,
+    Generation,
+    PerturbResult,
+    default_workers,
+    normalize_question,
+)
+from contrastgen.scene import SceneIndex
+
+KS = (1, 3, 5)
+SHARD_IMAGES = 256
+
+_STATE: dict[str, Any] = {}
+
+
+def _run_shard(images: list[str]) -> list[tuple[str, list[PerturbResult]]]:
+    engine: Engine = _STATE["engine"]
+    questions = _STATE["questions"]
+    graphs = _STATE["scene_graphs"]
+    by_image = _STATE["by_image"]
+    out = []
+    for image_id in images:
+        qids = by_image[image_id]
+        graph = graphs.get(image_id)
+        scene = None
+        existing = {normalize_question(str(questions[q].get("question", ""))) for q in qids}
+        for qid in qids:
+            q = questions[qid]
+            # built lazily: most questions match no template and never need the index
+            if graph is not None and scene is None and engine_matches(engine, q, _STATE["templates"]):
+                scene = SceneIndex.build(image_id, graph, engine.lex)
+            results = engine.perturb_question(
+                qid, q, graph, corpus=_STATE["corpus"], max_k=_STATE["max_k"], seed=_STATE["seed"],
+                templates=_STATE["templates"], scene=scene, existing=existing)
+            out.append((qid, results))
+    return out
+
+
+def engine_matches(engine: Engine, question: dict, templates: list[str] | None) -> bool:
+    from contrastgen.templates import match_all
+    return bool(match_all(str(question.get("question", "")), engine.select_templates(templates)))
+
+
+def run_generation(engine: Engine, questions: dict[str, dict], scene_graphs: dict[str, dict], *,
+                   max_k: int, seed: int, templates: list[str] | None, workers: int | None,
+                   progress: bool, corpus: Corpus | None) -> Generation:
+    if max_k < 1:
+        raise ValueError("max_k must be at least 1")
+    engine.select_templates(templates)  # validates ids before any work
+    corpus = corpus if corpus is not None else engine.build_corpus(scene_graphs)
+    by_image: dict[str, list[str]] = defaultdict(list)
+    for qid, q in questions.items():
+        by_image[str(q["imageId"])].append(qid)
+    images = list(by_image)
+    shards = [images[i:i + SHARD_IMAGES] for i in range(0, len(images), SHARD_IMAGES)]
+    _STATE.update(engine=engine, questions=questions, scene_graphs=scene_graphs, corpus=corpus,
+                  by_image=by_image, max_k=max_k, seed=seed, templates=templates)
+    workers = default_workers() if workers is None else max(1, workers)
+    results: dict[str, list[PerturbResult]] = {}
+    try:
+        with _progress(progress, len(questions)) as advance:
+            if workers > 1 and len(shards) > 1:
+                ctx = mp.get_context("fork")
+                with ctx.Pool(workers) as pool:
+                    for shard_out in pool.imap_unordered(_run_shard, shards, chunksize=1):
+                        results.update(shard_out)
+                        advance(len(shard_out))
+            else:
+                for shard in shards:
+                    shard_out = _run_shard(shard)
+                    results.update(shard_out)
+                    advance(len(shard_out))
+    finally:
+        _STATE.clear()
+    ordered = [r for qid in questions for r in results[qid]]
+    records = [rec for r in ordered if (rec := r.to_record()) is not None]
+    return Generation(records=records, stats=compute_stats(ordered, questions, scene_graphs, max_k, seed,
+                                                           [t.id for t in engine.select_templates(templates)]),
+                      max_k=max_k, seed=seed)
+
+
+class _progress:
+    """A rich progress bar when asked (on stderr), a no-op otherwise."""
+
+    def __init__(self, enabled: bool, total: int):
+        self.enabled, self.total = enabled, total
+        self._bar = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return lambda n: None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+        self._bar = Progress("[progress.description]{task.description}", BarColumn(),
+                             MofNCompleteColumn(), TimeRemainingColumn(),
+                             console=Console(stderr=True), transient=False)
+        self._bar.__enter__()
+        task = self._bar.add_task("generating", total=self.total)
+        return lambda n: self._bar.advance(task, n)
+
+    def __exit__(self, *exc):
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+        return False
+
+
+def compute_stats(results: list[PerturbResult], questions: dict[str, dict], scene_graphs: dict[str, dict],
+                  max_k: int, seed: int, template_ids: list[str]) -> dict[str, Any]:
+    """Counts as in the paper's Tables 5-8, plus a count per reason for no perturbation."""
+    ks = [k for k in KS if k <= max_k] + ([max_k] if max_k not in KS else [])
+    per_t: dict[str, dict[str, Any]] = {
+        t: {"matched": 0, "perturbed": 0, "perturbations": {f"k{k}": 0 for k in ks},
+            "images": set(), "augmented_images": set(), "reasons": Counter()} for t in template_ids}
+    reasons: Counter = Counter()
+    matched_q, perturbed_q, aug_images = set(), set(), set()
+    aug_k: Counter = Counter()
+    for r in results:
+        if r.template is None:
+            reasons[r.reason or "no_match"] += 1
+            continue
+        t = per_t[r.template]
+        t["matched"] += 1
+        t["images"].add(r.image_id)
+        matched_q.add(r.question_id)
+        if r.perturbations:
+            t["perturbed"] += 1
+            t["augmented_images"].add(r.image_id)
+            perturbed_q.add(r.question_id)
+            aug_images.add(r.image_id)
+            for k in ks:
+                n = sum(1 for p in r.perturbations if p["rank"] <= k)
+                t["perturbations"][f"k{k}"] += n
+                aug_k[f"k{k}"] += n
+        else:
+            t["reasons"][r.reason] += 1
+            reasons[r.reason] += 1
+    n_q = len(questions)
+    images = {str(q["imageId"]) for q in questions.values()}
+    out_t = {}
+    for tid, t in per_t.items():
+        out_t[tid] = {"matched": t["matched"], "perturbed": t["perturbed"],
+                      "perturbations": t["perturbations"], "images": len(t["images"]),
+                      "augmented_images": len(t["augmented_images"]),
+                      "reasons": dict(sorted(t["reasons"].items()))}
+    return {
+        "max_k": max_k, "seed": seed, "ks": ks,
+        "questions": n_q, "images": len(images),
+        "images_with_scene_graph": len(images & set(scene_graphs)),
+        "matched_questions": len(matched_q), "perturbed_questions": len(perturbed_q),
+        "augmented_images": len(aug_images),
+        "perturbations": {k: aug_k.get(k, 0) for k in (f"k{k}" for k in ks)},
+        "percent_augmented_images": _pct(len(aug_images), len(images)),
+        "percent_augmented_questions": {k: _pct(aug_k.get(k, 0), n_q) for k in (f"k{k}" for k in ks)},
+        "reasons": dict(sorted(reasons.items())),
+        "templates": out_t,
+    }
+
+
+def _pct(a: int, b: int) -> float:
+    return round(100.0 * a / b, 2) if b else 0.0

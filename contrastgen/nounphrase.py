@@ -1,0 +1,167 @@
+"""Splitting a slot's noun phrase into determiner, attributes, head noun and one modifier.
+
+Why: a template captures "the bat the batter is holding" or "the white wall" as one phrase.
+Grounding needs the head ("bat"), the attributes ("white") and the modifier (the bat that the
+batter holds) separately, and the phrase rewriter needs the determiner kind to keep. The split is
+deliberately shallow (one modifier level, the GQA norm): what it cannot parse it leaves in
+`rest`, and grounding then refuses rather than guesses.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import orjson
+
+from contrastgen.lexicon import Lexicon
+from contrastgen.rules_path import rules_dir
+
+
+@dataclass(frozen=True)
+class PhraseWords:
+    determiners: frozenset[str]
+    definite: frozenset[str]
+    relative_pronouns: frozenset[str]
+    copulas: frozenset[str]
+    modifier_relations: tuple[tuple[str, ...], ...]  # longest first
+    side_phrases: dict[tuple[str, ...], str]
+    picture_words: frozenset[str]
+
+
+@functools.cache
+def phrase_words() -> PhraseWords:
+    data = orjson.loads((rules_dir() / "phrases.json").read_bytes())
+    rels = sorted((tuple(r.split()) for r in data["modifier_relations"]), key=len, reverse=True)
+    return PhraseWords(
+        determiners=frozenset(data["determiners"]),
+        definite=frozenset(data["definite"]),
+        relative_pronouns=frozenset(data["relative_pronouns"]),
+        copulas=frozenset(data["copulas"]),
+        modifier_relations=tuple(rels),
+        side_phrases={tuple(k.split()): v for k, v in data["side_phrases"].items()},
+        picture_words=frozenset(data["picture_words"]),
+    )
+
+
+@dataclass(frozen=True)
+class Modifier:
+    """One restriction on the head: a relation to another phrase, or a side of the image.
+
+    `direction` is "out" when the head is the relation's subject ("the cat in front of the wall":
+    cat -in front of-> wall) and "in" when it is the object ("the bat the batter is holding":
+    batter -holding-> bat).
+    """
+
+    kind: str  # "relation" | "side" | "attribute"
+    relation: str = ""
+    direction: str = "out"
+    target: NounPhrase | None = None
+    side: str = ""
+    attribute: str = ""
+
+
+@dataclass(frozen=True)
+class NounPhrase:
+    text: str
+    determiner: str  # "" when bare
+    attributes: tuple[str, ...]
+    head: str  # as written ("cats", "traffic light")
+    modifier: Modifier | None
+    rest: tuple[str, ...]  # words the parser could not place (grounding refuses when non-empty)
+
+    @property
+    def definite(self) -> bool:
+        return self.determiner in phrase_words().definite
+
+
+def _match_relation(words: list[str], i: int) -> tuple[str, int] | None:
+    for rel in phrase_words().modifier_relations:
+        if tuple(words[i:i + len(rel)]) == rel:
+            return " ".join(rel), i + len(rel)
+    return None
+
+
+def _split_head(words: list[str], lex: Lexicon) -> tuple[tuple[str, ...], str]:
+    """The longest known multiword noun at the end is the head; the words before are attributes."""
+    for n in (3, 2):
+        if len(words) >= n and lex.is_known(" ".join(words[-n:])):
+            return tuple(words[:-n]), " ".join(words[-n:])
+    return tuple(words[:-1]), words[-1]
+
+
+def parse(text: str, lex: Lexicon, _depth: int = 0) -> NounPhrase:
+    pw = phrase_words()
+    words = text.lower().split()
+    det = words[0] if words and words[0] in pw.determiners else ""
+    body = words[1:] if det else words
+    # The noun group ends where a modifier starts: a relative pronoun, a determiner (a relative
+    # clause without pronoun), a relation word, or a side phrase.
+    cut = len(body)
+    for i in range(1, len(body)):
+        w = body[i]
+        if w in pw.relative_pronouns or w in pw.determiners or _match_relation(body, i):
+            cut = i
+            break
+    group, tail = body[:cut], body[cut:]
+    if not group:
+        return NounPhrase(text, det, (), "", None, tuple(tail))
+    attributes, head = _split_head(group, lex)
+    modifier, rest = (None, ()) if not tail else _parse_modifier(tail, lex, _depth)
+    return NounPhrase(text, det, attributes, head, modifier, rest)
+
+
+def _parse_modifier(tail: list[str], lex: Lexicon, depth: int) -> tuple[Modifier | None, tuple[str, ...]]:
+    pw = phrase_words()
+    if depth > 1:
+        return None, tuple(tail)
+    words = list(tail)
+    for phrase, side in pw.side_phrases.items():
+        n = len(phrase)
+        if tuple(words[:n]) == phrase:
+            after = words[n:]
+            # "on the right side of the picture", "on the left of the photo"
+            if not after or (after[:1] == ["side"] and len(after) == 1) or (
+                    after[-1:] and after[-1] in pw.picture_words and len(after) <= 4):
+                return Modifier(kind="side", side=side), ()
+    if words[0] in pw.relative_pronouns:
+        words = words[1:]
+        if words and words[0] in pw.copulas:
+            words = words[1:]
+            if len(words) == 1:  # "that is black"
+                return Modifier(kind="attribute", attribute=words[0]), ()
+        elif words and words[0] in pw.determiners:  # "that the woman is wearing"
+            return _relative_clause(words, lex, depth)
+    elif words[0] in pw.determiners:  # "the batter is holding"
+        return _relative_clause(words, lex, depth)
+    rel = _match_relation(words, 0)
+    if rel and rel[1] < len(words):
+        target = parse(" ".join(words[rel[1]:]), lex, depth + 1)
+        return Modifier(kind="relation", relation=rel[0], direction="out", target=target), ()
+    return None, tuple(tail)
+
+
+def _relative_clause(words: list[str], lex: Lexicon, depth: int) -> tuple[Modifier | None, tuple[str, ...]]:
+    """'the batter is holding' / 'the numbers are on' / 'the man wears': the head is the object."""
+    pw = phrase_words()
+    for i in range(1, len(words)):
+        if words[i] in pw.copulas or (i == len(words) - 1):
+            subject = " ".join(words[:i])
+            verb = " ".join(words[i + 1:]) if words[i] in pw.copulas else words[i]
+            if not verb:
+                break
+            verb = _verb_to_relation(verb)
+            target = parse(subject, lex, depth + 1)
+            return Modifier(kind="relation", relation=verb, direction="in", target=target), ()
+    return None, tuple(words)
+
+
+@functools.cache
+def _verb_to_relation(verb: str) -> str:
+    """GQA names relations by the progressive ('wearing'); questions also say 'wears'."""
+    if verb.endswith("s") and not verb.endswith("ss") and " " not in verb:
+        stem = verb[:-1]
+        if stem.endswith("e") and not stem.endswith("ee"):
+            stem = stem[:-1]
+        return stem + "ing"
+    return verb

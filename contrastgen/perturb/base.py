@@ -1,0 +1,151 @@
+"""What every template handler shares: its input (a Context), its output (Candidates), refusals,
+and the evidence vocabulary of README's "Evidence schema (version 1)".
+
+Each handler is a generator: it yields proven candidates in a seeded order and the engine keeps
+the first max-k that are not duplicates. Because the order does not depend on max-k, the k = 1
+set is a prefix of the k = 3 set, which is a prefix of the k = 5 set (nesting for free).
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from contrastgen.corpus import Corpus
+from contrastgen.ground import Grounding, denoted_ids, same_kind
+from contrastgen.lexicon import Lexicon
+from contrastgen.nounphrase import NounPhrase
+from contrastgen.scene import SceneIndex
+from contrastgen.templates import Match
+
+EVIDENCE_VERSION = 1
+
+
+class Refusal(Exception):
+    """Raised by a handler that cannot perturb this question; `reason` is counted in stats."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Context:
+    question_id: str
+    question: dict[str, Any]
+    answer: str  # normalised original answer
+    match: Match
+    nps: dict[str, NounPhrase]
+    grounding: dict[str, Grounding]
+    scene: SceneIndex
+    lex: Lexicon
+    corpus: Corpus | None
+    rng: random.Random
+
+    def span(self, slot: str) -> tuple[int, int]:
+        s = self.match.spans[slot]
+        return s.start, s.end
+
+
+@dataclass(frozen=True)
+class Candidate:
+    question: str
+    answer: str
+    change: dict[str, str]
+    evidence: dict[str, Any]
+
+
+class Handler(Protocol):
+    def __call__(self, ctx: Context) -> Iterator[Candidate]: ...
+
+
+# -- names ---------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=65536)
+def _expanded(word: str, lex: Lexicon) -> frozenset[str]:
+    names = set(lex.forms(word))
+    for h in lex.hyponyms(word):
+        names |= lex.forms(h)
+    return frozenset(n.lower() for n in names)
+
+
+def kind_names(word: str, scene: SceneIndex, lex: Lexicon) -> frozenset[str]:
+    """Every surface name that denotes `word`'s kind: lexicon forms, hyponyms' forms, and the
+    graph's own names of the objects it denotes. Evidence lists these so the verifier can
+    recompute "which objects are X" by name alone."""
+    names = set(_expanded(word, lex))
+    names |= {scene.objects[i].name for i in denoted_ids(word, scene, lex)}
+    return frozenset(names)
+
+
+def absent_provably(word: str, scene: SceneIndex, lex: Lexicon) -> bool:
+    """Absence from the graph proves absence from the image only for known kinds that scene
+    graphs do not habitually leave out."""
+    return (lex.is_known(word) and not lex.is_unannotated_prone(word)
+            and not scene.has_any_name(kind_names(word, scene, lex)))
+
+
+def unique_object(word: str, scene: SceneIndex, lex: Lexicon) -> str | None:
+    """The one object `the word` can refer to, or None if there are none or several."""
+    ids = denoted_ids(word, scene, lex)
+    return ids[0] if len(ids) == 1 else None
+
+
+def distinct_kind(candidate: str, *others: str, lex: Lexicon) -> bool:
+    return all(not same_kind(candidate, o, lex) for o in others if o)
+
+
+def shuffled(items: list[str], rng: random.Random) -> list[str]:
+    items = sorted(set(items))
+    rng.shuffle(items)
+    return items
+
+
+# -- evidence ------------------------------------------------------------------------------------
+
+def fact_object(scene: SceneIndex, oid: str) -> dict[str, Any]:
+    return {"fact": "object", "id": oid, "name": scene.objects[oid].name}
+
+
+def fact_only(names: frozenset[str], ids: list[str]) -> dict[str, Any]:
+    return {"fact": "only", "names": sorted(names), "ids": sorted(ids)}
+
+
+def fact_absent(names: frozenset[str]) -> dict[str, Any]:
+    return {"fact": "absent", "names": sorted(names)}
+
+
+def fact_relation(subject: str, rel: str, obj: str) -> dict[str, Any]:
+    return {"fact": "relation", "subject": subject, "name": rel, "object": obj}
+
+
+def fact_side(scene: SceneIndex, oid: str) -> dict[str, Any]:
+    o = scene.objects[oid]
+    return {"fact": "side", "id": oid, "x": o.x, "w": o.w, "image_width": scene.width,
+            "center": o.centre_x, "side": scene.side(oid)}
+
+
+def fact_color(oid: str, colors: list[str]) -> dict[str, Any]:
+    return {"fact": "color", "id": oid, "colors": sorted(colors)}
+
+
+def evidence(query: dict[str, Any], facts: list[dict[str, Any]], answer: str) -> dict[str, Any]:
+    return {"version": EVIDENCE_VERSION, "query": query, "facts": facts, "answer": answer}
+
+
+def change(kind: str, slot: str, old: str, new: str) -> dict[str, str]:
+    return {"kind": kind, "slot": slot, "from": old, "to": new}
+
+
+def single_id(g: Grounding | None) -> str:
+    """The one object a definite phrase was grounded to, or a refusal saying why not."""
+    if g is None or not g.ok:
+        raise Refusal("not_grounded")
+    if not g.ids:
+        raise Refusal("not_grounded")
+    if len(g.ids) > 1:
+        raise Refusal("ambiguous")
+    return g.ids[0]

@@ -1,0 +1,67 @@
+"""`what_color_is_the_x`: replace X by another object with a different, unambiguous colour."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from contrastgen.perturb.base import (
+    Candidate,
+    Context,
+    Refusal,
+    change,
+    distinct_kind,
+    evidence,
+    fact_color,
+    fact_object,
+    fact_only,
+    kind_names,
+    shuffled,
+    unique_object,
+)
+from contrastgen.phrase import agree, finish, replace_spans
+
+# Spelling variants that must not count as a different colour.
+_SAME_COLOUR = {"grey": "gray", "blonde": "blond"}
+
+
+def _colour(c: str) -> str:
+    return _SAME_COLOUR.get(c, c)
+
+
+def perturb_color(ctx: Context) -> Iterator[Candidate]:
+    scene, lex = ctx.scene, ctx.lex
+    if not lex.is_color(ctx.answer):
+        raise Refusal("answer_mismatch")
+    x = ctx.nps["x"]
+    g = ctx.grounding["x"]
+    if not g.ok or not g.ids:
+        raise Refusal("not_grounded")
+    original = _colour(ctx.answer)
+    if not any(original in {_colour(c) for c in scene.colors(i, lex)} for i in g.ids):
+        raise Refusal("answer_mismatch")
+    grounded_kinds = {scene.objects[i].name for i in g.ids}
+    names = [o.name for o in scene.objects.values() if not lex.is_unannotated_prone(o.name)]
+    for name in shuffled(names, ctx.rng):
+        if not distinct_kind(name, x.head, *grounded_kinds, lex=lex):
+            continue
+        oid = unique_object(name, scene, lex)
+        if oid is None or oid in g.ids:
+            continue
+        colors = scene.colors(oid, lex)
+        if len({_colour(c) for c in colors}) != 1 or _colour(colors[0]) == original:
+            continue
+        plural = lex.is_plural(name)
+        start, end = ctx.span("x")
+        new_np = f"the {name}"
+        repl = [(start, end, new_np)]
+        if "cop" in ctx.match.spans:
+            cs, ce = ctx.span("cop")
+            repl.append((cs, ce, agree(ctx.match.spans["cop"].text, plural)))
+        yield Candidate(
+            question=finish(replace_spans(ctx.match.question, repl)),
+            answer=colors[0],
+            change=change("object", "x", x.head, name),
+            evidence=evidence({"op": "color", "object": oid},
+                              [fact_object(scene, oid), fact_only(kind_names(name, scene, lex), [oid]),
+                               fact_color(oid, colors)],
+                              colors[0]))

@@ -1,0 +1,106 @@
+"""The two `is_the_x_rel_the_y` templates.
+
+`__relation`: Rel -> its opposite. The graph must annotate X and Y with one of the pair (the
+paper's "No aug. - No relation between (pillow, cat)"); an edge for one member decides the other.
+`__object`: X -> X' for which "X' Rel Y" has the other truth value, again decided by an edge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from contrastgen.perturb.base import (
+    Candidate,
+    Context,
+    Refusal,
+    change,
+    distinct_kind,
+    evidence,
+    fact_object,
+    fact_only,
+    fact_relation,
+    kind_names,
+    shuffled,
+    single_id,
+    unique_object,
+)
+from contrastgen.phrase import agree, finish, replace_spans
+
+
+def _grounded_pair(ctx: Context) -> tuple[str, str, str, str | None]:
+    xid = single_id(ctx.grounding.get("x"))
+    yid = single_id(ctx.grounding.get("y"))
+    if xid == yid:
+        raise Refusal("ambiguous")
+    rel = ctx.match.spans["rel"].text.lower()
+    return xid, yid, rel, ctx.lex.opposite_relation(rel)
+
+
+def _query(subject: str, rel: str, obj: str, opposite: str | None) -> dict:
+    q = {"op": "relation", "subject": subject, "rel": rel, "object": obj}
+    if opposite:
+        q["opposite"] = opposite
+    return q
+
+
+def perturb_relation(ctx: Context) -> Iterator[Candidate]:
+    xid, yid, rel, opp = _grounded_pair(ctx)
+    if opp is None:
+        raise Refusal("no_opposite")
+    scene = ctx.scene
+    has_rel = (xid, rel, yid) in scene.edges
+    has_opp = (xid, opp, yid) in scene.edges
+    if has_rel and has_opp:
+        raise Refusal("inconsistent_graph")
+    if not (has_rel or has_opp):
+        raise Refusal("no_relation")
+    if (ctx.answer == "yes") != has_rel:
+        raise Refusal("answer_mismatch")
+    new_answer = "no" if has_rel else "yes"
+    edge = (xid, rel, yid) if has_rel else (xid, opp, yid)
+    start, end = ctx.span("rel")
+    yield Candidate(
+        question=finish(replace_spans(ctx.match.question, [(start, end, opp)])),
+        answer=new_answer,
+        change=change("relation", "rel", rel, opp),
+        evidence=evidence(_query(xid, opp, yid, rel),
+                          [fact_object(scene, xid), fact_object(scene, yid), fact_relation(*edge)],
+                          new_answer))
+
+
+def perturb_relation_object(ctx: Context) -> Iterator[Candidate]:
+    xid, yid, rel, opp = _grounded_pair(ctx)
+    scene, lex = ctx.scene, ctx.lex
+    has_rel = (xid, rel, yid) in scene.edges
+    if ctx.answer not in ("yes", "no") or (ctx.answer == "yes") != has_rel:
+        raise Refusal("answer_mismatch")
+    # yes -> no needs an X' with the opposite edge; no -> yes an X' with the edge itself.
+    wanted = opp if ctx.answer == "yes" else rel
+    if wanted is None:
+        raise Refusal("no_opposite")
+    x = ctx.nps["x"]
+    subjects = {s for r, s in scene.in_edges.get(yid, ()) if r == wanted}
+    names = [scene.objects[s].name for s in subjects if not lex.is_unannotated_prone(scene.objects[s].name)]
+    for name in shuffled(names, ctx.rng):
+        if not distinct_kind(name, x.head, scene.objects[xid].name, scene.objects[yid].name, lex=lex):
+            continue
+        oid = unique_object(name, scene, lex)
+        if oid is None or oid not in subjects or oid == yid:
+            continue
+        if ctx.answer == "yes" and (oid, rel, yid) in scene.edges:
+            continue  # contradictory annotations: both rel and its opposite
+        new_answer = "no" if ctx.answer == "yes" else "yes"
+        plural = lex.is_plural(name)
+        start, end = ctx.span("x")
+        repl = [(start, end, f"the {name}")]
+        if "cop" in ctx.match.spans:
+            cs, ce = ctx.span("cop")
+            repl.append((cs, ce, agree(ctx.match.spans["cop"].text, plural)))
+        yield Candidate(
+            question=finish(replace_spans(ctx.match.question, repl)),
+            answer=new_answer,
+            change=change("object", "x", x.head, name),
+            evidence=evidence(_query(oid, rel, yid, opp),
+                              [fact_object(scene, oid), fact_only(kind_names(name, scene, lex), [oid]),
+                               fact_object(scene, yid), fact_relation(oid, wanted, yid)],
+                              new_answer))

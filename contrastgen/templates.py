@@ -1,0 +1,121 @@
+"""Question templates as data: `rules/templates.json` compiled once into regular expressions.
+
+Why data and not code: a researcher adding a phrasing (or a whole template) edits a pattern and
+its examples, and the tests run those examples; no Python changes for a new wording. Why regular
+expressions and not a parser: GQA questions are generated from templates themselves, so a small
+set of anchored patterns covers them precisely and costs microseconds per question on the hot path.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+import regex
+
+from contrastgen.errors import InputError
+from contrastgen.rules_path import rules_dir
+
+_FRAGMENT_REF = regex.compile(r"\{([A-Z_]+)\}")
+_TRAILING = regex.compile(r"[\s?.!]+$")
+
+
+@dataclass(frozen=True)
+class Template:
+    id: str
+    id_suffix: str
+    description: str
+    skill: str
+    patterns: tuple[regex.Pattern, ...]
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A slot's text as it stands in the question, with its character offsets."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Match:
+    template: Template
+    question: str  # the question with the final '?' removed; spans index into it
+    spans: dict[str, Span]
+
+    @property
+    def slots(self) -> dict[str, str]:
+        return {name: span.text for name, span in self.spans.items()}
+
+
+def _expand(pattern: str, fragments: dict[str, str], path: Path) -> str:
+    def sub(m: regex.Match) -> str:
+        name = m.group(1)
+        if name not in fragments:
+            raise InputError(f"pattern refers to unknown fragment {{{name}}}", path=str(path))
+        return fragments[name]
+
+    for _ in range(10):  # fragments may use fragments
+        expanded = _FRAGMENT_REF.sub(sub, pattern)
+        if expanded == pattern:
+            return expanded
+        pattern = expanded
+    raise InputError("fragments nest too deeply (a cycle?)", path=str(path))
+
+
+def load_templates_from(path: Path) -> tuple[Template, ...]:
+    data = orjson.loads(path.read_bytes())
+    fragments = data.get("fragments", {})
+    out = []
+    for t in data["templates"]:
+        try:
+            patterns = tuple(
+                regex.compile(_expand(p, fragments, path), regex.IGNORECASE) for p in t["patterns"]
+            )
+        except regex.error as exc:
+            raise InputError(f"bad pattern: {exc}", path=str(path), record=t.get("id")) from None
+        out.append(Template(id=t["id"], id_suffix=t["id_suffix"], description=t["description"],
+                            skill=t.get("skill", ""), patterns=patterns,
+                            examples=t.get("examples", {})))
+    ids = [t.id for t in out]
+    if len(set(ids)) != len(ids) or len({t.id_suffix for t in out}) != len(out):
+        raise InputError("template ids and id suffixes must be unique", path=str(path))
+    return tuple(out)
+
+
+@functools.cache
+def load_templates() -> tuple[Template, ...]:
+    """The shipped templates, compiled once per process."""
+    return load_templates_from(rules_dir() / "templates.json")
+
+
+def template_ids() -> list[str]:
+    return [t.id for t in load_templates()]
+
+
+def strip_question(question: str) -> str:
+    return _TRAILING.sub("", question.strip())
+
+
+def match_all(question: str, templates: tuple[Template, ...] | None = None) -> list[Match]:
+    """Every template the question matches, in the order of `rules/templates.json`."""
+    text = strip_question(question)
+    found = []
+    for t in templates if templates is not None else load_templates():
+        for p in t.patterns:
+            m = p.match(text)
+            if m:
+                spans = {k: Span(v, m.start(k), m.end(k)) for k, v in m.groupdict().items() if v is not None}
+                found.append(Match(template=t, question=text, spans=spans))
+                break
+    return found
+
+
+def match(question: str) -> Match | None:
+    """The first template the question matches, or None."""
+    found = match_all(question)
+    return found[0] if found else None
