@@ -28,6 +28,19 @@ def _colour(c: str) -> str:
     return _SAME_COLOUR.get(c, c)
 
 
+def answer_color(ctx: Context) -> str | None:
+    """The graph's answer: the one colour every grounded object has, if there is one."""
+    g = ctx.grounding["x"]
+    if not g.ok or not g.ids:
+        raise Refusal("not_grounded")
+    colours = {tuple(sorted({_colour(c) for c in ctx.scene.colors(i, ctx.lex)})) for i in g.ids}
+    if len(colours) == 1:
+        only = colours.pop()
+        if len(only) == 1:
+            return only[0]
+    return None
+
+
 def perturb_color(ctx: Context) -> Iterator[Candidate]:
     scene, lex = ctx.scene, ctx.lex
     if not lex.is_color(ctx.answer):

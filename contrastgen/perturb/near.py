@@ -30,17 +30,27 @@ from contrastgen.phrase import agree, finish, realise, replace_spans
 NEAR = "near"
 
 
-def perturb_near(ctx: Context) -> Iterator[Candidate]:
-    scene, lex = ctx.scene, ctx.lex
-    x, y = ctx.nps["x"], ctx.nps["y"]
+def _near(ctx: Context) -> tuple[str, set[str], str]:
+    """(Y's id, Y's near-neighbours, the graph's answer)."""
+    x = ctx.nps["x"]
     if x.rest or x.modifier is not None or not x.head:
         raise Refusal("not_grounded")
     if x.attributes:
         raise Refusal("unsupported_phrase")
     yid = single_id(ctx.grounding.get("y"))
-    neighbours = scene.neighbours(yid, NEAR, symmetric=True)
-    x_ids = set(denoted_ids(x.head, scene, lex))
-    computed = "yes" if neighbours & x_ids else "no"
+    neighbours = ctx.scene.neighbours(yid, NEAR, symmetric=True)
+    x_ids = set(denoted_ids(x.head, ctx.scene, ctx.lex))
+    return yid, neighbours, "yes" if neighbours & x_ids else "no"
+
+
+def answer_near(ctx: Context) -> str | None:
+    return _near(ctx)[2]
+
+
+def perturb_near(ctx: Context) -> Iterator[Candidate]:
+    scene, lex = ctx.scene, ctx.lex
+    x, y = ctx.nps["x"], ctx.nps["y"]
+    yid, neighbours, computed = _near(ctx)
     if ctx.answer not in ("yes", "no") or computed != ctx.answer:
         raise Refusal("answer_mismatch")
     y_name = scene.objects[yid].name

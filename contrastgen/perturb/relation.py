@@ -43,6 +43,16 @@ def _query(subject: str, rel: str, obj: str, opposite: str | None) -> dict:
     return q
 
 
+def answer_relation(ctx: Context) -> str | None:
+    """"yes" for the edge, "no" for its opposite's edge, unknown otherwise."""
+    xid, yid, rel, opp = _grounded_pair(ctx)
+    if (xid, rel, yid) in ctx.scene.edges:
+        return None if opp and (xid, opp, yid) in ctx.scene.edges else "yes"
+    if opp and (xid, opp, yid) in ctx.scene.edges:
+        return "no"
+    return None
+
+
 def perturb_relation(ctx: Context) -> Iterator[Candidate]:
     xid, yid, rel, opp = _grounded_pair(ctx)
     if opp is None:

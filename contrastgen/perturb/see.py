@@ -26,15 +26,29 @@ from contrastgen.perturb.base import (
 from contrastgen.phrase import agree, finish, realise, replace_spans
 
 
-def perturb_see(ctx: Context) -> Iterator[Candidate]:
-    scene, lex = ctx.scene, ctx.lex
-    x, y = ctx.nps["x"], ctx.nps["y"]
-    for np in (x, y):
+def _presence(ctx: Context) -> dict[str, bool]:
+    for np in (ctx.nps["x"], ctx.nps["y"]):
         if np.rest or np.modifier is not None or not np.head:
             raise Refusal("not_grounded")
         if np.attributes:
             raise Refusal("unsupported_phrase")  # "white street signs or cars": scope is ambiguous
-    present = {s: bool(denoted_ids(ctx.nps[s].head, scene, lex)) for s in ("x", "y")}
+    return {s: bool(denoted_ids(ctx.nps[s].head, ctx.scene, ctx.lex)) for s in ("x", "y")}
+
+
+def answer_see(ctx: Context) -> str | None:
+    """The graph's answer; "no" only when both absences are provable."""
+    present = _presence(ctx)
+    if any(present.values()):
+        return "yes"
+    if all(absent_provably(ctx.nps[s].head, ctx.scene, ctx.lex) for s in ("x", "y")):
+        return "no"
+    return None
+
+
+def perturb_see(ctx: Context) -> Iterator[Candidate]:
+    scene, lex = ctx.scene, ctx.lex
+    x, y = ctx.nps["x"], ctx.nps["y"]
+    present = _presence(ctx)
     computed = "yes" if any(present.values()) else "no"
     if ctx.answer not in ("yes", "no") or computed != ctx.answer:
         raise Refusal("answer_mismatch")

@@ -23,13 +23,21 @@ from contrastgen.phrase import agree, finish, replace_spans
 SIDES = ("left", "right")
 
 
+def answer_side(ctx: Context) -> str | None:
+    """The graph's answer to the original question: the side all grounded objects are on."""
+    g = ctx.grounding["x"]
+    if not g.ok or not g.ids:
+        raise Refusal("not_grounded")
+    sides = {ctx.scene.side(i) for i in g.ids}
+    return sides.pop() if len(sides) == 1 else None
+
+
 def perturb_side(ctx: Context) -> Iterator[Candidate]:
     if ctx.answer not in SIDES:
         raise Refusal("answer_mismatch")
     x = ctx.nps["x"]
     g = ctx.grounding["x"]
-    if not g.ok or not g.ids:
-        raise Refusal("not_grounded")
+    answer_side(ctx)
     if any(ctx.scene.side(i) not in (ctx.answer, None) for i in g.ids):
         raise Refusal("answer_mismatch")  # the graph puts X on the other side than GQA's answer
     category = ctx.lex.category(x.head)
