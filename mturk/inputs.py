@@ -1,0 +1,142 @@
+"""Reading what a crowd-verification export starts from: contrast sets and gold items.
+
+Both are validated here, once, so that sampling and layout code can index without checks and a
+bad line is reported with its file and record instead of surfacing as a KeyError mid-export.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contrastgen.errors import InputError
+from contrastgen.jsonio import read_json, read_jsonl
+
+CONTRAST_FILE = "contrast_sets.jsonl"
+
+_RECORD_FIELDS = ("question_id", "image_id", "template", "question", "answer", "perturbations")
+_PERTURBATION_FIELDS = ("question_id", "question", "answer")
+
+
+@dataclass(frozen=True)
+class GoldItem:
+    """A question with a known answer, mixed into HITs to catch careless workers.
+
+    `answers` holds every acceptable answer (already normalised by the caller's choice of
+    wording, compared after `normalize_answer`), because a gold question such as "What colour
+    is the bus?" may fairly be answered "red" or "dark red".
+    """
+
+    gold_id: str
+    image_id: str
+    question: str
+    answers: tuple[str, ...]
+    image_url: str | None = None
+
+
+def contrast_sets_path(path: str | os.PathLike[str]) -> Path:
+    """Accept either the output directory of `contrastgen generate` or the JSONL file itself."""
+    p = Path(path)
+    return p / CONTRAST_FILE if p.is_dir() else p
+
+
+def validate_contrast_record(rec: Any, *, path: str, line: int) -> dict[str, Any]:
+    """Check the fields the export relies on; return the record with string ids."""
+    where = f"line {line}"
+    if not isinstance(rec, Mapping):
+        raise InputError("contrast-set line is not an object", path=path, record=where)
+    for field in _RECORD_FIELDS:
+        if field not in rec:
+            raise InputError(f"missing field {field!r}", path=path, record=f"{where} ({rec.get('question_id')})")
+    qid = str(rec["question_id"])
+    perts = rec["perturbations"]
+    if not isinstance(perts, list) or not perts:
+        raise InputError("field 'perturbations' must be a non-empty list", path=path, record=f"question {qid}")
+    for i, pert in enumerate(perts):
+        if not isinstance(pert, Mapping):
+            raise InputError(f"perturbation {i} is not an object", path=path, record=f"question {qid}")
+        for field in _PERTURBATION_FIELDS:
+            if not isinstance(pert.get(field), str):
+                raise InputError(f"perturbation {i} lacks a string {field!r}", path=path, record=f"question {qid}")
+    for field in ("question", "answer", "template"):
+        if not isinstance(rec[field], str):
+            raise InputError(f"field {field!r} is not a string", path=path, record=f"question {qid}")
+    out = dict(rec)
+    out["question_id"] = qid
+    out["image_id"] = str(rec["image_id"])
+    return out
+
+
+def load_contrast_sets(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Load and validate `contrast_sets.jsonl`; an empty file or a repeated id is an error."""
+    file = contrast_sets_path(path)
+    records: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for line, rec in enumerate(read_jsonl(file), 1):
+        out = validate_contrast_record(rec, path=str(file), line=line)
+        if out["question_id"] in seen:
+            raise InputError("question id appears twice", path=str(file), record=f"question {out['question_id']}")
+        seen.add(out["question_id"])
+        records.append(out)
+    if not records:
+        raise InputError("no contrast sets found (file is empty)", path=str(file))
+    return records
+
+
+def validate_records(records: Iterable[Mapping[str, Any]], *, source: str = "<records>") -> list[dict[str, Any]]:
+    """Validate records handed to the library API directly (the HTTP service does this)."""
+    out = [validate_contrast_record(r, path=source, line=i) for i, r in enumerate(records, 1)]
+    if not out:
+        raise InputError("no contrast sets given", path=source)
+    return out
+
+
+def _gold_from(obj: Any, *, path: str, record: str) -> GoldItem:
+    if not isinstance(obj, Mapping):
+        raise InputError("gold item is not an object", path=path, record=record)
+    for field in ("image_id", "question"):
+        if not isinstance(obj.get(field), (str, int)) or isinstance(obj.get(field), bool):
+            raise InputError(f"gold item lacks {field!r}", path=path, record=record)
+    answers = obj.get("answers", [obj["answer"]] if "answer" in obj else None)
+    if not isinstance(answers, list) or not answers or not all(isinstance(a, str) for a in answers):
+        raise InputError("gold item needs 'answer' (a string) or 'answers' (a list of strings)",
+                         path=path, record=record)
+    url = obj.get("image_url")
+    if url is not None and not isinstance(url, str):
+        raise InputError("gold item's 'image_url' is not a string", path=path, record=record)
+    gold_id = str(obj.get("id", record))
+    return GoldItem(gold_id=gold_id, image_id=str(obj["image_id"]), question=str(obj["question"]),
+                    answers=tuple(answers), image_url=url)
+
+
+def load_gold(path: str | os.PathLike[str]) -> list[GoldItem]:
+    """Load gold items from a JSON list or JSONL file: `{id?, image_id, question, answer|answers, image_url?}`."""
+    p = Path(path)
+    if p.suffix == ".jsonl":
+        rows = list(read_jsonl(p))
+        labelled = [(f"line {i}", r) for i, r in enumerate(rows, 1)]
+    else:
+        data = read_json(p)
+        if not isinstance(data, list):
+            raise InputError("expected a JSON list of gold items (or a .jsonl file)", path=str(p))
+        labelled = [(f"gold item {i}", r) for i, r in enumerate(data, 1)]
+    items = [_gold_from(r, path=str(p), record=label) for label, r in labelled]
+    if not items:
+        raise InputError("no gold items found", path=str(p))
+    ids = [g.gold_id for g in items]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise InputError(f"gold id {dup[0]!r} appears twice", path=str(p))
+    return items
+
+
+def gold_from_dicts(items: Iterable[Any], *, source: str = "<gold>") -> list[GoldItem]:
+    """Accept gold items as dicts or `GoldItem`s (library callers)."""
+    out = [g if isinstance(g, GoldItem) else _gold_from(g, path=source, record=f"gold item {i}")
+           for i, g in enumerate(items, 1)]
+    if not out:
+        raise InputError("gold list is empty", path=source)
+    return out
