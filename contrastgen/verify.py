@@ -18,12 +18,14 @@ For each perturbation it checks that
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from contrastgen.answers import normalize_answer
+from contrastgen.answers import normalize_answer as _normalize_answer
 from contrastgen.gqa import validate_scene_graph
 from contrastgen.verify_facts import check_fact
 from contrastgen.verify_graph import EvidenceProblem, GraphIndex, object_id
@@ -34,6 +36,9 @@ CHANGE_KINDS = frozenset({"object", "attribute", "relation"})
 _DEFINITE_OPS = frozenset({"side", "color"})
 _EXISTS_OPS = frozenset({"exists_any", "exists_related"})
 _INDEX_CACHE_SIZE = 4096
+
+# Answers come from a small vocabulary; caching keeps the regex work out of the per-perturbation path.
+normalize_answer = functools.lru_cache(maxsize=65536)(_normalize_answer)
 
 
 @dataclass
@@ -66,10 +71,11 @@ def verify_perturbation(perturbation: dict, original_answer: str, scene_graph: d
                         rules: VerifyRules | None = None) -> list[str]:
     """Every problem with one perturbation, as human-readable sentences; [] if it holds.
 
-    The scene graph is validated first (bad graphs are bad input, not failed checks).
+    A malformed scene graph raises InputError (bad input, not a failed check).
     """
-    graph = GraphIndex(validate_scene_graph("?", scene_graph))
-    return _perturbation_problems(perturbation, original_answer, graph, rules or load_rules())
+    graph = index_graph("?", scene_graph)
+    with _graph_errors_as_input_errors("?", scene_graph):
+        return _perturbation_problems(perturbation, original_answer, graph, rules or load_rules())
 
 
 def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict], *,
@@ -81,7 +87,7 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
     seen_questions: set[str] = set()
     seen_perturbations: set[str] = set()
     for n, record in enumerate(records, 1):
-        if not isinstance(record, Mapping):
+        if not isinstance(record, dict):
             report.failures.append(Failure(f"record {n}", None, "record is not a JSON object"))
             continue
         qid = record.get("question_id")
@@ -100,9 +106,10 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
         if graph is None or not isinstance(record.get("answer"), str):
             continue
         for i, p in enumerate(perturbations, 1):
-            pid = p.get("question_id") if isinstance(p, Mapping) else None
+            pid = p.get("question_id") if isinstance(p, dict) else None
             pid = pid if isinstance(pid, str) else f"perturbation {i}"
-            found = _perturbation_problems(p, record["answer"], graph, rules)
+            with _graph_errors_as_input_errors(str(image_id), scene_graphs[str(image_id)]):
+                found = _perturbation_problems(p, record["answer"], graph, rules)
             found += _identity_problems(p, qid, pid, seen_perturbations)
             report.failures.extend(Failure(qid, pid, problem) for problem in found)
     return report
@@ -111,7 +118,7 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
 class _IndexCache:
     """GraphIndex per image, built on first use; bounded so a 75k-image run stays small."""
 
-    def __init__(self, scene_graphs: Mapping[str, Mapping[str, Any]]):
+    def __init__(self, scene_graphs: dict[str, dict[str, Any]]):
         self._graphs = scene_graphs
         self._cache: OrderedDict[str, GraphIndex] = OrderedDict()
 
@@ -123,21 +130,43 @@ class _IndexCache:
         graph = self._graphs.get(image_id)
         if graph is None:
             return None
-        index = GraphIndex(validate_scene_graph(image_id, graph))
+        index = index_graph(image_id, graph)
         self._cache[image_id] = index
         if len(self._cache) > _INDEX_CACHE_SIZE:
             self._cache.popitem(last=False)
         return index
 
 
-def _record_problems(record: Mapping[str, Any], qid: str, seen: set[str]) -> list[str]:
+def index_graph(image_id: str, graph: dict[str, Any]) -> GraphIndex:
+    """Index a graph; if it is malformed, let the GQA validator say how (InputError)."""
+    with _graph_errors_as_input_errors(image_id, graph):
+        return GraphIndex(graph)
+
+
+@contextlib.contextmanager
+def _graph_errors_as_input_errors(image_id: str, graph: Any) -> Iterator[None]:
+    """Turn a crash on a malformed graph into the validator's InputError naming what is wrong.
+
+    Graphs from `gqa.load_scene_graphs` are already validated and the index reads them lazily,
+    so validating every graph up front would double a run's per-image cost for nothing; only
+    when reading a graph fails do we run the validator, to report the cause instead of a
+    KeyError.
+    """
+    try:
+        yield
+    except (KeyError, TypeError, AttributeError, ValueError):
+        validate_scene_graph(image_id, graph)
+        raise
+
+
+def _record_problems(record: dict[str, Any], qid: str, seen: set[str]) -> list[str]:
     problems = []
     if qid in seen:
         problems.append(f"question id {qid} appears in more than one record")
     seen.add(qid)
     if not isinstance(record.get("answer"), str):
         problems.append("record has no original 'answer' to differ from")
-    ranks = [p.get("rank") if isinstance(p, Mapping) else None for p in record["perturbations"]]
+    ranks = [p.get("rank") if isinstance(p, dict) else None for p in record["perturbations"]]
     if not all(isinstance(r, int) and not isinstance(r, bool) for r in ranks):
         problems.append(f"ranks must be integers, got {ranks}")
     elif sorted(ranks) != list(range(1, len(ranks) + 1)):
@@ -146,7 +175,7 @@ def _record_problems(record: Mapping[str, Any], qid: str, seen: set[str]) -> lis
 
 
 def _identity_problems(p: Any, qid: str, pid: str, seen: set[str]) -> list[str]:
-    if not isinstance(p, Mapping) or not isinstance(p.get("question_id"), str):
+    if not isinstance(p, dict) or not isinstance(p.get("question_id"), str):
         return ["perturbation has no string 'question_id'"]
     problems = []
     if pid in seen or pid == qid:
@@ -160,14 +189,14 @@ def _identity_problems(p: Any, qid: str, pid: str, seen: set[str]) -> list[str]:
 
 def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
                            rules: VerifyRules) -> list[str]:
-    if not isinstance(p, Mapping):
+    if not isinstance(p, dict):
         return ["perturbation is not a JSON object"]
     problems = _change_problems(p.get("change"))
     answer = p.get("answer")
     if not isinstance(answer, str):
         problems.append("perturbation has no string 'answer'")
     evidence = p.get("evidence")
-    if not isinstance(evidence, Mapping):
+    if not isinstance(evidence, dict):
         return problems + ["perturbation has no 'evidence' object"]
     query, facts, claimed = evidence.get("query"), evidence.get("facts"), evidence.get("answer")
     if not isinstance(facts, list) or not facts:
@@ -180,7 +209,7 @@ def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
             problems.append(f"fact {i} does not hold: {exc}")
     if not isinstance(claimed, str):
         problems.append("evidence has no string 'answer'")
-    if not isinstance(query, Mapping):
+    if not isinstance(query, dict):
         return problems + ["evidence has no 'query' object"]
     try:
         computed = execute_query(query, graph, rules)
@@ -206,7 +235,7 @@ def _answer_problems(computed: str | None, claimed: Any, answer: Any, original: 
 
 
 def _change_problems(change: Any) -> list[str]:
-    if not isinstance(change, Mapping):
+    if not isinstance(change, dict):
         return ["perturbation has no 'change' object"]
     problems = []
     kind = change.get("kind")
@@ -220,12 +249,12 @@ def _change_problems(change: Any) -> list[str]:
     return problems
 
 
-def _presupposition_problems(query: Mapping[str, Any], facts: list[Any], answers: tuple[Any, Any],
+def _presupposition_problems(query: dict[str, Any], facts: list[Any], answers: tuple[Any, Any],
                              rules: VerifyRules) -> list[str]:
     """What must hold for the question to be fair, beyond the answer being computable."""
     problems = []
     op = query.get("op")
-    fact_dicts = [f for f in facts if isinstance(f, Mapping)]
+    fact_dicts = [f for f in facts if isinstance(f, dict)]
     if op in _DEFINITE_OPS:
         problems += _definite_reference_problems(query, fact_dicts)
     for f in fact_dicts:
@@ -250,7 +279,7 @@ def _presupposition_problems(query: Mapping[str, Any], facts: list[Any], answers
     return problems
 
 
-def _definite_reference_problems(query: Mapping[str, Any], facts: list[Mapping[str, Any]]) -> list[str]:
+def _definite_reference_problems(query: dict[str, Any], facts: list[dict[str, Any]]) -> list[str]:
     """'the X' presupposes exactly one X: an `only` fact must name the queried object alone."""
     try:
         oid = object_id(query, "object", "query")
@@ -264,7 +293,7 @@ def _definite_reference_problems(query: Mapping[str, Any], facts: list[Mapping[s
             "(the definite reference may be ambiguous)"]
 
 
-def _query_names(query: Mapping[str, Any]) -> list[str]:
+def _query_names(query: dict[str, Any]) -> list[str]:
     names = query.get("names")
     if not isinstance(names, list):
         return []

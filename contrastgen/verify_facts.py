@@ -9,13 +9,13 @@ module does not know is a failure, so an unchecked proof can never count as a ch
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from contrastgen.verify_graph import EvidenceProblem, GraphIndex, field, name_list, object_id
 from contrastgen.verify_rules import VerifyRules, normalize_name
 
-Fact = Mapping[str, Any]
+Fact = dict[str, Any]
 _NUMBER = (int, float)
 
 

@@ -8,8 +8,7 @@ image and every look-up is a dictionary hit.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from contrastgen.verify_rules import normalize_name
@@ -19,9 +18,9 @@ class EvidenceProblem(Exception):
     """A check did not hold; the message says which and why, for a human reading a report."""
 
 
-def field(record: Mapping[str, Any], key: str, kind: type | tuple[type, ...], what: str) -> Any:
+def field(record: dict[str, Any], key: str, kind: type | tuple[type, ...], what: str) -> Any:
     """`record[key]` of the expected type, or an EvidenceProblem naming what is wrong."""
-    if not isinstance(record, Mapping):
+    if not isinstance(record, dict):
         raise EvidenceProblem(f"{what} is not an object")
     if key not in record:
         raise EvidenceProblem(f"{what} has no field {key!r}")
@@ -31,7 +30,7 @@ def field(record: Mapping[str, Any], key: str, kind: type | tuple[type, ...], wh
     return value
 
 
-def name_list(record: Mapping[str, Any], key: str, what: str) -> list[str]:
+def name_list(record: dict[str, Any], key: str, what: str) -> list[str]:
     """A non-empty list of names, normalised."""
     names = field(record, key, list, what)
     if not names or not all(isinstance(n, str) and n.strip() for n in names):
@@ -39,7 +38,7 @@ def name_list(record: Mapping[str, Any], key: str, what: str) -> list[str]:
     return [normalize_name(n) for n in names]
 
 
-def object_id(record: Mapping[str, Any], key: str, what: str) -> str:
+def object_id(record: dict[str, Any], key: str, what: str) -> str:
     """Object ids are strings in GQA; accept integers written by other tools."""
     return str(field(record, key, (str, int), what))
 
@@ -49,27 +48,23 @@ def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 
 
 class GraphIndex:
-    """Objects by normalised name, edges as a set and both ways round, attributes per object."""
+    """Objects by normalised name; each object's attributes and outgoing edges on first use.
 
-    def __init__(self, graph: Mapping[str, Any]):
+    Building the index happens once per image, but a question touches only a handful of objects,
+    so per-object sets of attributes and (relation, target) edges are made lazily: a GQA graph
+    with hundreds of spatial edges costs only the edges of the objects the evidence names.
+    """
+
+    def __init__(self, graph: dict[str, Any]):
         self.width: float = graph["width"]
-        self.objects: Mapping[str, Mapping[str, Any]] = graph["objects"]
-        self._by_name: dict[str, set[str]] = defaultdict(set)
-        self._edges: set[tuple[str, str, str]] = set()
-        self._subjects: dict[tuple[str, str], set[str]] = defaultdict(set)  # (rel, object) -> subjects
-        self._targets: dict[tuple[str, str], set[str]] = defaultdict(set)  # (subject, rel) -> objects
+        self.objects: dict[str, dict[str, Any]] = graph["objects"]
+        self._by_name: dict[str, set[str]] = {}
+        self._out: dict[str, frozenset[tuple[str, str]]] = {}
         self._attributes: dict[str, frozenset[str]] = {}
         for oid, obj in self.objects.items():
-            oid = str(oid)
-            self._by_name[normalize_name(obj["name"])].add(oid)
-            self._attributes[oid] = frozenset(normalize_name(a) for a in obj.get("attributes", ()))
-            for rel in obj.get("relations", ()):
-                name, target = normalize_name(rel["name"]), str(rel["object"])
-                self._edges.add((oid, name, target))
-                self._subjects[(name, target)].add(oid)
-                self._targets[(oid, name)].add(target)
+            self._by_name.setdefault(obj["name"].strip().lower(), set()).add(str(oid))
 
-    def obj(self, oid: str) -> Mapping[str, Any]:
+    def obj(self, oid: str) -> dict[str, Any]:
         """The object with id `oid`, or an EvidenceProblem naming the unknown id."""
         found = self.objects.get(oid)
         if found is None:
@@ -80,26 +75,39 @@ class GraphIndex:
         return normalize_name(self.obj(oid)["name"])
 
     def attributes_of(self, oid: str) -> frozenset[str]:
-        self.obj(oid)
-        return self._attributes[oid]
+        attrs = self._attributes.get(oid)
+        if attrs is None:
+            attrs = frozenset(a.strip().lower() for a in self.obj(oid).get("attributes") or ())
+            self._attributes[oid] = attrs
+        return attrs
+
+    def _edges_from(self, oid: str) -> frozenset[tuple[str, str]]:
+        """(relation, target) pairs of `oid`'s outgoing edges; empty for an unknown id."""
+        edges = self._out.get(oid)
+        if edges is None:
+            obj = self.objects.get(oid)
+            rels = obj.get("relations") or () if obj is not None else ()
+            edges = frozenset((r["name"].strip().lower(), str(r["object"])) for r in rels)
+            self._out[oid] = edges
+        return edges
 
     def ids_named(self, names: Iterable[str]) -> set[str]:
         """Ids of all objects whose normalised name is one of `names` (already normalised)."""
         out: set[str] = set()
         for n in names:
-            out |= self._by_name.get(n, set())
+            hit = self._by_name.get(n)
+            if hit:
+                out |= hit
         return out
 
     def has_edge(self, subject: str, rel: str, target: str) -> bool:
-        return (subject, rel, target) in self._edges
+        return (rel, target) in self._edges_from(subject)
 
     def related(self, names: Iterable[str], rel: str, target: str, *, symmetric: bool) -> set[str]:
         """Ids named one of `names` with `x -rel-> target` (or `target -rel-> x` if symmetric)."""
-        candidates = self.ids_named(names)
-        hits = candidates & self._subjects.get((rel, target), set())
-        if symmetric:
-            hits |= candidates & self._targets.get((target, rel), set())
-        return hits
+        back = self._edges_from(target)
+        return {oid for oid in self.ids_named(names)
+                if (rel, target) in self._edges_from(oid) or (symmetric and (rel, oid) in back)}
 
     def center(self, oid: str) -> float:
         o = self.obj(oid)

@@ -8,13 +8,13 @@ never a pass, so a new op cannot slip through unchecked.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from contrastgen.verify_graph import EvidenceProblem, GraphIndex, field, name_list, object_id
 from contrastgen.verify_rules import VerifyRules, normalize_name
 
-Query = Mapping[str, Any]
+Query = dict[str, Any]
 _WHAT = "query"
 
 

@@ -23,7 +23,7 @@ _SYMMETRIC = "symmetric"
 
 def normalize_name(text: object) -> str:
     """Scene-graph names and relations are compared lower-cased and stripped (the README contract)."""
-    return str(text).strip().lower()
+    return (text if isinstance(text, str) else str(text)).strip().lower()
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from verify_cases import VALID
 
+from contrastgen.errors import InputError
 from contrastgen.verify import Failure, verify_contrast_sets
 
 REPO = Path(__file__).resolve().parents[2]
@@ -113,3 +115,11 @@ def test_verifier_does_not_import_the_generator():
                 mods = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
             for mod in mods:
                 assert not any(mod == b or mod.startswith(b + ".") for b in banned), f"{path} imports {mod}"
+
+
+def test_malformed_graph_is_an_input_error_naming_the_image(graph, rules, record, valid):
+    graph["objects"]["6"]["relations"] = [{"object": "3"}]  # a relation without a name
+    original, pert = valid["exists_related_yes"]
+    rec = record(original, [pert])
+    with pytest.raises(InputError, match="image img1 object 6: relation without a 'name'"):
+        verify_contrast_sets([rec], {"img1": graph}, rules=rules)

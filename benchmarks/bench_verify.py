@@ -1,0 +1,134 @@
+"""How fast `contrastgen verify` checks a large contrast set.
+
+Why synthetic: the verifier's cost depends on the number of perturbations and graph size, not on
+the wording of questions, so seeded random scene graphs (GQA-sized: ~20 objects, ~4 edges each)
+with valid evidence for every query op measure it faithfully without the real 10 GB of graphs.
+
+    .venv/bin/python benchmarks/bench_verify.py --images 10000 --per-image 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from contrastgen.gqa import load_scene_graphs
+from contrastgen.jsonio import read_jsonl, write_json, write_jsonl
+from contrastgen.verify import verify_contrast_sets
+
+NAMES = [f"thing{i}" for i in range(60)]
+COLORS = ["red", "white", "black", "blue", "green"]
+OPPOSITE = {"to the left of": "to the right of", "to the right of": "to the left of"}
+
+
+def make_graph(rng: random.Random, n_objects: int) -> dict:
+    objects = {}
+    ids = [str(i) for i in range(n_objects)]
+    for oid in ids:
+        objects[oid] = {"name": rng.choice(NAMES), "x": rng.randrange(600), "y": 0, "w": rng.randrange(1, 40),
+                        "h": 10, "attributes": [rng.choice(COLORS), "small"], "relations": []}
+    for oid in ids:
+        for other in rng.sample(ids, 4):
+            if other != oid:
+                rel = rng.choice(["near", "on", "to the left of", "to the right of"])
+                objects[oid]["relations"].append({"name": rel, "object": other})
+    return {"width": 640, "height": 480, "objects": objects}
+
+
+def perturbations(rng: random.Random, g: dict, k: int) -> list[tuple[str, dict]]:
+    """(original answer, perturbation) pairs with valid evidence, cycling through the ops."""
+    objs = g["objects"]
+    counts: dict[str, int] = {}
+    for o in objs.values():
+        counts[o["name"]] = counts.get(o["name"], 0) + 1
+    unique = [oid for oid, o in objs.items() if counts[o["name"]] == 1]
+    absent = [n for n in NAMES if n not in counts]
+    edges = [(s, r["name"], r["object"]) for s, o in objs.items() for r in o["relations"]
+             if r["name"] in OPPOSITE and not any(x["name"] == OPPOSITE[r["name"]] and x["object"] == r["object"]
+                                                  for x in o["relations"])]
+    out = []
+    for i in range(k):
+        op = ("side", "color", "exists", "relation")[i % 4]
+        change = {"kind": "object", "slot": "x", "from": "a", "to": "b"}
+        if op in ("side", "color") and unique:
+            oid = rng.choice(unique)
+            o = objs[oid]
+            only = {"fact": "only", "names": [o["name"]], "ids": [oid]}
+            if op == "side":
+                centre = o["x"] + o["w"] / 2
+                side = "left" if centre < 320 else "right"
+                facts = [only, {"fact": "side", "id": oid, "x": o["x"], "w": o["w"], "image_width": 640,
+                                "center": centre, "side": side}]
+                out.append(("left" if side == "right" else "right",
+                            _p({"op": "side", "object": oid}, facts, side, change)))
+            else:
+                facts = [only, {"fact": "color", "id": oid, "colors": [o["attributes"][0]]}]
+                out.append(("purple", _p({"op": "color", "object": oid}, facts, o["attributes"][0], change)))
+        elif op == "relation" and edges:
+            s, rel, t = rng.choice(edges)
+            query = {"op": "relation", "subject": s, "rel": OPPOSITE[rel], "object": t, "opposite": rel}
+            facts = [{"fact": "relation", "subject": s, "name": rel, "object": t}]
+            out.append(("yes", _p(query, facts, "no", {"kind": "relation", "slot": "rel", "from": rel,
+                                                        "to": OPPOSITE[rel]})))
+        elif absent:
+            name = rng.choice(absent)
+            target = rng.choice(list(objs))
+            query = {"op": "exists_related", "names": [name], "rel": "near", "object": target, "symmetric": True}
+            facts = [{"fact": "object", "id": target, "name": objs[target]["name"]},
+                     {"fact": "absent", "names": [name]}]
+            out.append(("yes", _p(query, facts, "no", change)))
+    return out
+
+
+def _p(query: dict, facts: list, answer: str, change: dict) -> dict:
+    return {"answer": answer, "question": "?", "change": change,
+            "evidence": {"query": query, "facts": facts, "answer": answer}}
+
+
+def build(tmp: Path, images: int, per_image: int, seed: int) -> tuple[Path, Path, int]:
+    rng = random.Random(seed)
+    graphs, records, n = {}, [], 0
+    for img in range(images):
+        g = make_graph(rng, 20)
+        graphs[str(img)] = g
+        pairs = perturbations(rng, g, per_image)
+        # group consecutive pairs with the same original answer into records of up to 5
+        for j in range(0, len(pairs), 5):
+            chunk = [p for a, p in pairs[j:j + 5] if a == pairs[j][0]]
+            qid = f"{img}-{j}"
+            for rank, p in enumerate(chunk, 1):
+                p["rank"], p["question_id"] = rank, f"{qid}_c{rank}"
+            records.append({"question_id": qid, "image_id": str(img), "answer": pairs[j][0],
+                            "perturbations": chunk})
+            n += len(chunk)
+    out = tmp / "out"
+    write_jsonl(out / "contrast_sets.jsonl", records)
+    write_json(tmp / "sg.json", graphs)
+    return out, tmp / "sg.json", n
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--images", type=int, default=10000)
+    ap.add_argument("--per-image", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        out, sg, n = build(Path(d), args.images, args.per_image, args.seed)
+        t0 = time.perf_counter()
+        records = list(read_jsonl(out / "contrast_sets.jsonl"))
+        graphs = load_scene_graphs(sg)
+        t1, c1 = time.perf_counter(), time.process_time()
+        report = verify_contrast_sets(records, graphs)
+        t2, c2 = time.perf_counter(), time.process_time()
+    # CPU time as well as wall time: on a shared machine the wall clock also measures the neighbours.
+    print(f"{n} perturbations over {args.images} images: load {t1 - t0:.2f} s, "
+          f"verify {t2 - t1:.2f} s wall / {c2 - c1:.2f} s CPU ({n / (c2 - c1):,.0f} perturbations per CPU-s); "
+          f"ok={report.ok} failures={len(report.failures)}")
+
+
+if __name__ == "__main__":
+    main()
