@@ -68,12 +68,14 @@ class SynthVocabulary:
     semantic: tuple[str, ...]
     places: tuple[str, ...]
     weather: tuple[str, ...]
+    plural_forms: frozenset[str] = frozenset()
 
     def plural(self, name: str) -> str:
         return self.plurals.get(name, name)
 
     def is_plural(self, name: str) -> bool:
-        return name in self.plural_names
+        """Plural forms take "are": "jeans", "men", and plurals of vocabulary names ("dishes")."""
+        return name in self.plural_names or (name not in self.plurals and name in self.plural_forms)
 
     def is_mass(self, name: str) -> bool:
         return name in self.uncountable
@@ -118,6 +120,7 @@ def load_vocabulary() -> SynthVocabulary:
         semantic=tuple(raw["semantic"]),
         places=tuple(raw["places"]),
         weather=tuple(raw["weather"]),
+        plural_forms=frozenset(v for k, v in raw["plurals"].items() if v != k),
     )
 
 
@@ -141,6 +144,23 @@ def semantic_str(semantic: list[dict[str, Any]]) -> str:
         deps = s["dependencies"]
         parts.append(f"{s['operation']}: {s['argument']}" + (f" [{', '.join(map(str, deps))}]" if deps else ""))
     return "->".join(parts)
+
+
+def insert_filter(semantic: list[dict[str, Any]], after: int, operation: str, argument: str) -> list[dict[str, Any]]:
+    """Insert "filter color: white" after step `after`, renumbering later dependencies.
+
+    GQA writes attribute-qualified references ("the white plate") as select -> filter; builders
+    produce the unqualified program and this adds the filter, as GQA's own programs show it.
+    """
+    out = []
+    for i, s in enumerate(semantic):
+        deps = [d + 1 if d > after else d for d in s["dependencies"]]
+        if i > after:
+            deps = [after + 1 if d == after else d for d in deps]
+        out.append({**s, "dependencies": deps})
+        if i == after:
+            out.append(step(operation, argument, [after]))
+    return out
 
 
 _TOKEN = re.compile(r"[^\s,?.!;:]+")
@@ -418,7 +438,7 @@ def ask_exist_near(v: GraphView, x_name: str, y: str, vocab: SynthVocabulary, *,
     else:
         xw = x_text or x_name
         det = "" if mass else article(xw) + " "
-        text = [f"Is there {det}{xw} {rel} the {yw}?", f"Do you see {det}{xw} {rel} the {yw}?"][phrasing % 2]
+        text = [f"Is there {det}{xw} {rel} the {yw}?", f"Is there any {xw} {rel} the {yw}?"][phrasing % 2]
         if phrasing % 2 == 0 and vocab.is_plural(x_name):
             text = f"Are there {xw} {rel} the {yw}?"
     answer = _yes(bool(hits))
@@ -921,14 +941,28 @@ _PICKERS = tuple(p for _, p, _, _ in QUESTION_KINDS)
 _CUM = tuple(sum(w for _, _, w, _ in QUESTION_KINDS[: i + 1]) for i in range(len(QUESTION_KINDS)))
 
 
-def make_questions(rng: random.Random, v: GraphView, vocab: SynthVocabulary, count: int) -> list[QuestionParts]:
-    """`count` questions about one graph; a kind the graph cannot support is redrawn."""
+def _cum_weights(template_weight: float) -> tuple[float, ...]:
+    total, out = 0.0, []
+    for _, _, w, is_template in QUESTION_KINDS:
+        total += w * (template_weight if is_template else 1.0)
+        out.append(total)
+    return tuple(out)
+
+
+def make_questions(rng: random.Random, v: GraphView, vocab: SynthVocabulary, count: int,
+                   *, template_weight: float = 1.0) -> list[QuestionParts]:
+    """`count` questions about one graph; a kind the graph cannot support is redrawn.
+
+    `template_weight` multiplies the weight of the six template kinds (the bundled sample uses
+    more of them than GQA has, because it exists to exercise the engine).
+    """
+    cum = _CUM if template_weight == 1.0 else _cum_weights(template_weight)
     out: list[QuestionParts] = []
     asked: set[str] = set()
     while len(out) < count:
         parts = None
         for _ in range(12):
-            parts = rng.choices(_PICKERS, cum_weights=_CUM, k=1)[0](rng, v, vocab)
+            parts = rng.choices(_PICKERS, cum_weights=cum, k=1)[0](rng, v, vocab)
             if parts is not None and parts.question not in asked:
                 break
             parts = None
