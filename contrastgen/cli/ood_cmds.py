@@ -1,0 +1,90 @@
+"""`contrastgen ood gqa|vqavs`: build GQA-OOD and VQA-VS out-of-distribution splits.
+
+Scoring predictions on the result is `contrastgen evaluate --ood DIR` (contrastgen.ood.evaluate_ood).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from contrastgen.ood.concepts import SHORTCUT_NAMES
+from contrastgen.ood.gqa_ood import RULES, GqaOodConfig
+from contrastgen.ood.pipeline import run_gqa_ood, run_vqavs
+from contrastgen.ood.report import render_build_stats
+from contrastgen.ood.vqavs import VqaVsConfig
+
+_FILE = click.Path(exists=True, dir_okay=True, path_type=Path)
+
+
+def _shortcut_list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    if not value:
+        return SHORTCUT_NAMES
+    names = tuple(v.strip() for v in value.split(",") if v.strip())
+    unknown = [n for n in names if n not in SHORTCUT_NAMES]
+    if unknown:
+        raise click.BadParameter(f"unknown {', '.join(unknown)}; choose from {','.join(SHORTCUT_NAMES)}")
+    return names
+
+
+@click.group("ood")
+def ood() -> None:
+    """Build GQA-OOD and VQA-VS out-of-distribution splits."""
+
+
+@ood.command("gqa")
+@click.option("--questions", required=True, type=_FILE, help="GQA questions JSON (or a directory of shards).")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output directory.")
+@click.option("--alpha", default=1.2, show_default=True, type=float,
+              help="Tail: answers with count <= alpha x the group's mean (released rule: <).")
+@click.option("--entropy-threshold", default=0.9, show_default=True, type=float,
+              help="Keep groups with normalised entropy below this (paper rule only).")
+@click.option("--rule", type=click.Choice(RULES), default="paper", show_default=True,
+              help="'paper': the paper's thresholds; 'released': the authors' code (mean - std entropy cut).")
+def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, rule: str) -> None:
+    """GQA-OOD: head/tail splits of imbalanced local question groups; writes all/head/tail.json."""
+    stats = run_gqa_ood(questions, out, GqaOodConfig(alpha=alpha, entropy_threshold=entropy_threshold,
+                                                     rule=rule))  # type: ignore[arg-type]
+    console = Console()
+    console.print(render_build_stats(stats))
+    console.print(f"wrote {out}/all.json, head.json, tail.json, groups.json, stats.json")
+
+
+@ood.command("vqavs")
+@click.option("--questions", required=True, type=_FILE, help="VQA v2 questions, or GQA questions.")
+@click.option("--annotations", type=_FILE, help="VQA v2 annotations (ten answers per question); not for GQA.")
+@click.option("--objects", type=_FILE,
+              help="Objects per image: COCO instances JSON, GQA scene graphs, or {image_id: [names]}.")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output directory.")
+@click.option("--format", "data_format", type=click.Choice(["auto", "vqa", "gqa"]), default="auto", show_default=True)
+@click.option("--mi-questions", type=_FILE, help="Estimate MI on this split (e.g. training) instead of the input.")
+@click.option("--mi-annotations", type=_FILE, help="Annotations for --mi-questions (VQA).")
+@click.option("--mi-objects", type=_FILE, help="Objects for --mi-questions' images (default: --objects).")
+@click.option("--shortcuts", callback=_shortcut_list, help=f"Comma-separated subset of {','.join(SHORTCUT_NAMES)}.")
+@click.option("--entropy-threshold", default=0.9, show_default=True, type=float)
+@click.option("--tail-factor", default=1.2, show_default=True, type=float,
+              help="Tail: answers with count < this x the group's mean.")
+@click.option("--drop-stopwords", is_flag=True, help="Ignore function words (rules/ood/stopwords.txt) as keywords.")
+def vqavs_cmd(questions: Path, annotations: Path | None, objects: Path | None, out: Path, data_format: str,
+              mi_questions: Path | None, mi_annotations: Path | None, mi_objects: Path | None,
+              shortcuts: tuple[str, ...], entropy_threshold: float, tail_factor: float,
+              drop_stopwords: bool) -> None:
+    """VQA-VS: one OOD test set per shortcut (QT, KW, KWP, QT+KW, KO, KOP, QT+KO, KW+KO, QT+KW+KO)."""
+    config = VqaVsConfig(entropy_threshold=entropy_threshold, tail_factor=tail_factor,
+                         drop_stopwords=drop_stopwords, shortcuts=shortcuts)
+    stats = run_vqavs(questions, out, annotations=annotations, objects=objects, data_format=data_format,
+                      mi_questions=mi_questions, mi_annotations=mi_annotations, mi_objects=mi_objects,
+                      config=config)
+    console = Console()
+    console.print(render_build_stats(stats))
+    skipped = [n for n, s in stats["shortcuts"].items() if "skipped" in s]
+    if skipped:
+        console.print(f"[yellow]{', '.join(skipped)} skipped: no object annotations; pass --objects "
+                      "(COCO instances, GQA scene graphs or an image -> names mapping) to build them.[/yellow]")
+    console.print(f"wrote {out}/ood/, splits.json, answers.json, concepts.jsonl, groups.json, stats.json, stats.md")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(ood)

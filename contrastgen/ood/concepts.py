@@ -1,0 +1,177 @@
+"""The nine VQA-VS shortcut concepts of a sample, chosen by mutual information with the answer.
+
+Si et al. (2022, Sec. 3.3 and App. B.3) label each sample with the concept a model could use as a
+shortcut: its question type (QT), the question word most associated with the answer (KW), the two
+most associated words (KWP), the image object most associated with the answer (KO), the top two
+objects (KOP), and five combinations. "Most associated" is pointwise mutual information,
+
+    MI(w, a) = log f(w, a) / (f(w) f(a) / K),
+
+where f counts samples (a word counts once per question, an object once per image) and K is the
+number of samples. The paper publishes no code, so the choices it leaves open are made here and
+documented in the README: the question-type words are the question's longest prefix in VQA's type
+list; ties in MI go to the word that comes first in the question; KWP and KOP keep MI order (the
+pair is "sequence-dependent"); a sample with no candidate word or object gets no concept for the
+shortcuts that need one and is left out of those shortcuts' groups.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import regex
+
+from contrastgen.ood.rules_data import stopwords, vqa_question_types
+from contrastgen.ood.samples import Sample
+
+_WORD = regex.compile(r"[\p{L}\p{N}]+(?:'[\p{L}\p{N}]+)*")
+NONE_OF_THE_ABOVE = "none of the above"
+CONCEPT_SEPARATOR = " + "
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    """A VQA-VS shortcut: its name and the sample labels its concept is made of."""
+
+    name: str
+    parts: tuple[str, ...]  # labels among "qt", "kw", "kw2", "ko", "ko2"
+    family: str  # "language", "visual" or "multi-modality"
+
+    @property
+    def needs_objects(self) -> bool:
+        return any(p.startswith("ko") for p in self.parts)
+
+
+SHORTCUTS: tuple[Shortcut, ...] = (
+    Shortcut("QT", ("qt",), "language"),
+    Shortcut("KW", ("kw",), "language"),
+    Shortcut("KWP", ("kw", "kw2"), "language"),
+    Shortcut("QT+KW", ("qt", "kw"), "language"),
+    Shortcut("KO", ("ko",), "visual"),
+    Shortcut("KOP", ("ko", "ko2"), "visual"),
+    Shortcut("QT+KO", ("qt", "ko"), "multi-modality"),
+    Shortcut("KW+KO", ("kw", "ko"), "multi-modality"),
+    Shortcut("QT+KW+KO", ("qt", "kw", "ko"), "multi-modality"),
+)
+SHORTCUT_NAMES: tuple[str, ...] = tuple(s.name for s in SHORTCUTS)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased words; apostrophes stay inside words ("what's"), other punctuation splits."""
+    return _WORD.findall(text.lower())
+
+
+def type_prefix(tokens: Sequence[str]) -> tuple[str, ...]:
+    """The longest VQA question type that starts the question, as words (empty if none does)."""
+    for qt in vqa_question_types():
+        words = tuple(qt.split())
+        if tuple(tokens[: len(words)]) == words:
+            return words
+    return ()
+
+
+def question_type(sample: Sample, tokens: Sequence[str]) -> str:
+    """The sample's own type when the data carries one (VQA `question_type`, GQA detailed type),
+    else the longest matching VQA prefix, else VQA's catch-all 'none of the above'."""
+    if sample.question_type:
+        return sample.question_type
+    prefix = type_prefix(tokens)
+    return " ".join(prefix) if prefix else NONE_OF_THE_ABOVE
+
+
+def keyword_candidates(tokens: Sequence[str], *, drop_stopwords: bool = False) -> list[str]:
+    """The question's distinct words after its type prefix, in order of first appearance."""
+    rest = tokens[len(type_prefix(tokens)):]
+    stop = stopwords() if drop_stopwords else frozenset()
+    return list(dict.fromkeys(w for w in rest if w not in stop))
+
+
+@dataclass
+class MutualInformation:
+    """Sample counts behind MI(feature, answer); `fit` once, `top` per sample."""
+
+    total: int = 0
+    feature_counts: Counter = field(default_factory=Counter)
+    answer_counts: Counter = field(default_factory=Counter)
+    joint_counts: Counter = field(default_factory=Counter)
+
+    @classmethod
+    def fit(cls, rows: Iterable[tuple[Iterable[str], str]]) -> MutualInformation:
+        mi = cls()
+        for features, answer in rows:
+            distinct = set(features)
+            mi.total += 1
+            mi.answer_counts[answer] += 1
+            mi.feature_counts.update(distinct)
+            mi.joint_counts.update((f, answer) for f in distinct)
+        return mi
+
+    def score(self, feature: str, answer: str) -> float | None:
+        """MI(feature, answer), or None when the pair never occurs in the fitted data."""
+        joint = self.joint_counts.get((feature, answer), 0)
+        if joint == 0:
+            return None
+        return math.log(joint * self.total / (self.feature_counts[feature] * self.answer_counts[answer]))
+
+    def top(self, features: Sequence[str], answer: str, n: int = 2) -> list[str]:
+        """The `n` features with the highest MI with `answer`; ties keep the features' order."""
+        scored = [(s, i, f) for i, f in enumerate(features) if (s := self.score(f, answer)) is not None]
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        return [f for _, _, f in scored[:n]]
+
+
+@dataclass
+class SampleConcepts:
+    """A sample's base labels and its concept for each shortcut (None: not labelled)."""
+
+    question_id: str
+    labels: dict[str, str | None]
+    concepts: dict[str, str | None]
+
+
+def _concept(shortcut: Shortcut, labels: Mapping[str, str | None]) -> str | None:
+    parts = [labels.get(p) for p in shortcut.parts]
+    if any(p is None for p in parts):
+        return None
+    return CONCEPT_SEPARATOR.join(parts)  # type: ignore[arg-type]
+
+
+def label_samples(samples: Sequence[Sample], *, objects: Mapping[str, Sequence[str]] | None = None,
+                  mi_samples: Sequence[Sample] | None = None,
+                  mi_objects: Mapping[str, Sequence[str]] | None = None,
+                  drop_stopwords: bool = False) -> list[SampleConcepts]:
+    """Label every sample with the nine concepts (the object ones only when `objects` is given).
+
+    MI statistics come from `mi_samples` (e.g. the training split, as the paper's concepts are
+    training-set statistics) or, by default, from `samples` themselves.
+    """
+    source = samples if mi_samples is None else mi_samples
+    source_objects = objects if mi_objects is None else mi_objects
+
+    def words(s: Sample) -> list[str]:
+        return keyword_candidates(tokenize(s.question), drop_stopwords=drop_stopwords)
+
+    word_mi = MutualInformation.fit((words(s), s.answer) for s in source)
+    object_mi = None
+    if objects is not None and source_objects is not None:
+        object_mi = MutualInformation.fit(
+            (source_objects.get(s.image_id, ()), s.answer) for s in source)
+    shortcuts = [s for s in SHORTCUTS if objects is not None or not s.needs_objects]
+    out = []
+    for s in samples:
+        tokens = tokenize(s.question)
+        kws = word_mi.top(keyword_candidates(tokens, drop_stopwords=drop_stopwords), s.answer)
+        labels: dict[str, str | None] = {
+            "qt": question_type(s, tokens),
+            "kw": kws[0] if kws else None,
+            "kw2": kws[1] if len(kws) > 1 else None,
+        }
+        if object_mi is not None and objects is not None:
+            kos = object_mi.top(list(objects.get(s.image_id, ())), s.answer)
+            labels["ko"] = kos[0] if kos else None
+            labels["ko2"] = kos[1] if len(kos) > 1 else None
+        out.append(SampleConcepts(s.question_id, labels, {sc.name: _concept(sc, labels) for sc in shortcuts}))
+    return out

@@ -1,0 +1,78 @@
+"""Which objects each image contains, for the visual (KO, KOP) and multi-modal VQA-VS shortcuts.
+
+VQA v2 itself has no object annotations; VQA-VS took them from COCO's instance annotations (the
+80 categories). GQA has scene graphs. We accept three files: COCO `instances_*.json`, GQA scene
+graphs, or a plain `{image_id: [object names]}` mapping for anything else (e.g. detector output).
+An object counts once per image, as a word counts once per question in the MI statistics.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from contrastgen.errors import InputError
+from contrastgen.gqa import validate_scene_graph
+from contrastgen.jsonio import read_json
+
+ImageObjects = dict[str, tuple[str, ...]]
+
+
+def _from_coco(data: Mapping[str, Any], path: Path) -> ImageObjects:
+    cats = data.get("categories")
+    anns = data.get("annotations")
+    if not isinstance(cats, list) or not isinstance(anns, list):
+        raise InputError("COCO instances need 'categories' and 'annotations' lists", path=str(path))
+    names: dict[str, str] = {}
+    for c in cats:
+        if not isinstance(c, Mapping) or not isinstance(c.get("name"), str) or "id" not in c:
+            raise InputError("category without 'id' and 'name'", path=str(path), record=f"category {c!r:.60}")
+        names[str(c["id"])] = c["name"]
+    objects: dict[str, set[str]] = {}
+    for img in data.get("images") or []:
+        if isinstance(img, Mapping) and "id" in img:
+            objects.setdefault(str(img["id"]), set())
+    for a in anns:
+        if not isinstance(a, Mapping) or "image_id" not in a:
+            raise InputError("annotation without 'image_id'", path=str(path), record=f"annotation {a.get('id') if isinstance(a, Mapping) else a!r:.40}")
+        cat = str(a.get("category_id"))
+        if cat not in names:
+            raise InputError(f"unknown category_id {cat}", path=str(path), record=f"annotation {a.get('id')}")
+        objects.setdefault(str(a["image_id"]), set()).add(names[cat])
+    return {k: tuple(sorted(v)) for k, v in objects.items()}
+
+
+def _is_scene_graphs(data: Mapping[str, Any]) -> bool:
+    first = next(iter(data.values()), None)
+    return isinstance(first, Mapping) and "objects" in first
+
+
+def load_image_objects(path: str | os.PathLike[str]) -> ImageObjects:
+    """Image id -> sorted distinct object names, from COCO instances, GQA scene graphs or a mapping."""
+    p = Path(path)
+    data = read_json(p)
+    if not isinstance(data, Mapping) or not data:
+        raise InputError("expected an object (COCO instances, scene graphs or image -> names)", path=str(p))
+    if "annotations" in data and "categories" in data:
+        return _from_coco(data, p)
+    out: ImageObjects = {}
+    if _is_scene_graphs(data):
+        for image_id, g in data.items():
+            graph = validate_scene_graph(str(image_id), g, path=str(p))
+            out[str(image_id)] = tuple(sorted({o["name"].strip().lower() for o in graph["objects"].values()}))
+        return out
+    for image_id, names in data.items():
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise InputError("expected a list of object names", path=str(p), record=f"image {image_id}")
+        out[str(image_id)] = tuple(sorted({n.strip().lower() for n in names if n.strip()}))
+    return out
+
+
+def require_images(objects: ImageObjects, image_ids: Iterable[tuple[str, str]], path: str | None) -> None:
+    """Every (question id, image id) must name an image the object file knows."""
+    for qid, image_id in image_ids:
+        if image_id not in objects:
+            raise InputError(f"image {image_id} is not in the object annotations", path=path,
+                             record=f"question {qid}")

@@ -1,0 +1,66 @@
+"""From files to an OOD directory in one call: what the CLI and the HTTP service both run."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from contrastgen.errors import InputError
+from contrastgen.gqa import load_questions
+from contrastgen.ood.gqa_ood import GqaOodConfig, build_gqa_ood, write_gqa_ood
+from contrastgen.ood.objects import load_image_objects, require_images
+from contrastgen.ood.samples import Sample, detect_format, load_gqa_samples, load_vqa
+from contrastgen.ood.vqavs import VqaVsConfig, build_vqavs, write_vqavs
+
+PathLike = str | os.PathLike[str]
+
+
+def run_gqa_ood(questions: PathLike, out_dir: PathLike, config: GqaOodConfig | None = None) -> dict[str, Any]:
+    """Build GQA-OOD from a GQA question file (or directory of shards); return its stats."""
+    qs = load_questions(questions)
+    split = build_gqa_ood(qs, config, path=str(questions))
+    write_gqa_ood(split, qs, out_dir)
+    return split.stats()
+
+
+def load_samples(questions: PathLike, annotations: PathLike | None, data_format: str = "auto") -> tuple[str, list[Sample]]:
+    fmt = detect_format(questions) if data_format == "auto" else data_format
+    if fmt == "vqa":
+        if annotations is None:
+            raise InputError("VQA questions need --annotations (the ten human answers per question)",
+                             path=str(questions))
+        return fmt, load_vqa(questions, annotations)
+    if fmt == "gqa":
+        if annotations is not None:
+            raise InputError("GQA questions carry their answers; --annotations is for VQA data",
+                             path=str(annotations))
+        return fmt, load_gqa_samples(questions)
+    raise InputError(f"unknown data format {data_format!r}; expected auto, vqa or gqa")
+
+
+def run_vqavs(questions: PathLike, out_dir: PathLike, *, annotations: PathLike | None = None,
+              objects: PathLike | None = None, data_format: str = "auto",
+              mi_questions: PathLike | None = None, mi_annotations: PathLike | None = None,
+              mi_objects: PathLike | None = None, config: VqaVsConfig | None = None) -> dict[str, Any]:
+    """Build VQA-VS from VQA v2 or GQA files; return its stats.
+
+    `mi_questions` (+ `mi_annotations`, `mi_objects`) estimate the MI statistics on another split,
+    typically training, as the paper does; by default they come from the input itself.
+    """
+    fmt, samples = load_samples(questions, annotations, data_format)
+    image_objects = None
+    if objects is not None:
+        image_objects = load_image_objects(objects)
+        require_images(image_objects, ((s.question_id, s.image_id) for s in samples), str(objects))
+    mi_samples = mi_image_objects = None
+    if mi_questions is not None:
+        _, mi_samples = load_samples(mi_questions, mi_annotations, fmt)
+        if image_objects is not None:
+            mi_image_objects = load_image_objects(mi_objects) if mi_objects is not None else image_objects
+            require_images(mi_image_objects, ((s.question_id, s.image_id) for s in mi_samples),
+                           str(mi_objects or objects))
+    build = build_vqavs(samples, config, data_format=fmt, objects=image_objects,
+                        mi_samples=mi_samples, mi_objects=mi_image_objects)
+    write_vqavs(build, Path(out_dir))
+    return build.stats()

@@ -1,0 +1,193 @@
+"""VQA-VS: one OOD test set per shortcut (Si et al. 2022), on VQA v2 or GQA data.
+
+For each of the nine shortcuts, samples are grouped by their concept (see `concepts`), groups with
+a normalised answer entropy below 0.9 are kept, and in each kept group the answers whose count is
+under 1.2 x the group's mean are the tail: the union of the tails is that shortcut's OOD set, the
+rest of the kept groups its head. Without object annotations the five object-based shortcuts are
+skipped and say so; they are never approximated.
+
+The output directory is self-contained for scoring: it carries every sample's human answers, so
+`evaluate_ood` needs nothing but the directory and the predictions.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contrastgen.errors import InputError
+from contrastgen.jsonio import atomic_dir, write_json, write_jsonl, write_text
+from contrastgen.ood.concepts import SHORTCUT_NAMES, SHORTCUTS, SampleConcepts, label_samples
+from contrastgen.ood.imbalance import GroupSplit, answer_histograms, split_groups
+from contrastgen.ood.samples import Sample
+
+STATS_FILE = "stats.json"
+NO_OBJECTS = "skipped: no object annotations (pass --objects)"
+
+
+@dataclass
+class VqaVsConfig:
+    entropy_threshold: float = 0.9
+    tail_factor: float = 1.2
+    drop_stopwords: bool = False
+    shortcuts: tuple[str, ...] = SHORTCUT_NAMES
+
+    def __post_init__(self) -> None:
+        unknown = [s for s in self.shortcuts if s not in SHORTCUT_NAMES]
+        if unknown:
+            raise InputError(f"unknown shortcut(s) {', '.join(unknown)}; expected {', '.join(SHORTCUT_NAMES)}")
+        if not 0 < self.entropy_threshold <= 1:
+            raise InputError(f"entropy threshold must be in (0, 1], got {self.entropy_threshold}")
+        if not self.tail_factor > 0:
+            raise InputError(f"tail factor must be positive, got {self.tail_factor}")
+
+
+@dataclass
+class ShortcutSplit:
+    """One shortcut's groups and its head and tail (OOD) samples."""
+
+    name: str
+    family: str
+    groups: dict[str, GroupSplit] = field(default_factory=dict)
+    head_ids: list[str] = field(default_factory=list)
+    tail_ids: list[str] = field(default_factory=list)
+    unlabelled: int = 0
+    skipped: str | None = None
+
+    def stats(self) -> dict[str, Any]:
+        if self.skipped:
+            return {"family": self.family, "skipped": self.skipped}
+        return {
+            "family": self.family,
+            "groups": len(self.groups),
+            "imbalanced_groups": sum(1 for g in self.groups.values() if g.imbalanced),
+            "head": len(self.head_ids),
+            "tail": len(self.tail_ids),
+            "unlabelled": self.unlabelled,
+        }
+
+
+@dataclass
+class VqaVsBuild:
+    config: VqaVsConfig
+    data_format: str
+    samples: list[Sample]
+    concepts: list[SampleConcepts]
+    splits: dict[str, ShortcutSplit]
+    mi_source: str = "input"
+
+    def built(self) -> list[str]:
+        return [n for n, s in self.splits.items() if not s.skipped]
+
+    def overlap(self) -> dict[str, dict[str, float | None]]:
+        """overlap[a][b]: the share of a's OOD samples that are also in b's (the paper's Fig. 5b
+        plots this as the cell (b, a): 'the proportion of duplicate samples ... in the a set')."""
+        sets = {n: set(self.splits[n].tail_ids) for n in self.built()}
+        return {a: {b: (len(sets[a] & sets[b]) / len(sets[a]) if sets[a] else None) for b in sets}
+                for a in sets}
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "benchmark": "vqa-vs",
+            "format_version": 1,
+            "data_format": self.data_format,
+            "samples": len(self.samples),
+            "entropy_threshold": self.config.entropy_threshold,
+            "tail_factor": self.config.tail_factor,
+            "drop_stopwords": self.config.drop_stopwords,
+            "mi_source": self.mi_source,
+            "shortcuts": {n: s.stats() for n, s in self.splits.items()},
+            "overlap": self.overlap(),
+        }
+
+
+def build_vqavs(samples: Sequence[Sample], config: VqaVsConfig | None = None, *, data_format: str = "vqa",
+                objects: Mapping[str, Sequence[str]] | None = None,
+                mi_samples: Sequence[Sample] | None = None,
+                mi_objects: Mapping[str, Sequence[str]] | None = None) -> VqaVsBuild:
+    """Label the samples with their concepts and build each requested shortcut's OOD set."""
+    config = config or VqaVsConfig()
+    if not samples:
+        raise InputError("no samples to build VQA-VS from")
+    concepts = label_samples(samples, objects=objects, mi_samples=mi_samples, mi_objects=mi_objects,
+                             drop_stopwords=config.drop_stopwords)
+    answers = {s.question_id: s.answer for s in samples}
+    splits: dict[str, ShortcutSplit] = {}
+    for sc in SHORTCUTS:
+        if sc.name not in config.shortcuts:
+            continue
+        split = ShortcutSplit(sc.name, sc.family)
+        splits[sc.name] = split
+        if sc.needs_objects and objects is None:
+            split.skipped = NO_OBJECTS
+            continue
+        keyed = [(c.question_id, c.concepts[sc.name]) for c in concepts]
+        split.unlabelled = sum(1 for _, k in keyed if k is None)
+        labelled = [(qid, k) for qid, k in keyed if k is not None]
+        split.groups = split_groups(answer_histograms((k, answers[qid]) for qid, k in labelled),
+                                    entropy_threshold=config.entropy_threshold,
+                                    tail_factor=config.tail_factor, strict_tail=True)
+        for qid, key in labelled:
+            group = split.groups[key]
+            if not group.imbalanced:
+                continue
+            (split.tail_ids if answers[qid] in group.tail else split.head_ids).append(qid)
+    return VqaVsBuild(config, data_format, list(samples), concepts, splits,
+                      "input" if mi_samples is None else "separate")
+
+
+def _vqa_files(samples: Sequence[Sample]) -> tuple[list[dict], list[dict]]:
+    return [s.question_record for s in samples], [s.annotation_record or {} for s in samples]
+
+
+def stats_markdown(stats: Mapping[str, Any]) -> str:
+    """The paper's Table 1 for this data, as Markdown."""
+    lines = ["| shortcut | family | groups | imbalanced | head | tail (OOD) | unlabelled |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for name, s in stats["shortcuts"].items():
+        if "skipped" in s:
+            lines.append(f"| {name} | {s['family']} | {s['skipped']} | | | | |")
+        else:
+            lines.append(f"| {name} | {s['family']} | {s['groups']} | {s['imbalanced_groups']} | "
+                         f"{s['head']} | {s['tail']} | {s['unlabelled']} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_vqavs(build: VqaVsBuild, out_dir: str | os.PathLike[str]) -> Path:
+    """Write the OOD sets, concept labels, answers for scoring, stats and overlap, atomically."""
+    from contrastgen.ood.plots import plot_overlap
+
+    by_id = {s.question_id: s for s in build.samples}
+    stats = build.stats()
+    with atomic_dir(out_dir) as tmp:
+        for name in build.built():
+            chosen = [by_id[q] for q in build.splits[name].tail_ids]
+            if build.data_format == "gqa":
+                write_json(tmp / "ood" / f"{name}.json", {s.question_id: s.question_record for s in chosen})
+            else:
+                ques, ans = _vqa_files(chosen)
+                write_json(tmp / "ood" / f"{name}-Ques.json", ques)
+                write_json(tmp / "ood" / f"{name}-Ans.json", ans)
+        write_json(tmp / "splits.json", {
+            "iid": [s.question_id for s in build.samples],
+            "ood": {n: build.splits[n].tail_ids for n in build.built()},
+            "head": {n: build.splits[n].head_ids for n in build.built()},
+        })
+        write_json(tmp / "answers.json", {s.question_id: {"answer": s.answer, "answers": s.answers}
+                                          for s in build.samples})
+        split_of = {n: {**dict.fromkeys(build.splits[n].head_ids, "head"),
+                        **dict.fromkeys(build.splits[n].tail_ids, "tail")} for n in build.built()}
+        write_jsonl(tmp / "concepts.jsonl", (
+            {"question_id": c.question_id, "labels": c.labels, "concepts": c.concepts,
+             "split": {n: split_of[n].get(c.question_id) for n in build.built()}}
+            for c in build.concepts))
+        write_json(tmp / "groups.json", {n: {k: g.to_json() for k, g in build.splits[n].groups.items()
+                                             if g.imbalanced} for n in build.built()})
+        write_json(tmp / STATS_FILE, stats, indent=True)
+        write_text(tmp / "stats.md", stats_markdown(stats))
+        if len(build.built()) > 1:
+            plot_overlap(stats["overlap"], tmp / "overlap.png")
+    return Path(out_dir)
