@@ -1,0 +1,231 @@
+"""Request and response bodies of the HTTP API, as pydantic models.
+
+Why they mirror the files instead of inventing new shapes: a researcher who already has GQA
+question files, scene-graph files and `contrast_sets.jsonl` should be able to POST them as they
+are and get back lines they can append to the same files. So scene graphs and questions are
+GQA's own records (unknown extra fields are kept and passed through), and perturbations are the
+README's `contrast_sets.jsonl` schema. Numbers are strict (`"12"` is not a coordinate) and
+integers stay integers, because the evidence echoes box coordinates and must come out byte for
+byte as the CLI writes them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
+
+Number = StrictInt | StrictFloat
+Seed = Field(0, ge=0, le=2**63 - 1, description="seed of every random choice; same seed, same output")
+
+
+class _Open(BaseModel):
+    """A GQA record: the fields we need are checked; any others are kept as they are."""
+
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+# --- GQA inputs -------------------------------------------------------------------------------
+
+
+class Relation(_Open):
+    name: str = Field(min_length=1, examples=["to the left of"])
+    object: str = Field(min_length=1, description="id of the target object in the same graph")
+
+
+class SceneObject(_Open):
+    name: str = Field(min_length=1, examples=["fence"])
+    x: Number
+    y: Number
+    w: Number
+    h: Number
+    attributes: list[str] = Field(default_factory=list, examples=[["wooden", "brown"]])
+    relations: list[Relation] = Field(default_factory=list)
+
+
+class SceneGraph(_Open):
+    """One image's GQA scene graph (`sceneGraphs.json` value)."""
+
+    width: Number = Field(gt=0)
+    height: Number | None = None
+    objects: dict[str, SceneObject] = Field(description="objects keyed by GQA object id")
+
+
+class ProgramStep(_Open):
+    """One step of GQA's functional program (`semantic`)."""
+
+    operation: str
+    dependencies: list[int] = Field(default_factory=list)
+    argument: str = ""
+
+
+class Question(_Open):
+    """One GQA question record (`*_questions.json` value)."""
+
+    question: str = Field(min_length=1)
+    imageId: str | StrictInt  # noqa: N815 - GQA's field name
+    answer: str | None = None
+    semantic: list[ProgramStep] | None = None
+
+
+# --- perturbations (README: contrast_sets.jsonl) ----------------------------------------------
+
+
+class Change(_Open):
+    kind: Literal["object", "attribute", "relation"]
+    slot: str
+    from_: str = Field(alias="from")
+    to: str
+
+
+class Evidence(_Open):
+    query: dict[str, Any] = Field(description="the perturbed question as a program (README: queries)")
+    facts: list[dict[str, Any]] = Field(description="graph facts that entail `answer` (README: facts)")
+    answer: str
+
+
+class Perturbation(_Open):
+    question_id: str = Field(examples=["201307251_c1"])
+    question: str
+    answer: str
+    rank: int = Field(ge=1)
+    change: Change
+    evidence: Evidence
+
+
+class ContrastRecord(_Open):
+    """One line of `contrast_sets.jsonl`."""
+
+    question_id: str
+    image_id: str
+    template: str
+    question: str
+    answer: str
+    slots: dict[str, Any] = Field(default_factory=dict)
+    grounding: dict[str, Any] = Field(default_factory=dict)
+    perturbations: list[Perturbation]
+
+
+# --- /v1/perturb ------------------------------------------------------------------------------
+
+
+class PerturbRequest(_Closed):
+    question: str = Field(min_length=1, examples=["Is there a fence near the puddle?"])
+    answer: str = Field(min_length=1, examples=["yes"])
+    semantic: list[ProgramStep] | None = Field(
+        None, description="GQA's functional program; grounds slots to object ids when present")
+    scene_graph: SceneGraph
+    question_id: str = Field("q", min_length=1, description="perturbations are named `<question_id>_c<rank>`")
+    image_id: str = Field("image", min_length=1)
+    max_k: int = Field(5, ge=1, description="at most this many perturbations, ranked 1..max_k")
+    templates: list[str] | None = Field(None, description="only these template ids (default: all)")
+    seed: int = Seed
+
+
+class PerturbResult(_Open):
+    """One question under one matched template. With perturbations, this object without its
+    `reason` key is exactly the question's `contrast_sets.jsonl` line."""
+
+    question_id: str
+    image_id: str
+    question: str
+    answer: str
+    template: str | None = Field(description="the template the question matched; null if none")
+    slots: dict[str, Any] = Field(description="the slot fillers the template extracted")
+    grounding: dict[str, Any] = Field(description="object ids each slot refers to, and how found")
+    perturbations: list[Perturbation] = Field(description="as in contrast_sets.jsonl, rank order")
+    reason: str | None = Field(
+        description="why there are no perturbations (no_match, not_grounded, ambiguous, "
+                    "no_distractor, duplicate, no_answer, ...); null when there are some")
+
+
+# --- /v1/perturb/batch ------------------------------------------------------------------------
+
+
+class BatchRequest(_Closed):
+    questions: dict[str, Question] = Field(description="GQA questions keyed by question id")
+    scene_graphs: dict[str, SceneGraph] = Field(description="GQA scene graphs keyed by image id")
+    max_k: int = Field(5, ge=1)
+    templates: list[str] | None = None
+    seed: int = Seed
+    corpus: Literal["request", "server"] = Field(
+        "request",
+        description="distractor statistics from the request's graphs (as `contrastgen generate` "
+                    "computes them from its input) or from the corpus the server was started with")
+
+
+class BatchResponse(_Open):
+    results: list[PerturbResult] = Field(
+        description="in question order; one per template a question matched (one with "
+                    "reason no_match when it matched none)")
+    stats: dict[str, Any] = Field(description="the counts `contrastgen generate` writes to stats.json")
+
+
+# --- /v1/verify -------------------------------------------------------------------------------
+
+
+class VerifyRequest(_Closed):
+    records: list[dict[str, Any]] = Field(
+        description="contrast_sets.jsonl records; checked as the CLI checks them, so a malformed "
+                    "record is reported as a failure rather than rejected")
+    scene_graphs: dict[str, SceneGraph]
+
+
+class VerifyFailure(_Open):
+    question_id: str
+    perturbation_id: str | None
+    problem: str
+
+
+class VerifyResponse(_Open):
+    ok: bool
+    checked: int = Field(description="perturbations checked")
+    failed_perturbations: int
+    failures: list[VerifyFailure]
+
+
+# --- /v1/evaluate -----------------------------------------------------------------------------
+
+
+class EvaluateRequest(_Closed):
+    records: list[ContrastRecord] = Field(min_length=1)
+    predictions: dict[str, str] | list[dict[str, Any]] = Field(
+        description="`{question_id: answer}`, or GQA/LXMERT/VQA result lists "
+                    "(`[{questionId, prediction}]`, `[{question_id, answer}]`)")
+    seed: int = Seed
+    n_boot: int = Field(1000, ge=0, description="bootstrap resamples for confidence intervals")
+
+
+# --- meta -------------------------------------------------------------------------------------
+
+
+class TemplateInfo(_Open):
+    id: str
+    description: str
+    examples: dict[str, list[str]] = Field(description="`match` and `no_match` example questions")
+
+
+class TemplatesResponse(_Open):
+    templates: list[TemplateInfo]
+
+
+class Health(_Open):
+    status: Literal["ok"]
+
+
+class Readiness(_Open):
+    status: Literal["ready", "busy"]
+    templates: int
+    corpus_images: int = Field(description="images in the server's corpus (0 when none)")
+
+
+class Version(_Open):
+    contrastgen: str
+    api: str
+    evidence_schema: int
+    python: str
+    fastapi: str

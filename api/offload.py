@@ -1,0 +1,97 @@
+"""Running CPU-bound engine work off the event loop, with admission control and a deadline.
+
+Why: generating, verifying and bootstrapping are pure Python and hold the CPU; run on the event
+loop they would stall every other connection, health checks included. Each call goes to a small
+thread pool instead. Two limits keep the service predictable under load: a request that would
+wait behind more than `max_pending` others is refused at once (503, retry later), and one that
+runs past `request_timeout_s` is answered with 504. Python threads cannot be killed, so long
+jobs also receive a `Deadline` and check it between units of work (questions, records); an
+abandoned job therefore stops soon after its client was told it timed out.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
+
+T = TypeVar("T")
+
+
+class Overloaded(Exception):
+    """Too many requests are already waiting for a worker thread."""
+
+    def __init__(self, pending: int):
+        super().__init__(f"server busy: {pending} requests already waiting; retry shortly")
+        self.pending = pending
+
+
+class DeadlineExceeded(Exception):
+    """The request ran past its time limit."""
+
+    def __init__(self, seconds: float):
+        super().__init__(f"request exceeded the time limit of {seconds:g} s")
+        self.seconds = seconds
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A point in monotonic time; `check()` raises once it has passed."""
+
+    at: float
+    seconds: float
+
+    @classmethod
+    def after(cls, seconds: float) -> Deadline:
+        return cls(time.monotonic() + seconds, seconds)
+
+    def expired(self) -> bool:
+        return time.monotonic() > self.at
+
+    def check(self) -> None:
+        if self.expired():
+            raise DeadlineExceeded(self.seconds)
+
+    def remaining(self) -> float:
+        return max(0.0, self.at - time.monotonic())
+
+
+class WorkerPool:
+    """A bounded thread pool shared by all requests of one server process."""
+
+    def __init__(self, threads: int, max_pending: int, timeout_s: float):
+        self.limiter = anyio.CapacityLimiter(threads)
+        self.max_pending = max_pending
+        self.timeout_s = timeout_s
+        self.pending = 0
+
+    def deadline(self) -> Deadline:
+        return Deadline.after(self.timeout_s)
+
+    @property
+    def saturated(self) -> bool:
+        return self.pending >= self.max_pending
+
+    async def run(self, fn: Callable[..., T], *args: object, deadline: Deadline | None = None,
+                  admit: bool = True) -> T:
+        """Run `fn(*args)` in a worker thread, within `deadline` (default: a new one).
+
+        `admit=False` skips admission control: the next slice of a stream already under way
+        waits its turn rather than being refused halfway through.
+        """
+        if admit and self.saturated:
+            raise Overloaded(self.pending)
+        deadline = deadline or self.deadline()
+        self.pending += 1
+        try:
+            with anyio.fail_after(deadline.remaining()):
+                return await anyio.to_thread.run_sync(
+                    fn, *args, abandon_on_cancel=True, limiter=self.limiter)
+        except TimeoutError:
+            raise DeadlineExceeded(deadline.seconds) from None
+        finally:
+            self.pending -= 1

@@ -1,0 +1,46 @@
+"""Parsing request bodies in a worker thread, with FastAPI's 422 shape for errors.
+
+Why not let FastAPI parse them: a batch body may be 16 MiB of scene graphs, and decoding plus
+validating that is tens to hundreds of milliseconds of pure CPU that FastAPI would spend on the
+event loop, stalling every other request. `model_validate_json` in a worker thread is also
+several times faster than FastAPI's `json.loads` followed by validation. The models still
+appear in the OpenAPI schema (see `contrastgen.api.openapi`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from contrastgen.api.errors import BodyValidationError, FieldError
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+
+# A body with thousands of errors gets the first few; the client fixes those and retries.
+_MAX_ERRORS = 20
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
+def parse_body(model: type[M], body: bytes) -> M:
+    """Validate a JSON body against `model`; errors name the field, as `["body", ...]` paths."""
+    if not body.strip():
+        raise FieldError(["body"], "request body is empty; expected a JSON object", "missing")
+    try:
+        return model.model_validate_json(body)
+    except ValidationError as exc:
+        errors = []
+        for err in exc.errors(include_url=False, include_input=False)[:_MAX_ERRORS]:
+            item = {"loc": ["body", *err["loc"]], "msg": err["msg"], "type": err["type"]}
+            if "ctx" in err:
+                item["ctx"] = _jsonable(err["ctx"])
+            errors.append(item)
+        raise BodyValidationError(errors) from None

@@ -1,0 +1,144 @@
+"""The `/v1` endpoints: perturb, batch perturb, verify, evaluate, templates.
+
+Each handler only reads the body, hands it to a `service` function in the worker pool and
+returns the bytes it produced; the response models below are for the OpenAPI schema (the
+service serialises with sorted keys, which is what makes results byte-identical to the CLI's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from contrastgen.api import service
+from contrastgen.api.errors import ERROR_RESPONSES
+from contrastgen.api.models import (
+    BatchRequest,
+    BatchResponse,
+    EvaluateRequest,
+    PerturbRequest,
+    PerturbResult,
+    TemplatesResponse,
+    VerifyRequest,
+    VerifyResponse,
+)
+from contrastgen.api.offload import DeadlineExceeded, Overloaded, WorkerPool
+from contrastgen.api.openapi import body_doc
+from contrastgen.api.settings import Settings
+from contrastgen.api.state import EngineState
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import StreamingResponse
+
+from contrastgen.jsonio import dumps
+
+NDJSON = "application/x-ndjson"
+# Questions per slice of a streamed batch: large enough to amortise the thread hop, small
+# enough that the first results arrive at once and memory stays flat.
+STREAM_SLICE = 64
+
+REQUEST_MODELS = [PerturbRequest, BatchRequest, VerifyRequest, EvaluateRequest]
+
+router = APIRouter()
+
+
+def _ctx(request: Request) -> tuple[EngineState, Settings, WorkerPool]:
+    app = request.app
+    return app.state.engine, app.state.settings, app.state.pool
+
+
+def _json(payload: bytes) -> Response:
+    return Response(payload, media_type="application/json")
+
+
+@router.post(
+    "/perturb", response_model=PerturbResult, responses={**ERROR_RESPONSES},
+    summary="Perturb one question against its scene graph",
+    openapi_extra=body_doc(PerturbRequest, description="a question, its answer and its image's graph"),
+    tags=["perturb"],
+)
+async def perturb(request: Request) -> Response:
+    """Perturb the question by one atom per candidate and prove each new answer from the graph.
+
+    A question that matches no template (or cannot be perturbed) is a 200 whose `reason` says
+    why. Distractor statistics come from the server's corpus (`contrastgen serve
+    --scene-graphs`) when it has one, else from the given graph.
+    """
+    state, settings, pool = _ctx(request)
+    body = await request.body()
+    return _json(await pool.run(service.perturb, state, settings.limits, body))
+
+
+@router.post(
+    "/perturb/batch", response_model=BatchResponse,
+    responses={**ERROR_RESPONSES, 200: {"content": {NDJSON: {
+        "schema": {"type": "string"},
+        "example": "one BatchItem object per line; a last line {\"error\": ...} if cut short"}}}},
+    summary="Perturb many questions against many scene graphs",
+    openapi_extra=body_doc(BatchRequest, description="GQA questions and scene graphs, as files"),
+    tags=["perturb"],
+)
+async def perturb_batch(request: Request) -> Response:
+    """Results in question order, one per question, each with the `contrast_sets.jsonl` record
+    `contrastgen generate` would write for it (same input, same seed, same bytes).
+
+    With `Accept: application/x-ndjson` the results stream one per line as they are computed,
+    so a large batch never sits in memory. A stream that runs out of time ends with a line
+    `{"error": "timeout", "detail": ...}` (the status line was sent before the failure).
+    """
+    state, settings, pool = _ctx(request)
+    body = await request.body()
+    deadline = pool.deadline()
+    if NDJSON not in request.headers.get("accept", "").lower():
+        return _json(await pool.run(service.batch_response, state, settings.limits, body, deadline,
+                                    deadline=deadline))
+    job = await pool.run(service.prepare_batch, state, settings.limits, body, deadline=deadline)
+
+    async def lines() -> AsyncIterator[bytes]:
+        for start, stop in service.iter_slices(len(job), STREAM_SLICE):
+            try:
+                yield await pool.run(service.batch_ndjson, state, job, start, stop, deadline,
+                                     deadline=deadline, admit=False)
+            except (DeadlineExceeded, Overloaded) as exc:
+                code = "timeout" if isinstance(exc, DeadlineExceeded) else "overloaded"
+                yield dumps({"error": code, "detail": str(exc)})
+                return
+
+    return StreamingResponse(lines(), media_type=NDJSON)
+
+
+@router.post(
+    "/verify", response_model=VerifyResponse, responses={**ERROR_RESPONSES},
+    summary="Check perturbations against their evidence and scene graphs",
+    openapi_extra=body_doc(VerifyRequest, description="contrast_sets.jsonl records and their graphs"),
+    tags=["verify"],
+)
+async def verify(request: Request) -> Response:
+    """Re-check every fact and re-execute every query, as `contrastgen verify` does; `ok` is
+    true when all hold, else `failures` says which perturbation failed which check."""
+    state, settings, pool = _ctx(request)
+    body = await request.body()
+    deadline = pool.deadline()
+    return _json(await pool.run(service.verify, state, settings.limits, body, deadline,
+                                deadline=deadline))
+
+
+@router.post(
+    "/evaluate", responses={**ERROR_RESPONSES, 200: {"description": "the evaluation report"}},
+    summary="Score predictions on a contrast set",
+    openapi_extra=body_doc(EvaluateRequest, description="contrast_sets.jsonl records and predictions"),
+    tags=["evaluate"],
+)
+async def evaluate(request: Request) -> Response:
+    """The report `contrastgen evaluate` writes (accuracy on originals and perturbations,
+    consistency, bootstrap confidence intervals), as JSON."""
+    state, settings, pool = _ctx(request)
+    body = await request.body()
+    deadline = pool.deadline()
+    return _json(await pool.run(service.evaluate, state, settings.limits, body, deadline,
+                                deadline=deadline))
+
+
+@router.get("/templates", response_model=TemplatesResponse, summary="The question templates",
+            tags=["meta"])
+async def templates(request: Request) -> Response:
+    """Every template id with its description and example questions it does and does not match."""
+    return _json(request.app.state.templates_json)

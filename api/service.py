@@ -1,0 +1,238 @@
+"""The work behind each endpoint: parse, check limits, call the library, serialise.
+
+Every function here is synchronous and runs in a worker thread (see `offload`), from the raw
+body to the response bytes, so the event loop only moves bytes. None contains generation,
+verification or scoring logic: they call the same library functions as the CLI, with the same
+arguments, and serialise with `contrastgen.jsonio.dumps` (sorted keys), which is why the HTTP
+results equal the CLI's byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from contrastgen.api.errors import FieldError, LimitExceeded
+from contrastgen.api.models import (
+    BatchRequest,
+    EvaluateRequest,
+    PerturbRequest,
+    SceneGraph,
+    VerifyRequest,
+)
+from contrastgen.api.offload import Deadline
+from contrastgen.api.parsing import parse_body
+from contrastgen.api.settings import Limits
+from contrastgen.api.state import EngineState
+
+from contrastgen.engine import normalize_question
+from contrastgen.errors import InputError
+from contrastgen.generation import compute_stats
+from contrastgen.gqa import validate_question, validate_scene_graph
+from contrastgen.jsonio import dumps
+from contrastgen.scene import SceneIndex
+from contrastgen.verify import verify_contrast_sets
+
+# --- shared checks ----------------------------------------------------------------------------
+
+
+def _limit(what: str, value: int, limit: int) -> None:
+    if value > limit:
+        raise LimitExceeded(what, value, limit)
+
+
+def _graph(image_id: str, graph: SceneGraph, limits: Limits, loc: list[str | int]) -> dict[str, Any]:
+    """The graph as the CLI would have read it from a file, after the CLI's own validation."""
+    _limit(f"objects in scene graph {image_id!r}", len(graph.objects), limits.max_objects_per_graph)
+    raw = graph.model_dump(by_alias=True, exclude_unset=True)
+    try:
+        return validate_scene_graph(image_id, raw)
+    except InputError as exc:
+        raise FieldError(loc, str(exc), "invalid_scene_graph") from None
+
+
+def _graphs(graphs: Mapping[str, SceneGraph], limits: Limits) -> dict[str, dict[str, Any]]:
+    _limit("scene graphs in one request", len(graphs), limits.max_graphs_per_request)
+    return {iid: _graph(iid, g, limits, ["body", "scene_graphs", iid]) for iid, g in graphs.items()}
+
+
+def _templates(state: EngineState, ids: list[str] | None) -> list[str] | None:
+    if ids is None:
+        return None
+    known = state.template_ids
+    for i, tid in enumerate(ids):
+        if tid not in known:
+            raise FieldError(["body", "templates", i],
+                             f"unknown template {tid!r}; GET /v1/templates lists them",
+                             "unknown_template")
+    return list(ids)
+
+
+def _max_k(max_k: int, limits: Limits) -> int:
+    if max_k > limits.max_k:
+        raise FieldError(["body", "max_k"], f"max_k must be at most {limits.max_k}", "less_than_equal")
+    return max_k
+
+
+def result_dict(res: Any) -> dict[str, Any]:
+    """A `PerturbResult` as JSON: with perturbations and without `reason`, it is exactly the
+    record `to_record()` gives, i.e. the contrast_sets.jsonl line."""
+    return {"question_id": res.question_id, "image_id": res.image_id, "question": res.question,
+            "answer": res.answer, "template": res.template, "slots": res.slots,
+            "grounding": res.grounding, "perturbations": res.perturbations, "reason": res.reason}
+
+
+# --- /v1/perturb ------------------------------------------------------------------------------
+
+
+def templates_json(state: EngineState) -> bytes:
+    return dumps({"templates": [{"id": t.id, "description": t.description, "examples": t.examples}
+                                for t in state.templates]})
+
+
+def perturb(state: EngineState, limits: Limits, body: bytes) -> bytes:
+    """One question against one graph. Distractor statistics come from the server's corpus when
+    it has one (one graph alone says little about which objects co-occur), else from that graph."""
+    req = parse_body(PerturbRequest, body)
+    max_k = _max_k(req.max_k, limits)
+    templates = _templates(state, req.templates)
+    graph = _graph(req.image_id, req.scene_graph, limits, ["body", "scene_graph"])
+    question: dict[str, Any] = {"question": req.question, "answer": req.answer, "imageId": req.image_id}
+    if req.semantic is not None:
+        question["semantic"] = [s.model_dump(exclude_unset=True) for s in req.semantic]
+    corpus = state.corpus if state.corpus is not None else state.engine.build_corpus({req.image_id: graph})
+    res = state.engine.perturb(req.question_id, question, graph, corpus=corpus, max_k=max_k,
+                               seed=req.seed, templates=templates)
+    return dumps(result_dict(res))
+
+
+# --- /v1/perturb/batch ------------------------------------------------------------------------
+
+
+@dataclass
+class BatchJob:
+    """A validated batch, ready to run in slices (so a stream can send results as they come).
+
+    It mirrors `contrastgen.generation`'s per-image loop (one SceneIndex per image, duplicates
+    checked against every question of the same image) so that each result equals the CLI's; the
+    API's parity test compares the two on the sample data.
+    """
+
+    questions: list[tuple[str, dict[str, Any]]]
+    graphs: dict[str, dict[str, Any]]
+    corpus: Any
+    max_k: int
+    seed: int
+    templates: list[str] | None
+    existing: dict[str, set[str]] = field(default_factory=dict)  # image -> normalised questions
+    scenes: dict[str, SceneIndex] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.questions)
+
+
+def prepare_batch(state: EngineState, limits: Limits, body: bytes) -> BatchJob:
+    req = parse_body(BatchRequest, body)
+    _limit("questions in one batch", len(req.questions), limits.max_questions_per_batch)
+    max_k = _max_k(req.max_k, limits)
+    templates = _templates(state, req.templates)
+    graphs = _graphs(req.scene_graphs, limits)
+    questions = []
+    existing: dict[str, set[str]] = defaultdict(set)
+    for qid, q in req.questions.items():
+        raw = validate_question(qid, q.model_dump(by_alias=True, exclude_unset=True))
+        if raw["imageId"] not in graphs:
+            raise FieldError(["body", "questions", qid, "imageId"],
+                             f"image {raw['imageId']!r} of question {qid!r} is not among scene_graphs",
+                             "unknown_image")
+        questions.append((qid, raw))
+        existing[raw["imageId"]].add(normalize_question(raw["question"]))
+    if req.corpus == "server":
+        if state.corpus is None:
+            raise FieldError(["body", "corpus"], "the server was started without --scene-graphs; "
+                             "use \"request\"", "no_server_corpus")
+        corpus = state.corpus
+    else:
+        corpus = state.engine.build_corpus(graphs)
+    return BatchJob(questions, graphs, corpus, max_k, req.seed, templates, dict(existing))
+
+
+def batch_results(state: EngineState, job: BatchJob, start: int, stop: int,
+                  deadline: Deadline) -> list[Any]:
+    """`PerturbResult`s for questions `start:stop`, checking the deadline between questions."""
+    engine = state.engine
+    out = []
+    for qid, question in job.questions[start:stop]:
+        deadline.check()
+        image_id = question["imageId"]
+        graph = job.graphs[image_id]
+        scene = job.scenes.get(image_id)
+        if scene is None:
+            scene = job.scenes[image_id] = SceneIndex.build(image_id, graph, engine.lex)
+        out.extend(engine.perturb_question(
+            qid, question, graph, corpus=job.corpus, max_k=job.max_k, seed=job.seed,
+            templates=job.templates, scene=scene, existing=job.existing[image_id]))
+    return out
+
+
+def batch_response(state: EngineState, limits: Limits, body: bytes, deadline: Deadline) -> bytes:
+    """The whole batch as one JSON object, with the statistics `stats.json` would hold."""
+    job = prepare_batch(state, limits, body)
+    results = batch_results(state, job, 0, len(job), deadline)
+    template_ids = [t.id for t in state.engine.select_templates(job.templates)]
+    questions = dict(job.questions)
+    stats = compute_stats(results, questions, job.graphs, job.max_k, job.seed, template_ids)
+    return dumps({"results": [result_dict(r) for r in results], "stats": stats})
+
+
+def batch_ndjson(state: EngineState, job: BatchJob, start: int, stop: int,
+                 deadline: Deadline) -> bytes:
+    """Results for questions `start:stop` as NDJSON lines (one slice of a streamed batch)."""
+    return b"".join(dumps(result_dict(r)) for r in batch_results(state, job, start, stop, deadline))
+
+
+def iter_slices(n: int, size: int) -> Iterator[tuple[int, int]]:
+    for start in range(0, n, size):
+        yield start, min(n, start + size)
+
+
+# --- /v1/verify -------------------------------------------------------------------------------
+
+
+def verify(state: EngineState, limits: Limits, body: bytes, deadline: Deadline) -> bytes:
+    req = parse_body(VerifyRequest, body)
+    _limit("records in one request", len(req.records), limits.max_records_per_request)
+    graphs = _graphs(req.scene_graphs, limits)
+    deadline.check()
+    report = verify_contrast_sets(req.records, graphs, rules=state.verify_rules)
+    return dumps({
+        "ok": report.ok,
+        "checked": report.checked,
+        "failed_perturbations": report.failed_perturbations,
+        "failures": [{"question_id": f.question_id, "perturbation_id": f.perturbation_id,
+                      "problem": f.problem} for f in report.failures],
+    })
+
+
+# --- /v1/evaluate -----------------------------------------------------------------------------
+
+
+def evaluate(state: EngineState, limits: Limits, body: bytes, deadline: Deadline) -> bytes:
+    from contrastgen.evaluation.contrast import evaluate_contrast
+    from contrastgen.evaluation.predictions import parse_predictions
+
+    req = parse_body(EvaluateRequest, body)
+    _limit("records in one request", len(req.records), limits.max_records_per_request)
+    if req.n_boot > limits.max_n_boot:
+        raise FieldError(["body", "n_boot"], f"n_boot must be at most {limits.max_n_boot}",
+                         "less_than_equal")
+    records = [r.model_dump(by_alias=True, exclude_unset=True) for r in req.records]
+    try:
+        predictions = parse_predictions(req.predictions, path="predictions")
+    except InputError as exc:
+        raise FieldError(["body", "predictions"], str(exc), "invalid_predictions") from None
+    deadline.check()
+    report = evaluate_contrast(records, predictions, seed=req.seed, n_boot=req.n_boot)
+    return dumps(report.to_dict() if hasattr(report, "to_dict") else report)
