@@ -1,0 +1,129 @@
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from contrastgen.cli import cli
+from contrastgen.errors import InputError
+from contrastgen.ood.pipeline import run_vqavs
+from contrastgen.ood.samples import load_vqa
+
+from .helpers import gqa_questions, vqa_files, write_json
+
+
+def rows():
+    """'what color is the' (QT): white x6, black, red -> imbalanced, tail black/red;
+    'is the' (QT): yes x3, no x3 -> balanced."""
+    out = []
+    for i in range(6):
+        out.append((f"What color is the wall {i}?", str(i + 1), "white", ["white"] * 10))
+    out.append(("What color is the cat?", "7", "black", ["black"] * 8 + ["gray"] * 2))
+    out.append(("What color is the car?", "8", "red", ["red"] * 10))
+    for i in range(6):
+        answer = "yes" if i < 3 else "no"
+        out.append((f"Is the dog asleep {i}?", str(10 + i), answer, [answer] * 10))
+    return out
+
+
+def test_loader_accepts_official_and_release_layouts(tmp_path):
+    q1, a1 = vqa_files(tmp_path, rows())
+    release = load_vqa(q1, a1)
+    (tmp_path / "o").mkdir()
+    q2, a2 = vqa_files(tmp_path / "o", rows(), official=True)
+    official = load_vqa(q2, a2)
+    assert [s.question_id for s in release] == [s.question_id for s in official]
+    assert release[6].answers[-1] == "gray" and release[6].answer == "black"
+
+
+def test_question_without_annotation_names_it(tmp_path):
+    q, a = vqa_files(tmp_path, rows())
+    anns = json.loads(a.read_text())
+    write_json(a, anns[1:])
+    with pytest.raises(InputError, match="question 1000"):
+        load_vqa(q, a)
+
+
+def test_qt_ood_set_is_the_rare_colours_and_object_shortcuts_are_skipped(tmp_path):
+    q, a = vqa_files(tmp_path, rows())
+    stats = run_vqavs(q, tmp_path / "out", annotations=a)
+    qt = stats["shortcuts"]["QT"]
+    assert qt["groups"] == 2 and qt["imbalanced_groups"] == 1
+    assert (qt["head"], qt["tail"]) == (6, 2)
+    for name in ("KO", "KOP", "QT+KO", "KW+KO", "QT+KW+KO"):
+        assert "no object annotations" in stats["shortcuts"][name]["skipped"]
+    out = tmp_path / "out"
+    ques = json.loads((out / "ood" / "QT-Ques.json").read_text())
+    assert sorted(x["question"] for x in ques) == ["What color is the car?", "What color is the cat?"]
+    assert not (out / "ood" / "KO-Ques.json").exists()
+    splits = json.loads((out / "splits.json").read_text())
+    assert splits["ood"]["QT"] == ["1006", "1007"]
+    assert len(splits["iid"]) == 14
+    concepts = [json.loads(line) for line in (out / "concepts.jsonl").read_text().splitlines()]
+    assert concepts[6]["concepts"]["QT"] == "what color is the" and concepts[6]["split"]["QT"] == "tail"
+
+
+def test_object_shortcuts_with_a_mapping_file(tmp_path):
+    q, a = vqa_files(tmp_path, rows())
+    objects = {str(i): (["cat"] if i == 7 else ["car"] if i == 8 else ["wall", "paint"]) for i in range(1, 9)}
+    objects.update({str(i): ["dog", "bed"] for i in range(10, 16)})
+    obj = write_json(tmp_path / "objects.json", objects)
+    stats = run_vqavs(q, tmp_path / "out", annotations=a, objects=obj)
+    assert all("skipped" not in s for s in stats["shortcuts"].values())
+    concepts = [json.loads(x) for x in (tmp_path / "out" / "concepts.jsonl").read_text().splitlines()]
+    assert concepts[6]["labels"]["ko"] == "cat"
+    assert concepts[0]["concepts"]["KOP"] in ("paint + wall", "wall + paint")
+    overlap = stats["overlap"]
+    assert overlap["QT"]["QT"] == 1.0
+    assert set(overlap) == set(stats["shortcuts"])
+
+
+def test_unknown_image_in_objects_is_an_input_error(tmp_path):
+    q, a = vqa_files(tmp_path, rows())
+    obj = write_json(tmp_path / "objects.json", {"1": ["wall"]})
+    with pytest.raises(InputError, match="not in the object annotations"):
+        run_vqavs(q, tmp_path / "out", annotations=a, objects=obj)
+    assert not (tmp_path / "out").exists()
+
+
+def test_coco_instances_and_gqa_scene_graphs_as_objects(tmp_path):
+    from contrastgen.ood.objects import load_image_objects
+
+    coco = write_json(tmp_path / "coco.json", {
+        "images": [{"id": 1}, {"id": 2}],
+        "categories": [{"id": 3, "name": "cat"}, {"id": 4, "name": "dog"}],
+        "annotations": [{"id": 1, "image_id": 1, "category_id": 3}, {"id": 2, "image_id": 1, "category_id": 4},
+                        {"id": 3, "image_id": 1, "category_id": 3}]})
+    assert load_image_objects(coco) == {"1": ("cat", "dog"), "2": ()}
+    graphs = write_json(tmp_path / "sg.json", {"5": {"width": 10, "height": 10, "objects": {
+        "1": {"name": "Tree", "x": 0, "y": 0, "w": 1, "h": 1, "attributes": [], "relations": []}}}})
+    assert load_image_objects(graphs) == {"5": ("tree",)}
+
+
+def test_gqa_data_builds_vqavs_in_gqa_format(tmp_path):
+    src = write_json(tmp_path / "gqa.json", gqa_questions())
+    stats = run_vqavs(src, tmp_path / "out")
+    assert stats["data_format"] == "gqa"
+    qt = stats["shortcuts"]["QT"]  # one detailed type for all: one group
+    assert qt["groups"] == 1
+    assert (tmp_path / "out" / "ood" / "QT.json").exists() or qt["tail"] == 0
+
+
+def test_cli_vqavs_subset_and_determinism(tmp_path):
+    q, a = vqa_files(tmp_path, rows())
+    outs = []
+    for name in ("x", "y"):
+        res = CliRunner().invoke(cli, ["ood", "vqavs", "--questions", str(q), "--annotations", str(a),
+                                       "--out", str(tmp_path / name), "--shortcuts", "QT,KW"])
+        assert res.exit_code == 0, res.output
+        outs.append(tmp_path / name)
+    stats = json.loads((outs[0] / "stats.json").read_text())
+    assert sorted(stats["shortcuts"]) == ["KW", "QT"]
+    for f in ("stats.json", "splits.json", "concepts.jsonl", "answers.json", "ood/QT-Ans.json", "overlap.png"):
+        assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f
+
+
+def test_cli_vqa_without_annotations_exits_2(tmp_path):
+    q, _ = vqa_files(tmp_path, rows())
+    res = CliRunner().invoke(cli, ["ood", "vqavs", "--questions", str(q), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2
+    assert "--annotations" in res.output
