@@ -26,6 +26,19 @@ class ErrorBody(BaseModel):
     detail: str = Field(description="what went wrong, for a person")
 
 
+class FieldProblem(BaseModel):
+    loc: list[str | int] = Field(description="where: `body`, then field names and indices")
+    msg: str
+    type: str
+    ctx: dict[str, Any] | None = None
+
+
+class ValidationErrorBody(BaseModel):
+    """The body of a 422, in FastAPI's shape."""
+
+    detail: list[FieldProblem]
+
+
 class LimitExceeded(Exception):
     """A request asked for more than the server's configured limits allow (413)."""
 
@@ -63,6 +76,7 @@ def error_response(status: int, code: str, detail: str, headers: dict[str, str] 
 
 # Documented on every route that takes a body, so the OpenAPI schema lists what can happen.
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    422: {"model": ValidationErrorBody, "description": "invalid input; `detail` names each field"},
     401: {"model": ErrorBody, "description": "missing or wrong bearer token (when auth is on)"},
     413: {"model": ErrorBody, "description": "body, graph or batch larger than the server's limits"},
     503: {"model": ErrorBody, "description": "too many requests waiting; retry after Retry-After"},

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 
 Number = StrictInt | StrictFloat
-Seed = Field(0, ge=0, le=2**63 - 1, description="seed of every random choice; same seed, same output")
+Seed = Field(0, ge=-(2**63), le=2**63 - 1, description="seed of every random choice; same seed, same output")
 
 
 class _Open(BaseModel):
@@ -191,13 +191,22 @@ class VerifyResponse(_Open):
 # --- /v1/evaluate -----------------------------------------------------------------------------
 
 
+Predictions = dict[str, str] | list[dict[str, Any]]
+
+
 class EvaluateRequest(_Closed):
-    records: list[ContrastRecord] = Field(min_length=1)
-    predictions: dict[str, str] | list[dict[str, Any]] = Field(
-        description="`{question_id: answer}`, or GQA/LXMERT/VQA result lists "
-                    "(`[{questionId, prediction}]`, `[{question_id, answer}]`)")
+    records: list[ContrastRecord] = Field(min_length=1, description="contrast_sets.jsonl records")
+    predictions: dict[str, Predictions] = Field(
+        min_length=1,
+        description="model name -> its predictions: `{question_id: answer}`, or a GQA/LXMERT/VQA "
+                    "result list (`[{questionId, prediction}]`, `[{question_id, answer}]`)")
     seed: int = Seed
-    n_boot: int = Field(1000, ge=0, description="bootstrap resamples for confidence intervals")
+    n_boot: int = Field(1000, ge=0, description="bootstrap resamples for the intervals (0: none)")
+    examples: int = Field(0, ge=0, le=1000, description="failing contrast sets listed per model")
+    ks: list[int] | None = Field(None, description="k values to report (default 1, 3, 5 up to max rank)")
+    oracle: str | None = Field(None, description="model whose disagreement with GQA is reported "
+                                                 "as annotation noise (default: one named oracle)")
+    strict: bool = Field(False, description="a missing prediction is an error, not a wrong answer")
 
 
 # --- meta -------------------------------------------------------------------------------------

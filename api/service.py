@@ -29,6 +29,8 @@ from contrastgen.api.state import EngineState
 
 from contrastgen.engine import normalize_question
 from contrastgen.errors import InputError
+from contrastgen.evaluation.contrast import evaluate_contrast
+from contrastgen.evaluation.predictions import parse_predictions
 from contrastgen.generation import compute_stats
 from contrastgen.gqa import validate_question, validate_scene_graph
 from contrastgen.jsonio import dumps
@@ -220,19 +222,24 @@ def verify(state: EngineState, limits: Limits, body: bytes, deadline: Deadline) 
 
 
 def evaluate(state: EngineState, limits: Limits, body: bytes, deadline: Deadline) -> bytes:
-    from contrastgen.evaluation.contrast import evaluate_contrast
-    from contrastgen.evaluation.predictions import parse_predictions
-
+    """The report `contrastgen evaluate --contrast` computes, from the same library call."""
     req = parse_body(EvaluateRequest, body)
     _limit("records in one request", len(req.records), limits.max_records_per_request)
     if req.n_boot > limits.max_n_boot:
         raise FieldError(["body", "n_boot"], f"n_boot must be at most {limits.max_n_boot}",
                          "less_than_equal")
     records = [r.model_dump(by_alias=True, exclude_unset=True) for r in req.records]
-    try:
-        predictions = parse_predictions(req.predictions, path="predictions")
-    except InputError as exc:
-        raise FieldError(["body", "predictions"], str(exc), "invalid_predictions") from None
+    predictions = {}
+    for name, preds in req.predictions.items():
+        try:
+            predictions[name] = parse_predictions(preds, path=f"predictions[{name!r}]")
+        except InputError as exc:
+            raise FieldError(["body", "predictions", name], str(exc), "invalid_predictions") from None
     deadline.check()
-    report = evaluate_contrast(records, predictions, seed=req.seed, n_boot=req.n_boot)
-    return dumps(report.to_dict() if hasattr(report, "to_dict") else report)
+    try:
+        report = evaluate_contrast(records, predictions, seed=req.seed, n_boot=req.n_boot,
+                                   examples=req.examples, strict=req.strict, ks=req.ks or None,
+                                   oracle=req.oracle, path="records")
+    except InputError as exc:
+        raise FieldError(["body"], str(exc), "invalid_input") from None
+    return dumps(report)

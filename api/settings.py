@@ -32,7 +32,7 @@ class Limits:
     max_graphs_per_request: int = 20_000
     max_questions_per_batch: int = 20_000
     max_records_per_request: int = 100_000
-    max_k: int = 20
+    max_k: int = 50
     max_n_boot: int = 10_000
     request_timeout_s: float = 30.0
     # Requests waiting for a worker thread beyond this are refused with 503 at once, so a burst
