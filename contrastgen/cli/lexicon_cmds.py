@@ -1,0 +1,82 @@
+"""`contrastgen lexicon build` and `contrastgen lexicon show WORD`.
+
+`build` regenerates the WordNet-derived files of `rules/lexicon/` (a development step: commit the
+result); `show` prints what the run-time lexicon knows about a word, so a user wondering why a
+question was or was not perturbed can look the noun up in one command.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+
+def register(group: click.Group) -> None:
+    group.add_command(lexicon)
+
+
+@click.group()
+def lexicon() -> None:
+    """Build and inspect the noun lexicon (rules/lexicon/)."""
+
+
+@lexicon.command()
+@click.option("--vocab", "vocab_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory with objects_vocab.txt [default: ../shared/data/vocab/vg-1750-700-450].")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to write the generated files [default: rules/lexicon].")
+@click.option("--curated", "curated_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory with the hand-curated lists [default: rules/lexicon].")
+def build(vocab_dir: Path | None, out_dir: Path | None, curated_dir: Path | None) -> None:
+    """Regenerate nouns.tsv, aliases.tsv and irregular_plurals.tsv from WordNet (needs NLTK_DATA)."""
+    from contrastgen.lexicon import DEFAULT_RULES_DIR
+    from contrastgen.lexicon_build import DEFAULT_VOCAB_DIR, build_lexicon, write_lexicon
+
+    curated = curated_dir or DEFAULT_RULES_DIR
+    out = out_dir or DEFAULT_RULES_DIR
+    files = build_lexicon(vocab_dir or DEFAULT_VOCAB_DIR, curated)
+    write_lexicon(files, out)
+    nouns = sum(1 for line in files["nouns.tsv"].splitlines() if line and not line.startswith("#"))
+    click.echo(f"wrote {', '.join(sorted(files))} to {out} ({nouns} nouns)")
+
+
+@lexicon.command()
+@click.argument("word")
+def show(word: str) -> None:
+    """Print everything the lexicon knows about WORD."""
+    from contrastgen.lexicon import Lexicon
+
+    lex = Lexicon.load()
+
+    def names(values: frozenset[str] | tuple[str, ...]) -> str:
+        return ", ".join(sorted(values)) or "-"
+
+    table = Table(title=f"lexicon: {word}", show_header=False)
+    table.add_column("property", style="bold")
+    table.add_column("value", overflow="fold")
+    rows = [
+        ("known", str(lex.is_known(word))),
+        ("singular", lex.singular(word)),
+        ("plural", lex.plural(word)),
+        ("is plural", str(lex.is_plural(word))),
+        ("canonical", lex.canonical(word)),
+        ("synonyms", names(lex.synonyms(word))),
+        ("forms", names(lex.forms(word))),
+        ("kind of", names(lex.kinds(word))),
+        ("hyponyms", names(lex.hyponyms(word))),
+        ("category", lex.category(word) or "-"),
+        ("WordNet sense", lex.synset(word) or "-"),
+        ("uncountable", str(lex.is_uncountable(word))),
+        ("plural only", str(lex.is_plural_only(word))),
+        ("unannotated-prone", str(lex.is_unannotated_prone(word))),
+        ("colour", str(lex.is_color(word))),
+    ]
+    if lex.opposite_relation(word) or lex.is_symmetric_relation(word):
+        rows.append(("opposite relation", lex.opposite_relation(word) or "-"))
+        rows.append(("symmetric relation", str(lex.is_symmetric_relation(word))))
+    for key, value in rows:
+        table.add_row(key, value)
+    Console().print(table)

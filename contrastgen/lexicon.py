@@ -1,0 +1,364 @@
+"""The run-time lexicon: number, synonyms, kinds and categories of Visual Genome / GQA nouns.
+
+Why a precomputed table and not WordNet: the engine asks these questions millions of times, and
+WordNet takes seconds to load and cannot be assumed present on a user's machine. Everything here is
+read from plain data files in `rules/lexicon/` (produced once by `contrastgen lexicon build`, see
+`contrastgen.lexicon_build`, plus hand-curated lists), so this module imports neither nltk nor
+inflect nor spaCy and loads in milliseconds.
+
+Why conservative: the engine proves answers from scene graphs. A wrong synonym or a wrong
+"is a kind of" would produce a wrong gold answer, whereas a missing one only costs a perturbation.
+So unknown words get no synonyms, no hyponyms and no category, and number is guessed by the
+regular English suffix rules in `rules/lexicon/inflection_rules.tsv`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from contrastgen.errors import InputError
+
+DEFAULT_RULES_DIR = Path(__file__).resolve().parent.parent / "rules" / "lexicon"
+
+# File names, shared with the build so both sides agree on them.
+NOUNS_FILE = "nouns.tsv"
+ALIASES_FILE = "aliases.tsv"
+IRREGULAR_FILE = "irregular_plurals.tsv"
+INFLECTION_RULES_FILE = "inflection_rules.tsv"
+UNCOUNTABLE_FILE = "uncountable.txt"
+PLURAL_ONLY_FILE = "plural_only.txt"
+UNANNOTATED_FILE = "unannotated_prone.txt"
+COLORS_FILE = "colors.txt"
+RELATIONS_FILE = "relations.tsv"  # in the parent rules/ directory
+
+
+def _default_rules_dir() -> Path:
+    """`rules/lexicon` in a source checkout, else the installed `contrastgen.rules` package."""
+    if DEFAULT_RULES_DIR.is_dir():
+        return DEFAULT_RULES_DIR
+    try:  # installed wheel: rules/ is the subpackage contrastgen.rules
+        import contrastgen.rules as installed_rules
+
+        return Path(installed_rules.__file__).resolve().parent / "lexicon"
+    except ImportError:  # pragma: no cover - broken install
+        return DEFAULT_RULES_DIR
+
+
+def _norm(word: str) -> str:
+    return " ".join(str(word).lower().split())
+
+
+def iter_data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """Yield (line number, tab-separated fields) of a data file, skipping blanks and `#` comments."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("lexicon data file not found (run `make lexicon`?)", path=str(path)) from None
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip():
+            continue
+        yield lineno, [f.strip() for f in line.split("\t")]
+
+
+def read_word_list(path: Path) -> list[str]:
+    """One entry per line (the first tab-separated field), normalised."""
+    return [_norm(fields[0]) for _, fields in iter_data_lines(path)]
+
+
+@dataclass(frozen=True)
+class NounEntry:
+    """One row of `nouns.tsv`: a vocabulary noun as the lexicon knows it."""
+
+    name: str  # the singular (or plural-only) form
+    plural: str
+    canonical: str  # representative of the synonym set
+    category: str | None
+    kinds: tuple[str, ...]  # canonical names this noun is a kind of (transitively)
+    synset: str | None  # the WordNet sense chosen at build time, for transparency
+
+
+@dataclass(frozen=True)
+class _SuffixRule:
+    pattern: re.Pattern[str]
+    replacement: str
+
+
+def _read_suffix_rules(path: Path) -> tuple[list[_SuffixRule], list[_SuffixRule], list[re.Pattern[str]]]:
+    """Read `inflection_rules.tsv`: (direction, regex, replacement) rows, first match wins."""
+    to_plural: list[_SuffixRule] = []
+    to_singular: list[_SuffixRule] = []
+    invariant: list[re.Pattern[str]] = []
+    for lineno, fields in iter_data_lines(path):
+        if len(fields) < 2:
+            raise InputError("expected direction<TAB>regex[<TAB>replacement]", path=str(path), record=f"line {lineno}")
+        direction, regex = fields[0], fields[1]
+        replacement = fields[2] if len(fields) > 2 else ""
+        try:
+            pattern = re.compile(regex)
+        except re.error as exc:
+            raise InputError(f"bad regex ({exc})", path=str(path), record=f"line {lineno}") from None
+        if direction == "plural":
+            to_plural.append(_SuffixRule(pattern, replacement))
+        elif direction == "singular":
+            to_singular.append(_SuffixRule(pattern, replacement))
+        elif direction == "invariant":
+            invariant.append(pattern)
+        else:
+            raise InputError(f"unknown direction {direction!r}", path=str(path), record=f"line {lineno}")
+    return to_plural, to_singular, invariant
+
+
+class Lexicon:
+    """Answers questions about nouns, colours and relations from the data in `rules/lexicon/`.
+
+    Every method lower-cases and strips its input. Build one with `Lexicon.load()` (cached).
+    """
+
+    def __init__(self, rules_dir: Path) -> None:
+        self.rules_dir = Path(rules_dir)
+        d = self.rules_dir
+        self._entries: dict[str, NounEntry] = {}
+        for lineno, fields in iter_data_lines(d / NOUNS_FILE):
+            if len(fields) != 6:
+                raise InputError("expected 6 tab-separated fields", path=str(d / NOUNS_FILE), record=f"line {lineno}")
+            name, plural, canonical, category, kinds, synset = fields
+            self._entries[name] = NounEntry(
+                name=name,
+                plural=plural,
+                canonical=canonical,
+                category=category if category != "-" else None,
+                kinds=tuple(k for k in kinds.split(",") if k and k != "-"),
+                synset=synset if synset != "-" else None,
+            )
+        # surface form -> entry name (the singular / plural-only name)
+        self._name_of: dict[str, str] = {}
+        self._plural_to_singular: dict[str, str] = {}
+        self._singular_to_plural: dict[str, str] = {}
+        for e in self._entries.values():
+            self._name_of[e.name] = e.name
+            self._singular_to_plural[e.name] = e.plural
+        for e in self._entries.values():
+            self._name_of.setdefault(e.plural, e.name)
+            if e.plural != e.name:
+                self._plural_to_singular.setdefault(e.plural, e.name)
+        self._aliases: dict[str, list[str]] = defaultdict(list)  # name -> vocabulary aliases
+        for lineno, fields in iter_data_lines(d / ALIASES_FILE):
+            if len(fields) != 2 or fields[1] not in self._entries:
+                raise InputError("expected alias<TAB>known name", path=str(d / ALIASES_FILE), record=f"line {lineno}")
+            alias, name = fields
+            self._name_of.setdefault(alias, name)
+            self._aliases[name].append(alias)
+        # irregular plurals for words outside the vocabulary (from WordNet's noun.exc)
+        for lineno, fields in iter_data_lines(d / IRREGULAR_FILE):
+            if len(fields) != 2:
+                raise InputError("expected singular<TAB>plural", path=str(d / IRREGULAR_FILE), record=f"line {lineno}")
+            singular, plural = fields
+            self._singular_to_plural.setdefault(singular, plural)
+            self._plural_to_singular.setdefault(plural, singular)
+        self._to_plural, self._to_singular, self._invariant = _read_suffix_rules(d / INFLECTION_RULES_FILE)
+
+        self._uncountable = frozenset(read_word_list(d / UNCOUNTABLE_FILE))
+        self._plural_only = frozenset(read_word_list(d / PLURAL_ONLY_FILE))
+
+        # synonym sets and hyponyms, keyed by canonical name
+        self._members: dict[str, list[str]] = defaultdict(list)
+        hyponyms: dict[str, set[str]] = defaultdict(set)
+        for e in self._entries.values():
+            self._members[e.canonical].append(e.name)
+            for k in e.kinds:
+                if k != e.canonical:
+                    hyponyms[k].add(e.canonical)
+        self._hyponyms = {k: frozenset(v) for k, v in hyponyms.items()}
+
+        listed = {self.canonical(w) for w in read_word_list(d / UNANNOTATED_FILE)}
+        prone = set(listed)
+        for general in listed:
+            prone |= self._hyponyms.get(general, frozenset())
+        self._unannotated = frozenset(prone)
+
+        self.colors: frozenset[str] = frozenset(read_word_list(d / COLORS_FILE))
+        self._opposite: dict[str, str] = {}
+        self._symmetric: set[str] = set()
+        rel_path = d.parent / RELATIONS_FILE
+        for lineno, fields in iter_data_lines(rel_path):
+            if len(fields) != 2:
+                raise InputError("expected relation<TAB>opposite|symmetric", path=str(rel_path), record=f"line {lineno}")
+            rel, other = _norm(fields[0]), _norm(fields[1])
+            if other == "symmetric":
+                self._symmetric.add(rel)
+            else:
+                self._opposite[rel] = other
+        self.relations: frozenset[str] = frozenset(self._opposite) | frozenset(self._opposite.values()) | frozenset(self._symmetric)
+
+    # -- construction -------------------------------------------------------------------------
+
+    @staticmethod
+    @functools.cache
+    def load(rules_dir: str | Path | None = None) -> Lexicon:
+        """The lexicon in `rules_dir` (default: the project's `rules/lexicon`), loaded once."""
+        return Lexicon(Path(rules_dir) if rules_dir is not None else _default_rules_dir())
+
+    # -- number -------------------------------------------------------------------------------
+
+    def _entry_name(self, w: str) -> str | None:
+        return self._name_of.get(w)
+
+    def _split_head(self, w: str) -> tuple[str, str]:
+        """('traffic ', 'lights'): number is carried by the last word of a compound."""
+        i = w.rfind(" ")
+        return (w[: i + 1], w[i + 1 :]) if i >= 0 else ("", w)
+
+    def _rule_singular(self, w: str) -> str:
+        if any(p.search(w) for p in self._invariant):
+            return w
+        for rule in self._to_singular:
+            if rule.pattern.search(w):
+                return rule.pattern.sub(rule.replacement, w, count=1)
+        return w
+
+    def _rule_plural(self, w: str) -> str:
+        if any(p.search(w) for p in self._invariant):
+            return w
+        for rule in self._to_plural:
+            if rule.pattern.search(w):
+                return rule.pattern.sub(rule.replacement, w, count=1)
+        return w + "s"
+
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - the lexicon lives as long as the process
+    def singular(self, word: str) -> str:
+        """Singular form: "men"->"man", "buses"->"bus"; plural-only and uncountable words unchanged."""
+        w = _norm(word)
+        if w in self._plural_only or w in self._uncountable:
+            return w
+        name = self._entry_name(w)
+        if name is not None:
+            return name
+        if w in self._plural_to_singular:
+            return self._plural_to_singular[w]
+        if w in self._singular_to_plural:
+            return w
+        prefix, head = self._split_head(w)
+        if prefix:
+            return prefix + self.singular(head)
+        return self._rule_singular(w)
+
+    @functools.lru_cache(maxsize=65536)  # noqa: B019
+    def plural(self, word: str) -> str:
+        """Plural form: "man"->"men"; uncountable and plural-only words unchanged."""
+        w = _norm(word)
+        if w in self._plural_only or w in self._uncountable:
+            return w
+        name = self._entry_name(w)
+        if name is not None:
+            return self._entries[name].plural if name in self._entries else name
+        if w in self._singular_to_plural:
+            return self._singular_to_plural[w]
+        if w in self._plural_to_singular:
+            return w
+        prefix, head = self._split_head(w)
+        if prefix:
+            return prefix + self.plural(head)
+        if self._rule_singular(w) != w:  # already plural by the suffix rules
+            return w
+        return self._rule_plural(w)
+
+    def is_plural(self, word: str) -> bool:
+        """Grammatical number of the surface word: "jeans" and "men" are plural, "bus" is not."""
+        w = _norm(word)
+        if w in self._plural_only:
+            return True
+        if w in self._uncountable:
+            return False
+        return self.singular(w) != w
+
+    # -- meaning ------------------------------------------------------------------------------
+
+    def _entry(self, word: str) -> NounEntry | None:
+        name = self._entry_name(_norm(word))
+        if name is None:
+            name = self._entry_name(self.singular(word))
+        return self._entries.get(name) if name is not None else None
+
+    def canonical(self, word: str) -> str:
+        """One singular representative per synonym set: "motorbikes"->"motorcycle"."""
+        e = self._entry(word)
+        return e.canonical if e is not None else self.singular(word)
+
+    def forms(self, word: str) -> frozenset[str]:
+        """Every surface name of the same kind: singular and plural of each synonym, and aliases."""
+        w = _norm(word)
+        e = self._entry(w)
+        if e is None:
+            return frozenset({w, self.singular(w), self.plural(w)})
+        out: set[str] = set()
+        for name in self._members[e.canonical]:
+            member = self._entries[name]
+            out.update((member.name, member.plural))
+            out.update(self._aliases.get(name, ()))
+        return frozenset(out)
+
+    def hyponyms(self, word: str) -> frozenset[str]:
+        """Canonical vocabulary names that are kinds of `word` ("animal" -> dog, cat, ...)."""
+        return self._hyponyms.get(self.canonical(word), frozenset())
+
+    def is_a(self, specific: str, general: str) -> bool:
+        """True if `specific` names the same kind as `general` or a kind of it."""
+        s, g = self.canonical(specific), self.canonical(general)
+        return s == g or s in self._hyponyms.get(g, frozenset())
+
+    def category(self, word: str) -> str | None:
+        """A coarse category ("animal", "furniture", ...) for picking similar distractors."""
+        e = self._entry(word)
+        if e is None:
+            return None
+        canon = self._entries.get(e.canonical, e)
+        return canon.category if canon.category is not None else e.category
+
+    def kinds(self, word: str) -> tuple[str, ...]:
+        """Canonical vocabulary names that `word` is a kind of (its hypernyms in the vocabulary)."""
+        e = self._entry(word)
+        return e.kinds if e is not None else ()
+
+    def synonyms(self, word: str) -> frozenset[str]:
+        """Singular vocabulary names with the same meaning as `word` (itself included when known)."""
+        e = self._entry(word)
+        return frozenset(self._members[e.canonical]) if e is not None else frozenset()
+
+    def synset(self, word: str) -> str | None:
+        """The WordNet sense the build chose for `word` (for inspection only)."""
+        e = self._entry(word)
+        return e.synset if e is not None else None
+
+    def is_uncountable(self, word: str) -> bool:
+        w = _norm(word)
+        return w in self._uncountable or self.singular(w) in self._uncountable
+
+    def is_plural_only(self, word: str) -> bool:
+        w = _norm(word)
+        return w in self._plural_only or self.singular(w) in self._plural_only
+
+    def is_unannotated_prone(self, word: str) -> bool:
+        """Objects scene graphs often leave out (sky, hands, shirts): never claim them absent."""
+        return self.canonical(word) in self._unannotated
+
+    def is_known(self, word: str) -> bool:
+        """In the vocabulary, in any form."""
+        w = _norm(word)
+        return w in self._name_of or self.singular(w) in self._name_of
+
+    # -- colours and relations ----------------------------------------------------------------
+
+    def is_color(self, attr: str) -> bool:
+        return _norm(attr) in self.colors
+
+    def opposite_relation(self, rel: str) -> str | None:
+        return self._opposite.get(_norm(rel))
+
+    def is_symmetric_relation(self, rel: str) -> bool:
+        return _norm(rel) in self._symmetric

@@ -1,0 +1,409 @@
+"""Derive the noun lexicon in `rules/lexicon/` from WordNet, once, at development time.
+
+Why a build step: WordNet takes seconds to load and is not on every user's machine, while the
+engine needs a few thousand facts about a fixed vocabulary. So this module (the only one that
+imports nltk, inflect and spaCy's lookup tables) turns the Visual Genome vocabulary plus the
+hand-curated lists into plain TSV files that `contrastgen.lexicon` reads at run time.
+
+Why conservative: for each vocabulary noun we keep ONE WordNet sense (a curated override from
+`senses.tsv`, else the most frequent sense that denotes something visible), and two nouns are
+synonyms only when they share that sense (plus the hand-written pairs of `synonyms.tsv`). A noun
+is a kind of another only when the other's sense is a hypernym of its sense. A wrong link would
+yield a wrong proven answer; a missing one only a missing perturbation.
+
+Outputs (each with a header saying how to regenerate it):
+- `nouns.tsv`: name, plural, canonical, category, kinds, chosen synset, one row per noun;
+- `aliases.tsv`: vocabulary entries that are another form of a noun ("men" -> "man");
+- `irregular_plurals.tsv`: WordNet's irregular plurals that the suffix rules get wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contrastgen.errors import InputError
+from contrastgen.jsonio import write_text
+from contrastgen.lexicon import (
+    ALIASES_FILE,
+    INFLECTION_RULES_FILE,
+    IRREGULAR_FILE,
+    NOUNS_FILE,
+    PLURAL_ONLY_FILE,
+    UNCOUNTABLE_FILE,
+    iter_data_lines,
+    read_word_list,
+)
+
+DEFAULT_VOCAB_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "vocab" / "vg-1750-700-450"
+OBJECTS_VOCAB = "objects_vocab.txt"
+SENSES_FILE = "senses.tsv"
+SYNONYMS_FILE = "synonyms.tsv"
+CATEGORIES_FILE = "categories.tsv"
+EXTRA_NOUNS_FILE = "extra_nouns.tsv"
+PEOPLE_FILE = "people.txt"
+GENERATED_FILES = (NOUNS_FILE, ALIASES_FILE, IRREGULAR_FILE)
+
+# Lexicographer files whose senses denote things one can see in a photograph; a sense outside them
+# ("monitor" the proctor is noun.person, fine; "plate" the home plate is noun.artifact, which is
+# why senses.tsv exists) is chosen only when a word has no visible sense at all.
+_VISIBLE_LEXNAMES = (
+    "noun.artifact", "noun.animal", "noun.person", "noun.plant", "noun.food", "noun.body",
+    "noun.object", "noun.substance", "noun.location", "noun.phenomenon", "noun.shape",
+)
+
+# A word whose first sense is of one of these kinds keeps it.
+_FIRST_SENSE_LEXNAMES = ("noun.Tops", "noun.animal", "noun.artifact", "noun.food", "noun.plant", "noun.body")
+
+_REGEN = "Regenerate: `make lexicon` (NLTK_DATA=../shared/nltk_data contrastgen lexicon build)."
+
+
+@dataclass
+class Noun:
+    """A noun being built: its forms, chosen sense and what the build derived from it."""
+
+    name: str
+    plural: str
+    synset: Any = None  # nltk Synset or None
+    canonical: str = ""
+    category: str | None = None
+    kinds: set[str] = field(default_factory=set)
+
+
+def load_wordnet() -> Any:
+    """WordNet through nltk, or an InputError telling the user how to point nltk at it."""
+    try:
+        from nltk.corpus import wordnet as wn
+    except ImportError as exc:  # pragma: no cover - nltk is a declared dependency
+        raise InputError(f"nltk is not installed ({exc})") from None
+    try:
+        wn.ensure_loaded()
+    except LookupError:
+        raise InputError(
+            "WordNet not found: set NLTK_DATA to a directory holding corpora/wordnet "
+            "(e.g. NLTK_DATA=../shared/nltk_data), or run python -m nltk.downloader wordnet",
+            path=os.environ.get("NLTK_DATA"),
+        ) from None
+    return wn
+
+
+class Inflector:
+    """Singular/plural at build time: spaCy's lookup lemmatizer checked against inflect."""
+
+    def __init__(self, plural_only: set[str], uncountable: set[str], wordnet: Any) -> None:
+        import inflect
+        from spacy.lookups import load_lookups
+
+        self._engine = inflect.engine()
+        self._lemmas = load_lookups("en", ["lemma_lookup"]).get_table("lemma_lookup")
+        self._plural_only = plural_only
+        self._uncountable = uncountable
+        self._wn = wordnet
+
+    def _is_noun(self, word: str) -> bool:
+        return bool(self._wn.synsets(word.replace(" ", "_"), pos="n"))
+
+    def plural(self, word: str) -> str:
+        if word in self._plural_only or word in self._uncountable or not re.search("[a-z]", word):
+            return word
+        return self._engine.plural_noun(word) or word
+
+    def singular(self, word: str) -> str:
+        """The singular of a vocabulary word; the word itself when it is already singular.
+
+        spaCy's lookup lemma is trusted only when inflect pluralises it back to the word, and
+        inflect's own guess only when WordNet knows it as a noun ("bus" must not become "bu").
+        """
+        if word in self._plural_only or word in self._uncountable:
+            return word
+        prefix, _, head = word.rpartition(" ")
+        prefix = prefix + " " if prefix else ""
+        lemma = self._lemmas.get(head)
+        if lemma == head:
+            return word
+        if lemma and self._engine.plural_noun(lemma) == head:
+            return prefix + lemma
+        guess = self._engine.singular_noun(head)
+        if guess and guess != head and self._engine.plural_noun(guess) == head and self._is_noun(guess):
+            return prefix + guess
+        return word
+
+
+def _read_vocab(vocab_dir: Path) -> list[str]:
+    path = vocab_dir / OBJECTS_VOCAB
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("object vocabulary not found (pass --vocab DIR)", path=str(path)) from None
+    words: list[str] = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        w = " ".join(raw.lower().split())
+        if not w:
+            continue
+        if "\t" in raw or "," in raw:
+            raise InputError("expected one object name per line", path=str(path), record=f"line {lineno}")
+        words.append(w)
+    if not words:
+        raise InputError("vocabulary is empty", path=str(path))
+    return words
+
+
+def _synset(wn: Any, name: str, path: Path, lineno: int) -> Any:
+    try:
+        return wn.synset(name)
+    except Exception:  # nltk raises WordNetError or ValueError for unknown / malformed names
+        raise InputError(f"unknown WordNet synset {name!r}", path=str(path), record=f"line {lineno}") from None
+
+
+def _read_senses(wn: Any, curated: Path) -> dict[str, Any]:
+    """senses.tsv: word -> synset, or None for "-" (keep the word unlinked)."""
+    path = curated / SENSES_FILE
+    out: dict[str, Any] = {}
+    for lineno, fields in iter_data_lines(path):
+        if len(fields) != 2:
+            raise InputError("expected word<TAB>synset|-", path=str(path), record=f"line {lineno}")
+        word = " ".join(fields[0].lower().split())
+        out[word] = None if fields[1] == "-" else _synset(wn, fields[1], path, lineno)
+    return out
+
+
+def _read_categories(wn: Any, curated: Path) -> list[tuple[str, set[Any]]]:
+    path = curated / CATEGORIES_FILE
+    rows: list[tuple[str, set[Any]]] = []
+    for lineno, fields in iter_data_lines(path):
+        if len(fields) != 2:
+            raise InputError("expected category<TAB>synsets", path=str(path), record=f"line {lineno}")
+        rows.append((fields[0], {_synset(wn, s, path, lineno) for s in fields[1].split()}))
+    return rows
+
+
+def _read_synonyms(curated: Path) -> list[list[str]]:
+    """synonyms.tsv: canonical <TAB> comma-separated synonyms, hand-written."""
+    path = curated / SYNONYMS_FILE
+    groups: list[list[str]] = []
+    for lineno, fields in iter_data_lines(path):
+        if len(fields) != 2:
+            raise InputError("expected canonical<TAB>synonym, synonym", path=str(path), record=f"line {lineno}")
+        members = [" ".join(w.lower().split()) for w in fields[1].split(",") if w.strip()]
+        groups.append([" ".join(fields[0].lower().split()), *members])
+    return groups
+
+
+def _choose_sense(wn: Any, word: str, is_person_word: bool) -> Any:
+    """The sense of `word` the vocabulary most likely means, or None.
+
+    People words (people.txt) take their first sense that denotes a person or a group of people.
+    Any other word takes its first sense if that denotes a visible thing, else its first visible
+    sense, but never a person sense: WordNet's person senses of object words ("mug", "screw",
+    "poster") would make a mug a kind of person.
+    """
+    senses = wn.synsets(word.replace(" ", "_"), pos="n")
+    if is_person_word:
+        for s in senses:
+            if s.lexname() in ("noun.person", "noun.group", "noun.Tops"):
+                return s
+        return None
+    senses = [s for s in senses if s.lexname() != "noun.person"]
+    if senses and senses[0].lexname() in _FIRST_SENSE_LEXNAMES:
+        return senses[0]
+    for s in senses:
+        if s.lexname() in _VISIBLE_LEXNAMES:
+            return s
+    return None
+
+
+def _closure(synset: Any) -> set[Any]:
+    return set(synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms())) | {synset}
+
+
+def _vocab_nouns(vocab: list[str], inflector: Inflector, plural_only_aliases: dict[str, str]) -> tuple[dict[str, Noun], dict[str, str]]:
+    """Group vocabulary entries into nouns (by singular) and aliases (other forms)."""
+    nouns: dict[str, Noun] = {}
+    aliases: dict[str, str] = {}
+    for w in vocab:
+        name = plural_only_aliases.get(w, w)
+        name = inflector.singular(name)
+        if name not in nouns:
+            nouns[name] = Noun(name=name, plural=inflector.plural(name))
+        if w != name:
+            aliases[w] = name
+    # an alias that is just the plural of its noun is redundant: forms() already has it
+    aliases = {a: n for a, n in aliases.items() if nouns[n].plural != a}
+    return nouns, aliases
+
+
+def build_lexicon(vocab_dir: Path, curated_dir: Path) -> dict[str, str]:
+    """Build the generated lexicon files; returns {file name: text}. Nothing is written."""
+    wn = load_wordnet()
+    plural_only_rows = [fields for _, fields in iter_data_lines(curated_dir / PLURAL_ONLY_FILE)]
+    plural_only = {" ".join(f[0].lower().split()) for f in plural_only_rows}
+    plural_only_aliases = {" ".join(f[1].lower().split()): " ".join(f[0].lower().split()) for f in plural_only_rows if len(f) > 1}
+    uncountable = set(read_word_list(curated_dir / UNCOUNTABLE_FILE))
+    inflector = Inflector(plural_only, uncountable, wn)
+
+    vocab = _read_vocab(vocab_dir)
+    extra = [fields[0] for _, fields in iter_data_lines(curated_dir / EXTRA_NOUNS_FILE)]
+    nouns, aliases = _vocab_nouns(vocab + sorted(plural_only) + extra, inflector, plural_only_aliases)
+
+    senses = _read_senses(wn, curated_dir)
+    people = set(read_word_list(curated_dir / PEOPLE_FILE))
+    for noun in nouns.values():
+        if noun.name in senses:
+            noun.synset = senses[noun.name]
+        else:
+            noun.synset = _choose_sense(wn, noun.name, noun.name in people)
+
+    # synonyms: nouns sharing a sense, plus curated groups; canonical = first in vocabulary order
+    order = {n: i for i, n in enumerate(nouns)}
+    by_synset: dict[Any, list[str]] = defaultdict(list)
+    for noun in nouns.values():
+        if noun.synset is not None:
+            by_synset[noun.synset].append(noun.name)
+    groups = [members for members in by_synset.values() if len(members) > 1]
+    for group in _read_synonyms(curated_dir):
+        unknown = [w for w in group if w not in nouns]
+        if unknown:
+            raise InputError(f"synonyms not in the vocabulary: {', '.join(unknown)}", path=str(curated_dir / SYNONYMS_FILE))
+        groups.append(group)
+    parent = {n: n for n in nouns}
+
+    def find(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for group in groups:
+        for other in group[1:]:
+            a, b = find(group[0]), find(other)
+            if a != b:
+                # the curated group's first word (or the more frequent word) represents the set
+                keep, drop = (a, b) if order[a] <= order[b] or a == group[0] else (b, a)
+                parent[drop] = keep
+    for group in _read_synonyms(curated_dir):  # curated canonical wins
+        root = find(group[0])
+        for n in nouns:
+            if find(n) == root:
+                parent[n] = group[0]
+        parent[group[0]] = group[0]
+    for noun in nouns.values():
+        noun.canonical = find(noun.name)
+    # a curated synonym outside WordNet ("motor bike") shares the sense of its set
+    sense_of_set: dict[str, Any] = {}
+    for noun in sorted(nouns.values(), key=lambda n: (n.name != n.canonical, order[n.name])):
+        if noun.synset is not None:
+            sense_of_set.setdefault(noun.canonical, noun.synset)
+    for noun in nouns.values():
+        if noun.synset is None and noun.name not in senses:
+            noun.synset = sense_of_set.get(noun.canonical)
+
+    # kinds: canonical names whose sense is a hypernym of this noun's sense (or of a synonym's)
+    synsets_of: dict[Any, set[str]] = defaultdict(set)
+    for noun in nouns.values():
+        if noun.synset is not None:
+            synsets_of[noun.synset].add(noun.canonical)
+    categories = _read_categories(wn, curated_dir)
+    for noun in nouns.values():
+        if noun.synset is None:
+            continue
+        closure = _closure(noun.synset)
+        for s in closure:
+            noun.kinds |= synsets_of.get(s, set())
+        noun.kinds.discard(noun.canonical)
+        for category, roots in categories:
+            if closure & roots:
+                noun.category = category
+                break
+    # a compound outside WordNet ("tennis shoe") is a kind of its head noun when that is known
+    for noun in nouns.values():
+        if noun.synset is None and " " in noun.name and noun.name not in senses:
+            head = noun.name.rsplit(" ", 1)[1]
+            head_noun = nouns.get(inflector.singular(head))
+            modifier = noun.name.rsplit(" ", 1)[0]
+            if head_noun is not None and head_noun.synset is not None and head_noun.category != "person" \
+                    and not re.fullmatch(r"[0-9]+|one|two|three|four|five|six", modifier):
+                noun.kinds = {head_noun.canonical} | head_noun.kinds
+                noun.category = head_noun.category
+
+    return {
+        NOUNS_FILE: _render_nouns(nouns),
+        ALIASES_FILE: _render_aliases(aliases),
+        IRREGULAR_FILE: _render_irregular(wn, curated_dir),
+    }
+
+
+def _render_nouns(nouns: dict[str, Noun]) -> str:
+    lines = [
+        "# Nouns of the Visual Genome / GQA object vocabulary, with their number, synonyms, kinds and category.",
+        "# Source: GENERATED by contrastgen.lexicon_build from ../shared/data/vocab/vg-1750-700-450/objects_vocab.txt,",
+        "# WordNet 3.0 (one sense per noun: senses.tsv, else the most frequent visible sense), spaCy's lookup",
+        "# lemmatizer and inflect, and the curated lists beside this file. Do not edit by hand.",
+        "# Columns: name (singular, or the plural-only word) <TAB> plural <TAB> canonical (synonym-set representative)",
+        "# <TAB> category (- if none) <TAB> kinds (comma-separated canonical names it is a kind of, - if none)",
+        "# <TAB> chosen WordNet synset (- if none).",
+        f"# {_REGEN}",
+    ]
+    for name in sorted(nouns):
+        n = nouns[name]
+        kinds = ",".join(sorted(n.kinds)) or "-"
+        synset = n.synset.name() if n.synset is not None else "-"
+        lines.append("\t".join((n.name, n.plural, n.canonical, n.category or "-", kinds, synset)))
+    return "\n".join(lines) + "\n"
+
+
+def _render_aliases(aliases: dict[str, str]) -> str:
+    lines = [
+        "# Vocabulary entries that are another form of a noun in nouns.tsv: plurals the vocabulary lists as",
+        '# separate names ("men", "traffic lights") and lemmas it got wrong ("pant" for "pants").',
+        "# Source: GENERATED by contrastgen.lexicon_build from ../shared/data/vocab/vg-1750-700-450/objects_vocab.txt",
+        "# and plural_only.txt. Columns: alias <TAB> name in nouns.tsv. Do not edit by hand.",
+        f"# {_REGEN}",
+    ]
+    lines += [f"{a}\t{aliases[a]}" for a in sorted(aliases)]
+    return "\n".join(lines) + "\n"
+
+
+def _render_irregular(wn: Any, curated_dir: Path) -> str:
+    """WordNet's noun.exc plurals that the regular suffix rules would get wrong."""
+    from contrastgen.lexicon import _read_suffix_rules
+
+    to_plural, to_singular, invariant = _read_suffix_rules(curated_dir / INFLECTION_RULES_FILE)
+
+    def rule_singular(w: str) -> str:
+        if any(p.search(w) for p in invariant):
+            return w
+        for r in to_singular:
+            if r.pattern.search(w):
+                return r.pattern.sub(r.replacement, w, count=1)
+        return w
+
+    try:
+        exc_text = wn.open("noun.exc").read()
+    except (OSError, LookupError):
+        raise InputError("WordNet's noun.exc not found beside data.noun", path=os.environ.get("NLTK_DATA")) from None
+    pairs: dict[str, str] = {}
+    for raw in exc_text.splitlines():
+        parts = raw.split()
+        if len(parts) < 2 or not re.fullmatch(r"[a-z]+", parts[0]) or not re.fullmatch(r"[a-z]+", parts[1]):
+            continue
+        plural, singular = parts[0], parts[1]
+        if rule_singular(plural) != singular:
+            pairs.setdefault(singular, plural)
+    lines = [
+        "# Irregular noun plurals for words outside the vocabulary (\"geese\" -> \"goose\"), used before the suffix",
+        "# rules of inflection_rules.tsv. Source: GENERATED from WordNet 3.0's noun.exc, keeping the pairs those",
+        "# rules get wrong (first singular when WordNet lists several). Columns: singular <TAB> plural.",
+        f"# {_REGEN}",
+    ]
+    lines += [f"{s}\t{pairs[s]}" for s in sorted(pairs)]
+    return "\n".join(lines) + "\n"
+
+
+def write_lexicon(files: dict[str, str], out_dir: Path) -> None:
+    """Write each generated file atomically (a failed build leaves the old files intact)."""
+    for name, text in sorted(files.items()):
+        write_text(out_dir / name, text)
