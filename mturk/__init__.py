@@ -10,18 +10,29 @@ The library API is what the CLI (`contrastgen mturk ...`) and the HTTP service c
   report as a dict.
 """
 
-from contrastgen.mturk.export import ExportSummary, export_hits
-from contrastgen.mturk.ingest import ingest_results, load_manifest
-from contrastgen.mturk.inputs import GoldItem, load_contrast_sets, load_gold
-from contrastgen.mturk.preview import render_preview
+from __future__ import annotations
 
-__all__ = [
-    "ExportSummary",
-    "GoldItem",
-    "export_hits",
-    "ingest_results",
-    "load_contrast_sets",
-    "load_gold",
-    "load_manifest",
-    "render_preview",
-]
+import importlib
+from typing import Any
+
+# Lazy exports: ingest pulls in pandas, crowd-kit, scikit-learn and statsmodels, which take
+# seconds to import and are not needed to export or preview a batch.
+_EXPORTS = {
+    "ExportSummary": "contrastgen.mturk.export",
+    "export_hits": "contrastgen.mturk.export",
+    "ingest_results": "contrastgen.mturk.ingest",
+    "load_manifest": "contrastgen.mturk.manifest",
+    "GoldItem": "contrastgen.mturk.inputs",
+    "load_contrast_sets": "contrastgen.mturk.inputs",
+    "load_gold": "contrastgen.mturk.inputs",
+    "render_preview": "contrastgen.mturk.preview",
+    "simulate_results": "contrastgen.mturk.simulate",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

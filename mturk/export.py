@@ -23,8 +23,12 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from contrastgen.mturk.inputs import GoldItem, gold_from_dicts, validate_records
-from contrastgen.mturk.layout import (
+from contrastgen.answers import normalize_answer
+from contrastgen.errors import InputError
+from contrastgen.jsonio import atomic_dir, dumps, write_json, write_text
+
+from .inputs import GoldItem, gold_from_dicts, validate_records
+from .layout import (
     DEFAULT_FRAME_HEIGHT,
     DEFAULT_TITLE,
     answer_fields,
@@ -35,11 +39,7 @@ from contrastgen.mturk.layout import (
     render_layout,
     render_question_xml,
 )
-from contrastgen.mturk.sampling import SampledPair, sample_pairs
-
-from contrastgen.answers import normalize_answer
-from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, dumps, write_json, write_text
+from .sampling import SampledPair, sample_pairs
 
 MANIFEST_FORMAT = "contrastgen-mturk-manifest"
 MANIFEST_VERSION = 1

@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from contrastgen.mturk.agreement import agreement, bootstrap_mean, paired_bootstrap_diff, wilson
-from contrastgen.mturk.export import MANIFEST_FORMAT, MANIFEST_VERSION
-from contrastgen.mturk.report_md import render_markdown
-from contrastgen.mturk.results import CANNOT_TELL, Annotation, read_results
 from crowdkit.aggregation import DawidSkene, MajorityVote
 
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, dumps, read_json, write_json, write_text
+from contrastgen.jsonio import atomic_dir, dumps, write_json, write_text
+
+from .agreement import agreement, bootstrap_mean, paired_bootstrap_diff, wilson
+from .manifest import load_manifest
+from .report_md import render_markdown
+from .results import CANNOT_TELL, Annotation, read_results
 
 SCORED_ROLES = ("original", "perturbed")
 AGGREGATORS = ("majority", "dawid-skene")
@@ -36,21 +37,6 @@ WORKERS_JSONL = "workers.jsonl"
 
 def _r(x: float | None) -> float | None:
     return None if x is None else round(float(x), 6)
-
-
-def load_manifest(manifest: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, Any]:
-    """Accept a manifest path or an already-loaded manifest; check it is one of ours."""
-    path = None if isinstance(manifest, Mapping) else str(manifest)
-    data = dict(manifest) if isinstance(manifest, Mapping) else read_json(manifest)
-    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
-        raise InputError("not a contrastgen MTurk manifest (field 'format' is missing or wrong)", path=path)
-    if data.get("version") != MANIFEST_VERSION:
-        raise InputError(f"manifest version {data.get('version')!r} is not supported "
-                         f"(this contrastgen reads version {MANIFEST_VERSION})", path=path)
-    for field in ("params", "columns", "hits", "items"):
-        if field not in data:
-            raise InputError(f"manifest lacks {field!r}", path=path)
-    return data
 
 
 def _aggregate(frame: pd.DataFrame, method: str) -> dict[str, str]:

@@ -12,11 +12,11 @@ import csv
 from importlib import resources
 from pathlib import Path
 
-from contrastgen.mturk.export import BATCH_CSV, HIT_PROPERTIES, LAYOUT_HTML, UPLOAD_DIR
-from contrastgen.mturk.layout import fill_layout, render_template
-
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json, write_text
+
+from .export import BATCH_CSV, HIT_PROPERTIES, LAYOUT_HTML, UPLOAD_DIR
+from .layout import fill_layout, render_template
 
 CROWD_SCRIPT = '<script src="https://assets.crowd.aws/crowd-html-elements.js"></script>'
 PREVIEW_FILE = "preview.html"

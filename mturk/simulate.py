@@ -17,11 +17,11 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from contrastgen.mturk.export import BATCH_CSV, HIT_PROPERTIES, MANIFEST, UPLOAD_DIR
-from contrastgen.mturk.ingest import load_manifest
-
 from contrastgen.errors import InputError
 from contrastgen.jsonio import write_text
+
+from .export import BATCH_CSV, HIT_PROPERTIES, MANIFEST, UPLOAD_DIR
+from .manifest import load_manifest
 
 # The requester site's results CSV: MTurk's own columns, then Input.*, then Answer.*, then
 # the Approve/Reject columns a requester may fill and upload back.
