@@ -12,8 +12,9 @@ For each perturbation it checks that
   3. the presuppositions hold: definite references (side/colour questions) are unambiguous,
      no "no"/absence rests on an object that annotators routinely leave out, a relation's
      stated opposite is the one in rules/relations.tsv,
-  4. the record is well-formed: ranks 1..n without gaps, unique ids `<qid>_c<rank>`, a change
-     of one atom whose `from` differs from its `to`.
+  4. the record is well-formed: one record per (question, template), ranks 1..n without gaps,
+     unique ids `<qid>_<template suffix><rank>`, evidence version 1, a change of one atom whose
+     `from` differs from its `to`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import regex
+
 from contrastgen.answers import normalize_answer as _normalize_answer
 from contrastgen.gqa import validate_scene_graph
 from contrastgen.verify_facts import check_fact
@@ -32,6 +35,7 @@ from contrastgen.verify_graph import EvidenceProblem, GraphIndex, object_id
 from contrastgen.verify_query import execute_query
 from contrastgen.verify_rules import VerifyRules, load_rules, normalize_name
 
+EVIDENCE_VERSION = 1
 CHANGE_KINDS = frozenset({"object", "attribute", "relation"})
 _DEFINITE_OPS = frozenset({"side", "color"})
 _EXISTS_OPS = frozenset({"exists_any", "exists_related"})
@@ -84,7 +88,7 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
     rules = rules or load_rules()
     indexes = _IndexCache(scene_graphs)
     report = VerifyReport(checked=0)
-    seen_questions: set[str] = set()
+    seen_records: set[tuple[str, str]] = set()
     seen_perturbations: set[str] = set()
     for n, record in enumerate(records, 1):
         if not isinstance(record, dict):
@@ -97,7 +101,7 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
             report.failures.append(Failure(qid, None, "record has no list of perturbations"))
             continue
         report.checked += len(perturbations)
-        problems = _record_problems(record, qid, seen_questions)
+        problems = _record_problems(record, qid, seen_records, rules)
         image_id = record.get("image_id")
         graph = indexes.get(str(image_id)) if isinstance(image_id, (str, int)) else None
         if graph is None:
@@ -110,7 +114,7 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
             pid = pid if isinstance(pid, str) else f"perturbation {i}"
             with _graph_errors_as_input_errors(str(image_id), scene_graphs[str(image_id)]):
                 found = _perturbation_problems(p, record["answer"], graph, rules)
-            found += _identity_problems(p, qid, pid, seen_perturbations)
+            found += _identity_problems(p, qid, pid, record.get("template"), seen_perturbations, rules)
             report.failures.extend(Failure(qid, pid, problem) for problem in found)
     return report
 
@@ -159,11 +163,19 @@ def _graph_errors_as_input_errors(image_id: str, graph: Any) -> Iterator[None]:
         raise
 
 
-def _record_problems(record: dict[str, Any], qid: str, seen: set[str]) -> list[str]:
+def _record_problems(record: dict[str, Any], qid: str, seen: set[tuple[str, str]],
+                     rules: VerifyRules) -> list[str]:
+    """One record per (question, template): two templates may perturb the same question."""
     problems = []
-    if qid in seen:
-        problems.append(f"question id {qid} appears in more than one record")
-    seen.add(qid)
+    template = record.get("template")
+    if not isinstance(template, str):
+        problems.append("record has no string 'template'")
+    elif rules.template_suffixes and template not in rules.template_suffixes:
+        problems.append(f"template {template!r} is not in rules/templates.json")
+    key = (qid, str(template))
+    if key in seen:
+        problems.append(f"question {qid} has more than one record for template {template!r}")
+    seen.add(key)
     if not isinstance(record.get("answer"), str):
         problems.append("record has no original 'answer' to differ from")
     ranks = [p.get("rank") if isinstance(p, dict) else None for p in record["perturbations"]]
@@ -174,16 +186,24 @@ def _record_problems(record: dict[str, Any], qid: str, seen: set[str]) -> list[s
     return problems
 
 
-def _identity_problems(p: Any, qid: str, pid: str, seen: set[str]) -> list[str]:
+def _identity_problems(p: Any, qid: str, pid: str, template: Any, seen: set[str],
+                       rules: VerifyRules) -> list[str]:
+    """Ids are `<qid>_<template suffix><rank>` (README) and unique across the whole file."""
     if not isinstance(p, dict) or not isinstance(p.get("question_id"), str):
         return ["perturbation has no string 'question_id'"]
     problems = []
     if pid in seen or pid == qid:
         problems.append(f"perturbation question id {pid} is not unique")
     seen.add(pid)
-    expected = f"{qid}_c{p.get('rank')}"
-    if pid != expected:
-        problems.append(f"perturbation question id {pid} should be {expected} (original id + _c<rank>)")
+    rank = p.get("rank")
+    suffix = rules.template_suffixes.get(template) if isinstance(template, str) else None
+    if suffix is not None:
+        expected = f"{qid}_{suffix}{rank}"
+        if pid != expected:
+            problems.append(f"perturbation question id {pid} should be {expected} "
+                            f"(original id, _, template suffix {suffix!r}, rank)")
+    elif not rules.template_suffixes and not regex.fullmatch(rf"{regex.escape(qid)}_[a-z]+{rank}", pid):
+        problems.append(f"perturbation question id {pid} should be {qid}_<suffix>{rank}")
     return problems
 
 
@@ -198,6 +218,9 @@ def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
     evidence = p.get("evidence")
     if not isinstance(evidence, dict):
         return problems + ["perturbation has no 'evidence' object"]
+    if evidence.get("version") != EVIDENCE_VERSION:
+        problems.append(f"evidence.version is {evidence.get('version')!r}; this verifier reads "
+                        f"version {EVIDENCE_VERSION}")
     query, facts, claimed = evidence.get("query"), evidence.get("facts"), evidence.get("answer")
     if not isinstance(facts, list) or not facts:
         problems.append("evidence.facts must be a non-empty list (an answer needs a proof)")
@@ -218,6 +241,7 @@ def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
         computed = None
     problems += _answer_problems(computed, claimed, answer, original_answer)
     problems += _presupposition_problems(query, facts, (claimed, answer), rules)
+    problems += _change_evidence_problems(p.get("change"), query, facts)
     return problems
 
 
@@ -247,6 +271,34 @@ def _change_problems(change: Any) -> list[str]:
     elif normalize_name(before) == normalize_name(after):
         problems.append(f"change.from and change.to are both {before!r}; nothing was perturbed")
     return problems
+
+
+def _change_evidence_problems(change: Any, query: dict[str, Any], facts: list[Any]) -> list[str]:
+    """The evidence must be about the atom the question changed, not some other question.
+
+    An object's new name must be among the names the query (or an `only` fact, for a definite
+    reference) looks for; a relation's new name must be the query's `rel`; an attribute's must
+    be among the query's `attributes`. Where the evidence names nothing to compare with, the
+    check does not apply (it cannot fail by absence of data it was never given).
+    """
+    if not isinstance(change, dict) or not isinstance(change.get("to"), str):
+        return []
+    kind, to = change.get("kind"), normalize_name(change["to"])
+    if kind == "object":
+        names = {normalize_name(n) for n in _query_names(query)}
+        for f in facts:
+            if isinstance(f, dict) and f.get("fact") == "only" and isinstance(f.get("names"), list):
+                names.update(normalize_name(n) for n in f["names"] if isinstance(n, str))
+        if names and to not in names:
+            return [f"change.to {to!r} is not among the names the evidence looks for {sorted(names)}"]
+    elif kind == "relation" and isinstance(query.get("rel"), str):
+        if normalize_name(query["rel"]) != to:
+            return [f"change.to {to!r} is not the query's relation {query['rel']!r}"]
+    elif kind == "attribute" and isinstance(query.get("attributes"), list):
+        attrs = {normalize_name(a) for a in query["attributes"] if isinstance(a, str)}
+        if to not in attrs:
+            return [f"change.to {to!r} is not among the query's attributes {sorted(attrs)}"]
+    return []
 
 
 def _presupposition_problems(query: dict[str, Any], facts: list[Any], answers: tuple[Any, Any],

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 
 from contrastgen.errors import InputError
@@ -18,6 +19,7 @@ from contrastgen.errors import InputError
 _RELATIONS = ("relations.tsv",)
 _COLORS = ("lexicon", "colors.txt")
 _UNANNOTATED_PRONE = ("lexicon", "unannotated_prone.txt")
+_TEMPLATES = ("templates.json",)
 _SYMMETRIC = "symmetric"
 
 
@@ -28,10 +30,12 @@ def normalize_name(text: object) -> str:
 
 @dataclass(frozen=True)
 class VerifyRules:
-    """Relation opposites, symmetric relations, colour terms and unannotated-prone names.
+    """Relation opposites, symmetric relations, colour terms, unannotated-prone names, id suffixes.
 
     `unannotated_prone_source` is the file the prone names came from, or None when that file is
     absent; callers report it so that a pass never silently hides a check that did not run.
+    `template_suffixes` maps a template id to the letter in its perturbations' ids (`_n1`); when
+    empty, ids are only checked to have the shape `<qid>_<letters><rank>`.
     """
 
     opposites: dict[str, str]
@@ -39,6 +43,7 @@ class VerifyRules:
     colors: frozenset[str]
     unannotated_prone: frozenset[str]
     unannotated_prone_source: str | None = None
+    template_suffixes: dict[str, str] = field(default_factory=dict)
 
     def is_unannotated_prone(self, name: str) -> bool:
         """True if `name`, or a naive singular of it, is prone to be missing from scene graphs.
@@ -105,6 +110,15 @@ def parse_word_list(text: str) -> frozenset[str]:
     return frozenset(normalize_name(e) for e in _entries(text))
 
 
+def parse_template_suffixes(text: str, *, path: str = "rules/templates.json") -> dict[str, str]:
+    """Template id -> `id_suffix` from templates.json; the patterns themselves are not read."""
+    try:
+        templates = json.loads(text)["templates"]
+        return {str(t["id"]): str(t["id_suffix"]) for t in templates}
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"cannot read template ids and id_suffix ({exc!r})", path=path) from None
+
+
 @functools.lru_cache(maxsize=1)
 def load_rules() -> VerifyRules:
     """Read the shipped rules once per process.
@@ -121,7 +135,11 @@ def load_rules() -> VerifyRules:
         prone_source: str | None = "rules/" + "/".join(_UNANNOTATED_PRONE)
     else:
         prone, prone_source = frozenset(), None
+    templates_node = _resource(_TEMPLATES)
+    suffixes = (parse_template_suffixes(templates_node.read_text(encoding="utf-8"))
+                if templates_node.is_file() else {})
     return VerifyRules(
+        template_suffixes=suffixes,
         opposites=opposites,
         symmetric=symmetric,
         colors=parse_word_list(color_text),

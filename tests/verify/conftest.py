@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-from verify_cases import VALID, as_record, make_graph
+from verify_cases import SUFFIX, TEMPLATE, VALID, as_record, make_graph
 
 from contrastgen.verify_rules import VerifyRules
 
@@ -26,6 +26,7 @@ def rules() -> VerifyRules:
         colors=frozenset({"red", "white", "brown", "black", "blue"}),
         unannotated_prone=frozenset({"sky", "shirt", "hand"}),
         unannotated_prone_source="test",
+        template_suffixes={TEMPLATE: SUFFIX, "is_the_x_rel_the_y__object": "o"},
     )
 
 

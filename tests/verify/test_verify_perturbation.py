@@ -192,6 +192,7 @@ def test_exists_any_attribute_not_held_fails(graph, rules, valid):
 def test_relation_query_yes_via_symmetric_reverse_edge(graph, rules, valid):
     original, pert = valid["relation_yes"]
     pert["evidence"]["query"] = {"op": "relation", "subject": "3", "rel": "near", "object": "6"}
+    pert["change"]["to"] = "near"
     pert["evidence"]["facts"] = [{"fact": "relation", "subject": "6", "name": "near", "object": "3"}]
     assert verify_perturbation(pert, original, graph, rules=rules) == []
 
@@ -213,6 +214,22 @@ def test_relation_query_contradictory_graph_fails(graph, rules, valid):
     _, pert = valid["relation_no"]
     graph["objects"]["1"]["relations"].append({"name": "to the right of", "object": "2"})
     _one(problems_of(pert, graph, rules), "the answer is ambiguous")
+
+
+@pytest.mark.parametrize("case, change, needle", [
+    ("exists_related_absent", {"kind": "object", "slot": "x", "from": "cup", "to": "fence"},
+     "change.to 'fence' is not among the names the evidence looks for ['wall', 'walls']"),
+    ("color", {"kind": "object", "slot": "x", "from": "plate", "to": "bowl"},
+     "change.to 'bowl' is not among the names the evidence looks for ['cup', 'cups']"),
+    ("relation_no", {"kind": "relation", "slot": "rel", "from": "to the left of", "to": "above"},
+     "change.to 'above' is not the query's relation 'to the right of'"),
+    ("exists_any_yes_attr", {"kind": "attribute", "slot": "x", "from": "blue", "to": "white"},
+     "change.to 'white' is not among the query's attributes ['red']"),
+])
+def test_evidence_must_be_about_the_changed_atom(case, change, needle, graph, rules, valid):
+    _, pert = valid[case]
+    pert["change"] = change
+    assert problems_of(pert, graph, rules) == [needle]
 
 
 def test_unknown_op_fails(graph, rules, valid):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -51,20 +52,50 @@ def test_repeated_rank_fails(graph, rules, record, valid):
     assert any("not unique" in f.problem for f in report.failures)  # both are now q1_c1
 
 
-def test_question_id_must_be_original_plus_rank(graph, rules, record, valid):
+def test_question_id_must_be_original_plus_template_suffix_and_rank(graph, rules, record, valid):
     rec = record("right", [valid["side"][1]])
-    rec["perturbations"][0]["question_id"] = "q1_x"
+    rec["perturbations"][0]["question_id"] = "q1_n1"
     report = verify_contrast_sets([rec], {"img1": graph}, rules=rules)
-    assert report.failures == [Failure("q1", "q1_x", "perturbation question id q1_x should be q1_c1 "
-                                       "(original id + _c<rank>)")]
+    assert report.failures == [Failure("q1", "q1_n1", "perturbation question id q1_n1 should be q1_c1 "
+                                       "(original id, _, template suffix 'c', rank)")]
+
+
+def test_without_template_table_ids_need_the_suffix_shape(graph, rules, record, valid):
+    rules = dataclasses.replace(rules, template_suffixes={})
+    good = record("right", [valid["side"][1]], suffix="zz")
+    assert verify_contrast_sets([good], {"img1": graph}, rules=rules).ok
+    bad = record("right", [valid["side"][1]], qid="q2", suffix="_7")
+    report = verify_contrast_sets([bad], {"img1": graph}, rules=rules)
+    assert [f.problem for f in report.failures] == ["perturbation question id q2__71 should be q2_<suffix>1"]
+
+
+def test_unknown_template_fails(graph, rules, record, valid):
+    rec = record("right", [valid["side"][1]], template="how_many_x")
+    report = verify_contrast_sets([rec], {"img1": graph}, rules=rules)
+    assert Failure("q1", None, "template 'how_many_x' is not in rules/templates.json") in report.failures
+
+
+def test_one_question_may_have_a_record_per_template(graph, rules, record, valid):
+    a = record("right", [valid["side"][1]])
+    b = record("right", [valid["side"][1]], template="is_the_x_rel_the_y__object", suffix="o")
+    assert verify_contrast_sets([a, b], {"img1": graph}, rules=rules).ok
 
 
 def test_duplicate_records_fail(graph, rules, record, valid):
     rec = record("right", [valid["side"][1]])
     report = verify_contrast_sets([rec, rec], {"img1": graph}, rules=rules)
     problems = [f.problem for f in report.failures]
-    assert "question id q1 appears in more than one record" in problems
+    assert "question q1 has more than one record for template 'what_color_is_the_x'" in problems
     assert "perturbation question id q1_c1 is not unique" in problems
+
+
+def test_evidence_version_must_be_1(graph, rules, record, valid):
+    original, pert = valid["side"]
+    for version in (2, None):
+        pert["evidence"]["version"] = version
+        report = verify_contrast_sets([record(original, [pert])], {"img1": graph}, rules=rules)
+        assert [f.problem for f in report.failures] == [
+            f"evidence.version is {version!r}; this verifier reads version 1"]
 
 
 def test_unknown_image_is_a_failure_naming_it(graph, rules, record, valid):

@@ -34,7 +34,7 @@ def make_graph() -> dict[str, Any]:
 
 def _pert(answer: str, change: dict, query: dict, facts: list[dict]) -> dict:
     return {"question_id": "q1_c1", "question": "?", "answer": answer, "rank": 1, "change": change,
-            "evidence": {"query": query, "facts": facts, "answer": answer}}
+            "evidence": {"version": 1, "query": query, "facts": facts, "answer": answer}}
 
 
 def _obj_change(a: str, b: str, slot: str = "x") -> dict:
@@ -90,10 +90,14 @@ VALID: dict[str, tuple[str, dict]] = {
 }
 
 
-def as_record(original_answer: str, perturbations: list[dict], *, qid: str = "q1", image_id: str = "img1") -> dict:
+TEMPLATE, SUFFIX = "what_color_is_the_x", "c"  # as in rules/templates.json
+
+
+def as_record(original_answer: str, perturbations: list[dict], *, qid: str = "q1", image_id: str = "img1",
+              template: str = TEMPLATE, suffix: str = SUFFIX) -> dict:
     """Wrap perturbations in a contrast_sets.jsonl record, renumbering ids and ranks."""
     perts = copy.deepcopy(perturbations)
     for rank, p in enumerate(perts, 1):
-        p["rank"], p["question_id"] = rank, f"{qid}_c{rank}"
-    return {"question_id": qid, "image_id": image_id, "template": "t", "question": "?",
+        p["rank"], p["question_id"] = rank, f"{qid}_{suffix}{rank}"
+    return {"question_id": qid, "image_id": image_id, "template": template, "question": "?",
             "answer": original_answer, "perturbations": perts}
