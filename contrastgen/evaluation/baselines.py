@@ -92,22 +92,21 @@ def oracle_predictions(questions: Mapping[str, Mapping[str, Any]],
                        scene_graphs: Mapping[str, Mapping[str, Any]],
                        engine: Any) -> tuple[dict[str, str], dict[str, int]]:
     """Scene-graph answers where the oracle can ground the question; it abstains elsewhere."""
-    from contrastgen.oracle import oracle_answer  # the engine is heavy; load only when asked
+    from contrastgen.oracle import oracle_answers  # the engine is heavy; load only when asked
 
+    answers = oracle_answers({qid: dict(questions[qid]) for qid in sorted(questions)},
+                             dict(scene_graphs), engine)
     preds: dict[str, str] = {}
     stats: Counter[str] = Counter()
-    for qid in sorted(questions):
-        q = questions[qid]
-        graph = scene_graphs.get(str(q.get("imageId")))
-        if graph is None:
+    for qid in sorted(answers):
+        answer = answers[qid]
+        if answer is not None:
+            stats["answered"] += 1
+            preds[qid] = answer
+        elif str(questions[qid].get("imageId")) not in scene_graphs:
             stats["no_scene_graph"] += 1
-            continue
-        answer = oracle_answer(q, graph, engine)
-        if answer is None:
+        else:
             stats["abstained"] += 1
-            continue
-        stats["answered"] += 1
-        preds[qid] = answer
     return preds, dict(sorted(stats.items()))
 
 

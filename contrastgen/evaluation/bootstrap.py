@@ -51,8 +51,9 @@ def bootstrap_sums(columns: np.ndarray, statistic: Statistic, *, n_boot: int, se
     columns = np.asarray(columns, dtype=np.float64)
     n = columns.shape[0]
     if n == 0:
-        return {name: Estimate(None, None, None)
-                for name in statistic(np.zeros((1, columns.shape[1])))}
+        with np.errstate(invalid="ignore", divide="ignore"):
+            names = list(statistic(np.zeros((1, columns.shape[1]))))
+        return {name: Estimate(None, None, None) for name in names}
     with np.errstate(invalid="ignore", divide="ignore"):
         point = {name: float(v[0]) for name, v in statistic(columns.sum(axis=0)[None, :]).items()}
     if n_boot <= 0:

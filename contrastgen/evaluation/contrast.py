@@ -80,17 +80,23 @@ def group_metrics(sets: Sequence[ContrastSet], scores: Sequence[SetScore], k: in
     A set none of whose perturbations is selected is left out, so a breakdown by change kind
     compares each original only with the perturbations of that kind.
     """
-    rows: list[tuple[int, int, int, int, int]] = []
+    # One bootstrap cluster per original question: an original matched by two templates (the
+    # paper's two "Is the X Rel the Y?" rows) heads two sets, which are resampled together.
+    clusters: dict[str, list[int]] = {}
     for cs, sc in zip(sets, scores, strict=True):
         chosen = [c for p, c in zip(cs.perturbations, sc.perturbations, strict=True)
                   if p.rank <= k and (select is None or select(cs, p))]
         if not chosen:
             continue
         n_ok = sum(chosen)
-        rows.append((1, int(sc.original), n_ok, len(chosen), int(sc.original and n_ok == len(chosen))))
-    columns = np.array(rows, dtype=np.float64).reshape(-1, 5)
+        row = (1, int(sc.original), n_ok, len(chosen), int(sc.original and n_ok == len(chosen)))
+        acc = clusters.setdefault(cs.question_id, [0, 0, 0, 0, 0])
+        for i, v in enumerate(row):
+            acc[i] += v
+    columns = np.array(list(clusters.values()), dtype=np.float64).reshape(-1, 5)
     estimates = bootstrap_sums(columns, _statistic, n_boot=n_boot, seed=seed)
-    out: dict[str, Any] = {"n_sets": len(rows), "n_perturbations": int(columns[:, 3].sum())}
+    out: dict[str, Any] = {"n_sets": int(columns[:, 0].sum()),
+                           "n_perturbations": int(columns[:, 3].sum())}
     out.update({name: estimates[name].to_json() for name in METRICS})
     return out
 
@@ -139,7 +145,7 @@ def _examples(sets: Sequence[ContrastSet], scores: Sequence[SetScore], preds: Ma
                                                              strict=True) if p.rank <= k))]
     chosen = random.Random(seed).sample(failing, min(n, len(failing)))
     out = []
-    for cs, sc in sorted(chosen, key=lambda pair: pair[0].question_id):
+    for cs, sc in sorted(chosen, key=lambda pair: (pair[0].question_id, pair[0].template)):
         out.append({
             "question_id": cs.question_id, "image_id": cs.image_id, "template": cs.template,
             "question": cs.question, "answer": cs.answer,
@@ -160,7 +166,8 @@ def _oracle_section(sets: Sequence[ContrastSet], preds: Mapping[str, str], name:
     An oracle that abstains (no prediction) is not counted as disagreeing: the rate is over
     the originals it answered, and the abstentions are reported beside it.
     """
-    answered = [cs for cs in sets if cs.question_id in preds]
+    originals = list({cs.question_id: cs for cs in sets}.values())  # one per original question
+    answered = [cs for cs in originals if cs.question_id in preds]
     rows = [(1, int(normalize_answer(preds[cs.question_id]) != cs.answer)) for cs in answered]
     est = bootstrap_sums(np.array(rows, dtype=np.float64).reshape(-1, 2),
                          lambda s: {"rate": s[:, 1] / s[:, 0]}, n_boot=n_boot, seed=seed)["rate"]
@@ -168,7 +175,7 @@ def _oracle_section(sets: Sequence[ContrastSet], preds: Mapping[str, str], name:
     pert_ok = sum(normalize_answer(preds[p.question_id]) == p.answer for p in perts)
     return {
         "model": name,
-        "originals": len(sets), "originals_answered": len(answered),
+        "originals": len(originals), "originals_answered": len(answered),
         "originals_disagreeing": sum(r[1] for r in rows),
         "disagreement_rate": est.to_json(),
         "perturbations": sum(len(cs.perturbations) for cs in sets),

@@ -83,7 +83,9 @@ def parse_contrast_sets(records: Iterable[Mapping[str, Any]], *,
                         path: str | None = None) -> list[ContrastSet]:
     """Validate contrast-set records (lines of `contrast_sets.jsonl`), in their given order."""
     out: list[ContrastSet] = []
-    seen: set[str] = set()
+    set_keys: set[tuple[str, str]] = set()
+    original_ids: set[str] = set()
+    pert_ids: set[str] = set()
     for i, rec in enumerate(records):
         if not isinstance(rec, Mapping):
             raise InputError("contrast set is not an object", path=path, record=f"line {i + 1}")
@@ -94,15 +96,21 @@ def parse_contrast_sets(records: Iterable[Mapping[str, Any]], *,
             raise InputError("contrast set has no perturbations", path=path, record=where)
         perts = tuple(_perturbation(p, parent=qid, index=j, path=path)
                       for j, p in enumerate(raw_perts))
-        for qid_seen in (qid, *(p.question_id for p in perts)):
-            if qid_seen in seen:
-                raise InputError("question id appears twice", path=path,
-                                 record=f"question {qid_seen}")
-            seen.add(qid_seen)
+        template = str(_field(rec, "template", str, path=path, record=where))
+        # An original may head one set per template it matches; perturbation ids are unique.
+        clash = qid if (qid, template) in set_keys or qid in pert_ids else None
+        for p in perts:
+            if clash is None and (p.question_id in pert_ids or p.question_id in original_ids):
+                clash = p.question_id
+            pert_ids.add(p.question_id)
+        if clash is not None:
+            raise InputError("question id appears twice", path=path, record=f"question {clash}")
+        set_keys.add((qid, template))
+        original_ids.add(qid)
         out.append(ContrastSet(
             question_id=qid,
             image_id=str(rec.get("image_id", "")),
-            template=str(_field(rec, "template", str, path=path, record=where)),
+            template=template,
             question=_field(rec, "question", str, path=path, record=where),
             answer=normalize_answer(_field(rec, "answer", str, path=path, record=where)),
             perturbations=perts,

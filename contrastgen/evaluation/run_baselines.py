@@ -1,9 +1,9 @@
 """Loading inputs for the baselines and deciding each question's template.
 
-A question's template is taken, in order, from a `template` field, from its original when it is a
-perturbation (the `contrast.original_question_id` of `augmented.json`: a perturbation keeps its
-original's form, and its program may still describe the original), and otherwise by matching the
-question text against the shipped templates. Separate from `baselines` so that the baseline logic
+A question's template is taken, in order, from a `template` field, from `contrast.template` or
+else its original when it is a perturbation (`contrast.original_question_id` in `augmented.json`:
+a perturbation keeps its original's form, and its program is not rewritten), and otherwise by
+matching the question text against the shipped templates. Separate from `baselines` so that the baseline logic
 can be tested with plain dicts.
 """
 
@@ -40,6 +40,8 @@ def template_resolver(*pools: Mapping[str, Mapping[str, Any]]) -> TemplateOf:
             return cache[qid]
         template = q.get("template") if isinstance(q.get("template"), str) else None
         contrast = q.get("contrast")
+        if template is None and isinstance(contrast, Mapping) and isinstance(contrast.get("template"), str):
+            template = contrast["template"]
         if template is None and isinstance(contrast, Mapping):
             orig_id = str(contrast.get("original_question_id", ""))
             orig = next((p[orig_id] for p in pools if orig_id in p), None)
