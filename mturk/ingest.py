@@ -10,6 +10,7 @@ answer was derived from to tell a graph error from a generator bug.
 from __future__ import annotations
 
 import os
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -42,12 +43,14 @@ def _r(x: float | None) -> float | None:
 def _aggregate(frame: pd.DataFrame, method: str) -> dict[str, str]:
     if frame.empty:
         return {}
-    if method == "majority":
-        labels = MajorityVote().fit_predict(frame)
-    elif method == "dawid-skene":
-        labels = DawidSkene(n_iter=100).fit_predict(frame)
-    else:
-        raise InputError(f"unknown aggregator {method!r}; choose from {', '.join(AGGREGATORS)}")
+    with warnings.catch_warnings():  # crowd-kit uses a pandas keyword pandas 3 deprecates
+        warnings.filterwarnings("ignore", message=".*inplace keyword.*")
+        if method == "majority":
+            labels = MajorityVote().fit_predict(frame)
+        elif method == "dawid-skene":
+            labels = DawidSkene(n_iter=100).fit_predict(frame)
+        else:
+            raise InputError(f"unknown aggregator {method!r}; choose from {', '.join(AGGREGATORS)}")
     return {str(k): str(v) for k, v in labels.items()}
 
 
