@@ -20,6 +20,7 @@ _RELATIONS = ("relations.tsv",)
 _COLORS = ("lexicon", "colors.txt")
 _UNANNOTATED_PRONE = ("lexicon", "unannotated_prone.txt")
 _TEMPLATES = ("templates.json",)
+_NOUNS = ("lexicon", "nouns.tsv")
 _SYMMETRIC = "symmetric"
 
 
@@ -119,12 +120,39 @@ def parse_template_suffixes(text: str, *, path: str = "rules/templates.json") ->
         raise InputError(f"cannot read template ids and id_suffix ({exc!r})", path=path) from None
 
 
+def expand_prone(prone: frozenset[str], nouns_tsv: str) -> frozenset[str]:
+    """Add every form, synonym and kind of a listed name, as unannotated_prone.txt's header says.
+
+    "body part" covers "hand" and "hands", "clothing" covers "shirts": the list names general
+    nouns and nouns.tsv (columns: name, plural, canonical, category, kinds, synset) says which
+    vocabulary nouns are forms, synonyms (same canonical) or kinds of them. Only the table is
+    read, never the lexicon code, so the expansion stays independent of the generator.
+    """
+    rows = []
+    for raw in nouns_tsv.splitlines():
+        if raw.startswith("#") or not raw.strip():
+            continue
+        cols = [c.strip().lower() for c in raw.split("\t")]
+        if len(cols) < 5:
+            continue
+        name, plural, canonical, kinds = cols[0], cols[1], cols[2], cols[4]
+        rows.append((name, plural, canonical, set() if kinds == "-" else {k.strip() for k in kinds.split(",")}))
+    covered = set(prone)
+    covered |= {canonical for name, plural, canonical, _ in rows if name in prone or plural in prone}
+    out = set(prone)
+    for name, plural, canonical, kinds in rows:
+        if {name, plural, canonical} & covered or kinds & covered:
+            out |= {name, plural}
+    return frozenset(out)
+
+
 @functools.lru_cache(maxsize=1)
 def load_rules() -> VerifyRules:
     """Read the shipped rules once per process.
 
     `unannotated_prone.txt` may be absent (it is built separately); then no name counts as
-    prone and `unannotated_prone_source` is None, which the CLI reports.
+    prone and `unannotated_prone_source` is None, which the CLI reports. When the lexicon's
+    generated `nouns.tsv` is present, the list is expanded by it (`expand_prone`).
     """
     rel_text, rel_path = _read_required(_RELATIONS)
     opposites, symmetric = parse_relations(rel_text, path=rel_path)
@@ -133,6 +161,10 @@ def load_rules() -> VerifyRules:
     if prone_node.is_file():
         prone = parse_word_list(prone_node.read_text(encoding="utf-8"))
         prone_source: str | None = "rules/" + "/".join(_UNANNOTATED_PRONE)
+        nouns_node = _resource(_NOUNS)
+        if nouns_node.is_file():
+            prone = expand_prone(prone, nouns_node.read_text(encoding="utf-8"))
+            prone_source += " (expanded by rules/lexicon/nouns.tsv)"
     else:
         prone, prone_source = frozenset(), None
     templates_node = _resource(_TEMPLATES)

@@ -7,7 +7,14 @@ import importlib.resources
 import pytest
 
 from contrastgen.errors import InputError
-from contrastgen.verify_rules import VerifyRules, load_rules, parse_relations, parse_word_list
+from contrastgen.verify_rules import (
+    VerifyRules,
+    expand_prone,
+    load_rules,
+    parse_relations,
+    parse_template_suffixes,
+    parse_word_list,
+)
 
 
 def test_parse_relations_reads_opposites_and_symmetric():
@@ -48,7 +55,48 @@ def test_shipped_unannotated_prone_list():
         pytest.skip("rules/lexicon/unannotated_prone.txt absent (built by the lexicon engineer); "
                     "the verifier then checks no prone absences and says so")
     rules = load_rules()
-    assert rules.unannotated_prone_source == "rules/lexicon/unannotated_prone.txt"
+    assert rules.unannotated_prone_source.startswith("rules/lexicon/unannotated_prone.txt")
     assert rules.unannotated_prone, "the shipped list is empty"
     assert rules.is_unannotated_prone("sky") or rules.is_unannotated_prone("shirt"), \
         "the paper's own examples (sky, shirt) should be listed"
+
+
+_NOUNS = """# name plural canonical category kinds synset
+hand\thands\thand\tbody part\tbody part\thand.n.01
+shirt\tshirts\tshirt\tclothing\tclothing,garment\tshirt.n.01
+jumper\tjumpers\tsweater\tclothing\tgarment\t-
+sweater\tsweaters\tsweater\tclothing\tgarment\tsweater.n.01
+cup\tcups\tcup\tkitchenware\tcontainer\tcup.n.01
+"""
+
+
+def test_expand_prone_adds_forms_kinds_and_synonyms():
+    prone = expand_prone(frozenset({"body part", "clothing", "sweater"}), _NOUNS)
+    assert {"hand", "hands", "shirt", "shirts"} <= prone  # kinds of listed words, both numbers
+    assert {"jumper", "jumpers", "sweaters"} <= prone  # a synonym (same canonical) and a plural
+    assert "cup" not in prone and "cups" not in prone
+
+
+def test_shipped_template_suffixes_are_unique_letters():
+    rules = load_rules()
+    if not rules.template_suffixes:
+        pytest.skip("rules/templates.json absent")
+    suffixes = list(rules.template_suffixes.values())
+    assert len(set(suffixes)) == len(suffixes), "two templates share an id suffix: ids would collide"
+    assert all(s.isalpha() and s.islower() for s in suffixes)
+
+
+def test_parse_template_suffixes_rejects_a_template_without_suffix():
+    with pytest.raises(InputError, match="rules/templates.json: cannot read"):
+        parse_template_suffixes('{"templates": [{"id": "x"}]}')
+
+
+def test_shipped_prone_list_is_expanded_by_the_noun_table():
+    nouns = importlib.resources.files("contrastgen.rules").joinpath("lexicon", "nouns.tsv")
+    prone = importlib.resources.files("contrastgen.rules").joinpath("lexicon", "unannotated_prone.txt")
+    if not (nouns.is_file() and prone.is_file()):
+        pytest.skip("rules/lexicon/nouns.tsv or unannotated_prone.txt absent (lexicon not built)")
+    rules = load_rules()
+    assert "nouns.tsv" in rules.unannotated_prone_source
+    assert rules.is_unannotated_prone("hands"), "the prone list's own example: 'body part' covers 'hand'"
+    assert not rules.is_unannotated_prone("cup")
