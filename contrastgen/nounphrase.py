@@ -24,6 +24,7 @@ class PhraseWords:
     definite: frozenset[str]
     relative_pronouns: frozenset[str]
     copulas: frozenset[str]
+    pronouns: frozenset[str]
     modifier_relations: tuple[tuple[str, ...], ...]  # longest first
     side_phrases: dict[tuple[str, ...], str]
     picture_words: frozenset[str]
@@ -38,6 +39,7 @@ def phrase_words() -> PhraseWords:
         definite=frozenset(data["definite"]),
         relative_pronouns=frozenset(data["relative_pronouns"]),
         copulas=frozenset(data["copulas"]),
+        pronouns=frozenset(data["pronouns"]),
         modifier_relations=tuple(rels),
         side_phrases={tuple(k.split()): v for k, v in data["side_phrases"].items()},
         picture_words=frozenset(data["picture_words"]),
@@ -100,7 +102,8 @@ def parse(text: str, lex: Lexicon, _depth: int = 0) -> NounPhrase:
     cut = len(body)
     for i in range(1, len(body)):
         w = body[i]
-        if w in pw.relative_pronouns or w in pw.determiners or _match_relation(body, i):
+        if (w in pw.relative_pronouns or w in pw.determiners or w in pw.pronouns
+                or _match_relation(body, i)):
             cut = i
             break
     group, tail = body[:cut], body[cut:]
@@ -130,9 +133,9 @@ def _parse_modifier(tail: list[str], lex: Lexicon, depth: int) -> tuple[Modifier
             words = words[1:]
             if len(words) == 1:  # "that is black"
                 return Modifier(kind="attribute", attribute=words[0]), ()
-        elif words and words[0] in pw.determiners:  # "that the woman is wearing"
+        elif words and (words[0] in pw.determiners or words[0] in pw.pronouns):  # "that the woman is wearing"
             return _relative_clause(words, lex, depth)
-    elif words[0] in pw.determiners:  # "the batter is holding"
+    elif words[0] in pw.determiners or words[0] in pw.pronouns:  # "the batter is holding", "she is with"
         return _relative_clause(words, lex, depth)
     rel = _match_relation(words, 0)
     if rel and rel[1] < len(words):

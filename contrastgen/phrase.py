@@ -2,7 +2,7 @@
 
 Rules (the paper's Table 10, and the ones its code got wrong):
 - a/an by pronunciation, not by first letter (an hour, a uniform, an umbrella, an MP3 player),
-  via inflect, which implements the pronunciation rules;
+  via inflect's pronunciation rules (precomputed for the vocabulary: contrastgen.articles);
 - singular countable nouns take the original's determiner kind (a/an, any, the); uncountable nouns
   take no indefinite article ("Is there any water", "Is there water"); plural and plural-only
   nouns take none ("Are there jeans");
@@ -15,23 +15,14 @@ Rules (the paper's Table 10, and the ones its code got wrong):
 
 from __future__ import annotations
 
-import functools
-
-import inflect
-
+from contrastgen.articles import with_article
 from contrastgen.lexicon import Lexicon
 from contrastgen.nounphrase import NounPhrase
 
 
-@functools.cache
-def _inflect() -> inflect.engine:
-    return inflect.engine()
-
-
-@functools.cache
 def indefinite(word: str) -> str:
-    """'a'/'an' + word, chosen by pronunciation."""
-    return _inflect().a(word)
+    """'a'/'an' + word, chosen by pronunciation (see contrastgen.articles)."""
+    return with_article(word)
 
 
 def realise(name: str, like: NounPhrase, lex: Lexicon, *, plural: bool | None = None) -> tuple[str, bool]:
@@ -65,7 +56,8 @@ def realise(name: str, like: NounPhrase, lex: Lexicon, *, plural: bool | None = 
     return text, is_plural
 
 
-_AGREEMENT = {"is": ("is", "are"), "are": ("is", "are"), "has": ("has", "have"), "have": ("has", "have")}
+_AGREEMENT = {"is": ("is", "are"), "are": ("is", "are"), "has": ("has", "have"), "have": ("has", "have"),
+              "does": ("does", "do"), "do": ("does", "do")}
 
 
 def agree(verb: str, plural: bool) -> str:

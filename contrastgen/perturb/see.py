@@ -68,8 +68,9 @@ def perturb_see(ctx: Context) -> Iterator[Candidate]:
         for s in ("x", "y"):
             if not absent_provably(ctx.nps[s].head, scene, lex):
                 raise Refusal("unannotated_prone")
-        kinds = shuffled([o.name for o in scene.objects.values()], ctx.rng)
-        plan = [(("x", "y")[i % 2], k) for i, k in enumerate(kinds)]
+        kinds = sorted({o.name for o in scene.objects.values()})
+        plan = [(s, k) for k in kinds for s in ("x", "y")]
+        ctx.rng.shuffle(plan)
     for slot, name in plan:
         np, other_np = ctx.nps[slot], ctx.nps["y" if slot == "x" else "x"]
         if not distinct_kind(name, x.head, y.head, lex=lex):

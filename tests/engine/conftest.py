@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+
+
+@pytest.fixture(scope="session")
+def engine():
+    from contrastgen.engine import Engine
+    return Engine.load()
+
+
+@pytest.fixture(scope="session")
+def real_gqa_questions():
+    path = SHARED / "data" / "gqa" / "val_balanced_questions_sample.json"
+    if not path.exists():
+        pytest.skip(f"real GQA questions absent ({path}); they live in ../shared beside the repository")
+    from contrastgen.gqa import load_questions
+    return load_questions(path)

@@ -1,0 +1,44 @@
+"""The examples in rules/templates.json are executable: each must (not) match its template."""
+
+from __future__ import annotations
+
+import pytest
+
+from contrastgen.templates import load_templates, match_all
+
+CASES = [(t.id, q, True) for t in load_templates() for q in t.examples["match"]] + \
+        [(t.id, q, False) for t in load_templates() for q in t.examples["no_match"]]
+
+
+def test_every_template_has_five_examples_each_way():
+    for t in load_templates():
+        assert len(t.examples["match"]) >= 5, t.id
+        assert len(t.examples["no_match"]) >= 5, t.id
+
+
+@pytest.mark.parametrize("template,question,expected", CASES)
+def test_template_examples(template, question, expected):
+    assert (template in [m.template.id for m in match_all(question)]) is expected
+
+
+@pytest.mark.parametrize("question,slots", [
+    ("The bat the batter is holding has what color?", {"x": "The bat the batter is holding", "cop": "has"}),
+    ("What color is the cat in front of the wall?", {"x": "the cat in front of the wall", "cop": "is"}),
+    ("Do you see either bakers or photographers there?", {"x": "bakers", "y": "photographers"}),
+    ("Are there any cats near the boat in this picture?", {"x": "any cats", "y": "the boat", "cop": "Are"}),
+    ("Is the boy to the right of the man?", {"x": "the boy", "rel": "to the right of", "y": "the man", "cop": "Is"}),
+    ("On which side of the photo are the bananas?", {"x": "the bananas", "cop": "are"}),
+])
+def test_slots_are_phrases_as_written(question, slots):
+    m = match_all(question)[0]
+    assert m.slots == slots
+
+
+def test_head_nouns(engine):
+    from contrastgen.templates import match
+    slots = engine.slots_of(match("The bat the batter is holding has what color?"))
+    assert slots["x_head"] == "bat"
+    slots = engine.slots_of(match("What color is the white traffic light?"))
+    assert slots["x_head"] == "traffic light"
+    slots = engine.slots_of(match("Is there any fence near the players?"))
+    assert (slots["x_head"], slots["y_head"]) == ("fence", "players")
