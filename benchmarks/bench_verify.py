@@ -21,6 +21,7 @@ from contrastgen.verify import verify_contrast_sets
 
 NAMES = [f"thing{i}" for i in range(60)]
 COLORS = ["red", "white", "black", "blue", "green"]
+TEMPLATE, SUFFIX = "what_color_is_the_x", "c"  # any template of rules/templates.json: only ids depend on it
 OPPOSITE = {"to the left of": "to the right of", "to the right of": "to the left of"}
 
 
@@ -52,11 +53,12 @@ def perturbations(rng: random.Random, g: dict, k: int) -> list[tuple[str, dict]]
     out = []
     for i in range(k):
         op = ("side", "color", "exists", "relation")[i % 4]
-        change = {"kind": "object", "slot": "x", "from": "a", "to": "b"}
+        change = {"kind": "object", "slot": "x", "from": "something"}
         if op in ("side", "color") and unique:
             oid = rng.choice(unique)
             o = objs[oid]
             only = {"fact": "only", "names": [o["name"]], "ids": [oid]}
+            change["to"] = o["name"]
             if op == "side":
                 centre = o["x"] + o["w"] / 2
                 side = "left" if centre < 320 else "right"
@@ -75,6 +77,7 @@ def perturbations(rng: random.Random, g: dict, k: int) -> list[tuple[str, dict]]
                                                         "to": OPPOSITE[rel]})))
         elif absent:
             name = rng.choice(absent)
+            change["to"] = name
             target = rng.choice(list(objs))
             query = {"op": "exists_related", "names": [name], "rel": "near", "object": target, "symmetric": True}
             facts = [{"fact": "object", "id": target, "name": objs[target]["name"]},
@@ -85,7 +88,7 @@ def perturbations(rng: random.Random, g: dict, k: int) -> list[tuple[str, dict]]
 
 def _p(query: dict, facts: list, answer: str, change: dict) -> dict:
     return {"answer": answer, "question": "?", "change": change,
-            "evidence": {"query": query, "facts": facts, "answer": answer}}
+            "evidence": {"version": 1, "query": query, "facts": facts, "answer": answer}}
 
 
 def build(tmp: Path, images: int, per_image: int, seed: int) -> tuple[Path, Path, int]:
@@ -100,8 +103,8 @@ def build(tmp: Path, images: int, per_image: int, seed: int) -> tuple[Path, Path
             chunk = [p for a, p in pairs[j:j + 5] if a == pairs[j][0]]
             qid = f"{img}-{j}"
             for rank, p in enumerate(chunk, 1):
-                p["rank"], p["question_id"] = rank, f"{qid}_c{rank}"
-            records.append({"question_id": qid, "image_id": str(img), "answer": pairs[j][0],
+                p["rank"], p["question_id"] = rank, f"{qid}_{SUFFIX}{rank}"
+            records.append({"question_id": qid, "image_id": str(img), "answer": pairs[j][0], "template": TEMPLATE,
                             "perturbations": chunk})
             n += len(chunk)
     out = tmp / "out"
@@ -128,6 +131,10 @@ def main() -> None:
     print(f"{n} perturbations over {args.images} images: load {t1 - t0:.2f} s, "
           f"verify {t2 - t1:.2f} s wall / {c2 - c1:.2f} s CPU ({n / (c2 - c1):,.0f} perturbations per CPU-s); "
           f"ok={report.ok} failures={len(report.failures)}")
+    if not report.ok:  # a figure from a run that did not check valid data is no figure
+        for f in report.failures[:5]:
+            print(f"  {f.perturbation_id}: {f.problem}")
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":
