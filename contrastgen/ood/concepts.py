@@ -17,6 +17,7 @@ shortcuts that need one and is left out of those shortcuts' groups.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -64,10 +65,20 @@ def tokenize(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+@functools.cache
+def _types_by_first_word() -> dict[str, tuple[tuple[str, ...], ...]]:
+    index: dict[str, list[tuple[str, ...]]] = {}
+    for qt in vqa_question_types():  # longest first
+        words = tuple(qt.split())
+        index.setdefault(words[0], []).append(words)
+    return {k: tuple(v) for k, v in index.items()}
+
+
 def type_prefix(tokens: Sequence[str]) -> tuple[str, ...]:
     """The longest VQA question type that starts the question, as words (empty if none does)."""
-    for qt in vqa_question_types():
-        words = tuple(qt.split())
+    if not tokens:
+        return ()
+    for words in _types_by_first_word().get(tokens[0], ()):
         if tuple(tokens[: len(words)]) == words:
             return words
     return ()
@@ -151,19 +162,19 @@ def label_samples(samples: Sequence[Sample], *, objects: Mapping[str, Sequence[s
     source = samples if mi_samples is None else mi_samples
     source_objects = objects if mi_objects is None else mi_objects
 
-    def words(s: Sample) -> list[str]:
-        return keyword_candidates(tokenize(s.question), drop_stopwords=drop_stopwords)
-
-    word_mi = MutualInformation.fit((words(s), s.answer) for s in source)
+    tokens_of = [tokenize(s.question) for s in samples]
+    words_of = [keyword_candidates(t, drop_stopwords=drop_stopwords) for t in tokens_of]
+    source_words = words_of if mi_samples is None else [
+        keyword_candidates(tokenize(s.question), drop_stopwords=drop_stopwords) for s in source]
+    word_mi = MutualInformation.fit(zip(source_words, (s.answer for s in source), strict=True))
     object_mi = None
     if objects is not None and source_objects is not None:
         object_mi = MutualInformation.fit(
             (source_objects.get(s.image_id, ()), s.answer) for s in source)
     shortcuts = [s for s in SHORTCUTS if objects is not None or not s.needs_objects]
     out = []
-    for s in samples:
-        tokens = tokenize(s.question)
-        kws = word_mi.top(keyword_candidates(tokens, drop_stopwords=drop_stopwords), s.answer)
+    for s, tokens, words in zip(samples, tokens_of, words_of, strict=True):
+        kws = word_mi.top(words, s.answer)
         labels: dict[str, str | None] = {
             "qt": question_type(s, tokens),
             "kw": kws[0] if kws else None,

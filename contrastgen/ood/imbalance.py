@@ -24,11 +24,12 @@ def normalized_entropy(counts: Iterable[int]) -> float | None:
     1.0 is a uniform distribution, 0.0 a single dominant answer. A group with one answer has no
     imbalance to measure (0 / log 1), so the result is None rather than an arbitrary number.
     """
-    c = np.asarray([x for x in counts if x > 0], dtype=float)
-    if c.size < 2:
+    c = [x for x in counts if x > 0]
+    if len(c) < 2:
         return None
-    p = c / c.sum()
-    return float(-(p * np.log(p)).sum() / math.log(c.size))
+    total = float(sum(c))
+    # Plain floats: groups are small and numerous (tens of thousands), numpy's overhead dominates.
+    return -math.fsum((x / total) * math.log(x / total) for x in c) / math.log(len(c))
 
 
 def released_normalized_entropy(counts: Iterable[int]) -> float:
