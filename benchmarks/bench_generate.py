@@ -1,0 +1,186 @@
+"""How fast and how lean `contrastgen generate` is at GQA scale.
+
+Makes (or reuses) a GQA-shaped synthetic dataset with `contrastgen.synth`, runs `contrastgen
+generate` on it in a child process, and reports wall time, questions per second, the child's peak
+resident memory, perturbations emitted, and the machine. The data is cached under
+benchmarks/.cache/gqa-like-<images>-<questions>-<seed>/ (gitignored) so that reruns time only the
+engine. Targets (README): 1M questions in < 3 min wall and < 8 GiB peak RSS on 2 cores / 24 GiB.
+
+    .venv/bin/python benchmarks/bench_generate.py [--images 75000 --questions 1000000] [--workers N]
+    .venv/bin/python benchmarks/bench_generate.py --data DIR      # DIR holds questions.json, scene_graphs.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from contrastgen.synth import write_dataset
+
+CACHE = Path(__file__).resolve().parent / ".cache"
+
+
+def machine() -> dict[str, object]:
+    """CPU count, memory and Python: the figures only mean something next to these."""
+    mem_kib = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_kib = int(line.split()[1])
+    except OSError:
+        pass
+    return {"cpus": os.cpu_count(), "memory_gib": round(mem_kib / 2**20, 1),
+            "python": platform.python_version(), "platform": platform.platform()}
+
+
+def ensure_data(images: int, questions: int, seed: int) -> Path:
+    data = CACHE / f"gqa-like-{images}-{questions}-{seed}"
+    if not (data / "questions.json").is_file() or not (data / "scene_graphs.json").is_file():
+        print(f"making {questions:,} questions on {images:,} images in {data} ...", flush=True)
+        start = time.perf_counter()
+        write_dataset(data, images, questions, seed)
+        print(f"  done in {time.perf_counter() - start:.1f} s", flush=True)
+    return data
+
+
+def _tree_rss_kib(root: int) -> int:
+    """Resident memory of `root` and all its descendants, from /proc (Linux)."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+            status = Path(entry.path, "status").read_text()
+        except OSError:
+            continue
+        pid = int(entry.name)
+        parents[pid] = int(stat.rsplit(")", 1)[1].split()[1])
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                rss[pid] = int(line.split()[1])
+    tree, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in tree:
+                tree.add(pid)
+                frontier.append(pid)
+    return sum(rss.get(pid, 0) for pid in tree)
+
+
+class TreeMemorySampler(threading.Thread):
+    """Samples the summed RSS of a process tree: worker processes run at the same time, so the
+    machine needs their sum, which getrusage (largest single process) does not give."""
+
+    def __init__(self, pid: int, interval: float = 0.5):
+        super().__init__(daemon=True)
+        self.pid, self.interval, self.peak_kib = pid, interval, 0
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            self.peak_kib = max(self.peak_kib, _tree_rss_kib(self.pid))
+            self._stop_event.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join()
+
+
+def count_questions(path: Path) -> int:
+    import orjson
+
+    return len(orjson.loads(path.read_bytes()))
+
+
+def run(data: Path, workers: int | None, max_k: int, keep: Path | None) -> dict[str, object]:
+    out_parent = Path(tempfile.mkdtemp(prefix="bench-generate-"))
+    out = keep or out_parent / "out"
+    exe = shutil.which("contrastgen", path=str(Path(sys.executable).parent)) or "contrastgen"
+    cmd = [exe, "generate", "--questions", str(data / "questions.json"),
+           "--scene-graphs", str(data / "scene_graphs.json"), "--out", str(out),
+           "--max-k", str(max_k), "--no-progress"]
+    if workers:
+        cmd += ["--workers", str(workers)]
+    print("running:", " ".join(cmd), flush=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    log = out_parent / "generate.log"
+    with log.open("wb") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
+        sampler = TreeMemorySampler(proc.pid)
+        sampler.start()
+        returncode = proc.wait()
+        sampler.stop()
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if returncode != 0:
+        sys.stderr.write(log.read_text(errors="replace")[-4000:])
+        raise SystemExit(f"contrastgen generate failed with exit code {returncode}")
+    n_questions = count_questions(data / "questions.json")
+    perturbations = originals = 0
+    with (out / "contrast_sets.jsonl").open("rb") as fh:
+        for line in fh:
+            originals += 1
+            perturbations += line.count(b'"rank":')
+    result = {
+        "questions": n_questions,
+        "wall_s": round(wall, 1),
+        "questions_per_s": round(n_questions / wall),
+        # ru_maxrss of RUSAGE_CHILDREN is the largest single descendant (KiB on Linux): the peak
+        # of the biggest process, not the sum over worker processes.
+        "peak_rss_child_gib": round(after.ru_maxrss / 2**20, 2),
+        # Sampled every 0.5 s: the sum over the child and its worker processes.
+        "peak_rss_tree_gib": round(sampler.peak_kib / 2**20, 2),
+        "cpu_user_s": round(after.ru_utime - before.ru_utime, 1),
+        "cpu_sys_s": round(after.ru_stime - before.ru_stime, 1),
+        "originals_with_perturbations": originals,
+        "perturbations": perturbations,
+        "workers": workers or "default",
+        "max_k": max_k,
+        "machine": machine(),
+    }
+    if keep is None:
+        shutil.rmtree(out_parent, ignore_errors=True)
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--images", type=int, default=75_000)
+    ap.add_argument("--questions", type=int, default=1_000_000)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic data")
+    ap.add_argument("--data", type=Path, help="use this dataset instead of making one")
+    ap.add_argument("--workers", type=int, help="passed to contrastgen generate (default: its own)")
+    ap.add_argument("--max-k", type=int, default=5)
+    ap.add_argument("--keep", type=Path, help="keep the generated output here")
+    ap.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    args = ap.parse_args(argv)
+    data = args.data or ensure_data(args.images, args.questions, args.seed)
+    result = run(data, args.workers, args.max_k, args.keep)
+    if args.json:
+        print(json.dumps(result, sort_keys=True))
+        return
+    m = result["machine"]
+    print(f"{result['questions']:,} questions in {result['wall_s']} s wall "
+          f"({result['questions_per_s']:,} questions/s), peak RSS {result['peak_rss_child_gib']} GiB "
+          f"(largest process; {result['peak_rss_tree_gib']} GiB summed over workers), "
+          f"{result['perturbations']:,} perturbations for {result['originals_with_perturbations']:,} questions; "
+          f"CPU {result['cpu_user_s']} s user + {result['cpu_sys_s']} s sys; "
+          f"{m['cpus']} CPUs, {m['memory_gib']} GiB, Python {m['python']}")
+
+
+if __name__ == "__main__":
+    main()
