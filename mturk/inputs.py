@@ -71,15 +71,17 @@ def validate_contrast_record(rec: Any, *, path: str, line: int) -> dict[str, Any
 
 
 def load_contrast_sets(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Load and validate `contrast_sets.jsonl`; an empty file or a repeated id is an error."""
+    """Load and validate `contrast_sets.jsonl`; an empty file or a repeated (id, template) is an error."""
     file = contrast_sets_path(path)
     records: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for line, rec in enumerate(read_jsonl(file), 1):
         out = validate_contrast_record(rec, path=str(file), line=line)
-        if out["question_id"] in seen:
-            raise InputError("question id appears twice", path=str(file), record=f"question {out['question_id']}")
-        seen.add(out["question_id"])
+        key = (out["question_id"], out["template"])  # one line per (question, template)
+        if key in seen:
+            raise InputError(f"question id appears twice for template {key[1]!r}", path=str(file),
+                             record=f"line {line} (question {key[0]})")
+        seen.add(key)
         records.append(out)
     if not records:
         raise InputError("no contrast sets found (file is empty)", path=str(file))
