@@ -8,11 +8,12 @@ tools downstream (the oracle baseline, crowd export) need only these files.
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
 from contrastgen.engine import Generation
-from contrastgen.jsonio import atomic_dir, dumps, write_json, write_jsonl, write_text
+from contrastgen.jsonio import atomic_dir, atomic_file, dumps, write_json, write_jsonl, write_text
 from contrastgen.stats_report import stats_markdown
 
 
@@ -71,10 +72,9 @@ def write_augmented_training(gen: Generation, questions: dict[str, dict], out_fi
     """Training questions plus perturbations in GQA format (the paper's augmentation).
 
     `replace` drops as many originals as perturbations are added, chosen by the seed among the
-    questions that were not perturbed, so the size stays the same (the paper's control run).
+    questions that were not perturbed (then, if those run out, among the perturbed ones), so the
+    size stays the same (the paper's control run).
     """
-    import random
-
     out: dict[str, Any] = dict(questions)
     added = 0
     perturbed_ids = set()
@@ -85,14 +85,14 @@ def write_augmented_training(gen: Generation, questions: dict[str, dict], out_fi
             added += 1
     dropped = 0
     if replace:
-        pool = sorted(q for q in questions if q not in perturbed_ids)
         rng = random.Random(seed)
-        rng.shuffle(pool)
+        pool = []
+        for group in (sorted(q for q in questions if q not in perturbed_ids), sorted(perturbed_ids)):
+            rng.shuffle(group)
+            pool.extend(group)
         for qid in pool[:added]:
             del out[qid]
             dropped += 1
-    with_path = Path(out_file)
-    from contrastgen.jsonio import atomic_file
-    with atomic_file(with_path) as fh:
+    with atomic_file(Path(out_file)) as fh:
         fh.write(dumps(out))
     return {"original": len(questions), "added": added, "dropped": dropped, "total": len(out)}

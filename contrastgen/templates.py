@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 import regex
@@ -30,6 +31,7 @@ class Template:
     skill: str
     patterns: tuple[regex.Pattern, ...]
     examples: dict[str, list[str]] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ def load_templates_from(path: Path) -> tuple[Template, ...]:
             raise InputError(f"bad pattern: {exc}", path=str(path), record=t.get("id")) from None
         out.append(Template(id=t["id"], id_suffix=t["id_suffix"], description=t["description"],
                             skill=t.get("skill", ""), patterns=patterns,
-                            examples=t.get("examples", {})))
+                            examples=t.get("examples", {}), options=t.get("options", {})))
     ids = [t.id for t in out]
     if len(set(ids)) != len(ids) or len({t.id_suffix for t in out}) != len(out):
         raise InputError("template ids and id suffixes must be unique", path=str(path))

@@ -113,6 +113,9 @@ def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed
     counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed)
     click.echo(f"wrote {out}: {counts['original']} originals + {counts['added']} perturbations"
                f" - {counts['dropped']} dropped = {counts['total']} questions", err=True)
+    if replace and counts["total"] != counts["original"]:
+        click.echo("warning: more perturbations than originals; --replace could not keep the size"
+                   " (use a smaller --max-k)", err=True)
 
 
 @click.command("demo")

@@ -53,7 +53,9 @@ def perturb_color(ctx: Context) -> Iterator[Candidate]:
     if not any(original in {_colour(c) for c in scene.colors(i, lex)} for i in g.ids):
         raise Refusal("answer_mismatch")
     grounded_kinds = {scene.objects[i].name for i in g.ids}
-    names = [o.name for o in scene.objects.values() if not lex.is_unannotated_prone(o.name)]
+    excluded = set(ctx.match.template.options.get("exclude_distractor_categories", ()))
+    names = [o.name for o in scene.objects.values()
+             if not lex.is_unannotated_prone(o.name) and lex.category(o.name) not in excluded]
     for name in shuffled(names, ctx.rng):
         if not distinct_kind(name, x.head, *grounded_kinds, lex=lex):
             continue

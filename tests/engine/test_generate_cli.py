@@ -1,0 +1,174 @@
+"""`contrastgen generate / match / augment` end to end on the shipped sample data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from contrastgen.cli import cli
+from contrastgen.cli.engine_cmds import sample_paths
+
+QUESTIONS, GRAPHS = sample_paths()
+
+
+def _generate(out: Path, *extra: str) -> None:
+    result = CliRunner().invoke(cli, ["generate", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS),
+                                      "--out", str(out), "--no-progress", *extra])
+    assert result.exit_code == 0, result.output
+
+
+def _files(d: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def k5(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gen") / "k5"
+    _generate(out, "--workers", "1")
+    return out
+
+
+def _records(d: Path) -> list[dict]:
+    return [json.loads(line) for line in (d / "contrast_sets.jsonl").read_text().splitlines()]
+
+
+def test_outputs_exist_and_cover_every_template(k5):
+    for name in ("contrast_sets.jsonl", "original.json", "augmented.json", "augmented_k1.json",
+                 "augmented_k3.json", "stats.json", "stats.md", "lxmert/augmented.json"):
+        assert (k5 / name).is_file(), name
+    templates = {r["template"] for r in _records(k5)}
+    assert len(templates) == 6
+    stats = json.loads((k5 / "stats.json").read_text())
+    assert stats["reasons"]["no_scene_graph"] > 0  # the sample has questions without a graph
+    lx = json.loads((k5 / "lxmert" / "augmented.json").read_text())
+    assert set(lx[0]) == {"img_id", "label", "question_id", "sent"}
+
+
+def test_deterministic_and_independent_of_workers(k5, tmp_path):
+    _generate(tmp_path / "again", "--workers", "1")
+    _generate(tmp_path / "parallel", "--workers", "2")
+    assert _files(tmp_path / "again") == _files(k5)
+    assert _files(tmp_path / "parallel") == _files(k5)
+
+
+def test_another_seed_changes_choices(k5, tmp_path):
+    _generate(tmp_path / "s1", "--seed", "1", "--workers", "1")
+    assert _files(tmp_path / "s1")["contrast_sets.jsonl"] != _files(k5)["contrast_sets.jsonl"]
+
+
+def test_k_sets_are_nested(k5, tmp_path):
+    _generate(tmp_path / "k1", "--max-k", "1", "--workers", "1")
+    _generate(tmp_path / "k3", "--max-k", "3", "--workers", "1")
+    by_k = {k: {p["question_id"]: p for r in _records(d) for p in r["perturbations"]}
+            for k, d in ((1, tmp_path / "k1"), (3, tmp_path / "k3"), (5, k5))}
+    assert set(by_k[1]) <= set(by_k[3]) <= set(by_k[5])
+    assert set(by_k[1]) == {i for i, p in by_k[5].items() if p["rank"] <= 1}
+    assert set(by_k[3]) == {i for i, p in by_k[5].items() if p["rank"] <= 3}
+    assert all(by_k[1][i] == by_k[5][i] for i in by_k[1])
+    aug_k1 = json.loads((k5 / "augmented_k1.json").read_text())
+    assert {q for q in aug_k1 if "contrast" in aug_k1[q]} == set(by_k[1])
+
+
+def test_every_perturbation_verifies_and_tampering_fails(k5, tmp_path):
+    runner = CliRunner()
+    ok = runner.invoke(cli, ["verify", str(k5), "--scene-graphs", str(GRAPHS)])
+    assert ok.exit_code == 0, ok.output
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    records = _records(k5)
+    p = records[0]["perturbations"][0]
+    p["answer"] = records[0]["answer"]
+    (bad / "contrast_sets.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    failed = runner.invoke(cli, ["verify", str(bad), "--scene-graphs", str(GRAPHS)])
+    assert failed.exit_code == 1
+
+
+def test_perturbations_change_one_atom_and_the_answer(k5):
+    questions = json.loads(QUESTIONS.read_text())
+    for r in _records(k5):
+        assert r["question"] == questions[r["question_id"]]["question"]
+        for p in r["perturbations"]:
+            assert p["answer"] != r["answer"]
+            assert p["change"]["from"] != p["change"]["to"]
+            assert p["question"] != r["question"] and p["question"].endswith("?")
+            assert p["question"][0].isupper()
+
+
+def test_match_cli_prints_jsonl(tmp_path):
+    result = CliRunner().invoke(cli, ["match", str(QUESTIONS)])
+    assert result.exit_code == 0
+    lines = [json.loads(x) for x in result.output.splitlines()]
+    assert lines and all(set(x) == {"question_id", "template", "slots"} for x in lines)
+    assert all(x["template"] and "x" in x["slots"] and "x_head" in x["slots"] for x in lines)
+    everything = CliRunner().invoke(cli, ["match", str(QUESTIONS), "--all"])
+    assert any(json.loads(x)["template"] is None for x in everything.output.splitlines())
+
+
+def test_augment_replace_keeps_size(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "train_aug.json"
+    r = runner.invoke(cli, ["augment", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS),
+                            "--out", str(out), "--replace", "--max-k", "1", "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(out.read_text())
+    original = json.loads(QUESTIONS.read_text())
+    assert len(data) == len(original)
+    assert any("contrast" in q for q in data.values())
+    plain = tmp_path / "plain.json"
+    runner.invoke(cli, ["augment", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS),
+                        "--out", str(plain), "--workers", "1"])
+    assert len(json.loads(plain.read_text())) > len(original)
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+def _bad(tmp_path: Path, questions: str | None = None, graphs: str | None = None, *extra: str):
+    q = tmp_path / "q.json"
+    g = tmp_path / "g.json"
+    q.write_text(questions if questions is not None else QUESTIONS.read_text())
+    g.write_text(graphs if graphs is not None else GRAPHS.read_text())
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["generate", "--questions", str(q), "--scene-graphs", str(g),
+                                      "--out", str(out), "--no-progress", *extra])
+    return result, out
+
+
+@pytest.mark.parametrize("questions,needle", [
+    ('{"q1": {"imageId": "1", "question": "Is', "malformed JSON"),
+    ("", "empty"),
+    ('{"q7": {"imageId": "1"}}', "q7"),
+    ('{"q8": {"imageId": "1", "question": 5}}', "q8"),
+    ("[1, 2]", "object keyed by question id"),
+])
+def test_bad_questions_name_file_and_record(tmp_path, questions, needle):
+    result, out = _bad(tmp_path, questions=questions)
+    assert result.exit_code == 2
+    assert needle in result.output and "q.json" in result.output
+    assert not out.exists()
+
+
+def test_bad_scene_graph_names_image_and_object(tmp_path):
+    graphs = json.dumps({"img9": {"width": 100, "objects": {"o1": {"name": "cat", "x": 1, "y": 1, "w": 1, "h": 1,
+                                                                      "relations": [{"name": "near", "object": "o2"}]}}}})
+    result, out = _bad(tmp_path, graphs=graphs)
+    assert result.exit_code == 2 and "img9" in result.output and "o1" in result.output
+    assert not out.exists()
+
+
+def test_unknown_template_is_an_error(tmp_path):
+    result, out = _bad(tmp_path, None, None, "--templates", "what_colour")
+    assert result.exit_code == 2 and "what_colour" in result.output
+    assert not out.exists()
+
+
+def test_failed_run_keeps_previous_output(k5, tmp_path):
+    import shutil
+    out = tmp_path / "out"
+    shutil.copytree(k5, out)
+    before = _files(out)
+    result, _ = _bad(tmp_path, questions="{")
+    assert result.exit_code == 2
+    assert _files(out) == before
