@@ -17,7 +17,10 @@ questions never sit in memory twice.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing
+import os
 import random
 import re
 from collections.abc import Callable, Iterator
@@ -976,17 +979,21 @@ def make_questions(rng: random.Random, v: GraphView, vocab: SynthVocabulary, cou
 # --------------------------------------------------------------------------- datasets
 
 
-def iter_dataset(n_images: int, n_questions: int, seed: int = 0) -> Iterator[tuple[str, Graph, dict[str, Question]]]:
-    """Yield (image id, scene graph, its questions) one image at a time, deterministically.
+# Images per independently seeded chunk. Fixed (not derived from the worker count) so that the
+# data depends only on (n_images, n_questions, seed) however many processes write it.
+CHUNK_IMAGES = 1000
 
-    Questions are spread evenly: image i gets floor((i+1)Q/N) - floor(iQ/N) of them.
-    """
-    if n_images <= 0 or n_questions < 0:
-        raise ValueError("n_images must be positive and n_questions non-negative")
+
+def _chunks(n_images: int) -> list[tuple[int, int]]:
+    return [(s, min(s + CHUNK_IMAGES, n_images)) for s in range(0, n_images, CHUNK_IMAGES)]
+
+
+def _iter_chunk(start: int, stop: int, n_images: int, n_questions: int,
+                seed: int) -> Iterator[tuple[str, Graph, dict[str, Question]]]:
     vocab = load_vocabulary()
-    rng = random.Random(seed)
-    qnum = 0
-    for i in range(n_images):
+    rng = random.Random(f"contrastgen.synth/{seed}/{start}")  # str seeds hash with SHA-512: stable
+    qnum = start * n_questions // n_images
+    for i in range(start, stop):
         image_num = 1_000_000 + i
         image_id = str(image_num)
         graph = make_graph(rng, image_num, vocab)
@@ -997,6 +1004,23 @@ def iter_dataset(n_images: int, n_questions: int, seed: int = 0) -> Iterator[tup
             qnum += 1
             questions[qid] = parts.record(qid, image_id)
         yield image_id, graph, questions
+
+
+def _check_sizes(n_images: int, n_questions: int) -> None:
+    if n_images <= 0 or n_questions < 0:
+        raise ValueError("n_images must be positive and n_questions non-negative")
+    if n_images > 8_999_999:
+        raise ValueError("at most 8,999,999 images (image ids are 7 digits)")
+
+
+def iter_dataset(n_images: int, n_questions: int, seed: int = 0) -> Iterator[tuple[str, Graph, dict[str, Question]]]:
+    """Yield (image id, scene graph, its questions) one image at a time, deterministically.
+
+    Questions are spread evenly: image i gets floor((i+1)Q/N) - floor(iQ/N) of them.
+    """
+    _check_sizes(n_images, n_questions)
+    for start, stop in _chunks(n_images):
+        yield from _iter_chunk(start, stop, n_images, n_questions, seed)
 
 
 def make_dataset(n_images: int, n_questions: int, seed: int = 0) -> tuple[dict[str, Question], dict[str, Graph]]:
@@ -1014,37 +1038,46 @@ def _inner(obj: dict[str, Any]) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)[1:-1]
 
 
+def _chunk_bytes(task: tuple[int, int, int, int, int]) -> tuple[bytes, bytes]:
+    """One chunk, serialised: (question members, scene-graph members). Runs in a worker."""
+    questions: dict[str, Question] = {}
+    graphs: dict[str, Graph] = {}
+    for image_id, graph, qs in _iter_chunk(*task):
+        graphs[image_id] = graph
+        questions.update(qs)
+    return _inner(questions), _inner(graphs)
+
+
 def write_dataset(out_dir: str | Path, n_images: int, n_questions: int, seed: int = 0,
-                  *, chunk_images: int = 2000) -> tuple[Path, Path]:
+                  *, workers: int | None = None) -> tuple[Path, Path]:
     """Write questions.json and scene_graphs.json into `out_dir`, streaming, atomically.
 
-    Both files are single JSON objects exactly like GQA's; they are assembled chunk by chunk (ids
-    increase, so the key order equals sorted order and the bytes match `dumps(make_dataset(...))`
-    without indentation). Nothing is left behind if generation fails.
+    Both files are single JSON objects exactly like GQA's, assembled chunk by chunk in id order
+    (ids increase, so the bytes equal one sorted dump of `make_dataset(...)`). Chunks are generated
+    by `workers` processes (default: all CPUs) and written in order, so at most a few chunks are in
+    memory at once. Nothing is left behind if generation fails.
     """
+    _check_sizes(n_images, n_questions)
     out = Path(out_dir)
     qpath, gpath = out / "questions.json", out / "scene_graphs.json"
-    with atomic_file(qpath) as qf, atomic_file(gpath) as gf:
+    tasks = [(start, stop, n_images, n_questions, seed) for start, stop in _chunks(n_images)]
+    workers = max(1, min(workers or os.cpu_count() or 1, len(tasks)))
+    with contextlib.ExitStack() as stack:
+        qf = stack.enter_context(atomic_file(qpath))
+        gf = stack.enter_context(atomic_file(gpath))
+        if workers > 1:
+            pool = stack.enter_context(multiprocessing.get_context("fork").Pool(workers))
+            results: Iterator[tuple[bytes, bytes]] = pool.imap(_chunk_bytes, tasks)
+        else:
+            results = map(_chunk_bytes, tasks)
         qf.write(b"{")
         gf.write(b"{")
-        qbuf: dict[str, Question] = {}
-        gbuf: dict[str, Graph] = {}
-        q_first = g_first = True
-        for image_id, graph, qs in iter_dataset(n_images, n_questions, seed):
-            gbuf[image_id] = graph
-            qbuf.update(qs)
-            if len(gbuf) >= chunk_images:
-                if gbuf:
-                    gf.write((b"" if g_first else b",") + _inner(gbuf))
-                    g_first = False
-                if qbuf:
-                    qf.write((b"" if q_first else b",") + _inner(qbuf))
-                    q_first = False
-                gbuf, qbuf = {}, {}
-        if gbuf:
-            gf.write((b"" if g_first else b",") + _inner(gbuf))
-        if qbuf:
-            qf.write((b"" if q_first else b",") + _inner(qbuf))
+        q_first = True
+        for i, (qbytes, gbytes) in enumerate(results):
+            gf.write((b"," if i else b"") + gbytes)
+            if qbytes:
+                qf.write((b"" if q_first else b",") + qbytes)
+                q_first = False
         qf.write(b"}\n")
         gf.write(b"}\n")
     return qpath, gpath

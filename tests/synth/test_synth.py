@@ -37,8 +37,9 @@ def test_same_seed_same_bytes_other_seed_other_data():
     assert dumps(a) != dumps(c)
 
 
-def test_write_dataset_streams_the_same_data_and_loads(tmp_path):
-    qpath, gpath = synth.write_dataset(tmp_path / "d", 45, 600, seed=2, chunk_images=7)
+def test_write_dataset_streams_the_same_data_and_loads(tmp_path, monkeypatch):
+    monkeypatch.setattr(synth, "CHUNK_IMAGES", 7)  # several chunks, written by two processes
+    qpath, gpath = synth.write_dataset(tmp_path / "d", 45, 600, seed=2, workers=2)
     questions, graphs = synth.make_dataset(45, 600, seed=2)
     assert orjson.loads(qpath.read_bytes()) == questions
     assert orjson.loads(gpath.read_bytes()) == graphs
@@ -46,22 +47,22 @@ def test_write_dataset_streams_the_same_data_and_loads(tmp_path):
     assert qpath.read_bytes() == orjson.dumps(questions, option=orjson.OPT_SORT_KEYS) + b"\n"
     assert len(load_questions(qpath)) == 600
     assert len(load_scene_graphs(gpath)) == 45
-    again = synth.write_dataset(tmp_path / "e", 45, 600, seed=2)
+    again = synth.write_dataset(tmp_path / "e", 45, 600, seed=2, workers=1)
     assert again[0].read_bytes() == qpath.read_bytes() and again[1].read_bytes() == gpath.read_bytes()
 
 
 def test_write_dataset_leaves_nothing_when_generation_fails(tmp_path, monkeypatch):
-    real = synth.iter_dataset
+    real = synth._chunk_bytes
 
-    def failing(*args, **kwargs):
-        for i, item in enumerate(real(*args, **kwargs)):
-            if i == 30:
-                raise RuntimeError("disk on fire")
-            yield item
+    def failing(task):
+        if task[0] >= 20:
+            raise RuntimeError("disk on fire")
+        return real(task)
 
-    monkeypatch.setattr(synth, "iter_dataset", failing)
+    monkeypatch.setattr(synth, "CHUNK_IMAGES", 10)
+    monkeypatch.setattr(synth, "_chunk_bytes", failing)
     with pytest.raises(RuntimeError):
-        synth.write_dataset(tmp_path / "out", 50, 500, chunk_images=10)
+        synth.write_dataset(tmp_path / "out", 50, 500, workers=1)
     assert not list((tmp_path / "out").iterdir())
 
 
