@@ -46,6 +46,8 @@ SYNONYMS_FILE = "synonyms.tsv"
 CATEGORIES_FILE = "categories.tsv"
 EXTRA_NOUNS_FILE = "extra_nouns.tsv"
 PEOPLE_FILE = "people.txt"
+HYPERNYM_EDITS_FILE = "hypernym_edits.tsv"
+COMPOUND_MODIFIERS_FILE = "compound_modifiers.txt"
 GENERATED_FILES = (NOUNS_FILE, ALIASES_FILE, IRREGULAR_FILE)
 
 # Lexicographer files whose senses denote things one can see in a photograph; a sense outside them
@@ -208,6 +210,11 @@ def _choose_sense(wn: Any, word: str, is_person_word: bool) -> Any:
                 return s
         return None
     senses = [s for s in senses if s.lexname() != "noun.person"]
+    if senses and senses[0].lexname() == "noun.plant":
+        # "banana", "broccoli", "pumpkin": a photographed plant that is also food is the food
+        for s in senses:
+            if s.lexname() == "noun.food":
+                return s
     if senses and senses[0].lexname() in _FIRST_SENSE_LEXNAMES:
         return senses[0]
     for s in senses:
@@ -216,8 +223,38 @@ def _choose_sense(wn: Any, word: str, is_person_word: bool) -> Any:
     return None
 
 
-def _closure(synset: Any) -> set[Any]:
-    return set(synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms())) | {synset}
+@dataclass(frozen=True)
+class HypernymEdits:
+    """Curated corrections to WordNet's hypernym links (hypernym_edits.tsv), by synset name."""
+
+    cut: frozenset[tuple[str, str]]
+    add: dict[str, tuple[Any, ...]]
+
+    def up(self, s: Any) -> list[Any]:
+        links = [h for h in s.hypernyms() + s.instance_hypernyms() if (s.name(), h.name()) not in self.cut]
+        return links + list(self.add.get(s.name(), ()))
+
+    def closure(self, synset: Any) -> set[Any]:
+        """The sense and all its hypernyms under the edited graph."""
+        return set(synset.closure(self.up)) | {synset}
+
+
+def _read_hypernym_edits(wn: Any, curated: Path) -> HypernymEdits:
+    path = curated / HYPERNYM_EDITS_FILE
+    cut: set[tuple[str, str]] = set()
+    add: dict[str, list[Any]] = defaultdict(list)
+    for lineno, fields in iter_data_lines(path):
+        if len(fields) != 3 or fields[0] not in ("cut", "add"):
+            raise InputError("expected cut|add<TAB>synset<TAB>hypernym synset", path=str(path), record=f"line {lineno}")
+        child, parent = (_synset(wn, f, path, lineno) for f in fields[1:])
+        linked = parent in child.hypernyms() + child.instance_hypernyms()
+        if fields[0] == "cut":
+            if not linked:
+                raise InputError(f"{parent.name()} is not a hypernym of {child.name()}", path=str(path), record=f"line {lineno}")
+            cut.add((child.name(), parent.name()))
+        else:
+            add[child.name()].append(parent)
+    return HypernymEdits(frozenset(cut), {k: tuple(v) for k, v in add.items()})
 
 
 def _vocab_nouns(vocab: list[str], inflector: Inflector, plural_only_aliases: dict[str, str]) -> tuple[dict[str, Noun], dict[str, str]]:
@@ -307,10 +344,11 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path) -> dict[str, str]:
         if noun.synset is not None:
             synsets_of[noun.synset].add(noun.canonical)
     categories = _read_categories(wn, curated_dir)
+    edits = _read_hypernym_edits(wn, curated_dir)
     for noun in nouns.values():
         if noun.synset is None:
             continue
-        closure = _closure(noun.synset)
+        closure = edits.closure(noun.synset)
         for s in closure:
             noun.kinds |= synsets_of.get(s, set())
         noun.kinds.discard(noun.canonical)
@@ -318,16 +356,19 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path) -> dict[str, str]:
             if closure & roots:
                 noun.category = category
                 break
-    # a compound outside WordNet ("tennis shoe") is a kind of its head noun when that is known
+    # a compound outside WordNet ("left hand", "man's head") is a kind of its head noun when the
+    # modifier is one that keeps the kind (compound_modifiers.txt) or a possessive
+    modifiers = set(read_word_list(curated_dir / COMPOUND_MODIFIERS_FILE))
     for noun in nouns.values():
-        if noun.synset is None and " " in noun.name and noun.name not in senses:
-            head = noun.name.rsplit(" ", 1)[1]
-            head_noun = nouns.get(inflector.singular(head))
-            modifier = noun.name.rsplit(" ", 1)[0]
-            if head_noun is not None and head_noun.synset is not None and head_noun.category != "person" \
-                    and not re.fullmatch(r"[0-9]+|one|two|three|four|five|six", modifier):
-                noun.kinds = {head_noun.canonical} | head_noun.kinds
-                noun.category = head_noun.category
+        if noun.synset is not None or " " not in noun.name or noun.name in senses:
+            continue
+        modifier, head = noun.name.rsplit(" ", 1)
+        head_noun = nouns.get(inflector.singular(head))
+        if head_noun is None or head_noun.synset is None:
+            continue
+        if modifier in modifiers or modifier.endswith("'s"):
+            noun.kinds = {head_noun.canonical} | head_noun.kinds
+            noun.category = head_noun.category
 
     return {
         NOUNS_FILE: _render_nouns(nouns),
