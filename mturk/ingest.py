@@ -43,8 +43,8 @@ def _r(x: float | None) -> float | None:
 def _aggregate(frame: pd.DataFrame, method: str) -> dict[str, str]:
     if frame.empty:
         return {}
-    with warnings.catch_warnings():  # crowd-kit uses a pandas keyword pandas 3 deprecates
-        warnings.filterwarnings("ignore", message=".*inplace keyword.*")
+    with warnings.catch_warnings():  # crowd-kit uses pandas keywords that pandas 3 deprecates
+        warnings.filterwarnings("ignore", module=r"crowdkit\.")
         if method == "majority":
             labels = MajorityVote().fit_predict(frame)
         elif method == "dawid-skene":

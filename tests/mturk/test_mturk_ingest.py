@@ -246,3 +246,17 @@ def test_cli_ingest_exit_codes(results, tmp_path):
                                    "--out", str(tmp_path / "rep2")])
     assert bad.exit_code == 2 and "unknown HIT" in bad.output and "HITId HIT0000" in bad.output
     assert not (tmp_path / "rep2").exists()
+
+
+def test_dawid_skene_aggregation_and_unknown_aggregator(batch, tmp_path):
+    out, manifest = batch
+    results = tmp_path / "r.csv"
+    write_results(results, manifest, ANSWERS, workers=WORKERS)
+    rep = ingest_results(out / "manifest.json", [results], aggregator="dawid-skene")
+    majority = {(r["pair_id"], r["role"]): r["majority"] for r in rep["items"]}
+    # unanimous items cannot change under any aggregator
+    assert majority[("p1", "original")] == "yes" and majority[("p4", "perturbed")] == "blue"
+    assert majority[("p3", "original")] == "left"
+    assert rep["aggregator"] == "dawid-skene"
+    with pytest.raises(InputError, match="unknown aggregator"):
+        ingest_results(out / "manifest.json", [results], aggregator="mode")
