@@ -2,7 +2,8 @@
 
 We draw on `matplotlib.figure.Figure` with the Agg canvas instead of pyplot: no global state, so
 the HTTP service and parallel tests can render at once. SVG ids are salted with a constant and
-dates are dropped so the same report gives byte-identical files.
+dates are dropped so the same report gives byte-identical files; SVG text stays text (editable,
+small) rather than glyph paths.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ _FORMATS: dict[str, dict[str, Any]] = {
 def _save(fig: Figure, out_dir: Path, stem: str) -> list[str]:
     FigureCanvasAgg(fig)
     written = []
-    with matplotlib.rc_context({"svg.hashsalt": "contrastgen", "svg.fonttype": "path"}):
+    with matplotlib.rc_context({"svg.hashsalt": "contrastgen", "svg.fonttype": "none"}):
         for ext, kwargs in _FORMATS.items():
             name = f"{stem}.{ext}"
             with atomic_file(out_dir / name) as fh:
-                fig.savefig(fh, format=ext, bbox_inches="tight", **kwargs)
+                fig.savefig(fh, format=ext, **kwargs)
             written.append(name)
     return written
 
@@ -49,7 +50,8 @@ def plot_accuracy_by_template(report: Mapping[str, Any], out_dir: Path) -> list[
     k = str(max(report["settings"]["ks"]))
     models = report["models"]
     groups = [*report["templates"], "overall"]
-    fig = Figure(figsize=(max(6.0, 1.1 * len(groups) * max(1, len(models))), 4.2))
+    fig = Figure(figsize=(max(6.0, 1.1 * len(groups) * max(1, len(models))) + 1.5, 4.2),
+                 layout="constrained")
     ax = fig.add_subplot()
     width = 0.8 / (2 * len(models))
     for m_i, model in enumerate(models):
@@ -74,7 +76,7 @@ def plot_accuracy_by_template(report: Mapping[str, Any], out_dir: Path) -> list[
     ax.set_ylim(0, 105)
     ax.set_ylabel("accuracy (%)")
     ax.set_title(f"Accuracy on originals vs perturbations (k = {k}, 95% CI)")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.legend(fontsize=7, loc="outside right upper")
     ax.grid(axis="y", alpha=0.3)
     return _save(fig, out_dir, "accuracy_by_template")
 
@@ -82,7 +84,7 @@ def plot_accuracy_by_template(report: Mapping[str, Any], out_dir: Path) -> list[
 def plot_consistency_by_k(report: Mapping[str, Any], out_dir: Path) -> list[str]:
     """Contrast consistency (and perturbed accuracy, dashed) against k, one line per model."""
     ks = report["settings"]["ks"]
-    fig = Figure(figsize=(5.5, 4.0))
+    fig = Figure(figsize=(5.5, 4.0), layout="constrained")
     ax = fig.add_subplot()
     for m_i, model in enumerate(report["models"]):
         for metric, style in (("consistency", "-o"), ("perturbed_accuracy", "--s")):
@@ -102,7 +104,7 @@ def plot_consistency_by_k(report: Mapping[str, Any], out_dir: Path) -> list[str]
 
 def plot_gqa_by_type(report: Mapping[str, Any], out_dir: Path) -> list[str]:
     """GQA accuracy per structural and semantic type, one bar per model."""
-    fig = Figure(figsize=(9.0, 3.8))
+    fig = Figure(figsize=(9.0, 3.8), layout="constrained")
     for p_i, (field, title) in enumerate((("by_structural", "structural type"),
                                           ("by_semantic", "semantic type"))):
         ax = fig.add_subplot(1, 2, p_i + 1)

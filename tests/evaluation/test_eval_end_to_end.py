@@ -1,0 +1,118 @@
+"""The whole loop on the bundled sample: generate, baselines, evaluate (library and CLI)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from contrastgen.cli import cli
+from contrastgen.evaluation import demo_loop
+from contrastgen.evaluation.baselines import oracle_predictions
+from contrastgen.evaluation.contrast import evaluate_contrast
+from contrastgen.evaluation.contrast_sets import load_contrast_records
+from contrastgen.gqa import load_questions, load_scene_graphs
+
+SAMPLE = Path(__file__).resolve().parents[2] / "contrastgen" / "data" / "sample"
+
+
+@pytest.fixture(scope="module")
+def engine():
+    engine_mod = pytest.importorskip("contrastgen.engine")
+    return engine_mod.Engine.load()
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory, engine):
+    """The sample's contrast sets, generated in-process (one worker: parallel-safe)."""
+    from contrastgen.outputs import write_outputs
+
+    questions = load_questions(SAMPLE / "questions.json")
+    graphs = load_scene_graphs(SAMPLE / "scene_graphs.json")
+    gen = engine.generate(questions, graphs, max_k=5, seed=0, workers=1)
+    out = tmp_path_factory.mktemp("gen") / "contrast"
+    write_outputs(gen, questions, out)
+    return out
+
+
+def test_oracle_scores_100_percent_on_generated_perturbations(generated, engine):
+    augmented = load_questions(generated / "augmented.json")
+    graphs = load_scene_graphs(SAMPLE / "scene_graphs.json")
+    preds, stats = oracle_predictions(augmented, graphs, engine)
+    records = load_contrast_records(generated)
+    report = evaluate_contrast(records, {"oracle": preds}, n_boot=0)
+    n_perts = sum(len(r["perturbations"]) for r in records)
+    assert n_perts > 100
+    assert report["oracle"]["perturbations_answered"] == n_perts
+    for k, res in report["results"]["oracle"].items():
+        assert res["overall"]["perturbed_accuracy"]["value"] == 1.0, k
+        for template, m in res["by_template"].items():
+            assert m["perturbed_accuracy"]["value"] == 1.0, (k, template)
+    assert stats["answered"] >= n_perts
+
+
+def test_cli_baselines_then_evaluate(generated, tmp_path):
+    runner = CliRunner()
+    prior, oracle = tmp_path / "prior.json", tmp_path / "oracle.json"
+    result = runner.invoke(cli, ["baseline", "--kind", "prior", "--questions",
+                                 str(generated / "augmented.json"), "--out", str(prior)])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(cli, ["baseline", "--kind", "oracle", "--questions",
+                                 str(generated / "augmented.json"), "--scene-graphs",
+                                 str(SAMPLE / "scene_graphs.json"), "--out", str(oracle)])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "report"
+    result = runner.invoke(cli, ["evaluate", "--contrast", str(generated), "-p", str(prior),
+                                 "-p", str(oracle), "--out", str(out), "--n-boot", "50",
+                                 "--examples", "2"])
+    assert result.exit_code == 0, result.output
+    assert "overall" in result.output and "prior" in result.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["models"] == ["prior", "oracle"]
+    overall = report["results"]["prior"]["5"]["overall"]
+    # The shortcut collapses on perturbations; the oracle does not.
+    assert overall["perturbed_accuracy"]["value"] < overall["original_accuracy"]["value"]
+    assert report["results"]["oracle"]["5"]["overall"]["perturbed_accuracy"]["value"] == 1.0
+    assert report["oracle"]["model"] == "oracle"
+    assert len(report["examples"]["prior"]) == 2
+    assert (out / "consistency_by_k.svg").is_file()
+
+
+def test_cli_gqa_standard_metrics(generated, tmp_path):
+    gold = {qid: q["answer"] for qid, q in load_questions(generated / "original.json").items()}
+    p = tmp_path / "gold.json"
+    p.write_text(json.dumps(gold))
+    result = CliRunner().invoke(cli, ["evaluate", "--questions", str(generated / "original.json"),
+                                      "-p", str(p), "--n-boot", "20"])
+    assert result.exit_code == 0, result.output
+    assert "100.0" in result.output and "binary" in result.output
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["-p", "{bad}"], "bad.json"),
+    (["--strict", "-p", "{partial}"], "--strict"),
+    (["--questions", "x.json", "-p", "{partial}"], "exactly one"),
+    (["-p", "{partial}", "-p", "{partial}"], "NAME=PATH"),
+])
+def test_cli_errors_exit_2_and_name_the_problem(generated, tmp_path, args, needle):
+    (tmp_path / "bad.json").write_text("[{")
+    (tmp_path / "partial.json").write_text(json.dumps({"nonexistent": "yes"}))
+    args = [a.format(bad=tmp_path / "bad.json", partial=tmp_path / "partial.json") for a in args]
+    result = CliRunner().invoke(cli, ["evaluate", "--contrast", str(generated), *args])
+    assert result.exit_code == 2
+    assert needle in result.output
+
+
+def test_demo_loop(generated, tmp_path, engine):
+    tables = demo_loop(generated, SAMPLE / "questions.json", SAMPLE / "scene_graphs.json",
+                       tmp_path / "demo", n_boot=20, engine=engine)
+    console = Console(record=True, width=160)
+    console.print(tables)
+    text = console.export_text()
+    assert "prior" in text and "oracle" in text and "overall" in text
+    assert (tmp_path / "demo" / "predictions" / "oracle.json").is_file()
+    report = json.loads((tmp_path / "demo" / "report" / "report.json").read_text())
+    assert report["results"]["oracle"]["5"]["overall"]["consistency"]["value"] == 1.0
