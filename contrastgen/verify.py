@@ -240,7 +240,7 @@ def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
         problems.append(f"query {query.get('op')!r} has no answer: {exc}")
         computed = None
     problems += _answer_problems(computed, claimed, answer, original_answer)
-    problems += _presupposition_problems(query, facts, (claimed, answer), rules)
+    problems += _presupposition_problems(query, facts, (claimed, answer), graph, rules)
     problems += _change_evidence_problems(p.get("change"), query, facts)
     return problems
 
@@ -302,9 +302,9 @@ def _change_evidence_problems(change: Any, query: dict[str, Any], facts: list[An
 
 
 def _presupposition_problems(query: dict[str, Any], facts: list[Any], answers: tuple[Any, Any],
-                             rules: VerifyRules) -> list[str]:
+                             graph: GraphIndex, rules: VerifyRules) -> list[str]:
     """What must hold for the question to be fair, beyond the answer being computable."""
-    problems = []
+    problems = _symmetry_problems(query, facts, rules)
     op = query.get("op")
     fact_dicts = [f for f in facts if isinstance(f, dict)]
     if op in _DEFINITE_OPS:
@@ -321,6 +321,11 @@ def _presupposition_problems(query: dict[str, Any], facts: list[Any], answers: t
         if prone:
             problems.append(f"answer 'no' rests on unannotated-prone names {prone}: "
                             "they are often present but not annotated")
+    if op == "exists_any" and says_no and query.get("attributes"):
+        present = sorted(graph.ids_named(_query_names(query)))
+        if present:
+            problems.append(f"answer 'no' rests on objects {present} lacking attributes "
+                            f"{query['attributes']}: a missing attribute annotation proves nothing")
     if op == "relation" and "opposite" in query:
         rel = normalize_name(query.get("rel", ""))
         expected = rules.opposites.get(rel)
@@ -328,6 +333,29 @@ def _presupposition_problems(query: dict[str, Any], facts: list[Any], answers: t
         if expected != given:
             problems.append(f"query opposite {given!r} is not the opposite of {rel!r} in "
                             f"rules/relations.tsv ({expected!r})")
+    return problems
+
+
+def _symmetry_problems(query: dict[str, Any], facts: list[Any], rules: VerifyRules) -> list[str]:
+    """`symmetric` must follow rules/relations.tsv, or a reverse edge proves the wrong answer.
+
+    A query that calls "on" symmetric would answer "Is there a table on the cup?" with yes from
+    the edge cup -on-> table; one that calls "near" asymmetric would answer no while the graph
+    has the edge the other way round. A not_related fact for a symmetric relation must likewise
+    rule out both directions.
+    """
+    problems = []
+    parts = [("query", query)] if query.get("op") == "exists_related" else []
+    parts += [(f"not_related fact {i}", f) for i, f in enumerate(facts, 1)
+              if isinstance(f, dict) and f.get("fact") == "not_related"]
+    for what, part in parts:
+        rel, flag = part.get("rel"), part.get("symmetric")
+        if not isinstance(rel, str) or not isinstance(flag, bool):
+            continue  # reported by the executor / fact check
+        symmetric = normalize_name(rel) in rules.symmetric
+        if flag != symmetric and (what == "query" or symmetric):
+            problems.append(f"{what} says {rel!r} is {'' if flag else 'not '}symmetric; "
+                            f"rules/relations.tsv says it is {'' if symmetric else 'not '}symmetric")
     return problems
 
 

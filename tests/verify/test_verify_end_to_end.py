@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import shutil
 from collections import Counter
 
 import pytest
@@ -29,8 +30,10 @@ def _sample():
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    questions, graphs = _sample()
-    out = tmp_path_factory.mktemp("e2e") / "out"
+    base = tmp_path_factory.mktemp("e2e")
+    # a private copy, so generate and verify read the same graphs even if the sample is rebuilt
+    questions, graphs = (shutil.copy(src, base) for src in _sample())
+    out = base / "out"
     result = CliRunner().invoke(cli, ["generate", "--questions", questions, "--scene-graphs", graphs,
                                       "--out", str(out), "--workers", "1", "--no-progress"])
     assert result.exit_code == 0, result.output

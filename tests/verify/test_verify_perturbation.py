@@ -114,10 +114,41 @@ def test_not_related_fact_false_fails(graph, rules, valid):
 
 def test_not_related_respects_direction_when_not_symmetric(graph, rules, valid):
     _, pert = valid["exists_related_not_related"]
-    graph["objects"]["3"]["relations"].append({"name": "near", "object": "1"})
+    graph["objects"]["3"]["relations"].append({"name": "on", "object": "2"})  # table on plate: wrong way round
+    pert["change"]["to"] = "plate"
     for part in (pert["evidence"]["query"], pert["evidence"]["facts"][1]):
-        part["symmetric"] = False
+        part.update(names=["plate", "plates"], rel="on", symmetric=False)
     assert problems_of(pert, graph, rules) == []
+
+
+def test_query_symmetry_must_follow_the_relation_table(graph, rules, valid):
+    _, pert = valid["exists_related_yes"]
+    pert["evidence"]["query"]["symmetric"] = False  # 'near' is symmetric
+    _one(problems_of(pert, graph, rules), "query says 'near' is not symmetric; rules/relations.tsv says it is symmetric")
+    _, pert = valid["exists_related_yes"]
+    graph["objects"]["3"]["relations"].append({"name": "on", "object": "2"})
+    pert["evidence"]["query"].update(rel="on", symmetric=True, names=["plate"], object="3")
+    pert["change"]["to"] = "plate"
+    # the table is on the plate, so "is there a plate on the table?" is not proven by a symmetric reading
+    _one(problems_of(pert, graph, rules), "query says 'on' is symmetric; rules/relations.tsv says it is not symmetric")
+
+
+def test_not_related_fact_for_symmetric_relation_must_check_both_ways(graph, rules, valid):
+    _, pert = valid["exists_related_not_related"]
+    pert["evidence"]["facts"][1]["symmetric"] = False
+    assert problems_of(pert, graph, rules) == [
+        "not_related fact 2 says 'near' is not symmetric; rules/relations.tsv says it is symmetric"]
+
+
+def test_no_resting_on_a_missing_attribute_fails(graph, rules, valid):
+    _, pert = valid["exists_any_yes_attr"]
+    pert["evidence"]["query"]["attributes"] = ["blue"]  # the cup is there but not annotated blue
+    pert["change"].update({"from": "red", "to": "blue"})
+    pert["answer"] = pert["evidence"]["answer"] = "no"
+    pert["evidence"]["facts"] = [{"fact": "object", "id": "1", "name": "cup"}]
+    assert problems_of(pert, graph, rules) == [
+        "answer 'no' rests on objects ['1'] lacking attributes ['blue']: a missing attribute "
+        "annotation proves nothing"]
 
 
 @pytest.mark.parametrize("name", ["shirt", "Shirts", "hands"])
