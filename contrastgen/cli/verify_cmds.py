@@ -6,6 +6,7 @@ check failed, 2 the input could not be read (the CLI group turns InputError into
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import click
@@ -40,12 +41,13 @@ def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int) -> N
     path = out_dir / CONTRAST_SETS
     if out_dir.is_file():
         raise InputError("expected an output directory holding contrast_sets.jsonl", path=str(out_dir))
-    records = list(read_jsonl(path))
-    if not records:
+    records = read_jsonl(path)
+    first = next(records, None)  # fail on a missing or empty file before the slow graph load
+    if first is None:
         raise InputError("file is empty: no contrast sets to verify", path=str(path))
     graphs = load_scene_graphs(scene_graphs)
     rules = load_rules()
-    report = verify_contrast_sets(records, graphs, rules=rules)
+    report = verify_contrast_sets(itertools.chain([first], records), graphs, rules=rules)
     prone_source = rules.unannotated_prone_source
     if as_json:
         click.echo(dumps(_as_dict(report, str(path), prone_source)).decode(), nl=False)
