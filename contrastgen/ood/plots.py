@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from contrastgen.jsonio import atomic_file
 
@@ -56,9 +57,17 @@ def plot_alpha_sweep(report: Mapping[str, Any], path: Path) -> None:
         acc_ax.plot([p["alpha"] for p in sweep], [100 * p["acc_tail"] for p in sweep], marker=".", label=name)
         conf = [p for p in sweep if p.get("confusion") is not None]
         conf_ax.plot([p["alpha"] for p in conf], [100 * p["confusion"] for p in conf], marker=".", label=name)
+    cmp = "<" if report.get("rule") == "released" else "<="
+    alphas = [p["alpha"] for m in report["models"].values() for p in m["alpha_sweep"]]
+    ticks = [t for t in (0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20, 50) if alphas and min(alphas) <= t <= max(alphas)]
     for ax, title in ((acc_ax, "acc-tail (%)"), (conf_ax, "head/tail confusion (%)")):
         ax.set_xscale("log")
-        ax.set_xlabel("alpha (tail: answer count <= alpha x group mean)")
+        if alphas:
+            ax.set_xlim(min(alphas) * 0.9, max(alphas) * 1.1)
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel(f"alpha (tail: answer count {cmp} alpha x group mean)")
         ax.set_title(title)
         ax.set_ylim(0, 100)
         ax.grid(True, alpha=0.3)
