@@ -73,3 +73,16 @@ def test_object_concepts_come_from_image_objects():
     assert labels[1].concepts["KO"] == "cloud"
     assert labels[0].concepts["QT+KW+KO"] == "is it + sunny + sun"
     assert labels[2].concepts["KOP"] is None
+
+
+def test_mi_from_a_separate_training_split():
+    train = [s("t1", "What color is the sky?", "blue"), s("t2", "What color is the sky?", "blue"),
+             s("t3", "What color is the grass?", "green")]
+    test = [s("1", "What color is the zebra sky?", "blue"), s("2", "What color is the grass?", "green"),
+            s("3", "What color is the sky?", "blue")]
+    own = label_samples(test)
+    # On the test split alone "zebra" (seen once, with blue) ties "sky" and comes first.
+    assert own[0].labels["kw"] == "zebra"
+    trained = label_samples(test, mi_samples=train)
+    assert trained[0].labels["kw"] == "sky"  # "zebra" never occurs in training: no MI, not a keyword
+    assert trained[0].labels["kw2"] is None

@@ -127,3 +127,13 @@ def test_cli_vqa_without_annotations_exits_2(tmp_path):
     res = CliRunner().invoke(cli, ["ood", "vqavs", "--questions", str(q), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2
     assert "--annotations" in res.output
+
+
+def test_cli_mi_from_another_split_is_recorded(tmp_path):
+    q, a = vqa_files(tmp_path, rows())
+    res = CliRunner().invoke(cli, ["ood", "vqavs", "--questions", str(q), "--annotations", str(a),
+                                   "--mi-questions", str(q), "--mi-annotations", str(a),
+                                   "--out", str(tmp_path / "o"), "--shortcuts", "KW"])
+    assert res.exit_code == 0, res.output
+    stats = json.loads((tmp_path / "o" / "stats.json").read_text())
+    assert stats["mi_source"] == "separate" and list(stats["shortcuts"]) == ["KW"]
