@@ -269,3 +269,27 @@ def test_cli_export_with_gold_file(tmp_path):
     res = CliRunner().invoke(cli, ["mturk", "export", "--contrast", str(d), "--images-base-url", BASE,
                                    "--sample", "10", "--gold", str(bad), "--out", str(tmp_path / "h2")])
     assert res.exit_code == 2 and "bad_gold.json" in res.output and "gold item 1" in res.output
+
+
+def test_preview_of_a_directory_that_is_not_an_export_is_an_input_error(tmp_path):
+    res = CliRunner().invoke(cli, ["mturk", "preview", str(tmp_path)])
+    assert res.exit_code == 2 and "hit_layout.html" in res.output
+
+
+def test_preview_shows_the_first_hits_rows(tmp_path):
+    from contrastgen.mturk import render_preview
+
+    out, _ = _export(tmp_path, make_records({"on_which_side_is_the_x": 20}), sample=15, items_per_hit=5)
+    page = render_preview(out, n_hits=2).read_text()
+    rows = _rows(out)
+    assert page.count("<iframe") == 2
+    assert rows[0]["hit_token"] in page and rows[1]["hit_token"] in page and rows[2]["hit_token"] not in page
+    # the frames hold the layout filled with the row's (escaped) values
+    assert html_escape(html_escape(rows[0]["item1_question"])) in page
+    assert "crowd-html-elements.js" not in page
+
+
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text, quote=True)
