@@ -135,6 +135,9 @@ def build_vqavs(samples: Sequence[Sample], config: VqaVsConfig | None = None, *,
             if not group.imbalanced:
                 continue
             (split.tail_ids if answers[qid] in group.tail else split.head_ids).append(qid)
+    if all(s.skipped for s in splits.values()):
+        raise InputError(f"none of the requested shortcuts ({', '.join(splits)}) can be built without "
+                         "object annotations: pass --objects, or ask for QT, KW, KWP or QT+KW")
     return VqaVsBuild(config, data_format, list(samples), concepts, splits,
                       "input" if mi_samples is None else "separate")
 

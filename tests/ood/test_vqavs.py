@@ -137,3 +137,11 @@ def test_cli_mi_from_another_split_is_recorded(tmp_path):
     assert res.exit_code == 0, res.output
     stats = json.loads((tmp_path / "o" / "stats.json").read_text())
     assert stats["mi_source"] == "separate" and list(stats["shortcuts"]) == ["KW"]
+
+
+def test_only_object_shortcuts_without_objects_is_an_error(tmp_path):
+    q, a = vqa_files(tmp_path, rows())
+    res = CliRunner().invoke(cli, ["ood", "vqavs", "--questions", str(q), "--annotations", str(a),
+                                   "--out", str(tmp_path / "o"), "--shortcuts", "KO,KOP"])
+    assert res.exit_code == 2 and "--objects" in res.output
+    assert not (tmp_path / "o").exists()
