@@ -32,3 +32,19 @@ def test_leave_one_out_accuracy(matches, expected):
 def test_single_gold_answer_is_exact_match():
     assert vqa_accuracy("The Table", ["table"]) == 1.0
     assert vqa_accuracy("chair", ["table"]) == 0.0
+
+
+def test_closed_form_equals_the_explicit_leave_one_out_loop():
+    import random
+
+    from contrastgen.ood.vqa_accuracy import normalize_vqa_answer as norm
+
+    rng = random.Random(0)
+    vocab = ["yes", "no", "2", "two", "red", "the red", "Red."]
+    for _ in range(500):
+        answers = [rng.choice(vocab) for _ in range(10)]
+        pred = rng.choice(vocab)
+        gold = [norm(a) for a in answers]
+        loop = sum(min(1.0, sum(1 for g in gold[:i] + gold[i + 1:] if g == norm(pred)) / 3)
+                   for i in range(10)) / 10
+        assert vqa_accuracy(pred, answers) == pytest.approx(loop)
