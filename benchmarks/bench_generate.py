@@ -105,7 +105,8 @@ def count_questions(path: Path) -> int:
     return len(orjson.loads(path.read_bytes()))
 
 
-def run(data: Path, workers: int | None, max_k: int, keep: Path | None) -> dict[str, object]:
+def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
+        n_questions: int | None = None) -> dict[str, object]:
     out_parent = Path(tempfile.mkdtemp(prefix="bench-generate-"))
     out = keep or out_parent / "out"
     exe = shutil.which("contrastgen", path=str(Path(sys.executable).parent)) or "contrastgen"
@@ -129,7 +130,8 @@ def run(data: Path, workers: int | None, max_k: int, keep: Path | None) -> dict[
     if returncode != 0:
         sys.stderr.write(log.read_text(errors="replace")[-4000:])
         raise SystemExit(f"contrastgen generate failed with exit code {returncode}")
-    n_questions = count_questions(data / "questions.json")
+    if n_questions is None:
+        n_questions = count_questions(data / "questions.json")
     perturbations = originals = 0
     with (out / "contrast_sets.jsonl").open("rb") as fh:
         for line in fh:
@@ -169,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", action="store_true", help="print the result as one JSON object")
     args = ap.parse_args(argv)
     data = args.data or ensure_data(args.images, args.questions, args.seed)
-    result = run(data, args.workers, args.max_k, args.keep)
+    result = run(data, args.workers, args.max_k, args.keep, None if args.data else args.questions)
     if args.json:
         print(json.dumps(result, sort_keys=True))
         return
