@@ -15,7 +15,7 @@ reported; `strict=True` makes it an error instead.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ import numpy as np
 
 from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError
-from contrastgen.evaluation.bootstrap import bootstrap_sums
+from contrastgen.evaluation.bootstrap import bootstrap_many, bootstrap_sums
 from contrastgen.evaluation.contrast_sets import ContrastSet, Perturbation, parse_contrast_sets
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5)
@@ -70,31 +70,69 @@ def _statistic(sums: np.ndarray) -> dict[str, np.ndarray]:
             "consistency": sums[:, 4] / sums[:, 0]}
 
 
-Selector = Callable[[ContrastSet, Perturbation], bool]
+GroupKey = tuple[str, int, str, str]  # model, k, breakdown, group
 
 
-def group_metrics(sets: Sequence[ContrastSet], scores: Sequence[SetScore], k: int, *,
-                  select: Selector | None = None, seed: int, n_boot: int) -> dict[str, Any]:
-    """The four metrics over the sets, each set restricted to its selected perturbations <= k.
+def cluster_index(sets: Sequence[ContrastSet]) -> dict[str, int]:
+    """One bootstrap cluster per original question, in order of first appearance.
+
+    An original matched by two templates (the paper's two "Is the X Rel the Y?" rows) heads
+    two sets; they are resampled together.
+    """
+    index: dict[str, int] = {}
+    for cs in sets:
+        index.setdefault(cs.question_id, len(index))
+    return index
+
+
+@dataclass(frozen=True)
+class FlatSets:
+    """The sets as parallel arrays, so every group's counts are a few `np.bincount`s.
+
+    Per set: its cluster and template; per perturbation: its set, rank, change kind and answer
+    direction. Built once and shared by every model, k and breakdown.
+    """
+
+    set_cluster: np.ndarray
+    set_template: np.ndarray
+    pert_set: np.ndarray
+    pert_rank: np.ndarray
+    pert_kind: np.ndarray
+    pert_direction: np.ndarray
+
+    @classmethod
+    def build(cls, sets: Sequence[ContrastSet], clusters: Mapping[str, int]) -> FlatSets:
+        perts = [(i, cs, p) for i, cs in enumerate(sets) for p in cs.perturbations]
+        return cls(
+            set_cluster=np.array([clusters[cs.question_id] for cs in sets], dtype=np.int64),
+            set_template=np.array([cs.template for cs in sets], dtype=object),
+            pert_set=np.array([i for i, _, _ in perts], dtype=np.int64),
+            pert_rank=np.array([p.rank for _, _, p in perts], dtype=np.int64),
+            pert_kind=np.array([p.kind for _, _, p in perts], dtype=object),
+            pert_direction=np.array([direction(cs, p) for _, cs, p in perts], dtype=object),
+        )
+
+
+def group_columns(flat: FlatSets, n_clusters: int, original_ok: np.ndarray, pert_ok: np.ndarray,
+                  selected: np.ndarray) -> np.ndarray:
+    """Per-cluster counts (sets, originals correct, perturbations correct, perturbations, sets
+    all correct) over the sets, each restricted to its `selected` perturbations.
 
     A set none of whose perturbations is selected is left out, so a breakdown by change kind
     compares each original only with the perturbations of that kind.
     """
-    # One bootstrap cluster per original question: an original matched by two templates (the
-    # paper's two "Is the X Rel the Y?" rows) heads two sets, which are resampled together.
-    clusters: dict[str, list[int]] = {}
-    for cs, sc in zip(sets, scores, strict=True):
-        chosen = [c for p, c in zip(cs.perturbations, sc.perturbations, strict=True)
-                  if p.rank <= k and (select is None or select(cs, p))]
-        if not chosen:
-            continue
-        n_ok = sum(chosen)
-        row = (1, int(sc.original), n_ok, len(chosen), int(sc.original and n_ok == len(chosen)))
-        acc = clusters.setdefault(cs.question_id, [0, 0, 0, 0, 0])
-        for i, v in enumerate(row):
-            acc[i] += v
-    columns = np.array(list(clusters.values()), dtype=np.float64).reshape(-1, 5)
-    estimates = bootstrap_sums(columns, _statistic, n_boot=n_boot, seed=seed)
+    n_sets = len(flat.set_cluster)
+    asked = np.bincount(flat.pert_set[selected], minlength=n_sets)
+    right = np.bincount(flat.pert_set[selected], weights=pert_ok[selected], minlength=n_sets)
+    has = asked > 0
+    all_ok = has & original_ok & (right == asked)
+    per_set = np.stack([has, has & original_ok, right, asked, all_ok], axis=1).astype(np.float64)
+    columns = np.zeros((n_clusters, 5), dtype=np.float64)
+    np.add.at(columns, flat.set_cluster, per_set)
+    return columns
+
+
+def _metrics(columns: np.ndarray, estimates: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"n_sets": int(columns[:, 0].sum()),
                            "n_perturbations": int(columns[:, 3].sum())}
     out.update({name: estimates[name].to_json() for name in METRICS})
@@ -109,19 +147,20 @@ def resolve_ks(sets: Sequence[ContrastSet], ks: Sequence[int] | None = None) -> 
     return sorted({k for k in DEFAULT_KS if k < max_rank} | {max_rank})
 
 
-def _breakdowns(sets: Sequence[ContrastSet], scores: Sequence[SetScore], k: int, *, seed: int,
-                n_boot: int) -> dict[str, Any]:
-    def by(key: Callable[[ContrastSet, Perturbation], str]) -> dict[str, Any]:
-        values = sorted({key(cs, p) for cs in sets for p in cs.perturbations if p.rank <= k})
-        return {v: group_metrics(sets, scores, k, select=lambda cs, p, v=v: key(cs, p) == v,
-                                 seed=seed, n_boot=n_boot) for v in values}
-
-    return {
-        "overall": group_metrics(sets, scores, k, seed=seed, n_boot=n_boot),
-        "by_template": by(lambda cs, p: cs.template),
-        "by_kind": by(lambda cs, p: p.kind),
-        "by_direction": by(direction),
-    }
+def _group_columns(flat: FlatSets, n_clusters: int, scores: Sequence[SetScore],
+                   k: int) -> dict[tuple[str, str], np.ndarray]:
+    """Columns of every group reported at k: overall, by template, by change kind, by direction."""
+    original_ok = np.array([sc.original for sc in scores], dtype=bool)
+    pert_ok = np.array([c for sc in scores for c in sc.perturbations], dtype=np.float64)
+    in_k = flat.pert_rank <= k
+    out = {("overall", "all"): group_columns(flat, n_clusters, original_ok, pert_ok, in_k)}
+    labels = {"by_template": flat.set_template[flat.pert_set], "by_kind": flat.pert_kind,
+              "by_direction": flat.pert_direction}
+    for breakdown, label in labels.items():
+        for value in sorted(set(label[in_k].tolist())):
+            out[(breakdown, value)] = group_columns(flat, n_clusters, original_ok, pert_ok,
+                                                    in_k & (label == value))
+    return out
 
 
 def _coverage(sets: Sequence[ContrastSet], scores: Sequence[SetScore], preds: Mapping[str, str],
@@ -213,6 +252,9 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
         "templates": sorted({cs.template for cs in sets}),
         "coverage": {}, "results": {}, "examples": {},
     }
+    clusters = cluster_index(sets)
+    flat = FlatSets.build(sets, clusters)
+    groups: dict[GroupKey, np.ndarray] = {}
     for name, preds in predictions.items():
         scores = [score_set(cs, preds) for cs in sets]
         coverage = _coverage(sets, scores, preds, max_k)
@@ -221,10 +263,20 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
                 f"model {name!r} has no prediction for {coverage['missing']} questions of the "
                 f"contrast set (--strict)", path=path, record=f"question {coverage['missing_examples'][0]}")
         report["coverage"][name] = coverage
-        report["results"][name] = {str(k): _breakdowns(sets, scores, k, seed=seed, n_boot=n_boot)
-                                   for k in k_values}
+        for k in k_values:
+            for (breakdown, group), columns in _group_columns(flat, len(clusters), scores, k).items():
+                groups[(name, k, breakdown, group)] = columns
         if examples > 0:
             report["examples"][name] = _examples(sets, scores, preds, max_k, examples, seed)
+    estimates = bootstrap_many(groups, _statistic, n_boot=n_boot, seed=seed)
+    for (name, k, breakdown, group), columns in groups.items():
+        res = report["results"].setdefault(name, {}).setdefault(
+            str(k), {"overall": None, "by_template": {}, "by_kind": {}, "by_direction": {}})
+        metrics = _metrics(columns, estimates[(name, k, breakdown, group)])
+        if breakdown == "overall":
+            res["overall"] = metrics
+        else:
+            res[breakdown][group] = metrics
     if oracle is not None:
         report["oracle"] = _oracle_section(sets, predictions[oracle], oracle, seed=seed,
                                            n_boot=n_boot)
