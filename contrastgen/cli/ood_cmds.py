@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 
 from contrastgen.ood.concepts import SHORTCUT_NAMES
@@ -45,6 +46,10 @@ def ood() -> None:
               help="'paper': the paper's thresholds; 'released': the authors' code (mean - std entropy cut).")
 def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, rule: str) -> None:
     """GQA-OOD: head/tail splits of imbalanced local question groups; writes all/head/tail.json."""
+    ctx = click.get_current_context()
+    if rule == "released" and ctx.get_parameter_source("entropy_threshold") == ParameterSource.COMMANDLINE:
+        click.echo("contrastgen: note: --rule released sets its own entropy threshold (mean - std of all "
+                   "groups' entropies); --entropy-threshold is ignored", err=True)
     stats = run_gqa_ood(questions, out, GqaOodConfig(alpha=alpha, entropy_threshold=entropy_threshold,
                                                      rule=rule))  # type: ignore[arg-type]
     console = Console()

@@ -93,3 +93,12 @@ def test_cli_bad_input_exits_2_naming_file(tmp_path):
     res = CliRunner().invoke(cli, ["ood", "gqa", "--questions", str(bad), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2
     assert "bad.json" in res.output
+
+
+def test_cli_released_rule_says_it_ignores_the_entropy_threshold(tmp_path):
+    src = write_json(tmp_path / "q.json", gqa_questions())
+    res = CliRunner().invoke(cli, ["ood", "gqa", "--questions", str(src), "--out", str(tmp_path / "o"),
+                                   "--rule", "released", "--entropy-threshold", "0.5"])
+    assert res.exit_code == 0
+    assert "ignored" in res.output
+    assert json.loads((tmp_path / "o" / "stats.json").read_text())["entropy_threshold"] != 0.5
