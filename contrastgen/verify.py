@@ -263,7 +263,7 @@ def _change_problems(change: Any) -> list[str]:
         return ["perturbation has no 'change' object"]
     problems = []
     kind = change.get("kind")
-    if kind not in CHANGE_KINDS:
+    if not isinstance(kind, str) or kind not in CHANGE_KINDS:
         problems.append(f"change.kind {kind!r} is not one of {sorted(CHANGE_KINDS)}")
     before, after = change.get("from"), change.get("to")
     if not isinstance(before, str) or not isinstance(after, str):
@@ -305,7 +305,7 @@ def _presupposition_problems(query: dict[str, Any], facts: list[Any], answers: t
                              graph: GraphIndex, rules: VerifyRules) -> list[str]:
     """What must hold for the question to be fair, beyond the answer being computable."""
     problems = _symmetry_problems(query, facts, rules)
-    op = query.get("op")
+    op = query.get("op") if isinstance(query.get("op"), str) else None
     fact_dicts = [f for f in facts if isinstance(f, dict)]
     if op in _DEFINITE_OPS:
         problems += _definite_reference_problems(query, fact_dicts)

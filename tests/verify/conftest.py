@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-from verify_cases import SUFFIX, TEMPLATE, VALID, as_record, make_graph
+from verify_cases import VALID, as_record, fixed_rules, make_graph
 
 from contrastgen.verify_rules import VerifyRules
 
@@ -18,16 +18,7 @@ def graph() -> dict[str, Any]:
 
 @pytest.fixture
 def rules() -> VerifyRules:
-    """Rules fixed here, so the tests do not depend on files other engineers are editing."""
-    return VerifyRules(
-        opposites={"to the left of": "to the right of", "to the right of": "to the left of",
-                   "above": "below", "below": "above"},
-        symmetric=frozenset({"near", "next to"}),
-        colors=frozenset({"red", "white", "brown", "black", "blue"}),
-        unannotated_prone=frozenset({"sky", "shirt", "hand"}),
-        unannotated_prone_source="test",
-        template_suffixes={TEMPLATE: SUFFIX, "is_the_x_rel_the_y__object": "o"},
-    )
+    return fixed_rules()
 
 
 @pytest.fixture

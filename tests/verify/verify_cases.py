@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from contrastgen.verify_rules import VerifyRules
+
 WIDTH = 640
 
 
@@ -101,3 +103,16 @@ def as_record(original_answer: str, perturbations: list[dict], *, qid: str = "q1
         p["rank"], p["question_id"] = rank, f"{qid}_{suffix}{rank}"
     return {"question_id": qid, "image_id": image_id, "template": template, "question": "?",
             "answer": original_answer, "perturbations": perts}
+
+
+def fixed_rules() -> VerifyRules:
+    """Rules fixed here, so the tests do not depend on files other engineers are editing."""
+    return VerifyRules(
+        opposites={"to the left of": "to the right of", "to the right of": "to the left of",
+                   "above": "below", "below": "above"},
+        symmetric=frozenset({"near", "next to"}),
+        colors=frozenset({"red", "white", "brown", "black", "blue"}),
+        unannotated_prone=frozenset({"sky", "shirt", "hand"}),
+        unannotated_prone_source="test",
+        template_suffixes={TEMPLATE: SUFFIX, "is_the_x_rel_the_y__object": "o"},
+    )
