@@ -93,3 +93,17 @@ def test_render_table_names_models_and_sets(gqa_dir):
     console.print(render_ood_table(report))
     text = console.export_text()
     assert "prior" in text and "acc-tail" in text and "78.57" in text
+
+
+def test_evaluate_cli_wires_the_ood_report(gqa_dir, tmp_path):
+    from click.testing import CliRunner
+
+    from contrastgen.cli import cli
+
+    preds = tmp_path / "prior.json"
+    preds.write_text(json.dumps(_by_group({"g1": "red", "g4": "dog"})))
+    res = CliRunner().invoke(cli, ["evaluate", "--ood", str(gqa_dir), "-p", f"prior={preds}",
+                                   "--out", str(tmp_path / "rep")])
+    assert res.exit_code == 0, res.output
+    report = json.loads((tmp_path / "rep" / "ood_report.json").read_text())
+    assert report["models"]["prior"]["acc_tail"] == 0.0
