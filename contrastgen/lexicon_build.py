@@ -76,21 +76,39 @@ class Noun:
     kinds: set[str] = field(default_factory=set)
 
 
-def load_wordnet() -> Any:
-    """WordNet through nltk, or an InputError telling the user how to point nltk at it."""
-    try:
-        from nltk.corpus import wordnet as wn
-    except ImportError as exc:  # pragma: no cover - nltk is a declared dependency
-        raise InputError(f"nltk is not installed ({exc})") from None
-    try:
-        wn.ensure_loaded()
-    except LookupError:
-        raise InputError(
-            "WordNet not found: set NLTK_DATA to a directory holding corpora/wordnet "
-            "(e.g. NLTK_DATA=../shared/nltk_data), or run python -m nltk.downloader wordnet",
-            path=os.environ.get("NLTK_DATA"),
-        ) from None
-    return wn
+def find_wordnet(search_path: list[str] | None = None) -> Path:
+    """The `corpora/wordnet` directory on nltk's search path (NLTK_DATA first), or an InputError."""
+    if search_path is None:
+        import nltk.data
+
+        env = [p for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
+        search_path = env + [p for p in nltk.data.path if p not in env]
+    for root in search_path:
+        candidate = Path(root) / "corpora" / "wordnet"
+        if (candidate / "data.noun").is_file():
+            return candidate
+    raise InputError(
+        "WordNet not found: set NLTK_DATA to a directory holding corpora/wordnet "
+        "(e.g. NLTK_DATA=../shared/nltk_data), or run python -m nltk.downloader wordnet",
+        path=os.environ.get("NLTK_DATA") or None,
+    )
+
+
+def load_wordnet(wordnet_dir: Path) -> Any:
+    """A WordNet reader over `wordnet_dir` (nltk's reader, without nltk's lazy global loader)."""
+    import warnings
+
+    import nltk.data
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    # nltk only opens corpora under its data path (its path-security check); register the root
+    root = str(Path(wordnet_dir).resolve().parent.parent)
+    if root not in nltk.data.path:
+        nltk.data.path.append(root)
+
+    with warnings.catch_warnings():  # "multilingual functions are not available": not needed here
+        warnings.simplefilter("ignore", UserWarning)
+        return WordNetCorpusReader(str(wordnet_dir), None)
 
 
 class Inflector:
@@ -273,16 +291,19 @@ def _vocab_nouns(vocab: list[str], inflector: Inflector, plural_only_aliases: di
     return nouns, aliases
 
 
-def build_lexicon(vocab_dir: Path, curated_dir: Path) -> dict[str, str]:
-    """Build the generated lexicon files; returns {file name: text}. Nothing is written."""
-    wn = load_wordnet()
+def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None = None) -> dict[str, str]:
+    """Build the generated lexicon files; returns {file name: text}. Nothing is written.
+
+    `wordnet_dir` is a `corpora/wordnet` directory; by default it is looked up like nltk does.
+    """
+    vocab = _read_vocab(vocab_dir)  # before WordNet: a wrong path should fail in milliseconds
+    wn = load_wordnet(wordnet_dir or find_wordnet())
     plural_only_rows = [fields for _, fields in iter_data_lines(curated_dir / PLURAL_ONLY_FILE)]
     plural_only = {" ".join(f[0].lower().split()) for f in plural_only_rows}
     plural_only_aliases = {" ".join(f[1].lower().split()): " ".join(f[0].lower().split()) for f in plural_only_rows if len(f) > 1}
     uncountable = set(read_word_list(curated_dir / UNCOUNTABLE_FILE))
     inflector = Inflector(plural_only, uncountable, wn)
 
-    vocab = _read_vocab(vocab_dir)
     extra = [fields[0] for _, fields in iter_data_lines(curated_dir / EXTRA_NOUNS_FILE)]
     nouns, aliases = _vocab_nouns(vocab + sorted(plural_only) + extra, inflector, plural_only_aliases)
 
@@ -422,10 +443,11 @@ def _render_irregular(wn: Any, curated_dir: Path) -> str:
                 return r.pattern.sub(r.replacement, w, count=1)
         return w
 
+    exc_path = Path(str(wn.root)) / "noun.exc"
     try:
-        exc_text = wn.open("noun.exc").read()
-    except (OSError, LookupError):
-        raise InputError("WordNet's noun.exc not found beside data.noun", path=os.environ.get("NLTK_DATA")) from None
+        exc_text = exc_path.read_text(encoding="utf-8")
+    except OSError:
+        raise InputError("WordNet's noun.exc not found beside data.noun", path=str(exc_path)) from None
     pairs: dict[str, str] = {}
     for raw in exc_text.splitlines():
         parts = raw.split()

@@ -1,0 +1,54 @@
+"""The committed files in rules/lexicon/ are exactly what the WordNet build produces."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from contrastgen.cli import cli
+from contrastgen.errors import InputError
+from contrastgen.lexicon_build import GENERATED_FILES, build_lexicon, find_wordnet, write_lexicon
+
+from .conftest import RULES, SHARED
+
+WORDNET = SHARED / "nltk_data" / "corpora" / "wordnet"
+VOCAB = SHARED / "data" / "vocab" / "vg-1750-700-450"
+
+
+@pytest.mark.shared
+def test_committed_lexicon_is_what_the_build_produces(tmp_path):
+    if not WORDNET.is_dir() or not VOCAB.is_dir():
+        pytest.skip("../shared/nltk_data (WordNet) or the VG vocabulary is absent")
+    files = build_lexicon(VOCAB, RULES / "lexicon", wordnet_dir=WORDNET)
+    assert set(files) == set(GENERATED_FILES)
+    write_lexicon(files, tmp_path)
+    for name in GENERATED_FILES:
+        built = (tmp_path / name).read_text(encoding="utf-8")
+        committed = (RULES / "lexicon" / name).read_text(encoding="utf-8")
+        assert built == committed, f"rules/lexicon/{name} is stale: run `make lexicon` and commit"
+
+
+def test_missing_wordnet_says_to_set_nltk_data(tmp_path):
+    with pytest.raises(InputError, match="NLTK_DATA"):
+        find_wordnet([str(tmp_path)])
+
+
+def test_wordnet_is_found_on_the_search_path(tmp_path):
+    (tmp_path / "corpora" / "wordnet").mkdir(parents=True)
+    (tmp_path / "corpora" / "wordnet" / "data.noun").write_text("", encoding="utf-8")
+    assert find_wordnet([str(tmp_path / "elsewhere"), str(tmp_path)]) == tmp_path / "corpora" / "wordnet"
+
+
+def test_build_cli_rejects_a_missing_vocabulary_before_loading_wordnet(tmp_path):
+    result = CliRunner().invoke(
+        cli, ["lexicon", "build", "--vocab", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 2
+    assert "objects_vocab.txt" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_build_rejects_an_empty_vocabulary(tmp_path):
+    (tmp_path / "objects_vocab.txt").write_text("\n\n", encoding="utf-8")
+    with pytest.raises(InputError, match="empty"):
+        build_lexicon(tmp_path, RULES / "lexicon", wordnet_dir=tmp_path)

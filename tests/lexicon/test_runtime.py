@@ -1,0 +1,86 @@
+"""The run-time lexicon needs no WordNet, nltk, inflect or spaCy, and rejects broken data files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from contrastgen.cli import cli
+from contrastgen.errors import InputError
+from contrastgen.lexicon import NOUNS_FILE, Lexicon
+
+from .conftest import RULES
+
+
+def test_lexicon_does_not_import_nltk_inflect_or_spacy():
+    code = (
+        "import sys\n"
+        "from contrastgen.lexicon import Lexicon\n"
+        "lex = Lexicon.load()\n"
+        "assert lex.singular('florbixes') == 'florbix' and lex.canonical('sofas') == 'couch'\n"
+        "print(sorted(m for m in ('nltk', 'inflect', 'spacy') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_load_is_cached_and_accepts_a_rules_dir(rules_copy):
+    assert Lexicon.load() is Lexicon.load()
+    other = Lexicon.load(rules_copy)
+    assert other is not Lexicon.load()
+    assert other.canonical("sofa") == "couch"
+
+
+def test_every_data_file_has_a_header():
+    for path in sorted((RULES / "lexicon").iterdir()):
+        if path.suffix in (".tsv", ".txt"):
+            first = path.read_text(encoding="utf-8").splitlines()[0]
+            assert first.startswith("#"), f"{path.name} has no header"
+
+
+def test_malformed_nouns_file_names_the_file_and_line(rules_copy):
+    path = rules_copy / NOUNS_FILE
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = sum(1 for line in lines if line.startswith("#"))
+    lines.insert(header, "dog\tdogs\tdog")  # three fields instead of six
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        Lexicon(rules_copy)
+    assert err.value.path == str(path)
+    assert err.value.record == f"line {header + 1}"
+
+
+def test_missing_data_file_is_an_input_error(rules_copy):
+    (rules_copy / "plural_only.txt").unlink()
+    with pytest.raises(InputError, match="plural_only.txt"):
+        Lexicon(rules_copy)
+
+
+def test_alias_to_an_unknown_noun_is_rejected(rules_copy):
+    with (rules_copy / "aliases.tsv").open("a", encoding="utf-8") as fh:
+        fh.write("blorp\tno such noun\n")
+    with pytest.raises(InputError, match="aliases.tsv"):
+        Lexicon(rules_copy)
+
+
+def test_curated_list_changes_take_effect(rules_copy):
+    with (rules_copy / "uncountable.txt").open("a", encoding="utf-8") as fh:
+        fh.write("florbix\n")
+    lex = Lexicon(rules_copy)
+    assert lex.is_uncountable("florbix") and lex.plural("florbix") == "florbix"
+
+
+def test_show_prints_what_the_lexicon_knows():
+    result = CliRunner().invoke(cli, ["lexicon", "show", "motorbikes"])
+    assert result.exit_code == 0, result.output
+    assert "motorcycle" in result.output
+    assert "vehicle" in result.output
+
+
+def test_show_unknown_word_degrades_safely():
+    result = CliRunner().invoke(cli, ["lexicon", "show", "florbix"])
+    assert result.exit_code == 0, result.output
+    assert "False" in result.output and "florbixes" in result.output
