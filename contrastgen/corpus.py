@@ -28,6 +28,12 @@ class Corpus:
     frequency: np.ndarray  # images per kind
     cooccurrence: sparse.csr_matrix  # kinds x kinds, images in which both appear
     _top: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _name_rank: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        rank = np.empty(len(self.kinds), dtype=np.int64)
+        rank[np.argsort(np.array(self.kinds, dtype=object), kind="stable")] = np.arange(len(self.kinds))
+        self._name_rank = rank
 
     @classmethod
     def build(cls, canonical_kinds_per_image: Iterable[Iterable[str]]) -> Corpus:
@@ -63,10 +69,14 @@ class Corpus:
         if i is None:
             out: tuple[str, ...] = ()
         else:
-            row = self.cooccurrence.getrow(i)
-            pairs = [(-int(v), self.kinds[j]) for j, v in zip(row.indices, row.data, strict=True) if j != i]
-            pairs.sort()
-            out = tuple(k for _, k in pairs[:TOP_COOCCURRING])
+            start, end = self.cooccurrence.indptr[i], self.cooccurrence.indptr[i + 1]
+            cols = self.cooccurrence.indices[start:end]
+            counts = self.cooccurrence.data[start:end]
+            keep = cols != i
+            cols, counts = cols[keep], counts[keep]
+            # most frequent first, ties by name: lexsort's last key is the primary one
+            order = np.lexsort((self._name_rank[cols], -counts))[:TOP_COOCCURRING]
+            out = tuple(self.kinds[j] for j in cols[order])
         self._top[kind] = out
         return out
 

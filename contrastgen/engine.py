@@ -32,7 +32,7 @@ from contrastgen.corpus import Corpus
 from contrastgen.errors import InputError
 from contrastgen.ground import ground_slots
 from contrastgen.lexicon import Lexicon
-from contrastgen.nounphrase import parse
+from contrastgen.nounphrase import parse_cached as parse
 from contrastgen.perturb import HANDLERS
 from contrastgen.perturb.base import Context, Refusal
 from contrastgen.scene import SceneIndex
@@ -40,6 +40,7 @@ from contrastgen.templates import Match, Template, load_templates, match_all
 
 NP_SLOTS = ("x", "y")
 _NORM = regex.compile(r"[^\p{L}\p{N} ]+")
+_ASCII_PUNCT = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"})
 
 REASONS = ("no_answer", "no_match", "no_scene_graph", "not_grounded", "ambiguous", "answer_mismatch",
            "no_distractor", "duplicate", "unannotated_prone", "unsupported_phrase", "no_relation",
@@ -48,7 +49,10 @@ REASONS = ("no_answer", "no_match", "no_scene_graph", "not_grounded", "ambiguous
 
 def normalize_question(text: str) -> str:
     """The form in which two questions count as the same question."""
-    return " ".join(_NORM.sub(" ", text.lower()).split())
+    low = text.lower()
+    if low.isascii():  # the common case, without a regex
+        return " ".join(low.translate(_ASCII_PUNCT).split())
+    return " ".join(_NORM.sub(" ", low).split())
 
 
 @dataclass
@@ -109,14 +113,20 @@ class Engine:
     def perturb_question(self, question_id: str, question: dict[str, Any], scene_graph: dict | None, *,
                          corpus: Corpus | None = None, max_k: int = 5, seed: int = 0,
                          templates: Iterable[str] | None = None, scene: SceneIndex | None = None,
-                         existing: set[str] | None = None) -> list[PerturbResult]:
-        """Perturb one question under every template it matches; one result per template."""
+                         existing: set[str] | None = None,
+                         matches: list[Match] | None = None) -> list[PerturbResult]:
+        """Perturb one question under every template it matches; one result per template.
+
+        `scene`, `existing` (normalised texts of the image's questions) and `matches` let a
+        caller that processes a whole image share work between its questions.
+        """
         image_id = str(question.get("imageId", ""))
         text = str(question.get("question", ""))
         raw_answer = question.get("answer")
         base = {"question_id": question_id, "image_id": image_id, "question": text,
                 "answer": raw_answer if isinstance(raw_answer, str) else ""}
-        matches = match_all(text, self.select_templates(templates))
+        if matches is None:
+            matches = match_all(text, self.select_templates(templates))
         if not matches:
             return [PerturbResult(**base, template=None, reason="no_match")]
         results = []

@@ -21,6 +21,7 @@ from contrastgen.engine import (
     normalize_question,
 )
 from contrastgen.scene import SceneIndex
+from contrastgen.templates import match_all
 
 KS = (1, 3, 5)
 SHARD_IMAGES = 256
@@ -33,6 +34,7 @@ def _run_shard(images: list[str]) -> list[tuple[str, list[PerturbResult]]]:
     questions = _STATE["questions"]
     graphs = _STATE["scene_graphs"]
     by_image = _STATE["by_image"]
+    templates = engine.select_templates(_STATE["templates"])
     out = []
     for image_id in images:
         qids = by_image[image_id]
@@ -41,19 +43,15 @@ def _run_shard(images: list[str]) -> list[tuple[str, list[PerturbResult]]]:
         existing = {normalize_question(str(questions[q].get("question", ""))) for q in qids}
         for qid in qids:
             q = questions[qid]
+            matches = match_all(str(q.get("question", "")), templates)
             # built lazily: most questions match no template and never need the index
-            if graph is not None and scene is None and engine_matches(engine, q, _STATE["templates"]):
+            if graph is not None and scene is None and matches:
                 scene = SceneIndex.build(image_id, graph, engine.lex)
             results = engine.perturb_question(
                 qid, q, graph, corpus=_STATE["corpus"], max_k=_STATE["max_k"], seed=_STATE["seed"],
-                templates=_STATE["templates"], scene=scene, existing=existing)
+                scene=scene, existing=existing, matches=matches)
             out.append((qid, results))
     return out
-
-
-def engine_matches(engine: Engine, question: dict, templates: list[str] | None) -> bool:
-    from contrastgen.templates import match_all
-    return bool(match_all(str(question.get("question", "")), engine.select_templates(templates)))
 
 
 def run_generation(engine: Engine, questions: dict[str, dict], scene_graphs: dict[str, dict], *,

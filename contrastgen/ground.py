@@ -8,6 +8,7 @@ overrides a program. What cannot be grounded is refused with a reason, never gue
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,8 +29,10 @@ class Grounding:
 NOT_GROUNDED = "not_grounded"
 
 
+@functools.cache
 def same_kind(a: str, b: str, lex: Lexicon) -> bool:
-    """Do two names denote the same kind, or one a kind of the other?"""
+    """Do two names denote the same kind, or one a kind of the other? (memoised: the distractor
+    loops ask it for the same few thousand pairs over and over)"""
     if not a or not b:
         return False
     if a == b or lex.singular(a) == lex.singular(b) or lex.canonical(a) == lex.canonical(b):
@@ -96,7 +99,7 @@ def ground_slots(question: dict[str, Any], nps: dict[str, NounPhrase], scene: Sc
         g: Grounding | None = None
         if verify is not None and set(nps) >= {"x", "y"}:
             # "select: floor (1)->verify rel: chair,behind,o (2)": o = the selected one is the subject.
-            sel = selected_ids(semantic, verify.dependency)
+            sel = selected_ids(semantic, verify.dependency, refs)
             x_ids, y_ids = (verify.ids, sel) if verify.role == "s" else (sel, verify.ids)
             g = Grounding(tuple(x_ids if slot == "x" else y_ids), "program")
         elif refs:

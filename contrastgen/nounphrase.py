@@ -168,3 +168,9 @@ def _verb_to_relation(verb: str) -> str:
             stem = stem[:-1]
         return stem + "ing"
     return verb
+
+
+@functools.lru_cache(maxsize=65536)
+def parse_cached(text: str, lex: Lexicon) -> NounPhrase:
+    """`parse`, memoised: GQA repeats the same phrases across hundreds of thousands of questions."""
+    return parse(text, lex)

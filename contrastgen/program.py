@@ -9,10 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import regex
-
-_ARG = regex.compile(r"^\s*(?P<body>.*?)\s*\((?P<ids>[^()]*)\)\s*$")
-
 
 @dataclass(frozen=True)
 class ProgramRef:
@@ -34,12 +30,11 @@ def references(semantic: list[dict] | None) -> list[ProgramRef]:
         if not isinstance(step, dict):
             continue
         op = str(step.get("operation", ""))
-        arg = str(step.get("argument", ""))
-        m = _ARG.match(arg)
-        if not m:
+        arg = str(step.get("argument", "")).strip()
+        if not arg.endswith(")") or "(" not in arg:
             continue
-        ids = tuple(x.strip() for x in m.group("ids").split(",") if x.strip() not in ("", "-"))
-        body = m.group("body")
+        body, _, inner = arg[:-1].rpartition("(")
+        ids = tuple(x.strip() for x in inner.split(",") if x.strip() not in ("", "-"))
         deps = step.get("dependencies") or []
         dep = deps[0] if deps and isinstance(deps[0], int) else None
         if op == "select":
@@ -52,9 +47,10 @@ def references(semantic: list[dict] | None) -> list[ProgramRef]:
     return refs
 
 
-def selected_ids(semantic: list[dict] | None, step: int | None) -> tuple[str, ...]:
+def selected_ids(semantic: list[dict] | None, step: int | None,
+                 refs_list: list[ProgramRef] | None = None) -> tuple[str, ...]:
     """The ids a step's output denotes (the ids of the nearest naming step up its chain)."""
-    refs = {r.step: r for r in references(semantic)}
+    refs = {r.step: r for r in (refs_list if refs_list is not None else references(semantic))}
     seen = set()
     while step is not None and step not in seen:
         seen.add(step)

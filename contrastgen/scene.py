@@ -19,6 +19,12 @@ from contrastgen.lexicon import Lexicon
 CENTRE_BAND = 0.10
 
 
+def _clean(text: str) -> str:
+    """Lower-case and trim; the common already-clean case costs one comparison."""
+    low = text.lower()
+    return low if low == low.strip() else low.strip()
+
+
 @dataclass(frozen=True)
 class SceneObject:
     id: str
@@ -52,22 +58,23 @@ class SceneIndex:
         objects: dict[str, SceneObject] = {}
         by_name: dict[str, list[str]] = defaultdict(list)
         by_canonical: dict[str, list[str]] = defaultdict(list)
-        for oid in sorted(graph["objects"]):
-            o = graph["objects"][oid]
-            name = o["name"].strip().lower()
+        raw = graph["objects"]
+        # the graph's own order (JSON order, hence deterministic); lists are sorted where it matters
+        for oid, o in raw.items():
+            name = _clean(o["name"])
             obj = SceneObject(
-                id=str(oid), name=name, canonical=lex.canonical(name),
-                attributes=frozenset(a.strip().lower() for a in o.get("attributes", [])),
+                id=oid, name=name, canonical=lex.canonical(name),
+                attributes=frozenset(_clean(a) for a in o.get("attributes", ())),
                 x=float(o["x"]), y=float(o["y"]), w=float(o["w"]), h=float(o["h"]))
-            objects[obj.id] = obj
-            by_name[name].append(obj.id)
-            by_canonical[obj.canonical].append(obj.id)
+            objects[oid] = obj
+            by_name[name].append(oid)
+            by_canonical[obj.canonical].append(oid)
         edges: set[tuple[str, str, str]] = set()
         out_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
         in_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        for oid in sorted(graph["objects"]):
-            for rel in graph["objects"][oid].get("relations", []):
-                edge = (str(oid), rel["name"].strip().lower(), str(rel["object"]))
+        for oid, o in raw.items():
+            for rel in o.get("relations", ()):
+                edge = (oid, _clean(rel["name"]), str(rel["object"]))
                 if edge in edges:
                     continue
                 edges.add(edge)

@@ -20,7 +20,6 @@ from contrastgen.errors import InputError
 from contrastgen.rules_path import rules_dir
 
 _FRAGMENT_REF = regex.compile(r"\{([A-Z_]+)\}")
-_TRAILING = regex.compile(r"[\s?.!]+$")
 
 
 @dataclass(frozen=True)
@@ -32,6 +31,7 @@ class Template:
     patterns: tuple[regex.Pattern, ...]
     examples: dict[str, list[str]] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
+    requires: tuple[str, ...] = ()  # substrings of which the lower-cased question must contain one
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,8 @@ def load_templates_from(path: Path) -> tuple[Template, ...]:
             raise InputError(f"bad pattern: {exc}", path=str(path), record=t.get("id")) from None
         out.append(Template(id=t["id"], id_suffix=t["id_suffix"], description=t["description"],
                             skill=t.get("skill", ""), patterns=patterns,
-                            examples=t.get("examples", {}), options=t.get("options", {})))
+                            examples=t.get("examples", {}), options=t.get("options", {}),
+                            requires=tuple(t.get("requires", ()))))
     ids = [t.id for t in out]
     if len(set(ids)) != len(ids) or len({t.id_suffix for t in out}) != len(out):
         raise InputError("template ids and id suffixes must be unique", path=str(path))
@@ -100,14 +101,17 @@ def template_ids() -> list[str]:
 
 
 def strip_question(question: str) -> str:
-    return _TRAILING.sub("", question.strip())
+    return question.strip().rstrip("?.! \t\n")
 
 
 def match_all(question: str, templates: tuple[Template, ...] | None = None) -> list[Match]:
     """Every template the question matches, in the order of `rules/templates.json`."""
     text = strip_question(question)
+    low = text.lower()
     found = []
     for t in templates if templates is not None else load_templates():
+        if t.requires and not any(r in low for r in t.requires):
+            continue
         for p in t.patterns:
             m = p.match(text)
             if m:
