@@ -279,17 +279,20 @@ class Lexicon:
 
     # -- meaning ------------------------------------------------------------------------------
 
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - hot path of generation; lives with the process
     def _entry(self, word: str) -> NounEntry | None:
         name = self._entry_name(_norm(word))
         if name is None:
             name = self._entry_name(self.singular(word))
         return self._entries.get(name) if name is not None else None
 
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - hot path of generation; lives with the process
     def canonical(self, word: str) -> str:
         """One singular representative per synonym set: "motorbikes"->"motorcycle"."""
         e = self._entry(word)
         return e.canonical if e is not None else self.singular(word)
 
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - hot path of generation; lives with the process
     def forms(self, word: str) -> frozenset[str]:
         """Every surface name of the same kind: singular and plural of each synonym, and aliases."""
         w = _norm(word)
@@ -307,6 +310,7 @@ class Lexicon:
         """Canonical vocabulary names that are kinds of `word` ("animal" -> dog, cat, ...)."""
         return self._hyponyms.get(self.canonical(word), frozenset())
 
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - hot path of generation; lives with the process
     def is_a(self, specific: str, general: str) -> bool:
         """True if `specific` names the same kind as `general` or a kind of it."""
         s, g = self.canonical(specific), self.canonical(general)
@@ -347,6 +351,7 @@ class Lexicon:
         """Objects scene graphs often leave out (sky, hands, shirts): never claim them absent."""
         return self.canonical(word) in self._unannotated
 
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - hot path of generation; lives with the process
     def is_known(self, word: str) -> bool:
         """In the vocabulary, in any form."""
         w = _norm(word)
