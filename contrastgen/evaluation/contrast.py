@@ -163,6 +163,29 @@ def _group_columns(flat: FlatSets, n_clusters: int, scores: Sequence[SetScore],
     return out
 
 
+def _difference(sums: np.ndarray) -> dict[str, np.ndarray]:
+    other, base = _statistic(sums[:, 5:]), _statistic(sums[:, :5])
+    return {name: other[name] - base[name] for name in METRICS}
+
+
+def _comparisons(groups: Mapping[GroupKey, np.ndarray], models: Sequence[str], ks: Sequence[int],
+                 *, seed: int, n_boot: int) -> dict[str, Any]:
+    """Each model minus the first, overall per k, with paired intervals.
+
+    The same seed and clusters give the same resampling weights as the per-model intervals, so
+    a difference whose interval excludes 0 is one the data support, not two overlapping bars.
+    """
+    if len(models) < 2:
+        return {}
+    base = models[0]
+    pairs = {(m, k): np.concatenate([groups[(base, k, "overall", "all")],
+                                     groups[(m, k, "overall", "all")]], axis=1)
+             for m in models[1:] for k in ks}
+    est = bootstrap_many(pairs, _difference, n_boot=n_boot, seed=seed)
+    return {f"{m} - {base}": {str(k): {name: est[(m, k)][name].to_json() for name in METRICS}
+                              for k in ks} for m in models[1:]}
+
+
 def _coverage(sets: Sequence[ContrastSet], scores: Sequence[SetScore], preds: Mapping[str, str],
               max_k: int) -> dict[str, Any]:
     ids = {cs.question_id for cs in sets} | {p.question_id for cs in sets for p in cs.perturbations
@@ -277,6 +300,8 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
             res["overall"] = metrics
         else:
             res[breakdown][group] = metrics
+    report["comparisons"] = _comparisons(groups, list(predictions), k_values, seed=seed,
+                                         n_boot=n_boot)
     if oracle is not None:
         report["oracle"] = _oracle_section(sets, predictions[oracle], oracle, seed=seed,
                                            n_boot=n_boot)

@@ -65,6 +65,11 @@ def _csv_rows(report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
                             "n": m["n_sets"], "n_perturbations": m["n_perturbations"]}
                     for metric in METRIC_LABELS:
                         yield est_row(base, metric, m[metric])
+        for pair, by_k in report.get("comparisons", {}).items():
+            for k, d in by_k.items():
+                for metric in METRIC_LABELS:
+                    yield est_row({"model": pair, "k": k, "breakdown": "difference",
+                                   "group": "all"}, metric, d[metric])
     else:
         for model in report["models"]:
             res = report["results"][model]
@@ -125,6 +130,13 @@ def _contrast_md(report: Mapping[str, Any]) -> list[str]:
                              *(pct(m[x], ci=True) for x in METRIC_LABELS)])
         out += _md_table(["model", breakdown[3:], "sets", "perturbations",
                           *METRIC_LABELS.values()], rows)
+    if report.get("comparisons"):
+        out += ["## Differences between models (paired bootstrap)", "",
+                "Each model minus the first; an interval that excludes 0 is a difference the data "
+                "support.", ""]
+        rows = [[pair, k, *(pct(d[x], ci=True) for x in METRIC_LABELS)]
+                for pair, by_k in report["comparisons"].items() for k, d in by_k.items()]
+        out += _md_table(["models", "k", *(f"Δ {v}" for v in METRIC_LABELS.values())], rows)
     out += ["## Perturbed accuracy by template and k (paper Table 9)", ""]
     header = ["template", "originals", *(f"{m} orig" for m in models)]
     for k in ks:
@@ -297,7 +309,7 @@ def _gqa_table(report: Mapping[str, Any]) -> Table:
     for model in models:
         table.add_column(model, justify="right")
     for metric in ("accuracy", "binary", "open", "consistency"):
-        table.add_row(metric, *(pct(report["results"][m][metric], ci=True) for m in models))
+        table.add_row(metric, *(_short_ci(report["results"][m][metric]) for m in models))
     table.add_row("distribution", *(str(report["results"][m]["distribution"]) for m in models),
                   end_section=True)
     for breakdown in ("by_structural", "by_semantic"):

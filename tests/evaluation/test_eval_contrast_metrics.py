@@ -150,3 +150,18 @@ def test_an_original_matched_by_two_templates_heads_two_sets():
     assert (res["overall"]["n_sets"], res["overall"]["n_perturbations"]) == (2, 2)
     assert value(res["overall"]["consistency"]) == 0.5
     assert value(res["by_template"]["obj_swap"]["consistency"]) == 0.0
+
+
+def test_model_differences_are_paired():
+    recs = [contrast_set(str(i), "t", "yes", [(1, "no", "object")]) for i in range(30)]
+    a = {q: ("yes" if "_c" not in q else ("no" if int(q.split("_")[0]) % 3 else "yes"))
+         for r in recs for q in [r["question_id"], f"{r['question_id']}_c1"]}
+    b = dict(a)
+    b["0_c1"] = "no"  # b fixes one perturbation that a gets wrong
+    report = evaluate_contrast(recs, {"a": a, "b": b, "a2": dict(a)}, n_boot=200)
+    same = report["comparisons"]["a2 - a"]["1"]["consistency"]
+    assert same == {"value": 0.0, "ci": [0.0, 0.0]}  # identical models: paired interval is 0
+    diff = report["comparisons"]["b - a"]["1"]["perturbed_accuracy"]
+    assert diff["value"] == approx(1 / 30)
+    assert diff["ci"][0] >= 0.0
+    assert set(report["comparisons"]) == {"b - a", "a2 - a"}
