@@ -20,6 +20,17 @@ import orjson
 
 from contrastgen.errors import InputError
 
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# mkstemp/mkdtemp create private (0600/0700) paths; results are meant to be shared like any file.
+_FILE_MODE = 0o666 & ~_umask()
+_DIR_MODE = 0o777 & ~_umask()
+
 # Sorted keys and a trailing newline make outputs byte-identical across runs and platforms.
 _DUMP_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
@@ -71,6 +82,7 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Any]:
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
     try:
+        os.fchmod(fd, _FILE_MODE)
         with os.fdopen(fd, "wb") as fh:
             yield fh
             fh.flush()
@@ -109,6 +121,7 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
     try:
+        tmp.chmod(_DIR_MODE)
         yield tmp
         if dest.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".old", dir=dest.parent))
