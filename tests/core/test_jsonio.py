@@ -19,9 +19,10 @@ def test_atomic_file_has_ordinary_permissions(tmp_path):
     write_json(tmp_path / "x.json", {"a": 1})
     with atomic_dir(tmp_path / "d") as d:
         write_json(d / "y.json", {})
-    if os.umask(0o022) & 0o044:  # (reads and restores the umask) a private umask wants private files
+    old = os.umask(0o022)
+    os.umask(old)
+    if old & 0o044:  # a private umask rightly gives private files
         pytest.skip("this process runs with a umask that hides files from others")
-    os.umask(0o022)
     assert stat.S_IMODE((tmp_path / "x.json").stat().st_mode) & 0o044 == 0o044
     assert stat.S_IMODE((tmp_path / "d").stat().st_mode) & 0o055 == 0o055
 
