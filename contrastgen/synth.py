@@ -923,11 +923,11 @@ def _pick_weather(rng, v, vocab):
 
 # (kind, weight, is one of the six templates). Template kinds sum to ~22% as in the paper (§2.1).
 QUESTION_KINDS: tuple[tuple[str, Picker, float, bool], ...] = (
-    ("side", _pick_side, 3.0, True),
-    ("color", _pick_color, 6.0, True),
+    ("side", _pick_side, 2.5, True),
+    ("color", _pick_color, 5.0, True),
     ("exist_or", _pick_exist_or, 3.0, True),
     ("exist_near", _pick_exist_near, 3.0, True),
-    ("relation", _pick_relation, 5.0, True),
+    ("relation", _pick_relation, 4.0, True),
     ("rel_object", _pick_rel_object, 12.0, False),
     ("rel_subject", _pick_rel_subject, 14.0, False),
     ("material", _pick_material, 6.0, False),
