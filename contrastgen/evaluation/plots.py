@@ -50,7 +50,7 @@ def plot_accuracy_by_template(report: Mapping[str, Any], out_dir: Path) -> list[
     k = str(max(report["settings"]["ks"]))
     models = report["models"]
     groups = [*report["templates"], "overall"]
-    fig = Figure(figsize=(max(6.0, 1.1 * len(groups) * max(1, len(models))) + 1.5, 4.2),
+    fig = Figure(figsize=(max(6.0, 0.5 * len(groups) * (1 + len(models))) + 2.0, 4.2),
                  layout="constrained")
     ax = fig.add_subplot()
     width = 0.8 / (2 * len(models))
