@@ -344,8 +344,34 @@ def _k_table(report: Mapping[str, Any]) -> Table:
     return table
 
 
+def _examples_table(model: str, examples: list[Mapping[str, Any]]) -> Table:
+    """Failing sets for error analysis: each original, then its perturbations and what changed."""
+    table = Table(title=f"Failing contrast sets: {model} ({len(examples)} sampled)",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("id", no_wrap=True)
+    table.add_column("question", overflow="fold")
+    table.add_column("gold")
+    table.add_column("predicted")
+    table.add_column("change", overflow="fold")
+    for ex in examples:
+        table.add_row(ex["question_id"], ex["question"], ex["answer"], _mark(ex),
+                      ex["template"], style="bold")
+        for p in ex["perturbations"]:
+            change = p.get("change") or {}
+            table.add_row(f"  c{p['rank']}", p["question"], p["answer"], _mark(p),
+                          f"{change.get('kind')}: {change.get('from')} -> {change.get('to')}",
+                          end_section=p is ex["perturbations"][-1])
+    return table
+
+
+def _mark(entry: Mapping[str, Any]) -> Text:
+    prediction = "(none)" if entry.get("prediction") is None else str(entry["prediction"])
+    return Text(prediction, style="green" if entry["correct"] else "red")
+
+
 def render_report(report: Mapping[str, Any]) -> RenderableType:
-    """Everything the terminal shows: the main table, the k table, oracle noise, coverage."""
+    """Everything the terminal shows: the main table, the k table, oracle noise, the failing
+    sets when examples were asked for, and missing predictions."""
     parts: list[RenderableType] = [render_table(report)]
     if report["kind"] == "contrast":
         parts.append(_k_table(report))
@@ -355,6 +381,9 @@ def render_report(report: Mapping[str, Any]) -> RenderableType:
         parts.append(Text(f"Oracle '{oracle['model']}' disagrees with GQA's answers on "
                           f"{pct(rate, ci=isinstance(rate, Mapping))}% of the originals it answered "
                           "(annotation noise a model's drop may contain)."))
+    for model, examples in report.get("examples", {}).items():
+        if examples:
+            parts.append(_examples_table(model, examples))
     for model, cov in report["coverage"].items():
         if cov["missing"]:
             parts.append(Text(f"{model}: {cov['missing']} of {cov['questions']} questions have no "

@@ -59,9 +59,10 @@ def test_markdown_has_paper_tables_oracle_and_examples():
 
 def test_terminal_tables_show_every_model_and_template():
     console = Console(record=True, width=160)
-    console.print(render_report(contrast_report()))
+    console.print(render_report(contrast_report(examples=1)))
     text = console.export_text()
-    for needle in ("m", "oracle", "near", "color", "overall", "33.3", "Oracle 'oracle'"):
+    for needle in ("m", "oracle", "near", "color", "overall", "33.3", "Oracle 'oracle'",
+                   "Failing contrast sets: m (1 sampled)", "object: a -> b"):
         assert needle in text, needle
     assert render_table(contrast_report()).row_count == 3  # two templates + overall
 
