@@ -37,7 +37,13 @@ def same_kind(a: str, b: str, lex: Lexicon) -> bool:
         return False
     if a == b or lex.singular(a) == lex.singular(b) or lex.canonical(a) == lex.canonical(b):
         return True
+    if _squash(lex.singular(a)) == _squash(lex.singular(b)):  # "tshirt" / "t-shirt", "trashcan" / "trash can"
+        return True
     return lex.is_a(a, b) or lex.is_a(b, a)
+
+
+def _squash(name: str) -> str:
+    return name.replace(" ", "").replace("-", "")
 
 
 def denoted_ids(head: str, scene: SceneIndex, lex: Lexicon) -> list[str]:

@@ -87,8 +87,10 @@ def _match_relation(words: list[str], i: int) -> tuple[str, int] | None:
 def _split_head(words: list[str], lex: Lexicon) -> tuple[tuple[str, ...], str]:
     """The longest known multiword noun at the end is the head; the words before are attributes."""
     for n in (3, 2):
-        if len(words) >= n and lex.is_known(" ".join(words[-n:])):
-            return tuple(words[:-n]), " ".join(words[-n:])
+        tail = words[-n:]
+        # "wet suit" and "trash can" are also spelt "wetsuit" and "trashcan"
+        if len(words) >= n and any(lex.is_known(j.join(tail)) for j in (" ", "", "-")):
+            return tuple(words[:-n]), " ".join(tail)
     return tuple(words[:-1]), words[-1]
 
 
