@@ -187,6 +187,8 @@ def _read_senses(wn: Any, curated: Path) -> dict[str, Any]:
         if len(fields) != 2:
             raise InputError("expected word<TAB>synset|-", path=str(path), record=f"line {lineno}")
         word = " ".join(fields[0].lower().split())
+        if word in out:
+            raise InputError(f"{word!r} is listed twice", path=str(path), record=f"line {lineno}")
         out[word] = None if fields[1] == "-" else _synset(wn, fields[1], path, lineno)
     return out
 
@@ -304,7 +306,9 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None =
     uncountable = set(read_word_list(curated_dir / UNCOUNTABLE_FILE))
     inflector = Inflector(plural_only, uncountable, wn)
 
-    extra = [fields[0] for _, fields in iter_data_lines(curated_dir / EXTRA_NOUNS_FILE)]
+    extra_rows = [fields for _, fields in iter_data_lines(curated_dir / EXTRA_NOUNS_FILE)]
+    extra = [" ".join(f[0].lower().split()) for f in extra_rows]
+    kind_of = {" ".join(f[0].lower().split()): " ".join(f[1].lower().split()) for f in extra_rows if len(f) > 1}
     nouns, aliases = _vocab_nouns(vocab + sorted(plural_only) + extra, inflector, plural_only_aliases)
 
     senses = _read_senses(wn, curated_dir)
@@ -384,12 +388,17 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None =
         if noun.synset is not None or " " not in noun.name or noun.name in senses:
             continue
         modifier, head = noun.name.rsplit(" ", 1)
-        head_noun = nouns.get(inflector.singular(head))
-        if head_noun is None or head_noun.synset is None:
-            continue
         if modifier in modifiers or modifier.endswith("'s"):
-            noun.kinds = {head_noun.canonical} | head_noun.kinds
-            noun.category = head_noun.category
+            kind_of.setdefault(noun.name, head)
+    # extra nouns with a hand-given kind ("computer desk" -> "desk"), and the compounds above
+    for name, kind in sorted(kind_of.items()):
+        noun = nouns[inflector.singular(name)]
+        general = nouns.get(inflector.singular(kind))
+        if general is None:
+            raise InputError(f"{name!r} is a kind of {kind!r}, which is not a known noun", path=str(curated_dir / EXTRA_NOUNS_FILE))
+        if noun.synset is None and general.synset is not None:
+            noun.kinds = {general.canonical} | general.kinds
+            noun.category = general.category
 
     return {
         NOUNS_FILE: _render_nouns(nouns),
