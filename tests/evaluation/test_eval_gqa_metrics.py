@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,22 @@ def test_real_gqa_questions(gqa_questions):
     share = sum(a == top for a in gold.values()) / len(gold)
     assert res["accuracy"]["value"] == pytest.approx(share, abs=1e-6)
     assert res["distribution"] > 0
+
+
+@pytest.mark.shared
+def test_cli_evaluate_ood_is_wired_to_the_ood_package(gqa_questions, tmp_path):
+    from click.testing import CliRunner
+
+    from contrastgen.cli import cli
+
+    runner = CliRunner()
+    result = runner.invoke(cli, ["ood", "gqa", "--questions", str(GQA_SAMPLE), "--out",
+                                 str(tmp_path / "ood")])
+    assert result.exit_code == 0, result.output
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps({qid: q["answer"] for qid, q in gqa_questions.items()}))
+    result = runner.invoke(cli, ["evaluate", "--ood", str(tmp_path / "ood"), "-p", str(gold),
+                                 "--out", str(tmp_path / "report")])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "report" / "ood_report.json").read_text())
+    assert "gold" in json.dumps(report["models"])
