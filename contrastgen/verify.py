@@ -40,6 +40,7 @@ CHANGE_KINDS = frozenset({"object", "attribute", "relation"})
 _DEFINITE_OPS = frozenset({"side", "color"})
 _EXISTS_OPS = frozenset({"exists_any", "exists_related"})
 _INDEX_CACHE_SIZE = 4096
+_GRAPH_ERRORS = (KeyError, TypeError, AttributeError, ValueError)  # what a malformed graph raises
 
 # Answers come from a small vocabulary; caching keeps the regex work out of the per-perturbation path.
 normalize_answer = functools.lru_cache(maxsize=65536)(_normalize_answer)
@@ -112,8 +113,11 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
         for i, p in enumerate(perturbations, 1):
             pid = p.get("question_id") if isinstance(p, dict) else None
             pid = pid if isinstance(pid, str) else f"perturbation {i}"
-            with _graph_errors_as_input_errors(str(image_id), scene_graphs[str(image_id)]):
+            try:  # inline rather than a context manager: this is the per-perturbation hot path
                 found = _perturbation_problems(p, record["answer"], graph, rules)
+            except _GRAPH_ERRORS:
+                validate_scene_graph(str(image_id), scene_graphs[str(image_id)])
+                raise
             found += _identity_problems(p, qid, pid, record.get("template"), seen_perturbations, rules)
             report.failures.extend(Failure(qid, pid, problem) for problem in found)
     return report
@@ -158,7 +162,7 @@ def _graph_errors_as_input_errors(image_id: str, graph: Any) -> Iterator[None]:
     """
     try:
         yield
-    except (KeyError, TypeError, AttributeError, ValueError):
+    except _GRAPH_ERRORS:
         validate_scene_graph(image_id, graph)
         raise
 

@@ -24,9 +24,17 @@ _NOUNS = ("lexicon", "nouns.tsv")
 _SYMMETRIC = "symmetric"
 
 
+@functools.lru_cache(maxsize=65536)
+def _normalize_str(text: str) -> str:
+    return text.strip().lower()
+
+
 def normalize_name(text: object) -> str:
-    """Scene-graph names and relations are compared lower-cased and stripped (the README contract)."""
-    return (text if isinstance(text, str) else str(text)).strip().lower()
+    """Scene-graph names and relations are compared lower-cased and stripped (the README contract).
+
+    Cached: the same few thousand names recur in every record of a run.
+    """
+    return _normalize_str(text) if isinstance(text, str) else str(text).strip().lower()
 
 
 @dataclass(frozen=True)
