@@ -2,16 +2,19 @@
 
 Why it exists: a contrast set is only useful if its answers are right, and "the generator says
 so" is not a proof. This module reads nothing but the README's evidence contract, the scene
-graphs and three plain rules files; it deliberately imports none of the generator's modules
-(engine, prove, ground, propose, lexicon), so a shared bug cannot make both sides agree.
+graphs and plain data files in rules/ (relations.tsv, lexicon/colors.txt,
+lexicon/unannotated_prone.txt expanded by lexicon/nouns.tsv, the id suffixes of
+templates.json); it deliberately imports none of the generator's modules (engine, prove,
+ground, propose, lexicon), so a shared bug cannot make both sides agree.
 
 For each perturbation it checks that
   1. every fact in `evidence.facts` holds in the graph (`verify_facts`),
   2. `evidence.query` re-executed on the graph (`verify_query`) gives `evidence.answer`, which
      equals the perturbation's `answer` and differs from the original record's answer,
-  3. the presuppositions hold: definite references (side/colour questions) are unambiguous,
-     no "no"/absence rests on an object that annotators routinely leave out, a relation's
-     stated opposite is the one in rules/relations.tsv,
+  3. the presuppositions hold: definite references (side/colour questions) are unambiguous;
+     no "no" or absence rests on an object annotators routinely leave out, or on a missing
+     attribute; `symmetric` and a stated `opposite` agree with rules/relations.tsv; the
+     evidence is about the atom the question changed,
   4. the record is well-formed: one record per (question, template), ranks 1..n without gaps,
      unique ids `<qid>_<template suffix><rank>`, evidence version 1, a change of one atom whose
      `from` differs from its `to`.
