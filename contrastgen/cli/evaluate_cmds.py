@@ -38,9 +38,21 @@ def load_all_predictions(paths: dict[str, Path]) -> dict[str, dict[str, str]]:
     return {name: load_predictions(path) for name, path in paths.items()}
 
 
+def check_report_dir(out: Path) -> None:
+    """Refuse to replace a directory that is not an earlier report: `--out ~/results` must not
+    wipe a user's files. A previous report is replaced as a whole (atomically)."""
+    if out.is_file():
+        raise InputError("--out must be a directory, not a file", path=str(out))
+    if out.is_dir() and any(out.iterdir()) and not (out / "report.json").is_file():
+        raise InputError("directory exists and is not a contrastgen report; give a new or an "
+                         "empty directory for --out", path=str(out))
+
+
 def _write(report: dict[str, Any], out: Path | None, console: Console) -> None:
     from contrastgen.evaluation.report import render_report, write_report
 
+    if out is not None:
+        check_report_dir(out)
     console.print(render_report(report))
     if out is not None:
         with atomic_dir(out) as tmp:

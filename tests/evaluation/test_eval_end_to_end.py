@@ -116,3 +116,15 @@ def test_demo_loop(generated, tmp_path, engine):
     assert (tmp_path / "demo" / "predictions" / "oracle.json").is_file()
     report = json.loads((tmp_path / "demo" / "report" / "report.json").read_text())
     assert report["results"]["oracle"]["5"]["overall"]["consistency"]["value"] == 1.0
+
+
+def test_cli_never_replaces_a_directory_that_is_not_a_report(generated, tmp_path):
+    prior = tmp_path / "prior.json"
+    prior.write_text(json.dumps({"x": "yes"}))
+    precious = tmp_path / "results"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("keep me")
+    result = CliRunner().invoke(cli, ["evaluate", "--contrast", str(generated), "-p", str(prior),
+                                      "--out", str(precious), "--n-boot", "0"])
+    assert result.exit_code == 2 and "not a contrastgen report" in result.output
+    assert (precious / "thesis.tex").read_text() == "keep me"
