@@ -475,6 +475,17 @@ def _render_irregular(wn: Any, curated_dir: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def surface_forms(files: dict[str, str]) -> list[str]:
+    """Every surface name the generated files know: singulars, plurals and aliases, sorted."""
+    forms: set[str] = set()
+    for name, columns in ((NOUNS_FILE, (0, 1)), (ALIASES_FILE, (0,))):
+        for line in files[name].splitlines():
+            if line and not line.startswith("#"):
+                fields = line.split("\t")
+                forms.update(fields[i] for i in columns)
+    return sorted(forms)
+
+
 def write_lexicon(files: dict[str, str], out_dir: Path) -> None:
     """Write each generated file atomically (a failed build leaves the old files intact)."""
     for name, text in sorted(files.items()):

@@ -33,14 +33,24 @@ def lexicon() -> None:
 def build(vocab_dir: Path | None, out_dir: Path | None, curated_dir: Path | None) -> None:
     """Regenerate nouns.tsv, aliases.tsv and irregular_plurals.tsv from WordNet (needs NLTK_DATA)."""
     from contrastgen.lexicon import DEFAULT_RULES_DIR
-    from contrastgen.lexicon_build import DEFAULT_VOCAB_DIR, build_lexicon, write_lexicon
+    from contrastgen.lexicon_build import (
+        DEFAULT_VOCAB_DIR,
+        build_lexicon,
+        surface_forms,
+        write_lexicon,
+    )
 
     curated = curated_dir or DEFAULT_RULES_DIR
     out = out_dir or DEFAULT_RULES_DIR
     files = build_lexicon(vocab_dir or DEFAULT_VOCAB_DIR, curated)
     write_lexicon(files, out)
+    forms = surface_forms(files)
+    # the phraser's a/an table covers the same surface forms (contrastgen.articles)
+    from contrastgen.articles import ARTICLES_FILE, build_articles
+
+    build_articles(forms, out / ARTICLES_FILE)
     nouns = sum(1 for line in files["nouns.tsv"].splitlines() if line and not line.startswith("#"))
-    click.echo(f"wrote {', '.join(sorted(files))} to {out} ({nouns} nouns)")
+    click.echo(f"wrote {', '.join(sorted([*files, ARTICLES_FILE]))} to {out} ({nouns} nouns, {len(forms)} surface forms)")
 
 
 @lexicon.command()

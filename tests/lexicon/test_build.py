@@ -5,9 +5,16 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+from contrastgen.articles import ARTICLES_FILE, build_articles
 from contrastgen.cli import cli
 from contrastgen.errors import InputError
-from contrastgen.lexicon_build import GENERATED_FILES, build_lexicon, find_wordnet, write_lexicon
+from contrastgen.lexicon_build import (
+    GENERATED_FILES,
+    build_lexicon,
+    find_wordnet,
+    surface_forms,
+    write_lexicon,
+)
 
 from .conftest import RULES, SHARED
 
@@ -22,7 +29,8 @@ def test_committed_lexicon_is_what_the_build_produces(tmp_path):
     files = build_lexicon(VOCAB, RULES / "lexicon", wordnet_dir=WORDNET)
     assert set(files) == set(GENERATED_FILES)
     write_lexicon(files, tmp_path)
-    for name in GENERATED_FILES:
+    build_articles(surface_forms(files), tmp_path / ARTICLES_FILE)  # `lexicon build` writes it too
+    for name in (*GENERATED_FILES, ARTICLES_FILE):
         built = (tmp_path / name).read_text(encoding="utf-8")
         committed = (RULES / "lexicon" / name).read_text(encoding="utf-8")
         assert built == committed, f"rules/lexicon/{name} is stale: run `make lexicon` and commit"
