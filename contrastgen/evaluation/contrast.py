@@ -139,6 +139,23 @@ def _metrics(columns: np.ndarray, estimates: Mapping[str, Any]) -> dict[str, Any
     return out
 
 
+def template_forms(ids: Sequence[str]) -> dict[str, str]:
+    """The question form of each template ("On which side is the X?"), as the paper's tables
+    label rows; from the shipped template rules, when available."""
+    try:
+        from contrastgen.templates import load_templates
+
+        known = {t.id: t.description for t in load_templates()}
+    except Exception:  # noqa: BLE001 - labels are cosmetic; a report must not fail over them
+        return {}
+    out = {}
+    for tid in ids:
+        description = known.get(tid, "")
+        if "?" in description:
+            out[tid] = description[: description.index("?") + 1]
+    return out
+
+
 def resolve_ks(sets: Sequence[ContrastSet], ks: Sequence[int] | None = None) -> list[int]:
     """The k values to report: 1, 3, 5 up to the largest rank present, plus that rank."""
     max_rank = max(p.rank for cs in sets for p in cs.perturbations)
@@ -273,6 +290,7 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
                      "strict": strict},
         "models": list(predictions),
         "templates": sorted({cs.template for cs in sets}),
+        "template_forms": template_forms(sorted({cs.template for cs in sets})),
         "coverage": {}, "results": {}, "examples": {},
     }
     clusters = cluster_index(sets)

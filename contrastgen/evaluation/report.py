@@ -130,6 +130,9 @@ def _contrast_md(report: Mapping[str, Any]) -> list[str]:
                              *(pct(m[x], ci=True) for x in METRIC_LABELS)])
         out += _md_table(["model", breakdown[3:], "sets", "perturbations",
                           *METRIC_LABELS.values()], rows)
+        if breakdown == "by_template" and report.get("template_forms"):
+            out += ["Templates: " + "; ".join(f"`{t}` = {form}" for t, form
+                                              in report["template_forms"].items()), ""]
     if report.get("comparisons"):
         out += ["## Differences between models (paired bootstrap)", "",
                 "Each model minus the first; an interval that excludes 0 is a difference the data "
