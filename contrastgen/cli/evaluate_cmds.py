@@ -91,6 +91,8 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
     chosen = [x for x in (contrast_dir, questions_path, ood_dir) if x is not None]
     if len(chosen) != 1:
         raise click.UsageError("give exactly one of --contrast, --questions, --ood")
+    if contrast_dir is None and (examples or ks):
+        raise click.UsageError("--examples and --k apply to --contrast only")
     if n_boot < 0 or examples < 0:
         raise click.UsageError("--n-boot and --examples must be >= 0")
     console = Console()
