@@ -87,7 +87,14 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
                  prediction_args: tuple[str, ...], out: Path | None, seed: int, n_boot: int,
                  examples: int, ks: tuple[int, ...], oracle: str | None, strict: bool) -> None:
     """Score predictions on a contrast set (accuracy, drop, consistency per template and k),
-    on GQA questions (GQA's standard metrics) or on OOD splits."""
+    on GQA questions (GQA's standard metrics) or on OOD splits.
+
+    \b
+    Examples:
+      contrastgen evaluate --contrast cs -p lxmert=pred.json -p prior.json --out report --examples 20
+      contrastgen evaluate --questions val_balanced_questions.json -p pred.json
+      contrastgen evaluate --ood ood_dir -p pred.json
+    """
     chosen = [x for x in (contrast_dir, questions_path, ood_dir) if x is not None]
     if len(chosen) != 1:
         raise click.UsageError("give exactly one of --contrast, --questions, --ood")
@@ -149,7 +156,13 @@ def _evaluate_ood(ood_dir: Path, predictions: dict[str, dict[str, str]], out: Pa
               help="Predictions file to write, GQA submission format.")
 def baseline_cmd(kind: str, questions_path: Path, scene_graphs_path: Path | None,
                  train_path: Path | None, out: Path) -> None:
-    """Write a baseline's predictions, to evaluate like a model's."""
+    """Write a baseline's predictions, to evaluate like a model's.
+
+    \b
+    Examples:
+      contrastgen baseline --kind prior --questions cs/augmented.json --train train.json --out prior.json
+      contrastgen baseline --kind oracle --questions cs/augmented.json --scene-graphs sg.json --out oracle.json
+    """
     from contrastgen.evaluation.baselines import to_submission
     from contrastgen.evaluation.run_baselines import run_oracle, run_prior
 
