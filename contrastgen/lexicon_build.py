@@ -46,6 +46,7 @@ SYNONYMS_FILE = "synonyms.tsv"
 CATEGORIES_FILE = "categories.tsv"
 EXTRA_NOUNS_FILE = "extra_nouns.tsv"
 PEOPLE_FILE = "people.txt"
+NOT_NOUNS_FILE = "not_nouns.txt"
 HYPERNYM_EDITS_FILE = "hypernym_edits.tsv"
 COMPOUND_MODIFIERS_FILE = "compound_modifiers.txt"
 GENERATED_FILES = (NOUNS_FILE, ALIASES_FILE, IRREGULAR_FILE)
@@ -305,6 +306,8 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None =
     plural_only_aliases = {" ".join(f[1].lower().split()): " ".join(f[0].lower().split()) for f in plural_only_rows if len(f) > 1}
     uncountable = set(read_word_list(curated_dir / UNCOUNTABLE_FILE))
     inflector = Inflector(plural_only, uncountable, wn)
+    not_nouns = set(read_word_list(curated_dir / NOT_NOUNS_FILE))
+    vocab = [w for w in vocab if w not in not_nouns]
 
     extra_rows = [fields for _, fields in iter_data_lines(curated_dir / EXTRA_NOUNS_FILE)]
     extra = [" ".join(f[0].lower().split()) for f in extra_rows]

@@ -127,3 +127,10 @@ def test_is_known(lex):
         assert lex.is_known(word), word
     assert not lex.is_known("florbix")
     assert not lex.is_known("")
+
+
+@pytest.mark.parametrize("word", ["he", "it", "white", "two men", "standing", "and"])
+def test_vocabulary_junk_is_not_a_known_noun(lex, word):
+    # VG's vocabulary has pronouns, colours and verbs; grounding must not treat them as objects
+    assert not lex.is_known(word)
+    assert lex.category(word) is None
