@@ -45,17 +45,37 @@ _EXISTS_OPS = frozenset({"exists_any", "exists_related"})
 _INDEX_CACHE_SIZE = 4096
 _GRAPH_ERRORS = (KeyError, TypeError, AttributeError, ValueError)  # what a malformed graph raises
 
+# What kind of check a problem comes from, so a report over a million perturbations can say
+# "12 fact, 3 unannotated" before listing them. Stable names: scripts may filter on them.
+STRUCTURE = "structure"  # a record, perturbation or evidence is not shaped as the README says
+FACT = "fact"  # a fact in evidence.facts does not hold in the graph
+QUERY = "query"  # the query has no answer on the graph (unknown op or object, unprovable 'no')
+ANSWER = "answer"  # the re-computed, claimed, perturbation and original answers disagree
+REFERENCE = "reference"  # a definite reference ("the X") is not shown to be unambiguous
+UNANNOTATED = "unannotated"  # a 'no' rests on objects or attributes annotators often leave out
+RELATION_TABLE = "relation_table"  # `symmetric` or `opposite` disagree with rules/relations.tsv
+CHANGE = "change"  # the change is malformed, perturbs nothing, or is not what the evidence proves
+IDS = "ids"  # ranks, question ids, one record per (question, template)
+IMAGE = "image"  # the record's image is not among the scene graphs
+CHECKS = (STRUCTURE, FACT, QUERY, ANSWER, REFERENCE, UNANNOTATED, RELATION_TABLE, CHANGE, IDS, IMAGE)
+
+Problem = tuple[str, str]  # (check, human-readable sentence)
+
 # Answers come from a small vocabulary; caching keeps the regex work out of the per-perturbation path.
 normalize_answer = functools.lru_cache(maxsize=65536)(_normalize_answer)
 
 
 @dataclass
 class Failure:
-    """One check that did not hold. `perturbation_id` is None for a problem with the whole record."""
+    """One check that did not hold. `perturbation_id` is None for a problem with the whole record.
+
+    `check` names the kind of check (one of CHECKS) so that reports can count failures by kind.
+    """
 
     question_id: str
     perturbation_id: str | None
     problem: str
+    check: str = STRUCTURE
 
 
 @dataclass
@@ -74,6 +94,13 @@ class VerifyReport:
         """How many distinct perturbations (or whole records) failed at least one check."""
         return len({(f.question_id, f.perturbation_id) for f in self.failures})
 
+    def by_check(self) -> dict[str, int]:
+        """Problems per kind of check, in CHECKS order, kinds with none left out."""
+        counts = {check: 0 for check in CHECKS}
+        for f in self.failures:
+            counts[f.check] = counts.get(f.check, 0) + 1
+        return {check: n for check, n in counts.items() if n}
+
 
 def verify_perturbation(perturbation: dict, original_answer: str, scene_graph: dict, *,
                         rules: VerifyRules | None = None) -> list[str]:
@@ -83,7 +110,8 @@ def verify_perturbation(perturbation: dict, original_answer: str, scene_graph: d
     """
     graph = index_graph("?", scene_graph)
     with _graph_errors_as_input_errors("?", scene_graph):
-        return _perturbation_problems(perturbation, original_answer, graph, rules or load_rules())
+        found = _perturbation_problems(perturbation, original_answer, graph, rules or load_rules())
+    return [message for _, message in found]
 
 
 def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict], *,
@@ -96,21 +124,21 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
     seen_perturbations: set[str] = set()
     for n, record in enumerate(records, 1):
         if not isinstance(record, dict):
-            report.failures.append(Failure(f"record {n}", None, "record is not a JSON object"))
+            report.failures.append(Failure(f"record {n}", None, "record is not a JSON object", STRUCTURE))
             continue
         qid = record.get("question_id")
         qid = str(qid) if isinstance(qid, (str, int)) and not isinstance(qid, bool) else f"record {n}"
         perturbations = record.get("perturbations")
         if not isinstance(perturbations, list) or not perturbations:
-            report.failures.append(Failure(qid, None, "record has no list of perturbations"))
+            report.failures.append(Failure(qid, None, "record has no list of perturbations", STRUCTURE))
             continue
         report.checked += len(perturbations)
         problems = _record_problems(record, qid, seen_records, rules)
         image_id = record.get("image_id")
         graph = indexes.get(str(image_id)) if isinstance(image_id, (str, int)) else None
         if graph is None:
-            problems.append(f"image {image_id!r} is not among the scene graphs")
-        report.failures.extend(Failure(qid, None, p) for p in problems)
+            problems.append((IMAGE, f"image {image_id!r} is not among the scene graphs"))
+        report.failures.extend(Failure(qid, None, message, check) for check, message in problems)
         if graph is None or not isinstance(record.get("answer"), str):
             continue
         for i, p in enumerate(perturbations, 1):
@@ -122,7 +150,7 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
                 validate_scene_graph(str(image_id), scene_graphs[str(image_id)])
                 raise
             found += _identity_problems(p, qid, pid, record.get("template"), seen_perturbations, rules)
-            report.failures.extend(Failure(qid, pid, problem) for problem in found)
+            report.failures.extend(Failure(qid, pid, message, check) for check, message in found)
     return report
 
 
@@ -171,80 +199,80 @@ def _graph_errors_as_input_errors(image_id: str, graph: Any) -> Iterator[None]:
 
 
 def _record_problems(record: dict[str, Any], qid: str, seen: set[tuple[str, str]],
-                     rules: VerifyRules) -> list[str]:
+                     rules: VerifyRules) -> list[Problem]:
     """One record per (question, template): two templates may perturb the same question."""
     problems = []
     template = record.get("template")
     if not isinstance(template, str):
-        problems.append("record has no string 'template'")
+        problems.append((STRUCTURE, "record has no string 'template'"))
     elif rules.template_suffixes and template not in rules.template_suffixes:
-        problems.append(f"template {template!r} is not in rules/templates.json")
+        problems.append((STRUCTURE, f"template {template!r} is not in rules/templates.json"))
     key = (qid, str(template))
     if key in seen:
-        problems.append(f"question {qid} has more than one record for template {template!r}")
+        problems.append((IDS, f"question {qid} has more than one record for template {template!r}"))
     seen.add(key)
     if not isinstance(record.get("answer"), str):
-        problems.append("record has no original 'answer' to differ from")
+        problems.append((STRUCTURE, "record has no original 'answer' to differ from"))
     ranks = [p.get("rank") if isinstance(p, dict) else None for p in record["perturbations"]]
     if not all(isinstance(r, int) and not isinstance(r, bool) for r in ranks):
-        problems.append(f"ranks must be integers, got {ranks}")
+        problems.append((IDS, f"ranks must be integers, got {ranks}"))
     elif sorted(ranks) != list(range(1, len(ranks) + 1)):
-        problems.append(f"ranks must be 1..{len(ranks)} without gaps or repeats, got {sorted(ranks)}")
+        problems.append((IDS, f"ranks must be 1..{len(ranks)} without gaps or repeats, got {sorted(ranks)}"))
     return problems
 
 
 def _identity_problems(p: Any, qid: str, pid: str, template: Any, seen: set[str],
-                       rules: VerifyRules) -> list[str]:
+                       rules: VerifyRules) -> list[Problem]:
     """Ids are `<qid>_<template suffix><rank>` (README) and unique across the whole file."""
     if not isinstance(p, dict) or not isinstance(p.get("question_id"), str):
-        return ["perturbation has no string 'question_id'"]
+        return [(IDS, "perturbation has no string 'question_id'")]
     problems = []
     if pid in seen or pid == qid:
-        problems.append(f"perturbation question id {pid} is not unique")
+        problems.append((IDS, f"perturbation question id {pid} is not unique"))
     seen.add(pid)
     rank = p.get("rank")
     suffix = rules.template_suffixes.get(template) if isinstance(template, str) else None
     if suffix is not None:
         expected = f"{qid}_{suffix}{rank}"
         if pid != expected:
-            problems.append(f"perturbation question id {pid} should be {expected} "
-                            f"(original id, _, template suffix {suffix!r}, rank)")
+            problems.append((IDS, f"perturbation question id {pid} should be {expected} "
+                            f"(original id, _, template suffix {suffix!r}, rank)"))
     elif not rules.template_suffixes and not regex.fullmatch(rf"{regex.escape(qid)}_[a-z]+{rank}", pid):
-        problems.append(f"perturbation question id {pid} should be {qid}_<suffix>{rank}")
+        problems.append((IDS, f"perturbation question id {pid} should be {qid}_<suffix>{rank}"))
     return problems
 
 
 def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
-                           rules: VerifyRules) -> list[str]:
+                           rules: VerifyRules) -> list[Problem]:
     if not isinstance(p, dict):
-        return ["perturbation is not a JSON object"]
+        return [(STRUCTURE, "perturbation is not a JSON object")]
     problems = _change_problems(p.get("change"))
     answer = p.get("answer")
     if not isinstance(answer, str):
-        problems.append("perturbation has no string 'answer'")
+        problems.append((STRUCTURE, "perturbation has no string 'answer'"))
     evidence = p.get("evidence")
     if not isinstance(evidence, dict):
-        return problems + ["perturbation has no 'evidence' object"]
+        return problems + [(STRUCTURE, "perturbation has no 'evidence' object")]
     if evidence.get("version") != EVIDENCE_VERSION:
-        problems.append(f"evidence.version is {evidence.get('version')!r}; this verifier reads "
-                        f"version {EVIDENCE_VERSION}")
+        problems.append((STRUCTURE, f"evidence.version is {evidence.get('version')!r}; this verifier reads "
+                        f"version {EVIDENCE_VERSION}"))
     query, facts, claimed = evidence.get("query"), evidence.get("facts"), evidence.get("answer")
     if not isinstance(facts, list) or not facts:
-        problems.append("evidence.facts must be a non-empty list (an answer needs a proof)")
+        problems.append((STRUCTURE, "evidence.facts must be a non-empty list (an answer needs a proof)"))
         facts = []
     for i, fact in enumerate(facts, 1):
         try:
             check_fact(fact, graph, rules)
         except EvidenceProblem as exc:
-            problems.append(f"fact {i} does not hold: {exc}")
+            problems.append((FACT, f"fact {i} does not hold: {exc}"))
     if not isinstance(claimed, str):
-        problems.append("evidence has no string 'answer'")
+        problems.append((STRUCTURE, "evidence has no string 'answer'"))
     if not isinstance(query, dict):
-        return problems + ["evidence has no 'query' object"]
+        return problems + [(STRUCTURE, "evidence has no 'query' object")]
     try:
         computed = execute_query(query, graph, rules)
     except EvidenceProblem as exc:
-        problems.append(f"query {query.get('op')!r} has no answer: {exc}")
+        problems.append((QUERY, f"query {query.get('op')!r} has no answer: {exc}"))
         computed = None
     problems += _answer_problems(computed, claimed, answer, original_answer)
     problems += _presupposition_problems(query, facts, (claimed, answer), graph, rules)
@@ -252,35 +280,35 @@ def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
     return problems
 
 
-def _answer_problems(computed: str | None, claimed: Any, answer: Any, original: str) -> list[str]:
+def _answer_problems(computed: str | None, claimed: Any, answer: Any, original: str) -> list[Problem]:
     problems = []
     norm = normalize_answer
     if computed is not None and isinstance(claimed, str) and norm(computed) != norm(claimed):
-        problems.append(f"the query gives {computed!r} on the graph, but evidence.answer is {claimed!r}")
+        problems.append((ANSWER, f"the query gives {computed!r} on the graph, but evidence.answer is {claimed!r}"))
     if isinstance(claimed, str) and isinstance(answer, str) and norm(claimed) != norm(answer):
-        problems.append(f"evidence.answer {claimed!r} differs from the perturbation's answer {answer!r}")
+        problems.append((ANSWER, f"evidence.answer {claimed!r} differs from the perturbation's answer {answer!r}"))
     if isinstance(answer, str) and norm(answer) == norm(original):
-        problems.append(f"the answer {answer!r} equals the original answer {original!r}; "
-                        "a contrast must change the answer")
+        problems.append((ANSWER, f"the answer {answer!r} equals the original answer {original!r}; "
+                        "a contrast must change the answer"))
     return problems
 
 
-def _change_problems(change: Any) -> list[str]:
+def _change_problems(change: Any) -> list[Problem]:
     if not isinstance(change, dict):
-        return ["perturbation has no 'change' object"]
+        return [(CHANGE, "perturbation has no 'change' object")]
     problems = []
     kind = change.get("kind")
     if not isinstance(kind, str) or kind not in CHANGE_KINDS:
-        problems.append(f"change.kind {kind!r} is not one of {sorted(CHANGE_KINDS)}")
+        problems.append((CHANGE, f"change.kind {kind!r} is not one of {sorted(CHANGE_KINDS)}"))
     before, after = change.get("from"), change.get("to")
     if not isinstance(before, str) or not isinstance(after, str):
-        problems.append("change needs string 'from' and 'to'")
+        problems.append((CHANGE, "change needs string 'from' and 'to'"))
     elif normalize_name(before) == normalize_name(after):
-        problems.append(f"change.from and change.to are both {before!r}; nothing was perturbed")
+        problems.append((CHANGE, f"change.from and change.to are both {before!r}; nothing was perturbed"))
     return problems
 
 
-def _change_evidence_problems(change: Any, query: dict[str, Any], facts: list[Any]) -> list[str]:
+def _change_evidence_problems(change: Any, query: dict[str, Any], facts: list[Any]) -> list[Problem]:
     """The evidence must be about the atom the question changed, not some other question.
 
     An object's new name must be among the names the query (or an `only` fact, for a definite
@@ -297,19 +325,19 @@ def _change_evidence_problems(change: Any, query: dict[str, Any], facts: list[An
             if isinstance(f, dict) and f.get("fact") == "only" and isinstance(f.get("names"), list):
                 names.update(normalize_name(n) for n in f["names"] if isinstance(n, str))
         if names and to not in names:
-            return [f"change.to {to!r} is not among the names the evidence looks for {sorted(names)}"]
+            return [(CHANGE, f"change.to {to!r} is not among the names the evidence looks for {sorted(names)}")]
     elif kind == "relation" and isinstance(query.get("rel"), str):
         if normalize_name(query["rel"]) != to:
-            return [f"change.to {to!r} is not the query's relation {query['rel']!r}"]
+            return [(CHANGE, f"change.to {to!r} is not the query's relation {query['rel']!r}")]
     elif kind == "attribute" and isinstance(query.get("attributes"), list):
         attrs = {normalize_name(a) for a in query["attributes"] if isinstance(a, str)}
         if to not in attrs:
-            return [f"change.to {to!r} is not among the query's attributes {sorted(attrs)}"]
+            return [(CHANGE, f"change.to {to!r} is not among the query's attributes {sorted(attrs)}")]
     return []
 
 
 def _presupposition_problems(query: dict[str, Any], facts: list[Any], answers: tuple[Any, Any],
-                             graph: GraphIndex, rules: VerifyRules) -> list[str]:
+                             graph: GraphIndex, rules: VerifyRules) -> list[Problem]:
     """What must hold for the question to be fair, beyond the answer being computable."""
     problems = _symmetry_problems(query, facts, rules)
     op = query.get("op") if isinstance(query.get("op"), str) else None
@@ -320,30 +348,30 @@ def _presupposition_problems(query: dict[str, Any], facts: list[Any], answers: t
         if f.get("fact") == "absent" and isinstance(f.get("names"), list):
             prone = sorted(n for n in f["names"] if isinstance(n, str) and rules.is_unannotated_prone(n))
             if prone:
-                problems.append(f"an absent fact rests on unannotated-prone names {prone}: "
-                                "their absence from a scene graph proves nothing")
+                problems.append((UNANNOTATED, f"an absent fact rests on unannotated-prone names {prone}: "
+                                "their absence from a scene graph proves nothing"))
     says_no = any(isinstance(a, str) and normalize_answer(a) == "no" for a in answers)
     if op in _EXISTS_OPS and says_no:
         prone = sorted(n for n in _query_names(query) if rules.is_unannotated_prone(n))
         if prone:
-            problems.append(f"answer 'no' rests on unannotated-prone names {prone}: "
-                            "they are often present but not annotated")
+            problems.append((UNANNOTATED, f"answer 'no' rests on unannotated-prone names {prone}: "
+                            "they are often present but not annotated"))
     if op == "exists_any" and says_no and query.get("attributes"):
         present = sorted(graph.ids_named(_query_names(query)))
         if present:
-            problems.append(f"answer 'no' rests on objects {present} lacking attributes "
-                            f"{query['attributes']}: a missing attribute annotation proves nothing")
+            problems.append((UNANNOTATED, f"answer 'no' rests on objects {present} lacking attributes "
+                            f"{query['attributes']}: a missing attribute annotation proves nothing"))
     if op == "relation" and "opposite" in query:
         rel = normalize_name(query.get("rel", ""))
         expected = rules.opposites.get(rel)
         given = normalize_name(query["opposite"])
         if expected != given:
-            problems.append(f"query opposite {given!r} is not the opposite of {rel!r} in "
-                            f"rules/relations.tsv ({expected!r})")
+            problems.append((RELATION_TABLE, f"query opposite {given!r} is not the opposite of {rel!r} in "
+                            f"rules/relations.tsv ({expected!r})"))
     return problems
 
 
-def _symmetry_problems(query: dict[str, Any], facts: list[Any], rules: VerifyRules) -> list[str]:
+def _symmetry_problems(query: dict[str, Any], facts: list[Any], rules: VerifyRules) -> list[Problem]:
     """`symmetric` must follow rules/relations.tsv, or a reverse edge proves the wrong answer.
 
     A query that calls "on" symmetric would answer "Is there a table on the cup?" with yes from
@@ -361,12 +389,12 @@ def _symmetry_problems(query: dict[str, Any], facts: list[Any], rules: VerifyRul
             continue  # reported by the executor / fact check
         symmetric = normalize_name(rel) in rules.symmetric
         if flag != symmetric and (what == "query" or symmetric):
-            problems.append(f"{what} says {rel!r} is {'' if flag else 'not '}symmetric; "
-                            f"rules/relations.tsv says it is {'' if symmetric else 'not '}symmetric")
+            problems.append((RELATION_TABLE, f"{what} says {rel!r} is {'' if flag else 'not '}symmetric; "
+                            f"rules/relations.tsv says it is {'' if symmetric else 'not '}symmetric"))
     return problems
 
 
-def _definite_reference_problems(query: dict[str, Any], facts: list[dict[str, Any]]) -> list[str]:
+def _definite_reference_problems(query: dict[str, Any], facts: list[dict[str, Any]]) -> list[Problem]:
     """'the X' presupposes exactly one X: an `only` fact must name the queried object alone."""
     try:
         oid = object_id(query, "object", "query")
@@ -376,8 +404,8 @@ def _definite_reference_problems(query: dict[str, Any], facts: list[dict[str, An
         ids = f.get("ids")
         if f.get("fact") == "only" and isinstance(ids, list) and [str(i) for i in ids] == [oid]:
             return []
-    return [f"no 'only' fact shows object {oid} is the one object its name refers to "
-            "(the definite reference may be ambiguous)"]
+    return [(REFERENCE, f"no 'only' fact shows object {oid} is the one object its name refers to "
+            "(the definite reference may be ambiguous)")]
 
 
 def _query_names(query: dict[str, Any]) -> list[str]:

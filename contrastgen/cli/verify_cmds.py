@@ -64,8 +64,10 @@ def _as_dict(report: VerifyReport, path: str, prone_source: str | None) -> dict:
         "failed": report.failed_perturbations,
         "ok": report.ok,
         "unannotated_prone_rules": prone_source,
+        "by_check": report.by_check(),
         "failures": [
-            {"question_id": f.question_id, "perturbation_id": f.perturbation_id, "problem": f.problem}
+            {"question_id": f.question_id, "perturbation_id": f.perturbation_id, "problem": f.problem,
+             "check": f.check}
             for f in report.failures
         ],
     }
@@ -78,8 +80,10 @@ def _print_summary(report: VerifyReport, path: Path, prone_source: str | None, s
     status = "OK" if report.ok else "FAILED"
     click.echo(f"{path}: {status}: checked {report.checked} perturbations, "
                f"{report.failed_perturbations} failed ({len(report.failures)} problems)")
+    if report.failures:
+        click.echo("  problems by check: " + ", ".join(f"{k} {n}" for k, n in report.by_check().items()))
     for f in report.failures[:show]:
         where = f.question_id if f.perturbation_id is None else f"{f.perturbation_id} (of {f.question_id})"
-        click.echo(f"  {where}: {f.problem}")
+        click.echo(f"  [{f.check}] {where}: {f.problem}")
     if len(report.failures) > show:
         click.echo(f"  ... and {len(report.failures) - show} more (use --json for all)")

@@ -63,10 +63,11 @@ def test_a_flipped_answer_exits_1_and_says_why(out):
     result = run(out_dir, "--scene-graphs", sg)
     assert result.exit_code == 1
     assert "FAILED: checked 5 perturbations, 1 failed" in result.stdout
-    assert "q0_c1 (of q0): the query gives 'left' on the graph, but evidence.answer is 'right'" in result.stdout
+    assert "[answer] q0_c1 (of q0): the query gives 'left' on the graph, but evidence.answer is 'right'" in result.stdout
+    assert "problems by check: answer 2" in result.stdout  # also equals the original now
     report = json.loads(run(out_dir, "--scene-graphs", sg, "--json").stdout)
-    assert report["ok"] is False and report["failed"] == 1
-    assert {f["perturbation_id"] for f in report["failures"]} == {"q0_c1"}
+    assert report["ok"] is False and report["failed"] == 1 and report["by_check"] == {"answer": 2}
+    assert {(f["perturbation_id"], f["check"]) for f in report["failures"]} == {("q0_c1", "answer")}
 
 
 def test_unknown_image_exits_1(out, tmp_path):

@@ -57,7 +57,7 @@ def test_question_id_must_be_original_plus_template_suffix_and_rank(graph, rules
     rec["perturbations"][0]["question_id"] = "q1_n1"
     report = verify_contrast_sets([rec], {"img1": graph}, rules=rules)
     assert report.failures == [Failure("q1", "q1_n1", "perturbation question id q1_n1 should be q1_c1 "
-                                       "(original id, _, template suffix 'c', rank)")]
+                                       "(original id, _, template suffix 'c', rank)", "ids")]
 
 
 def test_without_template_table_ids_need_the_suffix_shape(graph, rules, record, valid):
@@ -72,7 +72,7 @@ def test_without_template_table_ids_need_the_suffix_shape(graph, rules, record, 
 def test_unknown_template_fails(graph, rules, record, valid):
     rec = record("right", [valid["side"][1]], template="how_many_x")
     report = verify_contrast_sets([rec], {"img1": graph}, rules=rules)
-    assert Failure("q1", None, "template 'how_many_x' is not in rules/templates.json") in report.failures
+    assert Failure("q1", None, "template 'how_many_x' is not in rules/templates.json", "structure") in report.failures
 
 
 def test_one_question_may_have_a_record_per_template(graph, rules, record, valid):
@@ -101,7 +101,7 @@ def test_evidence_version_must_be_1(graph, rules, record, valid):
 def test_unknown_image_is_a_failure_naming_it(graph, rules, record, valid):
     recs = [record("right", [valid["side"][1]], image_id="img404"), record("right", [valid["side"][1]], qid="q2")]
     report = verify_contrast_sets(recs, {"img1": graph}, rules=rules)
-    assert report.failures == [Failure("q1", None, "image 'img404' is not among the scene graphs")]
+    assert report.failures == [Failure("q1", None, "image 'img404' is not among the scene graphs", "image")]
     assert report.checked == 2
     assert report.failed_perturbations == 1
 
@@ -118,12 +118,28 @@ def test_malformed_records_are_failures_not_crashes(graph, rules, record, valid)
     ]
 
 
-def test_failures_name_question_and_perturbation(graph, rules, record, valid):
+def test_failures_name_question_and_perturbation_and_kind(graph, rules, record, valid):
     orig, pert = valid["color"]
     pert["evidence"]["answer"] = pert["answer"] = "blue"
     report = verify_contrast_sets([record(orig, [pert], qid="777")], {"img1": graph}, rules=rules)
     assert {(f.question_id, f.perturbation_id) for f in report.failures} == {("777", "777_c1")}
     assert report.failed_perturbations == 1
+    assert report.by_check() == {"answer": 1}
+
+
+def test_by_check_counts_each_kind(graph, rules, record, valid):
+    def one(case, **kw):
+        original, pert = valid[case]
+        return record(original, [pert], **kw)
+    bad_fact = one("side", qid="a")
+    bad_fact["perturbations"][0]["evidence"]["facts"][0]["name"] = "mug"
+    prone = one("exists_any_no", qid="b")
+    prone["perturbations"][0]["evidence"]["query"]["names"][1] = ["sky"]
+    prone["perturbations"][0]["evidence"]["facts"][1]["names"] = ["sky"]
+    lost = one("color", qid="c", image_id="img404")
+    report = verify_contrast_sets([bad_fact, prone, lost], {"img1": graph}, rules=rules)
+    assert report.by_check() == {"fact": 1, "unannotated": 2, "image": 1}
+    assert list(report.by_check()) == ["fact", "unannotated", "image"]  # CHECKS order
 
 
 def test_integer_image_ids_are_looked_up_as_strings(graph, rules, record, valid):
