@@ -34,13 +34,13 @@ def register(group: click.Group) -> None:
 def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int) -> None:
     """Re-check every perturbation in OUT_DIR/contrast_sets.jsonl from its evidence and the graphs.
 
+    OUT_DIR may also be a contrast_sets.jsonl file itself (e.g. a filtered copy).
+
     The checker shares no code with the generator: it re-runs each evidence query with its own
     executor, checks each fact against the scene graph, and checks presuppositions (unambiguous
     references, no absence of unannotated-prone objects, consistent ranks and ids).
     """
-    path = out_dir / CONTRAST_SETS
-    if out_dir.is_file():
-        raise InputError("expected an output directory holding contrast_sets.jsonl", path=str(out_dir))
+    path = out_dir if out_dir.is_file() else out_dir / CONTRAST_SETS
     records = read_jsonl(path)
     first = next(records, None)  # fail on a missing or empty file before the slow graph load
     if first is None:

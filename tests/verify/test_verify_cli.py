@@ -38,6 +38,15 @@ def test_all_hold_exits_0(out):
     assert f"checked {len(_CASES)} perturbations, 0 failed" in result.stdout
 
 
+def test_a_jsonl_file_may_be_given_instead_of_the_directory(out, tmp_path):
+    out_dir, sg = out
+    copy = tmp_path / "filtered.jsonl"
+    copy.write_bytes((out_dir / "contrast_sets.jsonl").read_bytes())
+    result = run(copy, "--scene-graphs", sg)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"{copy}: OK")
+
+
 def test_json_report(out):
     out_dir, sg = out
     result = run(out_dir, "--scene-graphs", sg, "--json")
