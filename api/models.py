@@ -3,30 +3,36 @@
 Why they mirror the files instead of inventing new shapes: a researcher who already has GQA
 question files, scene-graph files and `contrast_sets.jsonl` should be able to POST them as they
 are and get back lines they can append to the same files. So scene graphs and questions are
-GQA's own records (unknown extra fields are kept and passed through), and perturbations are the
-README's `contrast_sets.jsonl` schema. Numbers are strict (`"12"` is not a coordinate) and
-integers stay integers, because the evidence echoes box coordinates and must come out byte for
-byte as the CLI writes them.
+GQA's own records (unknown extra fields are allowed), and perturbations are the README's
+`contrast_sets.jsonl` schema.
+
+The models *check* requests; the engine is then given the parsed JSON itself, not a dump of the
+models, so an integer coordinate stays an integer in the evidence and the results equal the
+CLI's byte for byte. That is only sound because validation is strict: nothing is coerced
+(`"12"` is not a coordinate, `"3"` is not a step index), so what passed is what is used.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-Number = StrictInt | StrictFloat
 Seed = Field(0, ge=-(2**63), le=2**63 - 1, description="seed of every random choice; same seed, same output")
+# numpy's generators (the bootstrap) take only non-negative seeds.
+BootstrapSeed = Field(0, ge=0, le=2**63 - 1, description="seed of the bootstrap and the examples")
+# Ranks and k values are small (the CLI allows --max-k up to 50); a bound keeps numpy arrays sane.
+MAX_RANK = 1000
 
 
 class _Open(BaseModel):
     """A GQA record: the fields we need are checked; any others are kept as they are."""
 
-    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+    model_config = ConfigDict(extra="allow", strict=True, allow_inf_nan=False)
 
 
 class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 # --- GQA inputs -------------------------------------------------------------------------------
@@ -39,10 +45,10 @@ class Relation(_Open):
 
 class SceneObject(_Open):
     name: str = Field(min_length=1, examples=["fence"])
-    x: Number
-    y: Number
-    w: Number
-    h: Number
+    x: float
+    y: float
+    w: float
+    h: float
     attributes: list[str] = Field(default_factory=list, examples=[["wooden", "brown"]])
     relations: list[Relation] = Field(default_factory=list)
 
@@ -50,8 +56,8 @@ class SceneObject(_Open):
 class SceneGraph(_Open):
     """One image's GQA scene graph (`sceneGraphs.json` value)."""
 
-    width: Number = Field(gt=0)
-    height: Number | None = None
+    width: float = Field(gt=0)
+    height: float | None = None
     objects: dict[str, SceneObject] = Field(description="objects keyed by GQA object id")
 
 
@@ -59,17 +65,30 @@ class ProgramStep(_Open):
     """One step of GQA's functional program (`semantic`)."""
 
     operation: str
-    dependencies: list[int] = Field(default_factory=list)
+    dependencies: list[Annotated[int, Field(ge=0)]] = Field(
+        default_factory=list, description="indices of earlier steps whose results this step uses")
     argument: str = ""
+
+
+def _check_program(steps: list[ProgramStep] | None) -> list[ProgramStep] | None:
+    """Dependencies must point at steps of the same program (the grounder follows them)."""
+    for i, step in enumerate(steps or ()):
+        for d in step.dependencies:
+            if d >= len(steps):
+                raise ValueError(f"step {i} depends on step {d}, but the program has {len(steps)} steps")
+    return steps
+
+
+Program = Annotated[list[ProgramStep] | None, AfterValidator(_check_program)]
 
 
 class Question(_Open):
     """One GQA question record (`*_questions.json` value)."""
 
     question: str = Field(min_length=1)
-    imageId: str | StrictInt  # noqa: N815 - GQA's field name
+    imageId: str | int  # noqa: N815 - GQA's field name
     answer: str | None = None
-    semantic: list[ProgramStep] | None = None
+    semantic: Program = None
 
 
 # --- perturbations (README: contrast_sets.jsonl) ----------------------------------------------
@@ -92,7 +111,7 @@ class Perturbation(_Open):
     question_id: str = Field(examples=["201307251_c1"])
     question: str
     answer: str
-    rank: int = Field(ge=1)
+    rank: int = Field(ge=1, le=MAX_RANK)
     change: Change
     evidence: Evidence
 
@@ -116,7 +135,7 @@ class ContrastRecord(_Open):
 class PerturbRequest(_Closed):
     question: str = Field(min_length=1, examples=["Is there a fence near the puddle?"])
     answer: str = Field(min_length=1, examples=["yes"])
-    semantic: list[ProgramStep] | None = Field(
+    semantic: Program = Field(
         None, description="GQA's functional program; grounds slots to object ids when present")
     scene_graph: SceneGraph
     question_id: str = Field("q", min_length=1, description="perturbations are named `<question_id>_c<rank>`")
@@ -200,10 +219,11 @@ class EvaluateRequest(_Closed):
         min_length=1,
         description="model name -> its predictions: `{question_id: answer}`, or a GQA/LXMERT/VQA "
                     "result list (`[{questionId, prediction}]`, `[{question_id, answer}]`)")
-    seed: int = Seed
+    seed: int = BootstrapSeed
     n_boot: int = Field(1000, ge=0, description="bootstrap resamples for the intervals (0: none)")
     examples: int = Field(0, ge=0, le=1000, description="failing contrast sets listed per model")
-    ks: list[int] | None = Field(None, description="k values to report (default 1, 3, 5 up to max rank)")
+    ks: list[Annotated[int, Field(ge=1, le=MAX_RANK)]] | None = Field(
+        None, description="k values to report (default 1, 3, 5 up to the largest rank)")
     oracle: str | None = Field(None, description="model whose disagreement with GQA is reported "
                                                  "as annotation noise (default: one named oracle)")
     strict: bool = Field(False, description="a missing prediction is an error, not a wrong answer")

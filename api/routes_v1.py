@@ -41,8 +41,12 @@ router = APIRouter()
 
 
 def _ctx(request: Request) -> tuple[EngineState, Settings, WorkerPool]:
+    """The app's shared objects; refuses at once (503), before reading the body, when busy."""
     app = request.app
-    return app.state.engine, app.state.settings, app.state.pool
+    pool: WorkerPool = app.state.pool
+    if pool.saturated:
+        raise Overloaded(pool.pending)
+    return app.state.engine, app.state.settings, pool
 
 
 def _json(payload: bytes) -> Response:

@@ -19,7 +19,6 @@ from contrastgen.api.models import (
     BatchRequest,
     EvaluateRequest,
     PerturbRequest,
-    SceneGraph,
     VerifyRequest,
 )
 from contrastgen.api.offload import Deadline
@@ -45,17 +44,16 @@ def _limit(what: str, value: int, limit: int) -> None:
         raise LimitExceeded(what, value, limit)
 
 
-def _graph(image_id: str, graph: SceneGraph, limits: Limits, loc: list[str | int]) -> dict[str, Any]:
+def _graph(image_id: str, raw: dict[str, Any], limits: Limits, loc: list[str | int]) -> dict[str, Any]:
     """The graph as the CLI would have read it from a file, after the CLI's own validation."""
-    _limit(f"objects in scene graph {image_id!r}", len(graph.objects), limits.max_objects_per_graph)
-    raw = graph.model_dump(by_alias=True, exclude_unset=True)
+    _limit(f"objects in scene graph {image_id!r}", len(raw["objects"]), limits.max_objects_per_graph)
     try:
         return validate_scene_graph(image_id, raw)
     except InputError as exc:
         raise FieldError(loc, str(exc), "invalid_scene_graph") from None
 
 
-def _graphs(graphs: Mapping[str, SceneGraph], limits: Limits) -> dict[str, dict[str, Any]]:
+def _graphs(graphs: Mapping[str, dict[str, Any]], limits: Limits) -> dict[str, dict[str, Any]]:
     _limit("scene graphs in one request", len(graphs), limits.max_graphs_per_request)
     return {iid: _graph(iid, g, limits, ["body", "scene_graphs", iid]) for iid, g in graphs.items()}
 
@@ -97,14 +95,16 @@ def templates_json(state: EngineState) -> bytes:
 def perturb(state: EngineState, limits: Limits, body: bytes) -> bytes:
     """One question against one graph. Distractor statistics come from the server's corpus when
     it has one (one graph alone says little about which objects co-occur), else from that graph."""
-    req = parse_body(PerturbRequest, body)
+    req, raw = parse_body(PerturbRequest, body)
     max_k = _max_k(req.max_k, limits)
     templates = _templates(state, req.templates)
-    graph = _graph(req.image_id, req.scene_graph, limits, ["body", "scene_graph"])
+    graph = _graph(req.image_id, raw["scene_graph"], limits, ["body", "scene_graph"])
     question: dict[str, Any] = {"question": req.question, "answer": req.answer, "imageId": req.image_id}
-    if req.semantic is not None:
-        question["semantic"] = [s.model_dump(exclude_unset=True) for s in req.semantic]
-    corpus = state.corpus if state.corpus is not None else state.engine.build_corpus({req.image_id: graph})
+    if raw.get("semantic") is not None:
+        question["semantic"] = raw["semantic"]
+    corpus = state.corpus
+    if corpus is None:
+        corpus = state.single_graph_corpora.corpus_of(req.image_id, graph)
     res = state.engine.perturb(req.question_id, question, graph, corpus=corpus, max_k=max_k,
                                seed=req.seed, templates=templates)
     return dumps(result_dict(res))
@@ -136,15 +136,15 @@ class BatchJob:
 
 
 def prepare_batch(state: EngineState, limits: Limits, body: bytes) -> BatchJob:
-    req = parse_body(BatchRequest, body)
+    req, data = parse_body(BatchRequest, body)
     _limit("questions in one batch", len(req.questions), limits.max_questions_per_batch)
     max_k = _max_k(req.max_k, limits)
     templates = _templates(state, req.templates)
-    graphs = _graphs(req.scene_graphs, limits)
+    graphs = _graphs(data["scene_graphs"], limits)
     questions = []
     existing: dict[str, set[str]] = defaultdict(set)
-    for qid, q in req.questions.items():
-        raw = validate_question(qid, q.model_dump(by_alias=True, exclude_unset=True))
+    for qid, q in data["questions"].items():
+        raw = validate_question(qid, q)
         if raw["imageId"] not in graphs:
             raise FieldError(["body", "questions", qid, "imageId"],
                              f"image {raw['imageId']!r} of question {qid!r} is not among scene_graphs",
@@ -204,11 +204,11 @@ def iter_slices(n: int, size: int) -> Iterator[tuple[int, int]]:
 
 
 def verify(state: EngineState, limits: Limits, body: bytes, deadline: Deadline) -> bytes:
-    req = parse_body(VerifyRequest, body)
+    req, data = parse_body(VerifyRequest, body)
     _limit("records in one request", len(req.records), limits.max_records_per_request)
-    graphs = _graphs(req.scene_graphs, limits)
+    graphs = _graphs(data["scene_graphs"], limits)
     deadline.check()
-    report = verify_contrast_sets(req.records, graphs, rules=state.verify_rules)
+    report = verify_contrast_sets(data["records"], graphs, rules=state.verify_rules)
     return dumps({
         "ok": report.ok,
         "checked": report.checked,
@@ -223,14 +223,14 @@ def verify(state: EngineState, limits: Limits, body: bytes, deadline: Deadline) 
 
 def evaluate(state: EngineState, limits: Limits, body: bytes, deadline: Deadline) -> bytes:
     """The report `contrastgen evaluate --contrast` computes, from the same library call."""
-    req = parse_body(EvaluateRequest, body)
+    req, data = parse_body(EvaluateRequest, body)
     _limit("records in one request", len(req.records), limits.max_records_per_request)
     if req.n_boot > limits.max_n_boot:
         raise FieldError(["body", "n_boot"], f"n_boot must be at most {limits.max_n_boot}",
                          "less_than_equal")
-    records = [r.model_dump(by_alias=True, exclude_unset=True) for r in req.records]
+    records = data["records"]
     predictions = {}
-    for name, preds in req.predictions.items():
+    for name, preds in data["predictions"].items():
         try:
             predictions[name] = parse_predictions(preds, path=f"predictions[{name!r}]")
         except InputError as exc:

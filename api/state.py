@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from contrastgen.api.corpus_cache import CorpusCache
 from contrastgen.api.settings import Settings
 
 from contrastgen.engine import Engine
@@ -30,6 +31,7 @@ class EngineState:
     corpus: Any | None
     corpus_images: int
     verify_rules: VerifyRules
+    single_graph_corpora: CorpusCache
 
     @property
     def template_ids(self) -> frozenset[str]:
@@ -49,4 +51,4 @@ def load_state(settings: Settings) -> EngineState:
                                      "corpus_images": images,
                                      "ms": round((time.perf_counter() - start) * 1000, 1)})
     return EngineState(engine=engine, templates=templates, corpus=corpus, corpus_images=images,
-                       verify_rules=load_rules())
+                       verify_rules=load_rules(), single_graph_corpora=CorpusCache(engine))

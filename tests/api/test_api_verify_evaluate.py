@@ -1,0 +1,79 @@
+"""POST /v1/verify and /v1/evaluate on records the server generated itself."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from contrastgen.evaluation.contrast import evaluate_contrast
+from contrastgen.jsonio import dumps
+
+
+@pytest.fixture(scope="module")
+def records(server, sample) -> list[dict]:
+    questions, graphs = sample
+    with server.client() as c:
+        results = c.post("/v1/perturb/batch",
+                         json={"questions": questions, "scene_graphs": graphs}).json()["results"]
+    return [{k: v for k, v in r.items() if k != "reason"} for r in results if r["perturbations"]]
+
+
+def test_generated_records_verify(server, sample, records):
+    _, graphs = sample
+    with server.client() as c:
+        body = c.post("/v1/verify", json={"records": records, "scene_graphs": graphs}).json()
+    assert body["ok"] is True and body["failures"] == []
+    assert body["checked"] == sum(len(r["perturbations"]) for r in records)
+
+
+def test_a_wrong_answer_fails_verification_naming_the_perturbation(server, sample, records):
+    _, graphs = sample
+    bad = copy.deepcopy(records[:3])
+    victim = bad[1]["perturbations"][0]
+    victim["answer"] = victim["evidence"]["answer"] = bad[1]["answer"]  # the original answer
+    with server.client() as c:
+        body = c.post("/v1/verify", json={"records": bad, "scene_graphs": graphs}).json()
+    assert body["ok"] is False
+    assert {f["perturbation_id"] for f in body["failures"]} == {victim["question_id"]}
+    assert body["failed_perturbations"] == 1
+
+
+def test_verify_rejects_an_invalid_graph_with_422(server, records):
+    image = records[0]["image_id"]
+    with server.client() as c:
+        r = c.post("/v1/verify", json={"records": records[:1],
+                                       "scene_graphs": {image: {"width": 0, "objects": {}}}})
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["loc"][:3] == ["body", "scene_graphs", image]
+
+
+def test_evaluate_is_the_librarys_report(server, records):
+    right = {r["question_id"]: r["answer"] for r in records}
+    right.update({p["question_id"]: p["answer"] for r in records for p in r["perturbations"]})
+    always_yes = [{"questionId": q, "prediction": "yes"} for q in right]
+    req = {"records": records, "predictions": {"right": right, "always_yes": always_yes},
+           "seed": 3, "n_boot": 50}
+    with server.client() as c:
+        r = c.post("/v1/evaluate", json=req)
+    assert r.status_code == 200, r.text[:500]
+    expected = evaluate_contrast(records, {"right": right,
+                                           "always_yes": {q: "yes" for q in right}},
+                                 seed=3, n_boot=50, path="records")
+    assert r.content == dumps(expected)
+    overall = r.json()["results"]["right"]
+    assert overall  # the perfect model has results for every k
+
+
+def test_evaluate_errors_are_422(server, records):
+    with server.client() as c:
+        no_preds = c.post("/v1/evaluate", json={"records": records[:2], "predictions": {}})
+        bad_list = c.post("/v1/evaluate", json={"records": records[:2],
+                                                "predictions": {"m": [{"nothing": 1}]}})
+        too_many_boot = c.post("/v1/evaluate", json={"records": records[:2], "n_boot": 10**6,
+                                                     "predictions": {"m": {"x": "yes"}}})
+    assert no_preds.status_code == 422 and no_preds.json()["detail"][0]["loc"] == ["body", "predictions"]
+    assert bad_list.status_code == 422
+    assert bad_list.json()["detail"][0]["loc"] == ["body", "predictions", "m"]
+    assert too_many_boot.status_code == 422
+    assert too_many_boot.json()["detail"][0]["loc"] == ["body", "n_boot"]
