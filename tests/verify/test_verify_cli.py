@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -134,3 +137,38 @@ def test_bad_scene_graph_exits_2_naming_file_and_image(out, tmp_path):
     result = run(out_dir, "--scene-graphs", sg)
     assert result.exit_code == 2
     assert f"{sg}: record image img1 object 1: relation 'on' points at unknown object '404'" in result.stderr
+
+
+_REPORT_SCRIPT = """
+import sys
+from contrastgen.gqa import load_scene_graphs
+from contrastgen.jsonio import dumps, read_jsonl
+from contrastgen.verify import verify_contrast_sets
+report = verify_contrast_sets(read_jsonl(sys.argv[1]), load_scene_graphs(sys.argv[2]))
+sys.stdout.buffer.write(dumps([vars(f) for f in report.failures]))
+"""
+
+
+def test_report_is_byte_identical_across_hash_seeds(out):
+    """Messages list sets (ids, names); they must be sorted, not in the process's hash order.
+
+    The library is run in child processes (the CLI package imports every command family, which
+    is slow); the CLI prints these same failures.
+    """
+    out_dir, sg = out
+
+    def break_sets(records):
+        for r in records:
+            for p in r["perturbations"]:
+                for f in p["evidence"]["facts"]:
+                    if f["fact"] == "only":
+                        f["ids"] = ["4", "2", "6"]
+    _tamper(out_dir, break_sets)
+    outputs = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run([sys.executable, "-c", _REPORT_SCRIPT, str(out_dir / "contrast_sets.jsonl"), str(sg)],
+                              capture_output=True, env=env, check=True)
+        outputs.add(proc.stdout)
+    assert len(outputs) == 1
+    assert b"not ['2', '4', '6']" in outputs.pop()
