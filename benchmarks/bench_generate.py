@@ -53,23 +53,30 @@ def ensure_data(images: int, questions: int, seed: int) -> Path:
     return data
 
 
-def _tree_rss_kib(root: int) -> int:
-    """Resident memory of `root` and all its descendants, from /proc (Linux)."""
+def _pss_kib(pid: int) -> int:
+    """Proportional set size: shared copy-on-write pages are split between the processes sharing
+    them, so summing PSS over a process tree gives the memory the tree really uses (summing RSS
+    would count the forked workers' shared pages once per worker)."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _tree_pss_kib(root: int) -> int:
+    """Memory of `root` and all its descendants, from /proc (Linux)."""
     parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             stat = Path(entry.path, "stat").read_text()
-            status = Path(entry.path, "status").read_text()
         except OSError:
             continue
-        pid = int(entry.name)
-        parents[pid] = int(stat.rsplit(")", 1)[1].split()[1])
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                rss[pid] = int(line.split()[1])
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
     tree, frontier = {root}, [root]
     while frontier:
         parent = frontier.pop()
@@ -77,11 +84,11 @@ def _tree_rss_kib(root: int) -> int:
             if ppid == parent and pid not in tree:
                 tree.add(pid)
                 frontier.append(pid)
-    return sum(rss.get(pid, 0) for pid in tree)
+    return sum(_pss_kib(pid) for pid in tree)
 
 
 class TreeMemorySampler(threading.Thread):
-    """Samples the summed RSS of a process tree: worker processes run at the same time, so the
+    """Samples the summed PSS of a process tree: worker processes run at the same time, so the
     machine needs their sum, which getrusage (largest single process) does not give."""
 
     def __init__(self, pid: int, interval: float = 0.5):
@@ -91,7 +98,7 @@ class TreeMemorySampler(threading.Thread):
 
     def run(self) -> None:
         while not self._stop_event.is_set():
-            self.peak_kib = max(self.peak_kib, _tree_rss_kib(self.pid))
+            self.peak_kib = max(self.peak_kib, _tree_pss_kib(self.pid))
             self._stop_event.wait(self.interval)
 
     def stop(self) -> None:
@@ -144,8 +151,8 @@ def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
         # ru_maxrss of RUSAGE_CHILDREN is the largest single descendant (KiB on Linux): the peak
         # of the biggest process, not the sum over worker processes.
         "peak_rss_child_gib": round(after.ru_maxrss / 2**20, 2),
-        # Sampled every 0.5 s: the sum over the child and its worker processes.
-        "peak_rss_tree_gib": round(sampler.peak_kib / 2**20, 2),
+        # Sampled every 0.5 s: PSS summed over the child and its worker processes.
+        "peak_pss_tree_gib": round(sampler.peak_kib / 2**20, 2),
         "cpu_user_s": round(after.ru_utime - before.ru_utime, 1),
         "cpu_sys_s": round(after.ru_stime - before.ru_stime, 1),
         "originals_with_perturbations": originals,
@@ -178,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
     m = result["machine"]
     print(f"{result['questions']:,} questions in {result['wall_s']} s wall "
           f"({result['questions_per_s']:,} questions/s), peak RSS {result['peak_rss_child_gib']} GiB "
-          f"(largest process; {result['peak_rss_tree_gib']} GiB summed over workers), "
+          f"(largest process; {result['peak_pss_tree_gib']} GiB PSS summed over the process tree), "
           f"{result['perturbations']:,} perturbations for {result['originals_with_perturbations']:,} questions; "
           f"CPU {result['cpu_user_s']} s user + {result['cpu_sys_s']} s sys; "
           f"{m['cpus']} CPUs, {m['memory_gib']} GiB, Python {m['python']}")
