@@ -196,14 +196,20 @@ class VerifyRequest(_Closed):
 
 class VerifyFailure(_Open):
     question_id: str
-    perturbation_id: str | None
-    problem: str
+    perturbation_id: str | None = Field(description="null for a problem with the whole record")
+    problem: str = Field(description="what did not hold, for a person")
+    check: str = Field(description="the kind of check (facts, query, presupposition, structure, ...)")
 
 
 class VerifyResponse(_Open):
+    """The report of `contrastgen verify --json`, without the file name."""
+
     ok: bool
     checked: int = Field(description="perturbations checked")
-    failed_perturbations: int
+    failed: int = Field(description="perturbations (or whole records) that failed a check")
+    by_check: dict[str, int] = Field(description="problems per kind of check")
+    unannotated_prone_rules: str | None = Field(
+        description="the word list behind the unannotated-prone check; null if absent (unchecked)")
     failures: list[VerifyFailure]
 
 

@@ -209,12 +209,15 @@ def verify(state: EngineState, limits: Limits, body: bytes, deadline: Deadline) 
     graphs = _graphs(data["scene_graphs"], limits)
     deadline.check()
     report = verify_contrast_sets(data["records"], graphs, rules=state.verify_rules)
+    # The same fields as `contrastgen verify --json`, less the file name.
     return dumps({
         "ok": report.ok,
         "checked": report.checked,
-        "failed_perturbations": report.failed_perturbations,
+        "failed": report.failed_perturbations,
+        "by_check": report.by_check(),
+        "unannotated_prone_rules": state.verify_rules.unannotated_prone_source,
         "failures": [{"question_id": f.question_id, "perturbation_id": f.perturbation_id,
-                      "problem": f.problem} for f in report.failures],
+                      "problem": f.problem, "check": f.check} for f in report.failures],
     })
 
 

@@ -2,34 +2,35 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from server_harness import CORS_ORIGIN, TOKEN, Server, sample_dir, start_server
+from server_harness import CORS_ORIGIN, TOKEN, Server, sample_dir, shared_server
 
 from contrastgen.gqa import load_questions, load_scene_graphs
 
 
-def _serve(tmp_path_factory: pytest.TempPathFactory, name: str, *args: str,
-           token: str | None = None):
-    server = start_server(tmp_path_factory.mktemp(name), *args, token=token)
-    yield server
-    server.stop()
+@pytest.fixture(scope="session")
+def servers_root(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A directory all test workers of this run share (the per-worker temp dirs' parent)."""
+    base = tmp_path_factory.getbasetemp()
+    return base if worker_id == "master" else base.parent
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Server:
+def server(servers_root: Path) -> Server:
     """Default settings (loopback, no auth, default limits) with the sample's graphs as corpus."""
-    yield from _serve(tmp_path_factory, "default", "--scene-graphs",
-                      str(sample_dir() / "scene_graphs.json"))
+    yield from shared_server(servers_root, "api-default", "--scene-graphs",
+                             str(sample_dir() / "scene_graphs.json"))
 
 
 @pytest.fixture(scope="session")
-def secured_server(tmp_path_factory: pytest.TempPathFactory) -> Server:
+def secured_server(servers_root: Path) -> Server:
     """Bearer auth and CORS on; small limits, one thread, one waiting request, 0.1 s per request."""
-    yield from _serve(tmp_path_factory, "secured", "--max-body-mib", "1", "--max-objects", "40",
-                      "--threads", "1", "--max-pending", "1", "--timeout", "0.1",
-                      "--cors-origin", CORS_ORIGIN, token=TOKEN)
+    yield from shared_server(servers_root, "api-secured", "--max-body-mib", "1", "--max-objects",
+                             "40", "--threads", "1", "--max-pending", "1", "--timeout", "0.1",
+                             "--cors-origin", CORS_ORIGIN, token=TOKEN)
 
 
 @pytest.fixture(scope="session")

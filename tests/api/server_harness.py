@@ -8,12 +8,15 @@ fixed ports, so parallel test workers never collide.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -34,7 +37,7 @@ TOKEN_ENV = "CONTRASTGEN_API_TOKEN"
 @dataclass
 class Server:
     url: str
-    proc: subprocess.Popen
+    pid: int
     log_path: Path
 
     def log_lines(self) -> list[dict]:
@@ -49,13 +52,39 @@ class Server:
         return httpx.Client(base_url=self.url, timeout=30, **kwargs)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+        """Ask the server to shut down (SIGINT, as Ctrl-C would); kill it if it does not."""
+        proc = _CHILDREN.pop(self.pid, None)
+        if proc is not None:  # started by this process: wait on it, which also reaps it
+            proc.send_signal(signal.SIGINT)
             try:
-                self.proc.wait(timeout=15)
+                proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                proc.kill()
+                proc.wait()
+            return
+        # started by another test worker, which reaps it; here "gone" includes "zombie"
+        _signal(self.pid, signal.SIGINT)
+        deadline = time.monotonic() + 15
+        while _alive(self.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _alive(self.pid):
+            _signal(self.pid, signal.SIGKILL)
+
+
+_CHILDREN: dict[int, subprocess.Popen] = {}
+
+
+def _signal(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 def start_server(log_dir: Path, *args: str, token: str | None = None, timeout: float = 90) -> Server:
@@ -80,12 +109,55 @@ def start_server(log_dir: Path, *args: str, token: str | None = None, timeout: f
             url = found.group(1)
             try:
                 if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
-                    return Server(url=url, proc=proc, log_path=log_path)
+                    _CHILDREN[proc.pid] = proc
+                    return Server(url=url, pid=proc.pid, log_path=log_path)
             except httpx.TransportError:
                 pass
         time.sleep(0.05)
     proc.kill()
     raise RuntimeError(f"server did not become ready in {timeout} s:\n{log_path.read_text()}")
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with path.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def shared_server(root: Path, name: str, *args: str, token: str | None = None) -> Iterator[Server]:
+    """One server per configuration for all test workers of a run, stopped by the last user.
+
+    Why: starting a server loads the engine (seconds of CPU); with `-n 2` each worker would
+    otherwise start its own copy of every configuration. Workers coordinate through a small
+    JSON file under the run's shared temporary directory, guarded by an exclusive file lock.
+    """
+    state, lock = root / f"{name}.json", root / f"{name}.lock"
+    with _locked(lock):
+        if state.exists():
+            info = orjson.loads(state.read_bytes())
+            info["users"] += 1
+        else:
+            log_dir = root / name
+            log_dir.mkdir(exist_ok=True)
+            started = start_server(log_dir, *args, token=token)
+            info = {"url": started.url, "pid": started.pid, "log": str(started.log_path), "users": 1}
+        state.write_bytes(orjson.dumps(info))
+    server = Server(url=info["url"], pid=info["pid"], log_path=Path(info["log"]))
+    try:
+        yield server
+    finally:
+        with _locked(lock):
+            info = orjson.loads(state.read_bytes())
+            info["users"] -= 1
+            if info["users"] == 0:
+                server.stop()
+                state.unlink()
+            else:
+                state.write_bytes(orjson.dumps(info))
 
 
 def auth(token: str = TOKEN) -> dict[str, str]:

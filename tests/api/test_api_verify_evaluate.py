@@ -36,7 +36,7 @@ def test_a_wrong_answer_fails_verification_naming_the_perturbation(server, sampl
         body = c.post("/v1/verify", json={"records": bad, "scene_graphs": graphs}).json()
     assert body["ok"] is False
     assert {f["perturbation_id"] for f in body["failures"]} == {victim["question_id"]}
-    assert body["failed_perturbations"] == 1
+    assert body["failed"] == 1 and sum(body["by_check"].values()) == len(body["failures"])
 
 
 def test_verify_rejects_an_invalid_graph_with_422(server, records):
