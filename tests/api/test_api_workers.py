@@ -1,0 +1,31 @@
+"""`--workers N`: several uvicorn processes, each loading the engine from the environment."""
+
+from __future__ import annotations
+
+import time
+
+from server_harness import examples, start_server
+
+
+def test_two_worker_processes_serve_and_each_loads_the_engine_once(tmp_path):
+    server = start_server(tmp_path, "--workers", "2", "--max-objects", "77")
+    try:
+        req = examples()["PerturbRequest"]["perturbed"]["value"]
+        with server.client() as c:
+            results = [c.post("/v1/perturb", json=req) for _ in range(6)]
+            # the settings reached the workers through the environment
+            big = {**req, "scene_graph": {**req["scene_graph"], "objects": {
+                str(i): {"name": "pebble", "x": 1, "y": 1, "w": 1, "h": 1} for i in range(78)}}}
+            limited = c.post("/v1/perturb", json=big)
+        assert {r.status_code for r in results} == {200}
+        assert len({r.content for r in results}) == 1
+        assert limited.status_code == 413 and "77" in limited.json()["detail"]
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            loads = [x for x in server.log_lines() if x.get("event") == "startup"]
+            if len(loads) == 2:
+                break
+            time.sleep(0.1)
+        assert len(loads) == 2
+    finally:
+        server.stop()
