@@ -66,10 +66,22 @@ class Handler(Protocol):
 
 @functools.lru_cache(maxsize=65536)
 def _expanded(word: str, lex: Lexicon) -> frozenset[str]:
-    names = set(lex.forms(word))
-    for h in lex.hyponyms(word):
-        names |= lex.forms(h)
-    return frozenset(n.lower() for n in names)
+    """Surface names of the word's kind and its hyponyms, without forms that belong to another
+    kind ("glasses" is a plural of "glass" but also names spectacles: it is not a glass)."""
+    kinds = {lex.canonical(word)} | set(lex.hyponyms(word))
+    names = set()
+    for k in kinds:
+        names |= {n.lower() for n in lex.forms(k) if lex.canonical(n) in kinds}
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=65536)
+def _prone(word: str, lex: Lexicon) -> bool:
+    """May annotators have left this kind out? True when the word, any of its hyponyms' names
+    ("block" covers "tile") or any kind it belongs to ("belt" is clothing) is unannotated-prone."""
+    return (lex.is_unannotated_prone(word)
+            or any(lex.is_unannotated_prone(n) for n in _expanded(word, lex))
+            or any(lex.is_unannotated_prone(k) for k in lex.kinds(word)))
 
 
 def kind_names(word: str, scene: SceneIndex, lex: Lexicon) -> frozenset[str]:
@@ -84,7 +96,7 @@ def kind_names(word: str, scene: SceneIndex, lex: Lexicon) -> frozenset[str]:
 def absent_provably(word: str, scene: SceneIndex, lex: Lexicon) -> bool:
     """Absence from the graph proves absence from the image only for known kinds that scene
     graphs do not habitually leave out."""
-    return (lex.is_known(word) and not lex.is_unannotated_prone(word)
+    return (lex.is_known(word) and not _prone(word, lex)
             and not scene.has_any_name(kind_names(word, scene, lex)))
 
 

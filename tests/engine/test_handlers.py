@@ -247,3 +247,23 @@ def test_existing_question_of_the_image_is_not_emitted(engine):
     results = engine.perturb_question("q1", question("Is the boy to the right of the man?", "yes"), b.graph,
                                       templates=["is_the_x_rel_the_y__relation"], existing=existing)
     assert results[0].reason == "duplicate"
+
+
+# -- found by the independent verifier on synthetic data -----------------------------------------
+
+def test_definite_reference_names_exclude_forms_of_another_kind(engine):
+    b = GraphBuilder()
+    b.add("cup", 20, attributes=["white"])
+    b.add("glass", 200, attributes=["red"])
+    b.add("glasses", 400, attributes=["black"])  # spectacles, not two glasses
+    res = _run(engine, question("What color is the cup?", "white"), b.graph)
+    only = [f for p in res.perturbations for f in p["evidence"]["facts"] if f["fact"] == "only"]
+    glass = [f for f in only if "glass" in f["names"]]
+    assert glass and all("glasses" not in f["names"] for f in glass)
+
+
+def test_absence_of_a_kind_of_clothing_is_not_claimed(engine):
+    b = GraphBuilder()
+    b.add("dog", 20)
+    res = _run(engine, question("Do you see dogs or belts?", "yes"), b.graph)
+    assert res.reason == "unannotated_prone"
