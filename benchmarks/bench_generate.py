@@ -3,7 +3,7 @@
 Makes (or reuses) a GQA-shaped synthetic dataset with `contrastgen.synth`, runs `contrastgen
 generate` on it in a child process, and reports wall time, questions per second, the child's peak
 resident memory, perturbations emitted, and the machine. The data is cached under
-benchmarks/.cache/gqa-like-<images>-<questions>-<seed>/ (gitignored) so that reruns time only the
+benchmarks/.cache/gqa-like-<images>-<questions>-<seed>-<synth hash>/ (gitignored) so that reruns time only the
 engine. Targets (README): 1M questions in < 3 min wall and < 8 GiB peak RSS on 2 cores / 24 GiB.
 
     .venv/bin/python benchmarks/bench_generate.py [--images 75000 --questions 1000000] [--workers N]
@@ -13,6 +13,7 @@ engine. Targets (README): 1M questions in < 3 min wall and < 8 GiB peak RSS on 2
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -25,6 +26,7 @@ import threading
 import time
 from pathlib import Path
 
+from contrastgen import synth
 from contrastgen.synth import write_dataset
 
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -43,8 +45,15 @@ def machine() -> dict[str, object]:
             "python": platform.python_version(), "platform": platform.platform()}
 
 
+def synth_fingerprint() -> str:
+    """Short hash of the generator and its vocabulary, so a changed generator never reuses stale data."""
+    h = hashlib.sha256(Path(synth.__file__).read_bytes())
+    h.update(Path(synth.__file__).with_name("data").joinpath("sample", "synth_vocab.json").read_bytes())
+    return h.hexdigest()[:8]
+
+
 def ensure_data(images: int, questions: int, seed: int) -> Path:
-    data = CACHE / f"gqa-like-{images}-{questions}-{seed}"
+    data = CACHE / f"gqa-like-{images}-{questions}-{seed}-{synth_fingerprint()}"
     if not (data / "questions.json").is_file() or not (data / "scene_graphs.json").is_file():
         print(f"making {questions:,} questions on {images:,} images in {data} ...", flush=True)
         start = time.perf_counter()

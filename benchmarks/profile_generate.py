@@ -1,0 +1,88 @@
+"""Where `contrastgen generate` spends its time and memory, phase by phase.
+
+`bench_generate.py` gives the end-to-end figure; this script runs the same library calls as the
+CLI (load questions, load scene graphs, build the corpus, perturb in worker processes, write the
+outputs) in-process and reports wall time, CPU time and the process's peak RSS after each phase,
+so a slow or fat run can be traced to its phase. Optionally cProfiles the whole run (--cprofile,
+with --workers 1 so the perturbation work is in the profiled process).
+
+    .venv/bin/python benchmarks/profile_generate.py --data DIR [--workers 2] [--cprofile FILE]
+    .venv/bin/python benchmarks/profile_generate.py --images 7500 --questions 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import pstats
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+from bench_generate import ensure_data, machine
+
+from contrastgen.gqa import load_questions, load_scene_graphs
+from contrastgen.outputs import write_outputs
+
+
+def _peak_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--images", type=int, default=7_500)
+    ap.add_argument("--questions", type=int, default=100_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--data", type=Path, help="directory with questions.json and scene_graphs.json")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--max-k", type=int, default=5)
+    ap.add_argument("--cprofile", type=Path, help="write a cProfile dump here and print the top functions")
+    ap.add_argument("--gc-freeze", action="store_true",
+                    help="gc.freeze() after loading (experiment: fewer full collections over the loaded "
+                         "data, fewer copy-on-write page copies in forked workers)")
+    args = ap.parse_args(argv)
+    data = args.data or ensure_data(args.images, args.questions, args.seed)
+
+    from contrastgen.engine import Engine
+
+    rows: list[tuple[str, float, float, float]] = []
+    profiler = cProfile.Profile() if args.cprofile else None
+
+    def phase(name, fn):
+        w, c = time.perf_counter(), time.process_time()
+        if profiler:
+            profiler.enable()
+        value = fn()
+        if profiler:
+            profiler.disable()
+        rows.append((name, time.perf_counter() - w, time.process_time() - c, _peak_gib()))
+        return value
+
+    qs = phase("load questions", lambda: load_questions(data / "questions.json"))
+    sg = phase("load scene graphs", lambda: load_scene_graphs(data / "scene_graphs.json"))
+    engine = phase("load engine (rules, lexicon)", Engine.load)
+    corpus = phase("build corpus", lambda: engine.build_corpus(sg))
+    if args.gc_freeze:
+        gc.freeze()
+    gen = phase("perturb (workers)", lambda: engine.generate(
+        qs, sg, max_k=args.max_k, seed=0, workers=args.workers, progress=False, corpus=corpus))
+    with tempfile.TemporaryDirectory() as tmp:
+        phase("write outputs", lambda: write_outputs(gen, qs, Path(tmp) / "out"))
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(f"{len(qs):,} questions, {len(sg):,} scene graphs, {len(gen.records):,} contrast-set records; "
+          f"workers {args.workers}; gc.freeze {args.gc_freeze}; {machine()}")
+    print(f"{'phase':32} {'wall s':>8} {'CPU s (this process)':>21} {'peak RSS GiB':>13}")
+    for name, wall, cpu, peak in rows:
+        print(f"{name:32} {wall:8.1f} {cpu:21.1f} {peak:13.2f}")
+    print(f"{'worker processes (total CPU)':32} {'':8} {children.ru_utime + children.ru_stime:21.1f} "
+          f"{children.ru_maxrss / 2**20:13.2f}")
+    if profiler:
+        profiler.dump_stats(args.cprofile)
+        pstats.Stats(str(args.cprofile)).sort_stats("tottime").print_stats(25)
+
+
+if __name__ == "__main__":
+    main()
