@@ -7,7 +7,7 @@ benchmarks/.cache/gqa-like-<images>-<questions>-<seed>-<synth hash>/ (gitignored
 engine. Targets (README): 1M questions in < 3 min wall and < 8 GiB peak RSS on 2 cores / 24 GiB.
 
     .venv/bin/python benchmarks/bench_generate.py [--images 75000 --questions 1000000] [--workers N]
-    .venv/bin/python benchmarks/bench_generate.py --data DIR      # DIR holds questions.json, scene_graphs.json
+    .venv/bin/python benchmarks/bench_generate.py --data DIR   # reuse DIR's questions.json/scene_graphs.json (made if absent)
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ def synth_fingerprint() -> str:
     return h.hexdigest()[:8]
 
 
-def ensure_data(images: int, questions: int, seed: int) -> Path:
-    data = CACHE / f"gqa-like-{images}-{questions}-{seed}-{synth_fingerprint()}"
+def ensure_data(images: int, questions: int, seed: int, data: Path | None = None) -> Path:
+    data = data or CACHE / f"gqa-like-{images}-{questions}-{seed}-{synth_fingerprint()}"
     if not (data / "questions.json").is_file() or not (data / "scene_graphs.json").is_file():
         print(f"making {questions:,} questions on {images:,} images in {data} ...", flush=True)
         start = time.perf_counter()
@@ -180,14 +180,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--images", type=int, default=75_000)
     ap.add_argument("--questions", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic data")
-    ap.add_argument("--data", type=Path, help="use this dataset instead of making one")
+    ap.add_argument("--data", type=Path,
+                    help="dataset directory (questions.json, scene_graphs.json); made there if absent")
     ap.add_argument("--workers", type=int, help="passed to contrastgen generate (default: its own)")
     ap.add_argument("--max-k", type=int, default=5)
     ap.add_argument("--keep", type=Path, help="keep the generated output here")
     ap.add_argument("--json", action="store_true", help="print the result as one JSON object")
     args = ap.parse_args(argv)
-    data = args.data or ensure_data(args.images, args.questions, args.seed)
-    result = run(data, args.workers, args.max_k, args.keep, None if args.data else args.questions)
+    made_here = args.data is None or not (args.data / "questions.json").is_file()
+    data = ensure_data(args.images, args.questions, args.seed, args.data)
+    result = run(data, args.workers, args.max_k, args.keep, args.questions if made_here else None)
     if args.json:
         print(json.dumps(result, sort_keys=True))
         return
