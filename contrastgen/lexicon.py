@@ -199,10 +199,9 @@ class Lexicon:
     # -- construction -------------------------------------------------------------------------
 
     @staticmethod
-    @functools.cache
     def load(rules_dir: str | Path | None = None) -> Lexicon:
-        """The lexicon in `rules_dir` (default: the project's `rules/lexicon`), loaded once."""
-        return Lexicon(Path(rules_dir) if rules_dir is not None else _default_rules_dir())
+        """The lexicon in `rules_dir` (default: the project's `rules/lexicon`), loaded once per directory."""
+        return _load(Path(rules_dir).resolve() if rules_dir is not None else _default_rules_dir().resolve())
 
     # -- number -------------------------------------------------------------------------------
 
@@ -252,7 +251,7 @@ class Lexicon:
     def plural(self, word: str) -> str:
         """Plural form: "man"->"men"; uncountable and plural-only words unchanged."""
         w = _norm(word)
-        if w in self._plural_only or w in self._uncountable:
+        if not w or w in self._plural_only or w in self._uncountable:
             return w
         name = self._entry_name(w)
         if name is not None:
@@ -367,3 +366,8 @@ class Lexicon:
 
     def is_symmetric_relation(self, rel: str) -> bool:
         return _norm(rel) in self._symmetric
+
+
+@functools.cache
+def _load(rules_dir: Path) -> Lexicon:
+    return Lexicon(rules_dir)

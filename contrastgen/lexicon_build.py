@@ -47,6 +47,7 @@ CATEGORIES_FILE = "categories.tsv"
 EXTRA_NOUNS_FILE = "extra_nouns.tsv"
 PEOPLE_FILE = "people.txt"
 NOT_NOUNS_FILE = "not_nouns.txt"
+RESPELLINGS_FILE = "respellings.tsv"
 HYPERNYM_EDITS_FILE = "hypernym_edits.tsv"
 COMPOUND_MODIFIERS_FILE = "compound_modifiers.txt"
 GENERATED_FILES = (NOUNS_FILE, ALIASES_FILE, IRREGULAR_FILE)
@@ -241,6 +242,9 @@ def _choose_sense(wn: Any, word: str, is_person_word: bool) -> Any:
     for s in senses:
         if s.lexname() in _VISIBLE_LEXNAMES:
             return s
+    for s in senses:  # signs, logos, coins: visible only as the things that carry them
+        if s.lexname() in ("noun.communication", "noun.possession"):
+            return s
     return None
 
 
@@ -304,6 +308,10 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None =
     plural_only_rows = [fields for _, fields in iter_data_lines(curated_dir / PLURAL_ONLY_FILE)]
     plural_only = {" ".join(f[0].lower().split()) for f in plural_only_rows}
     plural_only_aliases = {" ".join(f[1].lower().split()): " ".join(f[0].lower().split()) for f in plural_only_rows if len(f) > 1}
+    for lineno, fields in iter_data_lines(curated_dir / RESPELLINGS_FILE):
+        if len(fields) != 2:
+            raise InputError("expected vocabulary entry<TAB>word", path=str(curated_dir / RESPELLINGS_FILE), record=f"line {lineno}")
+        plural_only_aliases[" ".join(fields[0].lower().split())] = " ".join(fields[1].lower().split())
     uncountable = set(read_word_list(curated_dir / UNCOUNTABLE_FILE))
     inflector = Inflector(plural_only, uncountable, wn)
     not_nouns = set(read_word_list(curated_dir / NOT_NOUNS_FILE))
@@ -384,6 +392,13 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None =
             if closure & roots:
                 noun.category = category
                 break
+    # synonyms share one category: the canonical's, else the most frequent member's
+    set_category: dict[str, str] = {}
+    for noun in sorted(nouns.values(), key=lambda n: (n.name != n.canonical, order[n.name])):
+        if noun.category is not None:
+            set_category.setdefault(noun.canonical, noun.category)
+    for noun in nouns.values():
+        noun.category = set_category.get(noun.canonical, noun.category)
     # a compound outside WordNet ("left hand", "man's head") is a kind of its head noun when the
     # modifier is one that keeps the kind (compound_modifiers.txt) or a possessive
     modifiers = set(read_word_list(curated_dir / COMPOUND_MODIFIERS_FILE))

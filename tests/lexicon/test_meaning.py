@@ -134,3 +134,14 @@ def test_vocabulary_junk_is_not_a_known_noun(lex, word):
     # VG's vocabulary has pronouns, colours and verbs; grounding must not treat them as objects
     assert not lex.is_known(word)
     assert lex.category(word) is None
+
+
+def test_mangled_vocabulary_lemmas_are_aliases(lex):
+    # VG's lemmatiser made "leave" of "leaves"; a graph object named "leave" is a leaf
+    assert lex.canonical("leave") == "leaf"
+    assert "leave" in lex.forms("leaves")
+
+
+def test_synonyms_share_a_category(lex):
+    assert lex.category("stoplight") == lex.category("traffic light") == "sign"
+    assert lex.canonical("stoplights") == "traffic light"

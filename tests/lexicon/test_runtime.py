@@ -84,3 +84,15 @@ def test_show_unknown_word_degrades_safely():
     result = CliRunner().invoke(cli, ["lexicon", "show", "florbix"])
     assert result.exit_code == 0, result.output
     assert "False" in result.output and "florbixes" in result.output
+
+
+def test_load_caches_by_resolved_directory(rules_copy):
+    from contrastgen.lexicon import DEFAULT_RULES_DIR
+
+    assert Lexicon.load(DEFAULT_RULES_DIR) is Lexicon.load()
+    assert Lexicon.load(str(rules_copy)) is Lexicon.load(rules_copy / ".." / "lexicon")
+
+
+def test_empty_word_is_harmless(lex):
+    assert lex.singular("") == "" and lex.plural("") == ""
+    assert not lex.is_known("") and lex.forms("") == {""}
