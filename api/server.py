@@ -8,6 +8,7 @@ settings through the environment and load the engine in their own lifespans.
 
 from __future__ import annotations
 
+import logging.config
 import os
 
 import uvicorn
@@ -31,5 +32,6 @@ def serve(settings: Settings, *, log_level: str = "info") -> None:
         os.environ[SETTINGS_ENV] = settings.to_env()
         uvicorn.run(FACTORY, factory=True, workers=settings.workers, **common)
         return
+    logging.config.dictConfig(common["log_config"])  # so the engine's start-up line is logged
     state = load_state(settings)
     uvicorn.run(asgi_app(settings, state=state), **common)
