@@ -274,6 +274,8 @@ class Lexicon:
             return True
         if w in self._uncountable:
             return False
+        if w not in self._name_of and " " in w:  # "blue jeans": the head carries the number
+            return self.is_plural(self._split_head(w)[1])
         return self.singular(w) != w
 
     # -- meaning ------------------------------------------------------------------------------
@@ -338,12 +340,16 @@ class Lexicon:
         e = self._entry(word)
         return e.synset if e is not None else None
 
+    def _head_if_unknown(self, w: str) -> str:
+        """The head noun of a compound the lexicon does not know ("blue jeans" -> "jeans")."""
+        return self._split_head(w)[1] if w not in self._name_of and " " in w else w
+
     def is_uncountable(self, word: str) -> bool:
-        w = _norm(word)
+        w = self._head_if_unknown(_norm(word))
         return w in self._uncountable or self.singular(w) in self._uncountable
 
     def is_plural_only(self, word: str) -> bool:
-        w = _norm(word)
+        w = self._head_if_unknown(_norm(word))
         return w in self._plural_only or self.singular(w) in self._plural_only
 
     def is_unannotated_prone(self, word: str) -> bool:

@@ -99,3 +99,10 @@ def test_irregular_plurals_outside_the_vocabulary_come_from_wordnet(lex):
     assert not lex.is_known("cacti") or lex.singular("cacti") == "cactus"
     assert lex.singular("oxen") == "ox"
     assert lex.singular("wolves") == "wolf"
+
+
+def test_unknown_compounds_take_number_and_countability_from_their_head(lex):
+    assert lex.is_plural("faded blue jeans") and lex.is_plural_only("faded blue jeans")
+    assert lex.singular("faded blue jeans") == "faded blue jeans"
+    assert lex.is_uncountable("muddy water") and not lex.is_plural("muddy water")
+    assert not lex.is_plural("zorg bus") and lex.is_plural("zorg buses")
