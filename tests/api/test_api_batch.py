@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import orjson
-from server_harness import HASH_SEED
+from server_harness import CLI_HASH_SEED
 
 from contrastgen.jsonio import dumps
 
@@ -28,7 +28,7 @@ def test_batch_equals_contrastgen_generate_byte_for_byte(server, sample, tmp_pat
     subprocess.run([sys.executable, "-m", "contrastgen", "generate", "--questions",
                     str(tmp_path / "q.json"), "--scene-graphs", str(tmp_path / "g.json"),
                     "--out", str(out), "--seed", "5", "--max-k", "3", "--no-progress"],
-                   check=True, capture_output=True, env={**os.environ, "PYTHONHASHSEED": HASH_SEED})
+                   check=True, capture_output=True, env={**os.environ, "PYTHONHASHSEED": CLI_HASH_SEED})
     with server.client() as c:
         r = c.post("/v1/perturb/batch",
                    json={"questions": questions, "scene_graphs": graphs, "seed": 5, "max_k": 3})
