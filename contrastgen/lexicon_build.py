@@ -48,6 +48,7 @@ EXTRA_NOUNS_FILE = "extra_nouns.tsv"
 PEOPLE_FILE = "people.txt"
 NOT_NOUNS_FILE = "not_nouns.txt"
 RESPELLINGS_FILE = "respellings.tsv"
+KINDS_FILE = "kinds.tsv"
 HYPERNYM_EDITS_FILE = "hypernym_edits.tsv"
 COMPOUND_MODIFIERS_FILE = "compound_modifiers.txt"
 GENERATED_FILES = (NOUNS_FILE, ALIASES_FILE, IRREGULAR_FILE)
@@ -317,9 +318,12 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None =
     not_nouns = set(read_word_list(curated_dir / NOT_NOUNS_FILE))
     vocab = [w for w in vocab if w not in not_nouns]
 
-    extra_rows = [fields for _, fields in iter_data_lines(curated_dir / EXTRA_NOUNS_FILE)]
-    extra = [" ".join(f[0].lower().split()) for f in extra_rows]
-    kind_of = {" ".join(f[0].lower().split()): " ".join(f[1].lower().split()) for f in extra_rows if len(f) > 1}
+    extra = read_word_list(curated_dir / EXTRA_NOUNS_FILE)
+    kind_of: dict[str, str] = {}
+    for lineno, fields in iter_data_lines(curated_dir / KINDS_FILE):
+        if len(fields) != 2:
+            raise InputError("expected noun<TAB>kind", path=str(curated_dir / KINDS_FILE), record=f"line {lineno}")
+        kind_of[" ".join(fields[0].lower().split())] = " ".join(fields[1].lower().split())
     nouns, aliases = _vocab_nouns(vocab + sorted(plural_only) + extra, inflector, plural_only_aliases)
 
     senses = _read_senses(wn, curated_dir)
@@ -329,6 +333,15 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None =
             noun.synset = senses[noun.name]
         else:
             noun.synset = _choose_sense(wn, noun.name, noun.name in people)
+        if noun.synset is None and " " in noun.name and noun.name not in senses:
+            # "arm rest", "sun glasses": a spaced spelling of a word WordNet knows
+            for variant in (noun.name.replace(" ", ""), noun.name.replace(" ", "-")):
+                if variant not in senses and not wn.lemmas(variant, pos="n"):
+                    continue  # only an exact WordNet word: "letter s" is not "letters"
+                sense = senses[variant] if variant in senses else _choose_sense(wn, variant, variant in people)
+                if sense is not None:
+                    noun.synset = sense
+                    break
 
     # synonyms: nouns sharing a sense, plus curated groups; canonical = first in vocabulary order
     order = {n: i for i, n in enumerate(nouns)}
@@ -410,10 +423,10 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None =
             kind_of.setdefault(noun.name, head)
     # extra nouns with a hand-given kind ("computer desk" -> "desk"), and the compounds above
     for name, kind in sorted(kind_of.items()):
-        noun = nouns[inflector.singular(name)]
+        noun = nouns.get(inflector.singular(name))
         general = nouns.get(inflector.singular(kind))
-        if general is None:
-            raise InputError(f"{name!r} is a kind of {kind!r}, which is not a known noun", path=str(curated_dir / EXTRA_NOUNS_FILE))
+        if noun is None or general is None:
+            raise InputError(f"{name!r} or {kind!r} is not a known noun", path=str(curated_dir / KINDS_FILE))
         if noun.synset is None and general.synset is not None:
             noun.kinds = {general.canonical} | general.kinds
             noun.category = general.category
