@@ -145,3 +145,24 @@ def test_mangled_vocabulary_lemmas_are_aliases(lex):
 def test_synonyms_share_a_category(lex):
     assert lex.category("stoplight") == lex.category("traffic light") == "sign"
     assert lex.canonical("stoplights") == "traffic light"
+
+
+@pytest.mark.parametrize(("spaced", "joined"), [("arm rest", "armrest"), ("sun glasses", "sunglasses"),
+                                                ("tea pot", "teapot"), ("lamp post", "lamppost")])
+def test_spaced_spellings_are_synonyms_of_the_joined_word(lex, spaced, joined):
+    assert lex.canonical(spaced) == lex.canonical(joined)
+
+
+def test_hand_given_kinds_of_compounds(lex):
+    assert lex.is_a("stop signs", "sign") and lex.category("stop sign") == "sign"
+    assert lex.is_a("ski pants", "pants") and lex.is_a("ski pants", "clothing")
+    assert lex.is_a("jersey", "shirt") and lex.canonical("jersey") != lex.canonical("t-shirt")
+    # a modifier that changes the kind keeps the compound unlinked
+    assert not lex.is_a("train car", "car")
+    assert not lex.is_a("dvd player", "person")
+    assert not lex.is_a("shower head", "head")
+
+
+@pytest.mark.parametrize("word", ["sunglasses", "eye glasses", "helmet", "wristwatch", "necklace", "sleeves"])
+def test_worn_accessories_are_unannotated_prone(lex, word):
+    assert lex.is_unannotated_prone(word)
