@@ -15,6 +15,11 @@ Outputs (each with a header saying how to regenerate it):
 - `nouns.tsv`: name, plural, canonical, category, kinds, chosen synset, one row per noun;
 - `aliases.tsv`: vocabulary entries that are another form of a noun ("men" -> "man");
 - `irregular_plurals.tsv`: WordNet's irregular plurals that the suffix rules get wrong.
+(`contrastgen lexicon build` also regenerates the phraser's `articles.tsv` over the same forms.)
+
+Curated inputs, beside the outputs: senses, synonyms, people, plural_only, uncountable,
+not_nouns, respellings, extra_nouns, kinds, compound_modifiers, categories, hypernym_edits,
+inflection_rules (each file's header says what it is for).
 """
 
 from __future__ import annotations
@@ -283,13 +288,66 @@ def _read_hypernym_edits(wn: Any, curated: Path) -> HypernymEdits:
     return HypernymEdits(frozenset(cut), {k: tuple(v) for k, v in add.items()})
 
 
-def _vocab_nouns(vocab: list[str], inflector: Inflector, plural_only_aliases: dict[str, str]) -> tuple[dict[str, Noun], dict[str, str]]:
-    """Group vocabulary entries into nouns (by singular) and aliases (other forms)."""
+def _norm(word: str) -> str:
+    return " ".join(word.lower().split())
+
+
+def _read_pairs(path: Path, expected: str) -> list[tuple[str, str]]:
+    """Two-column curated files (word <TAB> word), normalised."""
+    pairs = []
+    for lineno, fields in iter_data_lines(path):
+        if len(fields) != 2:
+            raise InputError(f"expected {expected}", path=str(path), record=f"line {lineno}")
+        pairs.append((_norm(fields[0]), _norm(fields[1])))
+    return pairs
+
+
+@dataclass
+class Curated:
+    """The hand-curated inputs of the build (every file in rules/lexicon/ that is not generated)."""
+
+    directory: Path
+    plural_only: set[str]
+    uncountable: set[str]
+    respellings: dict[str, str]  # vocabulary entry -> the word it stands for ("pant" -> "pants")
+    not_nouns: set[str]
+    extra_nouns: list[str]
+    people: set[str]
+    senses: dict[str, Any]  # word -> Synset, or None to keep the word unlinked
+    synonyms: list[list[str]]  # canonical first
+    kinds: dict[str, str]  # noun -> what it is a kind of, for nouns without a usable sense
+    modifiers: set[str]
+    categories: list[tuple[str, set[Any]]]
+    edits: HypernymEdits
+
+    @classmethod
+    def read(cls, wn: Any, d: Path) -> Curated:
+        plural_only_rows = [fields for _, fields in iter_data_lines(d / PLURAL_ONLY_FILE)]
+        respellings = {_norm(f[1]): _norm(f[0]) for f in plural_only_rows if len(f) > 1}
+        respellings.update(_read_pairs(d / RESPELLINGS_FILE, "vocabulary entry<TAB>word"))
+        return cls(
+            directory=d,
+            plural_only={_norm(f[0]) for f in plural_only_rows},
+            uncountable=set(read_word_list(d / UNCOUNTABLE_FILE)),
+            respellings=respellings,
+            not_nouns=set(read_word_list(d / NOT_NOUNS_FILE)),
+            extra_nouns=read_word_list(d / EXTRA_NOUNS_FILE),
+            people=set(read_word_list(d / PEOPLE_FILE)),
+            senses=_read_senses(wn, d),
+            synonyms=_read_synonyms(d),
+            kinds=dict(_read_pairs(d / KINDS_FILE, "noun<TAB>kind")),
+            modifiers=set(read_word_list(d / COMPOUND_MODIFIERS_FILE)),
+            categories=_read_categories(wn, d),
+            edits=_read_hypernym_edits(wn, d),
+        )
+
+
+def _collect_nouns(words: list[str], inflector: Inflector, respellings: dict[str, str]) -> tuple[dict[str, Noun], dict[str, str]]:
+    """Group vocabulary entries into nouns (by singular) and aliases (their other spellings)."""
     nouns: dict[str, Noun] = {}
     aliases: dict[str, str] = {}
-    for w in vocab:
-        name = plural_only_aliases.get(w, w)
-        name = inflector.singular(name)
+    for w in words:
+        name = inflector.singular(respellings.get(w, w))
         if name not in nouns:
             nouns[name] = Noun(name=name, plural=inflector.plural(name))
         if w != name:
@@ -299,61 +357,41 @@ def _vocab_nouns(vocab: list[str], inflector: Inflector, plural_only_aliases: di
     return nouns, aliases
 
 
-def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None = None) -> dict[str, str]:
-    """Build the generated lexicon files; returns {file name: text}. Nothing is written.
-
-    `wordnet_dir` is a `corpora/wordnet` directory; by default it is looked up like nltk does.
-    """
-    vocab = _read_vocab(vocab_dir)  # before WordNet: a wrong path should fail in milliseconds
-    wn = load_wordnet(wordnet_dir or find_wordnet())
-    plural_only_rows = [fields for _, fields in iter_data_lines(curated_dir / PLURAL_ONLY_FILE)]
-    plural_only = {" ".join(f[0].lower().split()) for f in plural_only_rows}
-    plural_only_aliases = {" ".join(f[1].lower().split()): " ".join(f[0].lower().split()) for f in plural_only_rows if len(f) > 1}
-    for lineno, fields in iter_data_lines(curated_dir / RESPELLINGS_FILE):
-        if len(fields) != 2:
-            raise InputError("expected vocabulary entry<TAB>word", path=str(curated_dir / RESPELLINGS_FILE), record=f"line {lineno}")
-        plural_only_aliases[" ".join(fields[0].lower().split())] = " ".join(fields[1].lower().split())
-    uncountable = set(read_word_list(curated_dir / UNCOUNTABLE_FILE))
-    inflector = Inflector(plural_only, uncountable, wn)
-    not_nouns = set(read_word_list(curated_dir / NOT_NOUNS_FILE))
-    vocab = [w for w in vocab if w not in not_nouns]
-
-    extra = read_word_list(curated_dir / EXTRA_NOUNS_FILE)
-    kind_of: dict[str, str] = {}
-    for lineno, fields in iter_data_lines(curated_dir / KINDS_FILE):
-        if len(fields) != 2:
-            raise InputError("expected noun<TAB>kind", path=str(curated_dir / KINDS_FILE), record=f"line {lineno}")
-        kind_of[" ".join(fields[0].lower().split())] = " ".join(fields[1].lower().split())
-    nouns, aliases = _vocab_nouns(vocab + sorted(plural_only) + extra, inflector, plural_only_aliases)
-
-    senses = _read_senses(wn, curated_dir)
-    people = set(read_word_list(curated_dir / PEOPLE_FILE))
+def _assign_senses(nouns: dict[str, Noun], wn: Any, cur: Curated) -> None:
+    """One WordNet sense per noun: curated, else chosen, else that of its joined spelling."""
     for noun in nouns.values():
-        if noun.name in senses:
-            noun.synset = senses[noun.name]
-        else:
-            noun.synset = _choose_sense(wn, noun.name, noun.name in people)
-        if noun.synset is None and " " in noun.name and noun.name not in senses:
+        if noun.name in cur.senses:
+            noun.synset = cur.senses[noun.name]
+            continue
+        noun.synset = _choose_sense(wn, noun.name, noun.name in cur.people)
+        if noun.synset is None and " " in noun.name:
             # "arm rest", "sun glasses": a spaced spelling of a word WordNet knows
             for variant in (noun.name.replace(" ", ""), noun.name.replace(" ", "-")):
-                if variant not in senses and not wn.lemmas(variant, pos="n"):
+                if variant not in cur.senses and not wn.lemmas(variant, pos="n"):
                     continue  # only an exact WordNet word: "letter s" is not "letters"
-                sense = senses[variant] if variant in senses else _choose_sense(wn, variant, variant in people)
+                sense = cur.senses[variant] if variant in cur.senses else _choose_sense(wn, variant, variant in cur.people)
                 if sense is not None:
                     noun.synset = sense
                     break
 
-    # synonyms: nouns sharing a sense, plus curated groups; canonical = first in vocabulary order
+
+def _group_synonyms(nouns: dict[str, Noun], cur: Curated) -> None:
+    """Set each noun's canonical name: nouns sharing a sense, plus the curated groups, are one set.
+
+    The representative is the curated group's first word, else the set's most frequent word
+    (the VG vocabulary is ordered by frequency). A curated member without a sense of its own
+    ("motor bike") then takes the sense of its set.
+    """
     order = {n: i for i, n in enumerate(nouns)}
     by_synset: dict[Any, list[str]] = defaultdict(list)
     for noun in nouns.values():
         if noun.synset is not None:
             by_synset[noun.synset].append(noun.name)
     groups = [members for members in by_synset.values() if len(members) > 1]
-    for group in _read_synonyms(curated_dir):
+    for group in cur.synonyms:
         unknown = [w for w in group if w not in nouns]
         if unknown:
-            raise InputError(f"synonyms not in the vocabulary: {', '.join(unknown)}", path=str(curated_dir / SYNONYMS_FILE))
+            raise InputError(f"synonyms not in the vocabulary: {', '.join(unknown)}", path=str(cur.directory / SYNONYMS_FILE))
         groups.append(group)
     parent = {n: n for n in nouns}
 
@@ -367,10 +405,9 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None =
         for other in group[1:]:
             a, b = find(group[0]), find(other)
             if a != b:
-                # the curated group's first word (or the more frequent word) represents the set
                 keep, drop = (a, b) if order[a] <= order[b] or a == group[0] else (b, a)
                 parent[drop] = keep
-    for group in _read_synonyms(curated_dir):  # curated canonical wins
+    for group in cur.synonyms:  # the curated canonical wins
         root = find(group[0])
         for n in nouns:
             if find(n) == root:
@@ -378,59 +415,78 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None =
         parent[group[0]] = group[0]
     for noun in nouns.values():
         noun.canonical = find(noun.name)
-    # a curated synonym outside WordNet ("motor bike") shares the sense of its set
     sense_of_set: dict[str, Any] = {}
     for noun in sorted(nouns.values(), key=lambda n: (n.name != n.canonical, order[n.name])):
         if noun.synset is not None:
             sense_of_set.setdefault(noun.canonical, noun.synset)
     for noun in nouns.values():
-        if noun.synset is None and noun.name not in senses:
+        if noun.synset is None and noun.name not in cur.senses:
             noun.synset = sense_of_set.get(noun.canonical)
 
-    # kinds: canonical names whose sense is a hypernym of this noun's sense (or of a synonym's)
+
+def _derive_kinds_and_categories(nouns: dict[str, Noun], cur: Curated) -> None:
+    """Kinds: the canonical names whose sense is a hypernym of a noun's sense (edited graph).
+    Category: the first curated row whose synsets meet that hypernym closure; synonyms share
+    the canonical's category (else the most frequent member's)."""
     synsets_of: dict[Any, set[str]] = defaultdict(set)
     for noun in nouns.values():
         if noun.synset is not None:
             synsets_of[noun.synset].add(noun.canonical)
-    categories = _read_categories(wn, curated_dir)
-    edits = _read_hypernym_edits(wn, curated_dir)
     for noun in nouns.values():
         if noun.synset is None:
             continue
-        closure = edits.closure(noun.synset)
+        closure = cur.edits.closure(noun.synset)
         for s in closure:
             noun.kinds |= synsets_of.get(s, set())
         noun.kinds.discard(noun.canonical)
-        for category, roots in categories:
+        for category, roots in cur.categories:
             if closure & roots:
                 noun.category = category
                 break
-    # synonyms share one category: the canonical's, else the most frequent member's
+    order = {n: i for i, n in enumerate(nouns)}
     set_category: dict[str, str] = {}
     for noun in sorted(nouns.values(), key=lambda n: (n.name != n.canonical, order[n.name])):
         if noun.category is not None:
             set_category.setdefault(noun.canonical, noun.category)
     for noun in nouns.values():
         noun.category = set_category.get(noun.canonical, noun.category)
-    # a compound outside WordNet ("left hand", "man's head") is a kind of its head noun when the
-    # modifier is one that keeps the kind (compound_modifiers.txt) or a possessive
-    modifiers = set(read_word_list(curated_dir / COMPOUND_MODIFIERS_FILE))
+
+
+def _apply_hand_kinds(nouns: dict[str, Noun], inflector: Inflector, cur: Curated) -> None:
+    """Nouns without a sense get the kinds and category of what kinds.tsv says they are, and a
+    compound whose modifier keeps the kind ("left hand", "man's head") those of its head noun."""
+    kind_of = dict(cur.kinds)
     for noun in nouns.values():
-        if noun.synset is not None or " " not in noun.name or noun.name in senses:
+        if noun.synset is not None or " " not in noun.name or noun.name in cur.senses:
             continue
         modifier, head = noun.name.rsplit(" ", 1)
-        if modifier in modifiers or modifier.endswith("'s"):
+        if modifier in cur.modifiers or modifier.endswith("'s"):
             kind_of.setdefault(noun.name, head)
-    # extra nouns with a hand-given kind ("computer desk" -> "desk"), and the compounds above
     for name, kind in sorted(kind_of.items()):
         noun = nouns.get(inflector.singular(name))
         general = nouns.get(inflector.singular(kind))
         if noun is None or general is None:
-            raise InputError(f"{name!r} or {kind!r} is not a known noun", path=str(curated_dir / KINDS_FILE))
+            raise InputError(f"{name!r} or {kind!r} is not a known noun", path=str(cur.directory / KINDS_FILE))
         if noun.synset is None and general.synset is not None:
             noun.kinds = {general.canonical} | general.kinds
             noun.category = general.category
 
+
+def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None = None) -> dict[str, str]:
+    """Build the generated lexicon files; returns {file name: text}. Nothing is written.
+
+    `wordnet_dir` is a `corpora/wordnet` directory; by default it is looked up like nltk does.
+    """
+    vocab = _read_vocab(vocab_dir)  # before WordNet: a wrong path should fail in milliseconds
+    wn = load_wordnet(wordnet_dir or find_wordnet())
+    cur = Curated.read(wn, curated_dir)
+    inflector = Inflector(cur.plural_only, cur.uncountable, wn)
+    words = [w for w in vocab if w not in cur.not_nouns] + sorted(cur.plural_only) + cur.extra_nouns
+    nouns, aliases = _collect_nouns(words, inflector, cur.respellings)
+    _assign_senses(nouns, wn, cur)
+    _group_synonyms(nouns, cur)
+    _derive_kinds_and_categories(nouns, cur)
+    _apply_hand_kinds(nouns, inflector, cur)
     return {
         NOUNS_FILE: _render_nouns(nouns),
         ALIASES_FILE: _render_aliases(aliases),
