@@ -26,7 +26,7 @@ MAX_RANK = 1000
 
 
 class _Open(BaseModel):
-    """A GQA record: the fields we need are checked; any others are kept as they are."""
+    """A GQA record: the fields we need are checked; others are allowed and reach the engine as sent."""
 
     model_config = ConfigDict(extra="allow", strict=True, allow_inf_nan=False)
 
@@ -87,7 +87,7 @@ class Question(_Open):
 
     question: str = Field(min_length=1)
     imageId: str | int  # noqa: N815 - GQA's field name
-    answer: str | None = None
+    answer: str = Field(None, description="absent for GQA's test questions")  # type: ignore[assignment]
     semantic: Program = None
 
 
@@ -108,7 +108,7 @@ class Evidence(_Open):
 
 
 class Perturbation(_Open):
-    question_id: str = Field(examples=["201307251_c1"])
+    question_id: str = Field(examples=["201307251_n1"])
     question: str
     answer: str
     rank: int = Field(ge=1, le=MAX_RANK)

@@ -144,7 +144,10 @@ def prepare_batch(state: EngineState, limits: Limits, body: bytes) -> BatchJob:
     questions = []
     existing: dict[str, set[str]] = defaultdict(set)
     for qid, q in data["questions"].items():
-        raw = validate_question(qid, q)
+        try:
+            raw = validate_question(qid, q)
+        except InputError as exc:
+            raise FieldError(["body", "questions", qid], str(exc), "invalid_question") from None
         if raw["imageId"] not in graphs:
             raise FieldError(["body", "questions", qid, "imageId"],
                              f"image {raw['imageId']!r} of question {qid!r} is not among scene_graphs",

@@ -6,8 +6,11 @@ import time
 
 from server_harness import examples, start_server
 
+from contrastgen.engine import Engine
+
 
 def test_two_worker_processes_serve_and_each_loads_the_engine_once(tmp_path):
+    """Also the server without a corpus: each request's own graph gives the statistics."""
     server = start_server(tmp_path, "--workers", "2", "--max-objects", "77")
     try:
         req = examples()["PerturbRequest"]["perturbed"]["value"]
@@ -18,7 +21,16 @@ def test_two_worker_processes_serve_and_each_loads_the_engine_once(tmp_path):
                 str(i): {"name": "pebble", "x": 1, "y": 1, "w": 1, "h": 1} for i in range(78)}}}
             limited = c.post("/v1/perturb", json=big)
         assert {r.status_code for r in results} == {200}
-        assert len({r.content for r in results}) == 1
+        assert len({r.content for r in results}) == 1  # cached or not, either worker: same bytes
+        # without a server corpus, the statistics are those of the request's own graph
+        engine = Engine.load()
+        question = {"question": req["question"], "answer": req["answer"],
+                    "imageId": req["image_id"], "semantic": req["semantic"]}
+        graph = req["scene_graph"]
+        expected = engine.perturb(req["question_id"], question, graph, max_k=req["max_k"],
+                                  seed=req["seed"],
+                                  corpus=engine.build_corpus({req["image_id"]: graph}))
+        assert expected.perturbations and results[0].json()["perturbations"] == expected.perturbations
         assert limited.status_code == 413 and "77" in limited.json()["detail"]
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
