@@ -38,15 +38,10 @@ RELATIONS_FILE = "relations.tsv"  # in the parent rules/ directory
 
 
 def _default_rules_dir() -> Path:
-    """`rules/lexicon` in a source checkout, else the installed `contrastgen.rules` package."""
-    if DEFAULT_RULES_DIR.is_dir():
-        return DEFAULT_RULES_DIR
-    try:  # installed wheel: rules/ is the subpackage contrastgen.rules
-        import contrastgen.rules as installed_rules
+    """`rules/lexicon`, wherever the `contrastgen.rules` package lives (checkout or wheel)."""
+    from contrastgen.rules_path import rules_dir
 
-        return Path(installed_rules.__file__).resolve().parent / "lexicon"
-    except ImportError:  # pragma: no cover - broken install
-        return DEFAULT_RULES_DIR
+    return rules_dir() / "lexicon"
 
 
 def _norm(word: str) -> str:

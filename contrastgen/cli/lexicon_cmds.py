@@ -31,7 +31,11 @@ def lexicon() -> None:
 @click.option("--curated", "curated_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory with the hand-curated lists [default: rules/lexicon].")
 def build(vocab_dir: Path | None, out_dir: Path | None, curated_dir: Path | None) -> None:
-    """Regenerate nouns.tsv, aliases.tsv and irregular_plurals.tsv from WordNet (needs NLTK_DATA)."""
+    """Regenerate the WordNet-derived files of rules/lexicon (needs WordNet: set NLTK_DATA).
+
+    Writes nouns.tsv, aliases.tsv, irregular_plurals.tsv and the phraser's articles.tsv; the
+    hand-curated lists beside them are inputs. Commit the result.
+    """
     from contrastgen.lexicon import DEFAULT_RULES_DIR
     from contrastgen.lexicon_build import (
         DEFAULT_VOCAB_DIR,
