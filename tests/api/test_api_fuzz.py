@@ -49,8 +49,8 @@ def test_no_server_errors_and_responses_match_the_schema(api_schema, server, met
     operation = api_schema[path][method]
 
     @given(case=operation.as_strategy(generation_mode=mode))
-    @settings(max_examples=EXAMPLES.get(path, EXAMPLES[method]), deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(max_examples=EXAMPLES.get(path, EXAMPLES[method]), deadline=None,
+              derandomize=True, database=None, suppress_health_check=list(HealthCheck))
     def run(case):
         case.call_and_validate(base_url=server.url, checks=CHECKS)
 
