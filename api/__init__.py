@@ -1,1 +1,19 @@
-"""The HTTP service (FastAPI)."""
+"""The HTTP service (FastAPI), started by `contrastgen serve`; see README "The HTTP service".
+
+Modules, in the order a request meets them:
+  access_log   JSON-lines logs; one line per request, with its request id
+  app          the app factory: lifespan (engine loaded once), limits, auth, CORS, routers
+  auth         optional bearer token for /v1
+  routes_meta  /healthz /readyz /version
+  routes_v1    /v1 endpoints: read the body, hand it to `service` in the worker pool
+  offload      the worker pool: admission control (503) and deadlines (504)
+  parsing      body -> (strict pydantic model, parsed JSON), FastAPI-shaped 422s
+  models       request and response models (the OpenAPI schema)
+  service      limits, then the library calls the CLI makes, then sorted-key JSON bytes
+  errors       exceptions -> status codes and bodies
+  state        what a process loads once: engine, templates, corpus, verifier rules
+  corpus_cache per-graph distractor statistics for requests without a server corpus
+  openapi      request schemas and examples (examples.json, by make_examples) in /openapi.json
+  settings     limits and options, carried to worker processes through the environment
+  server       uvicorn start-up
+"""
