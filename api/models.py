@@ -235,6 +235,21 @@ class EvaluateRequest(_Closed):
     strict: bool = Field(False, description="a missing prediction is an error, not a wrong answer")
 
 
+class EvaluateReport(_Open):
+    """The report of `contrastgen evaluate --contrast` (its report.json, less `inputs`); the
+    evaluation library defines the sections, listed here at their top level."""
+
+    kind: Literal["contrast"]
+    version: int
+    settings: dict[str, Any] = Field(description="seed, n_boot, confidence, ks, strict")
+    models: list[str]
+    templates: list[str]
+    coverage: dict[str, Any] = Field(description="per model: predictions found, missing, ignored")
+    results: dict[str, Any] = Field(description="per model, per k: the metrics with intervals, "
+                                                "overall and broken down")
+    examples: dict[str, Any] = Field(description="per model: failing contrast sets (`examples` > 0)")
+
+
 # --- meta -------------------------------------------------------------------------------------
 
 

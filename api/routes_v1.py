@@ -14,6 +14,7 @@ from contrastgen.api.errors import ERROR_RESPONSES
 from contrastgen.api.models import (
     BatchRequest,
     BatchResponse,
+    EvaluateReport,
     EvaluateRequest,
     PerturbRequest,
     PerturbResult,
@@ -126,7 +127,7 @@ async def verify(request: Request) -> Response:
 
 
 @router.post(
-    "/evaluate", responses={**ERROR_RESPONSES, 200: {"description": "the evaluation report"}},
+    "/evaluate", response_model=EvaluateReport, responses={**ERROR_RESPONSES},
     summary="Score predictions on a contrast set",
     openapi_extra=body_doc(EvaluateRequest, description="contrast_sets.jsonl records and predictions"),
     tags=["evaluate"],
