@@ -40,7 +40,7 @@ class Corpus:
         index: dict[str, int] = {}
         rows, cols = [], []
         for r, kinds in enumerate(canonical_kinds_per_image):
-            for k in set(kinds):
+            for k in sorted(set(kinds)):
                 c = index.setdefault(k, len(index))
                 rows.append(r)
                 cols.append(c)
