@@ -2,7 +2,8 @@
 
 GQA's questions encode its annotators' idea of "a kind of": the answer to "Which kind of animal is
 standing?" is an animal. Our hyponyms come from WordNet plus curated edits, so this measures how far
-the two agree on real questions (recall; 124 of 133 when written).
+the two agree on real questions (recall: 129 of 133 when written; the curated edits were
+reviewed against this same sample, so it is a regression check, not a held-out estimate).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def test_answers_to_kind_questions_are_hyponyms(lex, questions):
             pairs.append((m.group(1), q["answer"]))
     assert len(pairs) > 100
     hits = [a for general, a in pairs if lex.is_a(a, general)]
-    assert len(hits) / len(pairs) >= 0.9, sorted({(g, a) for g, a in pairs if not lex.is_a(a, g)})
+    assert len(hits) / len(pairs) >= 0.95, sorted({(g, a) for g, a in pairs if not lex.is_a(a, g)})
     # and never the other way round: the general word is not a kind of its answer
     assert not any(lex.is_a(general, a) and lex.canonical(general) != lex.canonical(a) for general, a in pairs)
 
