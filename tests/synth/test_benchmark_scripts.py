@@ -1,0 +1,50 @@
+"""The benchmark scripts run end to end on tiny data (their figures come from real runs only)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from contrastgen.gqa import load_questions, load_scene_graphs
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _load(name: str):
+    if not (BENCH / f"{name}.py").is_file():
+        pytest.skip(f"benchmarks/{name}.py absent (installed package)")
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_make_gqa_like_writes_loadable_data(tmp_path, capsys):
+    _load("make_gqa_like").main(["--images", "6", "--questions", "70", "--seed", "1", "--out", str(tmp_path)])
+    assert len(load_questions(tmp_path / "questions.json")) == 70
+    assert len(load_scene_graphs(tmp_path / "scene_graphs.json")) == 6
+    assert "wrote 70 questions on 6 images" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="needs Linux /proc")
+def test_tree_memory_counts_this_process():
+    bench = _load("bench_generate")
+    assert bench._tree_pss_kib(os.getpid()) > 10_000  # a Python process with contrastgen loaded
+
+
+def test_bench_generate_reports_a_real_run(tmp_path, capsys):
+    bench = _load("bench_generate")
+    data = tmp_path / "data"
+    bench.main(["--images", "30", "--questions", "400", "--data", str(data), "--workers", "1", "--json"])
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["questions"] == 400
+    assert result["perturbations"] > 0 and result["originals_with_perturbations"] > 0
+    assert result["wall_s"] > 0 and result["peak_rss_child_gib"] > 0
+    assert result["machine"]["cpus"] >= 1
+    assert (data / "questions.json").is_file()
