@@ -44,7 +44,8 @@ def _default_rules_dir() -> Path:
     return rules_dir() / "lexicon"
 
 
-def _norm(word: str) -> str:
+def normalize(word: str) -> str:
+    """Lower-case and collapse whitespace: how every lexicon lookup compares words."""
     return " ".join(str(word).lower().split())
 
 
@@ -63,7 +64,7 @@ def iter_data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
 
 def read_word_list(path: Path) -> list[str]:
     """One entry per line (the first tab-separated field), normalised."""
-    return [_norm(fields[0]) for _, fields in iter_data_lines(path)]
+    return [normalize(fields[0]) for _, fields in iter_data_lines(path)]
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,33 @@ def _read_suffix_rules(path: Path) -> tuple[list[_SuffixRule], list[_SuffixRule]
     return to_plural, to_singular, invariant
 
 
+def read_pairs(path: Path, expected: str) -> list[tuple[str, str]]:
+    """A two-column data file, normalised; a row with another shape names its line."""
+    pairs = []
+    for lineno, fields in iter_data_lines(path):
+        if len(fields) != 2:
+            raise InputError(f"expected {expected}", path=str(path), record=f"line {lineno}")
+        pairs.append((normalize(fields[0]), normalize(fields[1])))
+    return pairs
+
+
+def _read_nouns(path: Path) -> dict[str, NounEntry]:
+    entries: dict[str, NounEntry] = {}
+    for lineno, fields in iter_data_lines(path):
+        if len(fields) != 6:
+            raise InputError("expected 6 tab-separated fields", path=str(path), record=f"line {lineno}")
+        name, plural, canonical, category, kinds, synset = fields
+        entries[name] = NounEntry(
+            name=name,
+            plural=plural,
+            canonical=canonical,
+            category=category if category != "-" else None,
+            kinds=tuple(k for k in kinds.split(",") if k and k != "-"),
+            synset=synset if synset != "-" else None,
+        )
+    return entries
+
+
 class Lexicon:
     """Answers questions about nouns, colours and relations from the data in `rules/lexicon/`.
 
@@ -116,52 +144,33 @@ class Lexicon:
     """
 
     def __init__(self, rules_dir: Path) -> None:
-        self.rules_dir = Path(rules_dir)
-        d = self.rules_dir
-        self._entries: dict[str, NounEntry] = {}
-        for lineno, fields in iter_data_lines(d / NOUNS_FILE):
-            if len(fields) != 6:
-                raise InputError("expected 6 tab-separated fields", path=str(d / NOUNS_FILE), record=f"line {lineno}")
-            name, plural, canonical, category, kinds, synset = fields
-            self._entries[name] = NounEntry(
-                name=name,
-                plural=plural,
-                canonical=canonical,
-                category=category if category != "-" else None,
-                kinds=tuple(k for k in kinds.split(",") if k and k != "-"),
-                synset=synset if synset != "-" else None,
-            )
-        # surface form -> entry name (the singular / plural-only name)
-        self._name_of: dict[str, str] = {}
+        """Read every data file of `rules_dir` (and `../relations.tsv`); errors name file and line."""
+        self.rules_dir = d = Path(rules_dir)
+        self._entries = _read_nouns(d / NOUNS_FILE)
+        self._to_plural, self._to_singular, self._invariant = _read_suffix_rules(d / INFLECTION_RULES_FILE)
+        self._uncountable = frozenset(read_word_list(d / UNCOUNTABLE_FILE))
+        self._plural_only = frozenset(read_word_list(d / PLURAL_ONLY_FILE))
+        self.colors: frozenset[str] = frozenset(read_word_list(d / COLORS_FILE))
+
+        # surface form -> entry name (the singular or plural-only name), and number tables
+        self._name_of: dict[str, str] = {e.name: e.name for e in self._entries.values()}
+        self._singular_to_plural = {e.name: e.plural for e in self._entries.values()}
         self._plural_to_singular: dict[str, str] = {}
-        self._singular_to_plural: dict[str, str] = {}
-        for e in self._entries.values():
-            self._name_of[e.name] = e.name
-            self._singular_to_plural[e.name] = e.plural
         for e in self._entries.values():
             self._name_of.setdefault(e.plural, e.name)
             if e.plural != e.name:
                 self._plural_to_singular.setdefault(e.plural, e.name)
         self._aliases: dict[str, list[str]] = defaultdict(list)  # name -> vocabulary aliases
-        for lineno, fields in iter_data_lines(d / ALIASES_FILE):
-            if len(fields) != 2 or fields[1] not in self._entries:
-                raise InputError("expected alias<TAB>known name", path=str(d / ALIASES_FILE), record=f"line {lineno}")
-            alias, name = fields
+        for alias, name in read_pairs(d / ALIASES_FILE, "alias<TAB>known name"):
+            if name not in self._entries:
+                raise InputError(f"alias of unknown noun {name!r}", path=str(d / ALIASES_FILE), record=alias)
             self._name_of.setdefault(alias, name)
             self._aliases[name].append(alias)
-        # irregular plurals for words outside the vocabulary (from WordNet's noun.exc)
-        for lineno, fields in iter_data_lines(d / IRREGULAR_FILE):
-            if len(fields) != 2:
-                raise InputError("expected singular<TAB>plural", path=str(d / IRREGULAR_FILE), record=f"line {lineno}")
-            singular, plural = fields
+        for singular, plural in read_pairs(d / IRREGULAR_FILE, "singular<TAB>plural"):
             self._singular_to_plural.setdefault(singular, plural)
             self._plural_to_singular.setdefault(plural, singular)
-        self._to_plural, self._to_singular, self._invariant = _read_suffix_rules(d / INFLECTION_RULES_FILE)
 
-        self._uncountable = frozenset(read_word_list(d / UNCOUNTABLE_FILE))
-        self._plural_only = frozenset(read_word_list(d / PLURAL_ONLY_FILE))
-
-        # synonym sets and hyponyms, keyed by canonical name
+        # synonym sets and (transitive) hyponyms, keyed by canonical name
         self._members: dict[str, list[str]] = defaultdict(list)
         hyponyms: dict[str, set[str]] = defaultdict(set)
         for e in self._entries.values():
@@ -172,19 +181,11 @@ class Lexicon:
         self._hyponyms = {k: frozenset(v) for k, v in hyponyms.items()}
 
         listed = {self.canonical(w) for w in read_word_list(d / UNANNOTATED_FILE)}
-        prone = set(listed)
-        for general in listed:
-            prone |= self._hyponyms.get(general, frozenset())
-        self._unannotated = frozenset(prone)
+        self._unannotated = frozenset(listed.union(*(self._hyponyms.get(g, frozenset()) for g in listed)))
 
-        self.colors: frozenset[str] = frozenset(read_word_list(d / COLORS_FILE))
         self._opposite: dict[str, str] = {}
         self._symmetric: set[str] = set()
-        rel_path = d.parent / RELATIONS_FILE
-        for lineno, fields in iter_data_lines(rel_path):
-            if len(fields) != 2:
-                raise InputError("expected relation<TAB>opposite|symmetric", path=str(rel_path), record=f"line {lineno}")
-            rel, other = _norm(fields[0]), _norm(fields[1])
+        for rel, other in read_pairs(d.parent / RELATIONS_FILE, "relation<TAB>opposite|symmetric"):
             if other == "symmetric":
                 self._symmetric.add(rel)
             else:
@@ -227,7 +228,7 @@ class Lexicon:
     @functools.lru_cache(maxsize=65536)  # noqa: B019 - the lexicon lives as long as the process
     def singular(self, word: str) -> str:
         """Singular form: "men"->"man", "buses"->"bus"; plural-only and uncountable words unchanged."""
-        w = _norm(word)
+        w = normalize(word)
         if w in self._plural_only or w in self._uncountable:
             return w
         name = self._entry_name(w)
@@ -245,7 +246,7 @@ class Lexicon:
     @functools.lru_cache(maxsize=65536)  # noqa: B019
     def plural(self, word: str) -> str:
         """Plural form: "man"->"men"; uncountable and plural-only words unchanged."""
-        w = _norm(word)
+        w = normalize(word)
         if not w or w in self._plural_only or w in self._uncountable:
             return w
         name = self._entry_name(w)
@@ -264,7 +265,7 @@ class Lexicon:
 
     def is_plural(self, word: str) -> bool:
         """Grammatical number of the surface word: "jeans" and "men" are plural, "bus" is not."""
-        w = _norm(word)
+        w = normalize(word)
         if w in self._plural_only:
             return True
         if w in self._uncountable:
@@ -277,7 +278,7 @@ class Lexicon:
 
     @functools.lru_cache(maxsize=65536)  # noqa: B019 - hot path of generation; lives with the process
     def _entry(self, word: str) -> NounEntry | None:
-        name = self._entry_name(_norm(word))
+        name = self._entry_name(normalize(word))
         if name is None:
             name = self._entry_name(self.singular(word))
         return self._entries.get(name) if name is not None else None
@@ -291,7 +292,7 @@ class Lexicon:
     @functools.lru_cache(maxsize=65536)  # noqa: B019 - hot path of generation; lives with the process
     def forms(self, word: str) -> frozenset[str]:
         """Every surface name of the same kind: singular and plural of each synonym, and aliases."""
-        w = _norm(word)
+        w = normalize(word)
         e = self._entry(w)
         if e is None:
             return frozenset({w, self.singular(w), self.plural(w)})
@@ -340,11 +341,11 @@ class Lexicon:
         return self._split_head(w)[1] if w not in self._name_of and " " in w else w
 
     def is_uncountable(self, word: str) -> bool:
-        w = self._head_if_unknown(_norm(word))
+        w = self._head_if_unknown(normalize(word))
         return w in self._uncountable or self.singular(w) in self._uncountable
 
     def is_plural_only(self, word: str) -> bool:
-        w = self._head_if_unknown(_norm(word))
+        w = self._head_if_unknown(normalize(word))
         return w in self._plural_only or self.singular(w) in self._plural_only
 
     def is_unannotated_prone(self, word: str) -> bool:
@@ -354,19 +355,19 @@ class Lexicon:
     @functools.lru_cache(maxsize=65536)  # noqa: B019 - hot path of generation; lives with the process
     def is_known(self, word: str) -> bool:
         """In the vocabulary, in any form."""
-        w = _norm(word)
+        w = normalize(word)
         return w in self._name_of or self.singular(w) in self._name_of
 
     # -- colours and relations ----------------------------------------------------------------
 
     def is_color(self, attr: str) -> bool:
-        return _norm(attr) in self.colors
+        return normalize(attr) in self.colors
 
     def opposite_relation(self, rel: str) -> str | None:
-        return self._opposite.get(_norm(rel))
+        return self._opposite.get(normalize(rel))
 
     def is_symmetric_relation(self, rel: str) -> bool:
-        return _norm(rel) in self._symmetric
+        return normalize(rel) in self._symmetric
 
 
 @functools.cache

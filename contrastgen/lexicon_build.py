@@ -41,6 +41,8 @@ from contrastgen.lexicon import (
     PLURAL_ONLY_FILE,
     UNCOUNTABLE_FILE,
     iter_data_lines,
+    normalize,
+    read_pairs,
     read_word_list,
 )
 
@@ -288,20 +290,6 @@ def _read_hypernym_edits(wn: Any, curated: Path) -> HypernymEdits:
     return HypernymEdits(frozenset(cut), {k: tuple(v) for k, v in add.items()})
 
 
-def _norm(word: str) -> str:
-    return " ".join(word.lower().split())
-
-
-def _read_pairs(path: Path, expected: str) -> list[tuple[str, str]]:
-    """Two-column curated files (word <TAB> word), normalised."""
-    pairs = []
-    for lineno, fields in iter_data_lines(path):
-        if len(fields) != 2:
-            raise InputError(f"expected {expected}", path=str(path), record=f"line {lineno}")
-        pairs.append((_norm(fields[0]), _norm(fields[1])))
-    return pairs
-
-
 @dataclass
 class Curated:
     """The hand-curated inputs of the build (every file in rules/lexicon/ that is not generated)."""
@@ -323,11 +311,11 @@ class Curated:
     @classmethod
     def read(cls, wn: Any, d: Path) -> Curated:
         plural_only_rows = [fields for _, fields in iter_data_lines(d / PLURAL_ONLY_FILE)]
-        respellings = {_norm(f[1]): _norm(f[0]) for f in plural_only_rows if len(f) > 1}
-        respellings.update(_read_pairs(d / RESPELLINGS_FILE, "vocabulary entry<TAB>word"))
+        respellings = {normalize(f[1]): normalize(f[0]) for f in plural_only_rows if len(f) > 1}
+        respellings.update(read_pairs(d / RESPELLINGS_FILE, "vocabulary entry<TAB>word"))
         return cls(
             directory=d,
-            plural_only={_norm(f[0]) for f in plural_only_rows},
+            plural_only={normalize(f[0]) for f in plural_only_rows},
             uncountable=set(read_word_list(d / UNCOUNTABLE_FILE)),
             respellings=respellings,
             not_nouns=set(read_word_list(d / NOT_NOUNS_FILE)),
@@ -335,7 +323,7 @@ class Curated:
             people=set(read_word_list(d / PEOPLE_FILE)),
             senses=_read_senses(wn, d),
             synonyms=_read_synonyms(d),
-            kinds=dict(_read_pairs(d / KINDS_FILE, "noun<TAB>kind")),
+            kinds=dict(read_pairs(d / KINDS_FILE, "noun<TAB>kind")),
             modifiers=set(read_word_list(d / COMPOUND_MODIFIERS_FILE)),
             categories=_read_categories(wn, d),
             edits=_read_hypernym_edits(wn, d),
