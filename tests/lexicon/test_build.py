@@ -5,15 +5,13 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from contrastgen.articles import ARTICLES_FILE, build_articles
+from contrastgen.articles import ARTICLES_FILE
 from contrastgen.cli import cli
 from contrastgen.errors import InputError
 from contrastgen.lexicon_build import (
     GENERATED_FILES,
     build_lexicon,
     find_wordnet,
-    surface_forms,
-    write_lexicon,
 )
 
 from .conftest import RULES, SHARED
@@ -24,16 +22,21 @@ VOCAB = SHARED / "data" / "vocab" / "vg-1750-700-450"
 
 @pytest.mark.shared
 def test_committed_lexicon_is_what_the_build_produces(tmp_path):
+    """`contrastgen lexicon build` (the command `make lexicon` runs) reproduces rules/lexicon byte for byte."""
     if not WORDNET.is_dir() or not VOCAB.is_dir():
         pytest.skip("../shared/nltk_data (WordNet) or the VG vocabulary is absent")
-    files = build_lexicon(VOCAB, RULES / "lexicon", wordnet_dir=WORDNET)
-    assert set(files) == set(GENERATED_FILES)
-    write_lexicon(files, tmp_path)
-    build_articles(surface_forms(files), tmp_path / ARTICLES_FILE)  # `lexicon build` writes it too
+    result = CliRunner().invoke(
+        cli,
+        ["lexicon", "build", "--vocab", str(VOCAB), "--out", str(tmp_path), "--curated", str(RULES / "lexicon")],
+        env={"NLTK_DATA": str(WORDNET.parent.parent)},
+    )
+    assert result.exit_code == 0, result.output
     for name in (*GENERATED_FILES, ARTICLES_FILE):
         built = (tmp_path / name).read_text(encoding="utf-8")
         committed = (RULES / "lexicon" / name).read_text(encoding="utf-8")
         assert built == committed, f"rules/lexicon/{name} is stale: run `make lexicon` and commit"
+    # only generated files are written; the curated inputs are read in place
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted((*GENERATED_FILES, ARTICLES_FILE))
 
 
 def test_missing_wordnet_says_to_set_nltk_data(tmp_path):
