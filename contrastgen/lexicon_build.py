@@ -124,7 +124,8 @@ def load_wordnet(wordnet_dir: Path) -> Any:
 class Inflector:
     """Singular/plural at build time: spaCy's lookup lemmatizer checked against inflect."""
 
-    def __init__(self, plural_only: set[str], uncountable: set[str], wordnet: Any) -> None:
+    def __init__(self, plural_only: set[str], uncountable: set[str], wordnet: Any,
+                 rules_file: Path | None = None) -> None:
         import inflect
         from spacy.lookups import load_lookups
 
@@ -133,6 +134,7 @@ class Inflector:
         self._plural_only = plural_only
         self._uncountable = uncountable
         self._wn = wordnet
+        self._rules_file = rules_file
 
     def _is_noun(self, word: str) -> bool:
         return bool(self._wn.synsets(word.replace(" ", "_"), pos="n"))
@@ -140,7 +142,23 @@ class Inflector:
     def plural(self, word: str) -> str:
         if word in self._plural_only or word in self._uncountable or not re.search("[a-z]", word):
             return word
-        return self._engine.plural_noun(word) or word
+        plural = self._engine.plural_noun(word) or word
+        if word.endswith("man") and plural == word + "s":
+            # inflect says "gentlemans"; the curated suffix rules (with human, ottoman, ... as
+            # exceptions) say "gentlemen"
+            plural = self._rule_plural(word)
+        return plural
+
+    def _rule_plural(self, word: str) -> str:
+        from contrastgen.lexicon import _read_suffix_rules
+
+        to_plural, _, invariant = _read_suffix_rules(self._rules_file)
+        if any(p.search(word) for p in invariant):
+            return word
+        for r in to_plural:
+            if r.pattern.search(word):
+                return r.pattern.sub(r.replacement, word, count=1)
+        return word + "s"
 
     def singular(self, word: str) -> str:
         """The singular of a vocabulary word; the word itself when it is already singular.
@@ -468,7 +486,7 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None =
     vocab = _read_vocab(vocab_dir)  # before WordNet: a wrong path should fail in milliseconds
     wn = load_wordnet(wordnet_dir or find_wordnet())
     cur = Curated.read(wn, curated_dir)
-    inflector = Inflector(cur.plural_only, cur.uncountable, wn)
+    inflector = Inflector(cur.plural_only, cur.uncountable, wn, curated_dir / INFLECTION_RULES_FILE)
     words = [w for w in vocab if w not in cur.not_nouns] + sorted(cur.plural_only) + cur.extra_nouns
     nouns, aliases = _collect_nouns(words, inflector, cur.respellings)
     _assign_senses(nouns, wn, cur)
