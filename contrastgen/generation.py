@@ -8,8 +8,10 @@ merged back in the order of the input questions, so the output does not depend o
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 from contrastgen.corpus import Corpus
@@ -29,7 +31,26 @@ SHARD_IMAGES = 256
 _STATE: dict[str, Any] = {}
 
 
-def _run_shard(images: list[str]) -> list[tuple[str, list[PerturbResult]]]:
+@dataclass(frozen=True)
+class Outcome:
+    """What the statistics need of one (question, template) result: small enough that a
+    million of them cross from the workers to the parent cheaply (a PerturbResult per question
+    cost the parent more time than the workers spent perturbing)."""
+
+    question_id: str
+    image_id: str
+    template: str | None
+    reason: str | None
+    ranks: tuple[int, ...]
+
+
+def _outcome(r: PerturbResult) -> Outcome:
+    return Outcome(r.question_id, r.image_id, r.template, r.reason,
+                   tuple(p["rank"] for p in r.perturbations))
+
+
+def _run_shard(images: list[str]) -> list[tuple[str, list[Outcome], list[dict]]]:
+    """(question id, outcomes, contrast_sets.jsonl records) for every question of these images."""
     engine: Engine = _STATE["engine"]
     questions = _STATE["questions"]
     graphs = _STATE["scene_graphs"]
@@ -50,7 +71,8 @@ def _run_shard(images: list[str]) -> list[tuple[str, list[PerturbResult]]]:
             results = engine.perturb_question(
                 qid, q, graph, corpus=_STATE["corpus"], max_k=_STATE["max_k"], seed=_STATE["seed"],
                 scene=scene, existing=existing, matches=matches)
-            out.append((qid, results))
+            out.append((qid, [_outcome(r) for r in results],
+                        [rec for r in results if (rec := r.to_record()) is not None]))
     return out
 
 
@@ -69,27 +91,42 @@ def run_generation(engine: Engine, questions: dict[str, dict], scene_graphs: dic
     _STATE.update(engine=engine, questions=questions, scene_graphs=scene_graphs, corpus=corpus,
                   by_image=by_image, max_k=max_k, seed=seed, templates=templates)
     workers = default_workers() if workers is None else max(1, workers)
-    results: dict[str, list[PerturbResult]] = {}
+    outcomes: dict[str, list[Outcome]] = {}
+    records: dict[str, list[dict]] = {}
     try:
         with _progress(progress, len(questions)) as advance:
             if workers > 1 and len(shards) > 1:
+                # Freeze what is loaded so the collector never walks (and so never touches, and
+                # copy-on-write never copies) the parent's millions of objects in the workers.
+                frozen_before = gc.get_freeze_count()
+                gc.freeze()
                 ctx = mp.get_context("fork")
                 with ctx.Pool(workers) as pool:
                     for shard_out in pool.imap_unordered(_run_shard, shards, chunksize=1):
-                        results.update(shard_out)
+                        _collect(shard_out, outcomes, records)
                         advance(len(shard_out))
+                if not frozen_before:  # a caller that froze its data keeps it frozen
+                    gc.unfreeze()
             else:
                 for shard in shards:
                     shard_out = _run_shard(shard)
-                    results.update(shard_out)
+                    _collect(shard_out, outcomes, records)
                     advance(len(shard_out))
     finally:
         _STATE.clear()
-    ordered = [r for qid in questions for r in results[qid]]
-    records = [rec for r in ordered if (rec := r.to_record()) is not None]
-    return Generation(records=records, stats=compute_stats(ordered, questions, scene_graphs, max_k, seed,
-                                                           [t.id for t in engine.select_templates(templates)]),
+    ordered = [o for qid in questions for o in outcomes[qid]]
+    return Generation(records=[rec for qid in questions for rec in records.get(qid, ())],
+                      stats=compute_stats(ordered, questions, scene_graphs, max_k, seed,
+                                          [t.id for t in engine.select_templates(templates)]),
                       max_k=max_k, seed=seed)
+
+
+def _collect(shard_out: list[tuple[str, list[Outcome], list[dict]]], outcomes: dict[str, list[Outcome]],
+             records: dict[str, list[dict]]) -> None:
+    for qid, outs, recs in shard_out:
+        outcomes[qid] = outs
+        if recs:
+            records[qid] = recs
 
 
 class _progress:
@@ -117,8 +154,9 @@ class _progress:
         return False
 
 
-def compute_stats(results: list[PerturbResult], questions: dict[str, dict], scene_graphs: dict[str, dict],
-                  max_k: int, seed: int, template_ids: list[str]) -> dict[str, Any]:
+def compute_stats(results: list[Outcome] | list[PerturbResult], questions: dict[str, dict],
+                  scene_graphs: dict[str, dict], max_k: int, seed: int,
+                  template_ids: list[str]) -> dict[str, Any]:
     """Counts as in the paper's Tables 5-8, plus a count per reason for no perturbation."""
     ks = [k for k in KS if k <= max_k] + ([max_k] if max_k not in KS else [])
     per_t: dict[str, dict[str, Any]] = {
@@ -128,6 +166,8 @@ def compute_stats(results: list[PerturbResult], questions: dict[str, dict], scen
     matched_q, perturbed_q, aug_images = set(), set(), set()
     aug_k: Counter = Counter()
     for r in results:
+        if isinstance(r, PerturbResult):
+            r = _outcome(r)
         if r.template is None:
             reasons[r.reason or "no_match"] += 1
             continue
@@ -135,13 +175,13 @@ def compute_stats(results: list[PerturbResult], questions: dict[str, dict], scen
         t["matched"] += 1
         t["images"].add(r.image_id)
         matched_q.add(r.question_id)
-        if r.perturbations:
+        if r.ranks:
             t["perturbed"] += 1
             t["augmented_images"].add(r.image_id)
             perturbed_q.add(r.question_id)
             aug_images.add(r.image_id)
             for k in ks:
-                n = sum(1 for p in r.perturbations if p["rank"] <= k)
+                n = sum(1 for rank in r.ranks if rank <= k)
                 t["perturbations"][f"k{k}"] += n
                 aug_k[f"k{k}"] += n
         else:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from contrastgen.errors import InputError
+from contrastgen.gcutil import no_gc
 from contrastgen.jsonio import read_json
 
 Questions = dict[str, dict[str, Any]]
@@ -56,6 +57,14 @@ def validate_question(qid: str, q: Any, *, path: str | None = None) -> dict[str,
 def load_questions(path: str | os.PathLike[str]) -> Questions:
     """Load GQA questions from one JSON file or a directory of shards, in a stable order."""
     questions: Questions = {}
+    with no_gc():
+        _load_questions_into(questions, path)
+    if not questions:
+        raise InputError("no questions found", path=str(path))
+    return questions
+
+
+def _load_questions_into(questions: Questions, path: str | os.PathLike[str]) -> None:
     for file in _json_files(Path(path)):
         data = read_json(file)
         if not isinstance(data, Mapping):
@@ -64,9 +73,6 @@ def load_questions(path: str | os.PathLike[str]) -> Questions:
             if qid in questions:
                 raise InputError("question id appears twice", path=str(file), record=f"question {qid}")
             questions[str(qid)] = validate_question(str(qid), q, path=str(file))
-    if not questions:
-        raise InputError("no questions found", path=str(path))
-    return questions
 
 
 def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> dict[str, Any]:
@@ -109,12 +115,13 @@ def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> d
 def load_scene_graphs(path: str | os.PathLike[str]) -> SceneGraphs:
     """Load GQA scene graphs from one JSON file (or a directory of them)."""
     graphs: SceneGraphs = {}
-    for file in _json_files(Path(path)):
-        data = read_json(file)
-        if not isinstance(data, Mapping):
-            raise InputError("expected an object keyed by image id", path=str(file))
-        for image_id, g in data.items():
-            graphs[str(image_id)] = validate_scene_graph(str(image_id), g, path=str(file))
+    with no_gc():
+        for file in _json_files(Path(path)):
+            data = read_json(file)
+            if not isinstance(data, Mapping):
+                raise InputError("expected an object keyed by image id", path=str(file))
+            for image_id, g in data.items():
+                graphs[str(image_id)] = validate_scene_graph(str(image_id), g, path=str(file))
     if not graphs:
         raise InputError("no scene graphs found", path=str(path))
     return graphs

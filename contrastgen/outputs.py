@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from contrastgen.engine import Generation
+from contrastgen.gcutil import no_gc
 from contrastgen.jsonio import atomic_dir, atomic_file, dumps, write_json, write_jsonl, write_text
 from contrastgen.stats_report import stats_markdown
 
@@ -57,7 +58,7 @@ def as_lxmert(gqa: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 def write_outputs(gen: Generation, questions: dict[str, dict], out_dir: str | Path) -> Path:
     """Write the whole output directory; nothing appears at `out_dir` unless all of it succeeded."""
-    with atomic_dir(out_dir) as tmp:
+    with no_gc(), atomic_dir(out_dir) as tmp:
         write_jsonl(tmp / "contrast_sets.jsonl", gen.records)
         for name, view in augmented_views(gen, questions).items():
             write_json(tmp / f"{name}.json", view)

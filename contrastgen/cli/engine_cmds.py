@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from contrastgen.gcutil import freeze_loaded
 from contrastgen.jsonio import dumps
 
 
@@ -85,6 +86,7 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
     qs = load_questions(questions)
     sg = load_scene_graphs(scene_graphs)
     engine = _engine()
+    freeze_loaded()  # the process ends after this run: keep the collector off the dataset
     gen = engine.generate(qs, sg, max_k=max_k, seed=seed, templates=templates, workers=workers,
                           progress=progress)
     write_outputs(gen, qs, out)
