@@ -18,6 +18,7 @@ from contrastgen.corpus import Corpus
 from contrastgen.ground import Grounding, denoted_ids, same_kind
 from contrastgen.lexicon import Lexicon
 from contrastgen.nounphrase import NounPhrase
+from contrastgen.phrase import agree, finish, replace_spans
 from contrastgen.scene import SceneIndex
 from contrastgen.templates import Match
 
@@ -161,3 +162,13 @@ def single_id(g: Grounding | None) -> str:
     if len(g.ids) > 1:
         raise Refusal("ambiguous")
     return g.ids[0]
+
+
+def rewrite(ctx: Context, slot: str, text: str, plural: bool, *, agree_verb: bool = True) -> str:
+    """The question with `slot` replaced by `text` and its verb (is/are, has/have) agreeing."""
+    start, end = ctx.span(slot)
+    repl = [(start, end, text)]
+    if agree_verb and "cop" in ctx.match.spans:
+        cs, ce = ctx.span("cop")
+        repl.append((cs, ce, agree(ctx.match.spans["cop"].text, plural)))
+    return finish(replace_spans(ctx.match.question, repl))

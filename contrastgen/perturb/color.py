@@ -15,10 +15,10 @@ from contrastgen.perturb.base import (
     fact_object,
     fact_only,
     kind_names,
+    rewrite,
     shuffled,
     unique_object,
 )
-from contrastgen.phrase import agree, finish, replace_spans
 
 # Spelling variants that must not count as a different colour.
 _SAME_COLOUR = {"grey": "gray", "blonde": "blond"}
@@ -65,15 +65,8 @@ def perturb_color(ctx: Context) -> Iterator[Candidate]:
         colors = scene.colors(oid, lex)
         if len({_colour(c) for c in colors}) != 1 or _colour(colors[0]) == original:
             continue
-        plural = lex.is_plural(name)
-        start, end = ctx.span("x")
-        new_np = f"the {name}"
-        repl = [(start, end, new_np)]
-        if "cop" in ctx.match.spans:
-            cs, ce = ctx.span("cop")
-            repl.append((cs, ce, agree(ctx.match.spans["cop"].text, plural)))
         yield Candidate(
-            question=finish(replace_spans(ctx.match.question, repl)),
+            question=rewrite(ctx, "x", f"the {name}", lex.is_plural(name)),
             answer=colors[0],
             change=change("object", "x", x.head, name),
             evidence=evidence({"op": "color", "object": oid},

@@ -22,10 +22,11 @@ from contrastgen.perturb.base import (
     fact_object,
     fact_relation,
     kind_names,
+    rewrite,
     shuffled,
     single_id,
 )
-from contrastgen.phrase import agree, finish, realise, replace_spans
+from contrastgen.phrase import realise
 
 NEAR = "near"
 
@@ -75,13 +76,8 @@ def perturb_near(ctx: Context) -> Iterator[Candidate]:
             edge = (neighbour, NEAR, yid) if (neighbour, NEAR, yid) in scene.edges else (yid, NEAR, neighbour)
             facts = [fact_object(scene, neighbour), fact_object(scene, yid), fact_relation(*edge)]
         text, plural = realise(name, x, lex)
-        start, end = ctx.span("x")
-        repl = [(start, end, text)]
-        if "cop" in ctx.match.spans:
-            cs, ce = ctx.span("cop")
-            repl.append((cs, ce, agree(ctx.match.spans["cop"].text, plural)))
         yield Candidate(
-            question=finish(replace_spans(ctx.match.question, repl)),
+            question=rewrite(ctx, "x", text, plural),
             answer=new_answer,
             change=change("object", "x", x.head, name),
             evidence=evidence({"op": "exists_related", "names": sorted(kind_names(name, scene, lex)),

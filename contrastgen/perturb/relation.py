@@ -20,11 +20,12 @@ from contrastgen.perturb.base import (
     fact_only,
     fact_relation,
     kind_names,
+    rewrite,
     shuffled,
     single_id,
     unique_object,
 )
-from contrastgen.phrase import agree, finish, replace_spans
+from contrastgen.phrase import finish, replace_spans
 
 
 def _grounded_pair(ctx: Context) -> tuple[str, str, str, str | None]:
@@ -100,14 +101,8 @@ def perturb_relation_object(ctx: Context) -> Iterator[Candidate]:
         if ctx.answer == "yes" and (oid, rel, yid) in scene.edges:
             continue  # contradictory annotations: both rel and its opposite
         new_answer = "no" if ctx.answer == "yes" else "yes"
-        plural = lex.is_plural(name)
-        start, end = ctx.span("x")
-        repl = [(start, end, f"the {name}")]
-        if "cop" in ctx.match.spans:
-            cs, ce = ctx.span("cop")
-            repl.append((cs, ce, agree(ctx.match.spans["cop"].text, plural)))
         yield Candidate(
-            question=finish(replace_spans(ctx.match.question, repl)),
+            question=rewrite(ctx, "x", f"the {name}", lex.is_plural(name)),
             answer=new_answer,
             change=change("object", "x", x.head, name),
             evidence=evidence(_query(oid, rel, yid, opp),

@@ -21,9 +21,10 @@ from contrastgen.perturb.base import (
     fact_absent,
     fact_object,
     kind_names,
+    rewrite,
     shuffled,
 )
-from contrastgen.phrase import agree, finish, realise, replace_spans
+from contrastgen.phrase import realise
 
 
 def _presence(ctx: Context) -> dict[str, bool]:
@@ -88,15 +89,10 @@ def perturb_see(ctx: Context) -> Iterator[Candidate]:
             new_answer = "yes"
             facts = [fact_object(scene, ids[0])]
         text, plural = realise(name, np, lex)
-        start, end = ctx.span(slot)
-        repl = [(start, end, text)]
-        if slot == "x" and "cop" in ctx.match.spans:
-            cs, ce = ctx.span("cop")
-            repl.append((cs, ce, agree(ctx.match.spans["cop"].text, plural)))
         options = {slot: kind_names(name, scene, lex),
                    ("y" if slot == "x" else "x"): kind_names(other_np.head, scene, lex)}
         yield Candidate(
-            question=finish(replace_spans(ctx.match.question, repl)),
+            question=rewrite(ctx, slot, text, plural, agree_verb=slot == "x"),  # "Is there X or Y"
             answer=new_answer,
             change=change("object", slot, np.head, name),
             evidence=evidence({"op": "exists_any", "names": [sorted(options["x"]), sorted(options["y"])],

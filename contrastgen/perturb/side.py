@@ -15,10 +15,10 @@ from contrastgen.perturb.base import (
     fact_only,
     fact_side,
     kind_names,
+    rewrite,
     shuffled,
     unique_object,
 )
-from contrastgen.phrase import agree, finish, replace_spans
 
 SIDES = ("left", "right")
 
@@ -54,15 +54,9 @@ def perturb_side(ctx: Context) -> Iterator[Candidate]:
         oid = unique_object(name, scene, lex)
         if oid is None or scene.side(oid) != other:
             continue
-        plural = lex.is_plural(name)
-        start, end = ctx.span("x")
-        repl = [(start, end, f"the {name}" if x.determiner else name)]
-        if "cop" in ctx.match.spans:
-            cs, ce = ctx.span("cop")
-            repl.append((cs, ce, agree(ctx.match.spans["cop"].text, plural)))
         names = kind_names(name, scene, lex)
         yield Candidate(
-            question=finish(replace_spans(ctx.match.question, repl)),
+            question=rewrite(ctx, "x", f"the {name}", lex.is_plural(name)),
             answer=other,
             change=change("object", "x", x.head, name),
             evidence=evidence({"op": "side", "object": oid},
