@@ -79,7 +79,3 @@ class Corpus:
             out = tuple(self.kinds[j] for j in cols[order])
         self._top[kind] = out
         return out
-
-    def common(self, n: int = TOP_COOCCURRING) -> tuple[str, ...]:
-        order = sorted(range(len(self.kinds)), key=lambda i: (-int(self.frequency[i]), self.kinds[i]))
-        return tuple(self.kinds[i] for i in order[:n])

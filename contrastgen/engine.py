@@ -42,6 +42,8 @@ NP_SLOTS = ("x", "y")
 _NORM = regex.compile(r"[^\p{L}\p{N} ]+")
 _ASCII_PUNCT = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"})
 
+# Every reason a (question, template) can end without perturbations; stats.md counts them and a
+# test holds the handlers to this list, so a new reason cannot appear undocumented.
 REASONS = ("no_answer", "no_match", "no_scene_graph", "not_grounded", "ambiguous", "answer_mismatch",
            "no_distractor", "duplicate", "unannotated_prone", "unsupported_phrase", "no_relation",
            "no_opposite", "inconsistent_graph")

@@ -85,19 +85,8 @@ class SceneIndex:
                    by_name=dict(by_name), by_canonical=dict(by_canonical), edges=edges,
                    out_edges=dict(out_edges), in_edges=dict(in_edges))
 
-    # -- names ---------------------------------------------------------------------------------
-    def ids_named(self, names: frozenset[str]) -> list[str]:
-        """Objects whose graph name is one of `names` (already expanded surface forms)."""
-        return sorted(i for n in names for i in self.by_name.get(n, ()))
-
     def has_any_name(self, names: frozenset[str]) -> bool:
         return any(n in self.by_name for n in names)
-
-    # -- relations -----------------------------------------------------------------------------
-    def related(self, subject: str, rel: str, obj: str, *, symmetric: bool = False) -> bool:
-        if (subject, rel, obj) in self.edges:
-            return True
-        return symmetric and (obj, rel, subject) in self.edges
 
     def neighbours(self, obj: str, rel: str, *, symmetric: bool) -> set[str]:
         """Objects s with s -rel-> obj (and obj -rel-> s when symmetric)."""

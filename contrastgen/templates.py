@@ -96,10 +96,6 @@ def load_templates() -> tuple[Template, ...]:
     return load_templates_from(rules_dir() / "templates.json")
 
 
-def template_ids() -> list[str]:
-    return [t.id for t in load_templates()]
-
-
 def strip_question(question: str) -> str:
     return question.strip().rstrip("?.! \t\n")
 

@@ -172,3 +172,18 @@ def test_failed_run_keeps_previous_output(k5, tmp_path):
     result, _ = _bad(tmp_path, questions="{")
     assert result.exit_code == 2
     assert _files(out) == before
+
+
+def test_every_reason_is_a_documented_one(k5):
+    from contrastgen.engine import REASONS
+
+    stats = json.loads((k5 / "stats.json").read_text())
+    seen = set(stats["reasons"]) | {r for t in stats["templates"].values() for r in t["reasons"]}
+    assert seen and seen <= set(REASONS)
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert all(f"`{r}`" in readme for r in REASONS)
+    import re
+
+    handlers = Path(__file__).resolve().parents[2] / "contrastgen" / "perturb"
+    raised = {m for f in handlers.glob("*.py") for m in re.findall(r'Refusal\("([a-z_]+)"\)', f.read_text())}
+    assert raised and raised <= set(REASONS)
