@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import pstats
 import resource
 import tempfile
@@ -23,8 +22,10 @@ from pathlib import Path
 
 from bench_generate import ensure_data, machine
 
+from contrastgen.gcutil import freeze_loaded
 from contrastgen.gqa import load_questions, load_scene_graphs
 from contrastgen.outputs import write_outputs
+from contrastgen.templates import may_match
 
 
 def _peak_gib() -> float:
@@ -40,9 +41,6 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--max-k", type=int, default=5)
     ap.add_argument("--cprofile", type=Path, help="write a cProfile dump here and print the top functions")
-    ap.add_argument("--gc-freeze", action="store_true",
-                    help="gc.freeze() after loading (experiment: fewer full collections over the loaded "
-                         "data, fewer copy-on-write page copies in forked workers)")
     args = ap.parse_args(argv)
     data = args.data or ensure_data(args.images, args.questions, args.seed)
 
@@ -61,19 +59,20 @@ def main(argv: list[str] | None = None) -> None:
         rows.append((name, time.perf_counter() - w, time.process_time() - c, _peak_gib()))
         return value
 
-    qs = phase("load questions", lambda: load_questions(data / "questions.json"))
-    sg = phase("load scene graphs", lambda: load_scene_graphs(data / "scene_graphs.json"))
+    # the same order and calls as `contrastgen generate` (contrastgen.cli.engine_cmds.run_generate)
     engine = phase("load engine (rules, lexicon)", Engine.load)
+    qs = phase("load questions", lambda: load_questions(
+        data / "questions.json", keep_full=lambda text: may_match(text, engine.templates)))
+    sg = phase("load scene graphs", lambda: load_scene_graphs(data / "scene_graphs.json"))
     corpus = phase("build corpus", lambda: engine.build_corpus(sg))
-    if args.gc_freeze:
-        gc.freeze()
+    freeze_loaded()
     gen = phase("perturb (workers)", lambda: engine.generate(
         qs, sg, max_k=args.max_k, seed=0, workers=args.workers, progress=False, corpus=corpus))
     with tempfile.TemporaryDirectory() as tmp:
-        phase("write outputs", lambda: write_outputs(gen, qs, Path(tmp) / "out"))
+        phase("write outputs", lambda: write_outputs(gen, Path(tmp) / "out"))
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    print(f"{len(qs):,} questions, {len(sg):,} scene graphs, {len(gen.records):,} contrast-set records; "
-          f"workers {args.workers}; gc.freeze {args.gc_freeze}; {machine()}")
+    print(f"{len(qs):,} questions, {len(sg):,} scene graphs, {len(gen.lines):,} contrast-set records; "
+          f"workers {args.workers}; {machine()}")
     print(f"{'phase':32} {'wall s':>8} {'CPU s (this process)':>21} {'peak RSS GiB':>13}")
     for name, wall, cpu, peak in rows:
         print(f"{name:32} {wall:8.1f} {cpu:21.1f} {peak:13.2f}")

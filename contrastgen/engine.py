@@ -19,12 +19,14 @@ Perturbation ids are `<question id>_<template suffix><rank>`.
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import regex
 
 from contrastgen.answers import normalize_answer
@@ -37,6 +39,7 @@ from contrastgen.perturb import HANDLERS
 from contrastgen.perturb.base import Context, Refusal
 from contrastgen.scene import SceneIndex
 from contrastgen.templates import Match, Template, load_templates, match_all
+from contrastgen.views import ViewEntry
 
 NP_SLOTS = ("x", "y")
 _NORM = regex.compile(r"[^\p{L}\p{N} ]+")
@@ -80,10 +83,22 @@ class PerturbResult:
 
 @dataclass
 class Generation:
-    records: list[dict[str, Any]]
+    """A whole run, already serialised (see `contrastgen.views` for why).
+
+    `lines` are the lines of contrast_sets.jsonl in the order of the input questions; `views` are
+    the originals and perturbations of the GQA and LXMERT views, sorted by question id; `records`
+    parses `lines` for callers that want dicts.
+    """
+
+    lines: list[bytes]
+    views: list[ViewEntry]
     stats: dict[str, Any]
     max_k: int
     seed: int
+
+    @functools.cached_property
+    def records(self) -> list[dict[str, Any]]:
+        return [orjson.loads(line) for line in self.lines]
 
 
 class Engine:

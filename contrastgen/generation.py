@@ -11,8 +11,8 @@ from __future__ import annotations
 import gc
 import multiprocessing as mp
 from collections import Counter, defaultdict
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from contrastgen.corpus import Corpus
 from contrastgen.engine import (
@@ -22,8 +22,11 @@ from contrastgen.engine import (
     default_workers,
     normalize_question,
 )
+from contrastgen.errors import InputError
+from contrastgen.jsonio import dumps
 from contrastgen.scene import SceneIndex
 from contrastgen.templates import match_all
+from contrastgen.views import ViewEntry, view_entries
 
 KS = (1, 3, 5)
 SHARD_IMAGES = 256
@@ -31,11 +34,9 @@ SHARD_IMAGES = 256
 _STATE: dict[str, Any] = {}
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What the statistics need of one (question, template) result: small enough that a
-    million of them cross from the workers to the parent cheaply (a PerturbResult per question
-    cost the parent more time than the workers spent perturbing)."""
+class Outcome(NamedTuple):
+    """What the statistics need of one (question, template) result: small enough that hundreds
+    of thousands of them cross from the workers to the parent cheaply."""
 
     question_id: str
     image_id: str
@@ -49,30 +50,46 @@ def _outcome(r: PerturbResult) -> Outcome:
                    tuple(p["rank"] for p in r.perturbations))
 
 
-def _run_shard(images: list[str]) -> list[tuple[str, list[Outcome], list[dict]]]:
-    """(question id, outcomes, contrast_sets.jsonl records) for every question of these images."""
+@dataclass
+class ShardResult:
+    """One shard's work, already serialised: the parent only concatenates bytes.
+
+    Questions that match no template produce nothing here; the statistics count them as
+    questions without an outcome.
+    """
+
+    questions: int  # processed, for the progress bar
+    outcomes: list[Outcome] = field(default_factory=list)  # matched (question, template) pairs
+    lines: list[tuple[str, tuple[bytes, ...]]] = field(default_factory=list)  # (question id, its JSONL lines)
+    views: list[ViewEntry] = field(default_factory=list)
+
+
+def _run_shard(images: list[str]) -> ShardResult:
     engine: Engine = _STATE["engine"]
     questions = _STATE["questions"]
     graphs = _STATE["scene_graphs"]
     by_image = _STATE["by_image"]
+    corpus, max_k, seed = _STATE["corpus"], _STATE["max_k"], _STATE["seed"]
     templates = engine.select_templates(_STATE["templates"])
-    out = []
+    out = ShardResult(questions=0)
     for image_id in images:
         qids = by_image[image_id]
+        out.questions += len(qids)
+        matched = [(qid, m) for qid in qids if (m := match_all(questions[qid]["question"], templates))]
+        if not matched:
+            continue
         graph = graphs.get(image_id)
-        scene = None
-        existing = {normalize_question(str(questions[q].get("question", ""))) for q in qids}
-        for qid in qids:
+        scene = SceneIndex.build(image_id, graph, engine.lex) if graph is not None else None
+        existing = {normalize_question(questions[q]["question"]) for q in qids}
+        for qid, matches in matched:
             q = questions[qid]
-            matches = match_all(str(q.get("question", "")), templates)
-            # built lazily: most questions match no template and never need the index
-            if graph is not None and scene is None and matches:
-                scene = SceneIndex.build(image_id, graph, engine.lex)
-            results = engine.perturb_question(
-                qid, q, graph, corpus=_STATE["corpus"], max_k=_STATE["max_k"], seed=_STATE["seed"],
-                scene=scene, existing=existing, matches=matches)
-            out.append((qid, [_outcome(r) for r in results],
-                        [rec for r in results if (rec := r.to_record()) is not None]))
+            results = engine.perturb_question(qid, q, graph, corpus=corpus, max_k=max_k, seed=seed,
+                                              scene=scene, existing=existing, matches=matches)
+            out.outcomes.extend(_outcome(r) for r in results)
+            records = [rec for r in results if (rec := r.to_record()) is not None]
+            if records:
+                out.lines.append((qid, tuple(map(dumps, records))))
+                out.views.extend(view_entries(qid, q, records))
     return out
 
 
@@ -91,8 +108,16 @@ def run_generation(engine: Engine, questions: dict[str, dict], scene_graphs: dic
     _STATE.update(engine=engine, questions=questions, scene_graphs=scene_graphs, corpus=corpus,
                   by_image=by_image, max_k=max_k, seed=seed, templates=templates)
     workers = default_workers() if workers is None else max(1, workers)
-    outcomes: dict[str, list[Outcome]] = {}
-    records: dict[str, list[dict]] = {}
+    outcomes: list[Outcome] = []
+    lines: dict[str, tuple[bytes, ...]] = {}
+    views: list[ViewEntry] = []
+
+    def collect(shard: ShardResult) -> None:
+        outcomes.extend(shard.outcomes)
+        lines.update(shard.lines)
+        views.extend(shard.views)
+        advance(shard.questions)
+
     try:
         with _progress(progress, len(questions)) as advance:
             if workers > 1 and len(shards) > 1:
@@ -103,30 +128,34 @@ def run_generation(engine: Engine, questions: dict[str, dict], scene_graphs: dic
                 ctx = mp.get_context("fork")
                 with ctx.Pool(workers) as pool:
                     for shard_out in pool.imap_unordered(_run_shard, shards, chunksize=1):
-                        _collect(shard_out, outcomes, records)
-                        advance(len(shard_out))
+                        collect(shard_out)
                 if not frozen_before:  # a caller that froze its data keeps it frozen
                     gc.unfreeze()
             else:
                 for shard in shards:
-                    shard_out = _run_shard(shard)
-                    _collect(shard_out, outcomes, records)
-                    advance(len(shard_out))
+                    collect(_run_shard(shard))
     finally:
         _STATE.clear()
-    ordered = [o for qid in questions for o in outcomes[qid]]
-    return Generation(records=[rec for qid in questions for rec in records.get(qid, ())],
-                      stats=compute_stats(ordered, questions, scene_graphs, max_k, seed,
+    views.sort(key=_key)
+    _check_ids(views, questions)
+    return Generation(lines=[line for qid in questions for line in lines.get(qid, ())], views=views,
+                      stats=compute_stats(outcomes, questions, scene_graphs, max_k, seed,
                                           [t.id for t in engine.select_templates(templates)]),
                       max_k=max_k, seed=seed)
 
 
-def _collect(shard_out: list[tuple[str, list[Outcome], list[dict]]], outcomes: dict[str, list[Outcome]],
-             records: dict[str, list[dict]]) -> None:
-    for qid, outs, recs in shard_out:
-        outcomes[qid] = outs
-        if recs:
-            records[qid] = recs
+def _key(entry: ViewEntry) -> str:
+    return entry.key
+
+
+def _check_ids(views: list[ViewEntry], questions: dict[str, dict]) -> None:
+    """A perturbation id (`<question id>_<suffix><rank>`) must not be a question id of the input:
+    the views are keyed by id, and one of the two would silently replace the other."""
+    for e in views:
+        if e.rank and e.key in questions:
+            raise InputError("a question has the id this run gives to a perturbation "
+                             "(<question id>_<template suffix><rank>); rename it",
+                             record=f"question {e.key}")
 
 
 class _progress:
@@ -157,7 +186,11 @@ class _progress:
 def compute_stats(results: list[Outcome] | list[PerturbResult], questions: dict[str, dict],
                   scene_graphs: dict[str, dict], max_k: int, seed: int,
                   template_ids: list[str]) -> dict[str, Any]:
-    """Counts as in the paper's Tables 5-8, plus a count per reason for no perturbation."""
+    """Counts as in the paper's Tables 5-8, plus a count per reason for no perturbation.
+
+    `results` need hold only the matched (question, template) pairs: every question of
+    `questions` without one is counted as `no_match`.
+    """
     ks = [k for k in KS if k <= max_k] + ([max_k] if max_k not in KS else [])
     per_t: dict[str, dict[str, Any]] = {
         t: {"matched": 0, "perturbed": 0, "perturbations": {f"k{k}": 0 for k in ks},
@@ -169,7 +202,6 @@ def compute_stats(results: list[Outcome] | list[PerturbResult], questions: dict[
         if isinstance(r, PerturbResult):
             r = _outcome(r)
         if r.template is None:
-            reasons[r.reason or "no_match"] += 1
             continue
         t = per_t[r.template]
         t["matched"] += 1
@@ -188,6 +220,8 @@ def compute_stats(results: list[Outcome] | list[PerturbResult], questions: dict[
             t["reasons"][r.reason] += 1
             reasons[r.reason] += 1
     n_q = len(questions)
+    if n_q > len(matched_q):
+        reasons["no_match"] += n_q - len(matched_q)
     images = {str(q["imageId"]) for q in questions.values()}
     out_t = {}
     for tid, t in per_t.items():

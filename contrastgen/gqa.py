@@ -10,7 +10,7 @@ a worker process.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,25 +54,36 @@ def validate_question(qid: str, q: Any, *, path: str | None = None) -> dict[str,
     return out
 
 
-def load_questions(path: str | os.PathLike[str]) -> Questions:
-    """Load GQA questions from one JSON file or a directory of shards, in a stable order."""
+def load_questions(path: str | os.PathLike[str], *,
+                   keep_full: Callable[[str], bool] | None = None) -> Questions:
+    """Load GQA questions from one JSON file or a directory of shards, in a stable order.
+
+    With `keep_full`, a question whose text it rejects keeps only `question` and `imageId`. A GQA
+    record (program, annotations, entailments) takes about 6 KB in memory; a generation run needs
+    the whole record only of questions a template may match, and the text of the others only to
+    recognise duplicates. At a million questions this is the difference between 6 GiB and 2.
+    """
     questions: Questions = {}
     with no_gc():
-        _load_questions_into(questions, path)
+        for file in _json_files(Path(path)):
+            _load_file_into(questions, file, keep_full)
     if not questions:
         raise InputError("no questions found", path=str(path))
     return questions
 
 
-def _load_questions_into(questions: Questions, path: str | os.PathLike[str]) -> None:
-    for file in _json_files(Path(path)):
-        data = read_json(file)
-        if not isinstance(data, Mapping):
-            raise InputError("expected an object keyed by question id", path=str(file))
-        for qid, q in data.items():
-            if qid in questions:
-                raise InputError("question id appears twice", path=str(file), record=f"question {qid}")
-            questions[str(qid)] = validate_question(str(qid), q, path=str(file))
+def _load_file_into(questions: Questions, file: Path, keep_full: Callable[[str], bool] | None) -> None:
+    data = read_json(file)
+    if not isinstance(data, Mapping):
+        raise InputError("expected an object keyed by question id", path=str(file))
+    for qid, q in data.items():
+        qid = str(qid)
+        if qid in questions:
+            raise InputError("question id appears twice", path=str(file), record=f"question {qid}")
+        q = validate_question(qid, q, path=str(file))
+        if keep_full is not None and not keep_full(q["question"]):
+            q = {"imageId": q["imageId"], "question": q["question"]}
+        questions[qid] = q
 
 
 def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> dict[str, Any]:

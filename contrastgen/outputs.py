@@ -14,55 +14,22 @@ from typing import Any
 
 from contrastgen.engine import Generation
 from contrastgen.gcutil import no_gc
-from contrastgen.jsonio import atomic_dir, atomic_file, dumps, write_json, write_jsonl, write_text
+from contrastgen.jsonio import atomic_dir, atomic_file, dumps, write_json, write_text
 from contrastgen.stats_report import stats_markdown
+from contrastgen.views import json_list, json_object, perturbation_as_gqa, select, view_names
 
 
-def perturbation_as_gqa(record: dict[str, Any], p: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]:
-    """A perturbation in GQA's question format; programs are not rewritten, so `semantic` is empty."""
-    return {
-        "imageId": record["image_id"], "question": p["question"], "answer": p["answer"],
-        "fullAnswer": p["answer"], "isBalanced": bool(original.get("isBalanced", True)),
-        "types": original.get("types", {}), "groups": {"global": None, "local": None},
-        "semantic": [], "semanticStr": "", "annotations": {}, "entailed": [], "equivalent": [],
-        "contrast": {"original_question_id": record["question_id"], "template": record["template"],
-                     "rank": p["rank"], "change": p["change"], "evidence": p["evidence"]},
-    }
-
-
-def augmented_views(gen: Generation, questions: dict[str, dict]) -> dict[str, dict[str, Any]]:
-    """{'original': ..., 'augmented': ..., 'augmented_k1': ..., 'augmented_k3': ...} in GQA format."""
-    original: dict[str, Any] = {}
-    views: dict[str, dict[str, Any]] = {"augmented": {}}
-    for k in (1, 3):
-        if k < gen.max_k:
-            views[f"augmented_k{k}"] = {}
-    for rec in gen.records:
-        q = questions[rec["question_id"]]
-        original[rec["question_id"]] = q
-        for p in rec["perturbations"]:
-            gqa = perturbation_as_gqa(rec, p, q)
-            views["augmented"][p["question_id"]] = gqa
-            for k in (1, 3):
-                if f"augmented_k{k}" in views and p["rank"] <= k:
-                    views[f"augmented_k{k}"][p["question_id"]] = gqa
-    for view in views.values():
-        view.update(original)
-    return {"original": original, **views}
-
-
-def as_lxmert(gqa: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"img_id": q["imageId"], "label": {q["answer"]: 1.0}, "question_id": qid, "sent": q["question"]}
-            for qid, q in sorted(gqa.items())]
-
-
-def write_outputs(gen: Generation, questions: dict[str, dict], out_dir: str | Path) -> Path:
+def write_outputs(gen: Generation, out_dir: str | Path) -> Path:
     """Write the whole output directory; nothing appears at `out_dir` unless all of it succeeded."""
     with no_gc(), atomic_dir(out_dir) as tmp:
-        write_jsonl(tmp / "contrast_sets.jsonl", gen.records)
-        for name, view in augmented_views(gen, questions).items():
-            write_json(tmp / f"{name}.json", view)
-            write_json(tmp / "lxmert" / f"{name}.json", as_lxmert(view))
+        with atomic_file(tmp / "contrast_sets.jsonl") as fh:
+            fh.writelines(gen.lines)
+        for name, max_rank in view_names(gen.max_k).items():
+            entries = select(gen.views, max_rank)
+            with atomic_file(tmp / f"{name}.json") as fh:
+                fh.writelines(json_object(entries))
+            with atomic_file(tmp / "lxmert" / f"{name}.json") as fh:
+                fh.writelines(json_list(entries))
         write_json(tmp / "stats.json", gen.stats, indent=True)
         write_text(tmp / "stats.md", stats_markdown(gen.stats))
     return Path(out_dir)

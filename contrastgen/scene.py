@@ -4,19 +4,24 @@ Why an index: every template asks "which objects are called X", "is there an edg
 "which side is this box on". Answering those by rescanning the raw graph for each question and
 candidate would make a million-question run quadratic in graph size; the index is built once per
 image and shared by all of that image's questions.
+
+Why the edges are indexed lazily: building the index is a measurable share of a GQA-scale run
+(relations outnumber objects several times over), and the colour, side and "do you see" templates
+never look at an edge.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from contrastgen.lexicon import Lexicon
 
 # An object whose box centre lies within this fraction of the width around the middle has no
 # clear side: "on which side" is not asked of it, and it is not a distractor for that template.
 CENTRE_BAND = 0.10
+
+Edge = tuple[str, str, str]  # (subject id, relation, object id)
 
 
 def _clean(text: str) -> str:
@@ -25,8 +30,9 @@ def _clean(text: str) -> str:
     return low if low == low.strip() else low.strip()
 
 
-@dataclass(frozen=True)
-class SceneObject:
+class SceneObject(NamedTuple):
+    """One object of the graph (a named tuple: a GQA-scale run builds millions of them)."""
+
     id: str
     name: str  # lower-cased, stripped, as in the graph
     canonical: str
@@ -41,49 +47,80 @@ class SceneObject:
         return self.x + self.w / 2.0
 
 
-@dataclass
 class SceneIndex:
-    image_id: str
-    width: float
-    height: float
-    objects: dict[str, SceneObject]
-    by_name: dict[str, list[str]] = field(default_factory=dict)
-    by_canonical: dict[str, list[str]] = field(default_factory=dict)
-    edges: set[tuple[str, str, str]] = field(default_factory=set)
-    out_edges: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # id -> [(rel, obj)]
-    in_edges: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # id -> [(rel, subj)]
+    """Objects by name and canonical kind (eager), relation edges both ways (on first use)."""
+
+    __slots__ = ("image_id", "width", "height", "objects", "by_name", "by_canonical", "_graph",
+                 "_edges", "_out_edges", "_in_edges")
+
+    def __init__(self, image_id: str, width: float, height: float, objects: dict[str, SceneObject],
+                 by_name: dict[str, list[str]], by_canonical: dict[str, list[str]],
+                 graph: dict[str, Any]):
+        self.image_id = image_id
+        self.width = width
+        self.height = height
+        self.objects = objects
+        self.by_name = by_name
+        self.by_canonical = by_canonical
+        self._graph = graph
+        self._edges: set[Edge] | None = None
+        self._out_edges: dict[str, list[tuple[str, str]]] = {}
+        self._in_edges: dict[str, list[tuple[str, str]]] = {}
 
     @classmethod
     def build(cls, image_id: str, graph: dict[str, Any], lex: Lexicon) -> SceneIndex:
         objects: dict[str, SceneObject] = {}
         by_name: dict[str, list[str]] = defaultdict(list)
         by_canonical: dict[str, list[str]] = defaultdict(list)
-        raw = graph["objects"]
+        canonical = lex.canonical
         # the graph's own order (JSON order, hence deterministic); lists are sorted where it matters
-        for oid, o in raw.items():
-            name = _clean(o["name"])
-            obj = SceneObject(
-                id=oid, name=name, canonical=lex.canonical(name),
-                attributes=frozenset(_clean(a) for a in o.get("attributes", ())),
-                x=float(o["x"]), y=float(o["y"]), w=float(o["w"]), h=float(o["h"]))
+        for oid, o in graph["objects"].items():
+            name = o["name"].lower()
+            if name != name.strip():
+                name = name.strip()
+            attrs = o.get("attributes")
+            obj = SceneObject(oid, name, canonical(name),
+                              frozenset(map(_clean, attrs)) if attrs else frozenset(),
+                              float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"]))
             objects[oid] = obj
             by_name[name].append(oid)
             by_canonical[obj.canonical].append(oid)
-        edges: set[tuple[str, str, str]] = set()
+        return cls(image_id, float(graph["width"]), float(graph.get("height") or 0.0), objects,
+                   dict(by_name), dict(by_canonical), graph)
+
+    # -- edges ----------------------------------------------------------------------------------
+    def _index_edges(self) -> set[Edge]:
+        edges: set[Edge] = set()
         out_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
         in_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        for oid, o in raw.items():
+        for oid, o in self._graph["objects"].items():
             for rel in o.get("relations", ()):
                 edge = (oid, _clean(rel["name"]), str(rel["object"]))
                 if edge in edges:
                     continue
                 edges.add(edge)
-                out_edges[edge[0]].append((edge[1], edge[2]))
-                in_edges[edge[2]].append((edge[1], edge[0]))
-        return cls(image_id=image_id, width=float(graph["width"]),
-                   height=float(graph.get("height") or 0.0), objects=objects,
-                   by_name=dict(by_name), by_canonical=dict(by_canonical), edges=edges,
-                   out_edges=dict(out_edges), in_edges=dict(in_edges))
+                out_edges[oid].append((edge[1], edge[2]))
+                in_edges[edge[2]].append((edge[1], oid))
+        self._edges, self._out_edges, self._in_edges = edges, dict(out_edges), dict(in_edges)
+        return edges
+
+    @property
+    def edges(self) -> set[Edge]:
+        return self._edges if self._edges is not None else self._index_edges()
+
+    @property
+    def out_edges(self) -> dict[str, list[tuple[str, str]]]:
+        """id -> [(relation, object id)]"""
+        if self._edges is None:
+            self._index_edges()
+        return self._out_edges
+
+    @property
+    def in_edges(self) -> dict[str, list[tuple[str, str]]]:
+        """id -> [(relation, subject id)]"""
+        if self._edges is None:
+            self._index_edges()
+        return self._in_edges
 
     def has_any_name(self, names: frozenset[str]) -> bool:
         return any(n in self.by_name for n in names)

@@ -100,13 +100,24 @@ def strip_question(question: str) -> str:
     return question.strip().rstrip("?.! \t\n")
 
 
+def may_match(question: str, templates: tuple[Template, ...] | None = None) -> bool:
+    """False only if no template can match: the cheap test of the templates' `requires` words.
+
+    Why: most GQA questions match no template, and a run keeps (and workers copy) the whole
+    record only of those that may.
+    """
+    low = question.lower()
+    return any(not t.requires or any(map(low.__contains__, t.requires))
+               for t in (templates if templates is not None else load_templates()))
+
+
 def match_all(question: str, templates: tuple[Template, ...] | None = None) -> list[Match]:
     """Every template the question matches, in the order of `rules/templates.json`."""
     text = strip_question(question)
     low = text.lower()
     found = []
     for t in templates if templates is not None else load_templates():
-        if t.requires and not any(r in low for r in t.requires):
+        if t.requires and not any(map(low.__contains__, t.requires)):
             continue
         for p in t.patterns:
             m = p.match(text)

@@ -81,15 +81,19 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
                  workers: int | None, progress: bool, templates: list[str] | None):
     from contrastgen.gqa import load_questions, load_scene_graphs
     from contrastgen.outputs import write_outputs
+    from contrastgen.templates import may_match
 
     t0 = time.perf_counter()
-    qs = load_questions(questions)
-    sg = load_scene_graphs(scene_graphs)
+    # The engine first: loading it allocates enough to trigger full collections, which would
+    # walk the whole dataset if it were loaded already.
     engine = _engine()
+    chosen = engine.select_templates(templates)
+    qs = load_questions(questions, keep_full=lambda text: may_match(text, chosen))
+    sg = load_scene_graphs(scene_graphs)
     freeze_loaded()  # the process ends after this run: keep the collector off the dataset
     gen = engine.generate(qs, sg, max_k=max_k, seed=seed, templates=templates, workers=workers,
                           progress=progress)
-    write_outputs(gen, qs, out)
+    write_outputs(gen, out)
     return gen, time.perf_counter() - t0
 
 
@@ -108,9 +112,11 @@ def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed
     from contrastgen.gqa import load_questions, load_scene_graphs
     from contrastgen.outputs import write_augmented_training
 
+    engine = _engine()  # before the data, as in run_generate
     qs = load_questions(questions)
     sg = load_scene_graphs(scene_graphs)
-    gen = _engine().generate(qs, sg, max_k=max_k, seed=seed, templates=_split(templates),
+    freeze_loaded()
+    gen = engine.generate(qs, sg, max_k=max_k, seed=seed, templates=_split(templates),
                              workers=workers, progress=True)
     counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed)
     click.echo(f"wrote {out}: {counts['original']} originals + {counts['added']} perturbations"

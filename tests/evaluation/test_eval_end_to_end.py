@@ -34,7 +34,7 @@ def generated(tmp_path_factory, engine):
     graphs = load_scene_graphs(SAMPLE / "scene_graphs.json")
     gen = engine.generate(questions, graphs, max_k=5, seed=0, workers=1)
     out = tmp_path_factory.mktemp("gen") / "contrast"
-    write_outputs(gen, questions, out)
+    write_outputs(gen, out)
     return out
 
 
