@@ -187,8 +187,9 @@ def batch_response(state: EngineState, limits: Limits, body: bytes, deadline: De
     job = prepare_batch(state, limits, body)
     results = batch_results(state, job, 0, len(job), deadline)
     template_ids = [t.id for t in state.engine.select_templates(job.templates)]
-    questions = dict(job.questions)
-    stats = compute_stats(results, questions, job.graphs, job.max_k, job.seed, template_ids)
+    images = {q["imageId"] for _, q in job.questions}
+    stats = compute_stats(results, len(job.questions), images, job.graphs, job.max_k, job.seed,
+                          template_ids)
     return dumps({"results": [result_dict(r) for r in results], "stats": stats})
 
 

@@ -170,6 +170,10 @@ def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
         "max_k": max_k,
         "machine": machine(),
     }
+    # `contrastgen generate` prints the seconds of each of its phases; the rest of the wall time
+    # is interpreter start-up and tear-down
+    phases = [ln for ln in log.read_text(errors="replace").splitlines() if ln.startswith("seconds: ")]
+    result["phases"] = phases[-1].removeprefix("seconds: ") if phases else ""
     if keep is None:
         shutil.rmtree(out_parent, ignore_errors=True)
     return result
@@ -200,6 +204,8 @@ def main(argv: list[str] | None = None) -> None:
           f"{result['perturbations']:,} perturbations for {result['originals_with_perturbations']:,} questions; "
           f"CPU {result['cpu_user_s']} s user + {result['cpu_sys_s']} s sys; "
           f"{m['cpus']} CPUs, {m['memory_gib']} GiB, Python {m['python']}")
+    if result["phases"]:
+        print(f"phases (s): {result['phases']}")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from bench_generate import ensure_data, machine
 from contrastgen.gcutil import freeze_loaded
 from contrastgen.gqa import load_questions, load_scene_graphs
 from contrastgen.outputs import write_outputs
-from contrastgen.templates import may_match
+from contrastgen.templates import screener
 
 
 def _peak_gib() -> float:
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     # the same order and calls as `contrastgen generate` (contrastgen.cli.engine_cmds.run_generate)
     engine = phase("load engine (rules, lexicon)", Engine.load)
     qs = phase("load questions", lambda: load_questions(
-        data / "questions.json", keep_full=lambda text: may_match(text, engine.templates)))
+        data / "questions.json", keep_full=screener(engine.templates)))
     sg = phase("load scene graphs", lambda: load_scene_graphs(data / "scene_graphs.json"))
     corpus = phase("build corpus", lambda: engine.build_corpus(sg))
     freeze_loaded()

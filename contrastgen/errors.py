@@ -7,6 +7,8 @@ turns these into a one-line message and a non-zero exit code; the HTTP service i
 
 from __future__ import annotations
 
+import functools
+
 
 class ContrastgenError(Exception):
     """Base class for every error contrastgen raises on purpose."""
@@ -26,3 +28,7 @@ class InputError(ContrastgenError):
             where.append(f"record {record}")
         prefix = ": ".join(where)
         super().__init__(f"{prefix}: {message}" if prefix else message)
+
+    def __reduce__(self):
+        # keep path and record when the error crosses from a worker process to the parent
+        return (functools.partial(type(self), path=self.path, record=self.record), (self.reason,))

@@ -11,8 +11,12 @@ from __future__ import annotations
 import gc
 import multiprocessing as mp
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NamedTuple
+
+import orjson
 
 from contrastgen.corpus import Corpus
 from contrastgen.engine import (
@@ -23,9 +27,12 @@ from contrastgen.engine import (
     normalize_question,
 )
 from contrastgen.errors import InputError
+from contrastgen.gcutil import freeze_loaded, no_gc
+from contrastgen.gqa import load_scene_graphs
 from contrastgen.jsonio import dumps
+from contrastgen.packing import PackedQuestions, pack_questions
 from contrastgen.scene import SceneIndex
-from contrastgen.templates import match_all
+from contrastgen.templates import match_all, screener
 from contrastgen.views import ViewEntry, view_entries
 
 KS = (1, 3, 5)
@@ -64,49 +71,71 @@ class ShardResult:
     views: list[ViewEntry] = field(default_factory=list)
 
 
+class _DictQuestions:
+    """Questions given as a dict (the library call) seen as PackedQuestions are: by image."""
+
+    def __init__(self, questions: dict[str, dict]):
+        self.questions = questions
+        self.order = list(questions)
+        self.by_image: dict[str, list[str]] = defaultdict(list)
+        for qid, q in questions.items():
+            self.by_image[str(q["imageId"])].append(qid)
+        self.blobs = self.by_image  # the image ids, in order of first appearance
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def questions_of(self, image_id: str) -> list[tuple[str, str, dict]]:
+        qs = self.questions
+        return [(qid, qs[qid]["question"], qs[qid]) for qid in self.by_image[image_id]]
+
+
+Questions = PackedQuestions | _DictQuestions
+
+
 def _run_shard(images: list[str]) -> ShardResult:
     engine: Engine = _STATE["engine"]
-    questions = _STATE["questions"]
+    source: Questions = _STATE["questions"]
     graphs = _STATE["scene_graphs"]
-    by_image = _STATE["by_image"]
     corpus, max_k, seed = _STATE["corpus"], _STATE["max_k"], _STATE["seed"]
     templates = engine.select_templates(_STATE["templates"])
     out = ShardResult(questions=0)
     for image_id in images:
-        qids = by_image[image_id]
-        out.questions += len(qids)
-        matched = [(qid, m) for qid in qids if (m := match_all(questions[qid]["question"], templates))]
+        items = source.questions_of(image_id)
+        out.questions += len(items)
+        # a record of None: the loader's screen found that no template can match
+        matched = [(qid, record, m) for qid, text, record in items
+                   if record is not None and (m := match_all(text, templates))]
         if not matched:
             continue
         graph = graphs.get(image_id)
         scene = SceneIndex.build(image_id, graph, engine.lex) if graph is not None else None
-        existing = {normalize_question(questions[q]["question"]) for q in qids}
-        for qid, matches in matched:
-            q = questions[qid]
+        existing = {normalize_question(text) for _, text, _ in items}
+        for qid, record, matches in matched:
+            packed = record if isinstance(record, bytes) else None
+            q = orjson.loads(packed) if packed is not None else record
             results = engine.perturb_question(qid, q, graph, corpus=corpus, max_k=max_k, seed=seed,
                                               scene=scene, existing=existing, matches=matches)
             out.outcomes.extend(_outcome(r) for r in results)
             records = [rec for r in results if (rec := r.to_record()) is not None]
             if records:
                 out.lines.append((qid, tuple(map(dumps, records))))
-                out.views.extend(view_entries(qid, q, records))
+                out.views.extend(view_entries(qid, q, records, original_json=packed))
     return out
 
 
-def run_generation(engine: Engine, questions: dict[str, dict], scene_graphs: dict[str, dict], *,
-                   max_k: int, seed: int, templates: list[str] | None, workers: int | None,
-                   progress: bool, corpus: Corpus | None) -> Generation:
+def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
+                   scene_graphs: dict[str, dict], *, max_k: int, seed: int, templates: list[str] | None,
+                   workers: int | None, progress: bool, corpus: Corpus | None) -> Generation:
     if max_k < 1:
         raise ValueError("max_k must be at least 1")
     engine.select_templates(templates)  # validates ids before any work
     corpus = corpus if corpus is not None else engine.build_corpus(scene_graphs)
-    by_image: dict[str, list[str]] = defaultdict(list)
-    for qid, q in questions.items():
-        by_image[str(q["imageId"])].append(qid)
-    images = list(by_image)
+    source = questions if isinstance(questions, PackedQuestions) else _DictQuestions(questions)
+    images = list(source.blobs)
     shards = [images[i:i + SHARD_IMAGES] for i in range(0, len(images), SHARD_IMAGES)]
-    _STATE.update(engine=engine, questions=questions, scene_graphs=scene_graphs, corpus=corpus,
-                  by_image=by_image, max_k=max_k, seed=seed, templates=templates)
+    _STATE.update(engine=engine, questions=source, scene_graphs=scene_graphs, corpus=corpus,
+                  max_k=max_k, seed=seed, templates=templates)
     workers = default_workers() if workers is None else max(1, workers)
     outcomes: list[Outcome] = []
     lines: dict[str, tuple[bytes, ...]] = {}
@@ -119,7 +148,7 @@ def run_generation(engine: Engine, questions: dict[str, dict], scene_graphs: dic
         advance(shard.questions)
 
     try:
-        with _progress(progress, len(questions)) as advance:
+        with _progress(progress, len(source)) as advance:
             if workers > 1 and len(shards) > 1:
                 # Freeze what is loaded so the collector never walks (and so never touches, and
                 # copy-on-write never copies) the parent's millions of objects in the workers.
@@ -137,22 +166,60 @@ def run_generation(engine: Engine, questions: dict[str, dict], scene_graphs: dic
     finally:
         _STATE.clear()
     views.sort(key=_key)
-    _check_ids(views, questions)
-    return Generation(lines=[line for qid in questions for line in lines.get(qid, ())], views=views,
-                      stats=compute_stats(outcomes, questions, scene_graphs, max_k, seed,
+    _check_ids(views, set(source.order))
+    return Generation(lines=[line for qid in source.order for line in lines.get(qid, ())], views=views,
+                      stats=compute_stats(outcomes, len(source), set(images), scene_graphs, max_k, seed,
                                           [t.id for t in engine.select_templates(templates)]),
                       max_k=max_k, seed=seed)
+
+
+def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, max_k: int, seed: int,
+                        templates: list[str] | None, workers: int | None, progress: bool,
+                        lap: Callable[[str], None] = lambda phase: None) -> Generation:
+    """`contrastgen generate`'s run: load both inputs at once, then generate.
+
+    The questions are streamed and packed (contrastgen.packing) in a second process while this
+    one loads the scene graphs and builds the corpus: the two loads take similar time, and the
+    packed questions cost a fraction of their parsed size, so the run's peak memory is the
+    scene graphs' plus the packed questions', not a million parsed records. `lap(name)` is called
+    as each phase ends (the CLI prints the seconds).
+    """
+    chosen = tuple(t.id for t in engine.select_templates(templates))
+    workers = default_workers() if workers is None else max(1, workers)
+    if workers > 1:
+        with mp.get_context("fork").Pool(1) as pool:
+            pending = pool.apply_async(_pack, (str(questions), chosen))
+            graphs = load_scene_graphs(scene_graphs)
+            corpus = engine.build_corpus(graphs)
+            packed = pending.get()
+    else:
+        packed = _pack(str(questions), chosen)
+        graphs = load_scene_graphs(scene_graphs)
+        corpus = engine.build_corpus(graphs)
+    lap("load")
+    freeze_loaded()  # the process ends after this run: keep the collector off the dataset
+    gen = run_generation(engine, packed, graphs, max_k=max_k, seed=seed, templates=templates,
+                         workers=workers, progress=progress, corpus=corpus)
+    lap("generation")
+    return gen
+
+
+def _pack(path: str, template_ids: tuple[str, ...]) -> PackedQuestions:
+    from contrastgen.templates import load_templates
+    chosen = tuple(t for t in load_templates() if t.id in template_ids)
+    with no_gc():
+        return pack_questions(path, screener(chosen))
 
 
 def _key(entry: ViewEntry) -> str:
     return entry.key
 
 
-def _check_ids(views: list[ViewEntry], questions: dict[str, dict]) -> None:
+def _check_ids(views: list[ViewEntry], question_ids: set[str]) -> None:
     """A perturbation id (`<question id>_<suffix><rank>`) must not be a question id of the input:
     the views are keyed by id, and one of the two would silently replace the other."""
     for e in views:
-        if e.rank and e.key in questions:
+        if e.rank and e.key in question_ids:
             raise InputError("a question has the id this run gives to a perturbation "
                              "(<question id>_<template suffix><rank>); rename it",
                              record=f"question {e.key}")
@@ -183,13 +250,14 @@ class _progress:
         return False
 
 
-def compute_stats(results: list[Outcome] | list[PerturbResult], questions: dict[str, dict],
+def compute_stats(results: list[Outcome] | list[PerturbResult], n_questions: int, images: set[str],
                   scene_graphs: dict[str, dict], max_k: int, seed: int,
                   template_ids: list[str]) -> dict[str, Any]:
     """Counts as in the paper's Tables 5-8, plus a count per reason for no perturbation.
 
-    `results` need hold only the matched (question, template) pairs: every question of
-    `questions` without one is counted as `no_match`.
+    `results` need hold only the matched (question, template) pairs: every one of the
+    `n_questions` questions without one is counted as `no_match`; `images` are the images of all
+    the questions.
     """
     ks = [k for k in KS if k <= max_k] + ([max_k] if max_k not in KS else [])
     per_t: dict[str, dict[str, Any]] = {
@@ -219,10 +287,9 @@ def compute_stats(results: list[Outcome] | list[PerturbResult], questions: dict[
         else:
             t["reasons"][r.reason] += 1
             reasons[r.reason] += 1
-    n_q = len(questions)
+    n_q = n_questions
     if n_q > len(matched_q):
         reasons["no_match"] += n_q - len(matched_q)
-    images = {str(q["imageId"]) for q in questions.values()}
     out_t = {}
     for tid, t in per_t.items():
         out_t[tid] = {"matched": t["matched"], "perturbed": t["perturbed"],

@@ -9,6 +9,8 @@ set of anchored patterns covers them precisely and costs microseconds per questi
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,15 +102,22 @@ def strip_question(question: str) -> str:
     return question.strip().rstrip("?.! \t\n")
 
 
-def may_match(question: str, templates: tuple[Template, ...] | None = None) -> bool:
-    """False only if no template can match: the cheap test of the templates' `requires` words.
+def screener(templates: tuple[Template, ...] | None = None) -> Callable[[str], bool]:
+    """A test that is False only for questions no template can match: the templates' `requires`
+    words, as one case-insensitive regex.
 
     Why: most GQA questions match no template, and a run keeps (and workers copy) the whole
-    record only of those that may.
+    record only of those that may. One search costs a fraction of a microsecond, so a million
+    questions are screened while they load.
     """
-    low = question.lower()
-    return any(not t.requires or any(map(low.__contains__, t.requires))
-               for t in (templates if templates is not None else load_templates()))
+    templates = templates if templates is not None else load_templates()
+    if any(not t.requires for t in templates):
+        return lambda question: True
+    words = sorted({w.lower() for t in templates for w in t.requires})
+    # the standard library's engine on lower-cased text: measured 3x faster here than `regex`
+    # with IGNORECASE, and the words are plain lower-case literals
+    search = re.compile("|".join(map(re.escape, words))).search
+    return lambda question: search(question.lower()) is not None
 
 
 def match_all(question: str, templates: tuple[Template, ...] | None = None) -> list[Match]:

@@ -47,9 +47,14 @@ def _entry(qid: str, rank: int, q: dict[str, Any]) -> ViewEntry:
     return ViewEntry(qid, rank, orjson.dumps(q, option=_OPTS), orjson.dumps(lxmert_item(qid, q), option=_OPTS))
 
 
-def view_entries(qid: str, original: dict[str, Any], records: Iterable[dict[str, Any]]) -> list[ViewEntry]:
-    """The original question and every perturbation in `records` (its contrast_sets.jsonl records)."""
-    out = [_entry(qid, 0, original)]
+def view_entries(qid: str, original: dict[str, Any], records: Iterable[dict[str, Any]], *,
+                 original_json: bytes | None = None) -> list[ViewEntry]:
+    """The original question and every perturbation in `records` (its contrast_sets.jsonl records).
+
+    `original_json`, if given, is `original` already serialised with sorted keys.
+    """
+    gqa = original_json if original_json is not None else orjson.dumps(original, option=_OPTS)
+    out = [ViewEntry(qid, 0, gqa, orjson.dumps(lxmert_item(qid, original), option=_OPTS))]
     for rec in records:
         for p in rec["perturbations"]:
             out.append(_entry(p["question_id"], p["rank"], perturbation_as_gqa(rec, p, original)))

@@ -69,32 +69,40 @@ def match_cmd(questions: Path, show_all: bool, templates: tuple[str, ...]) -> No
 def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int,
                  workers: int | None, no_progress: bool, templates: tuple[str, ...]) -> None:
     """Generate contrast sets with proven answers; writes OUT atomically."""
-    gen, _ = run_generate(questions, scene_graphs, out, max_k=max_k, seed=seed, workers=workers,
-                          progress=not no_progress, templates=_split(templates))
+    gen, timings = run_generate(questions, scene_graphs, out, max_k=max_k, seed=seed, workers=workers,
+                                progress=not no_progress, templates=_split(templates))
     from contrastgen.stats_report import stats_table
     console = Console(stderr=True)
     console.print(stats_table(gen.stats))
+    click.echo("seconds: " + ", ".join(f"{name} {sec:.1f}" for name, sec in timings.items()), err=True)
     console.print(f"wrote {out}")
 
 
 def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, seed: int,
                  workers: int | None, progress: bool, templates: list[str] | None):
-    from contrastgen.gqa import load_questions, load_scene_graphs
+    """Load, generate, write; returns the Generation and the seconds each phase took."""
+    from contrastgen.generation import generate_from_files
     from contrastgen.outputs import write_outputs
-    from contrastgen.templates import may_match
 
-    t0 = time.perf_counter()
-    # The engine first: loading it allocates enough to trigger full collections, which would
-    # walk the whole dataset if it were loaded already.
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[name] = now - clock
+        clock = now
+
+    # The engine before the data: loading it allocates enough to trigger full collections,
+    # which would walk the whole dataset if it were loaded already.
     engine = _engine()
-    chosen = engine.select_templates(templates)
-    qs = load_questions(questions, keep_full=lambda text: may_match(text, chosen))
-    sg = load_scene_graphs(scene_graphs)
-    freeze_loaded()  # the process ends after this run: keep the collector off the dataset
-    gen = engine.generate(qs, sg, max_k=max_k, seed=seed, templates=templates, workers=workers,
-                          progress=progress)
+    lap("engine")
+    gen = generate_from_files(engine, questions, scene_graphs, max_k=max_k, seed=seed,
+                              templates=templates, workers=workers, progress=progress, lap=lap)
     write_outputs(gen, out)
-    return gen, time.perf_counter() - t0
+    lap("write")
+    timings["total"] = sum(timings.values())
+    return gen, timings
 
 
 @click.command("augment")
@@ -134,7 +142,7 @@ def demo_cmd(out: Path, seed: int) -> None:
     console = Console()
     questions, graphs = sample_paths()
     contrast_dir = out / "contrast"
-    gen, seconds = run_generate(questions, graphs, contrast_dir, max_k=5, seed=seed, workers=1,
+    gen, _ = run_generate(questions, graphs, contrast_dir, max_k=5, seed=seed, workers=1,
                                 progress=False, templates=None)
     from contrastgen.stats_report import stats_table
     console.print(stats_table(gen.stats))
