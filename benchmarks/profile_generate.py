@@ -1,9 +1,10 @@
 """Where `contrastgen generate` spends its time and memory, phase by phase.
 
 `bench_generate.py` gives the end-to-end figure; this script runs the same library calls as the
-CLI (load questions, load scene graphs, build the corpus, perturb in worker processes, write the
-outputs) in-process and reports wall time, CPU time and the process's peak RSS after each phase,
-so a slow or fat run can be traced to its phase. Optionally cProfiles the whole run (--cprofile,
+CLI (stream and pack the questions, load the scene graphs, build the corpus, perturb in worker
+processes, write the outputs) and reports wall time, CPU time and the process's peak RSS after
+each phase, so a slow or fat run can be traced to its phase. The CLI loads questions and scene
+graphs at the same time in two processes; here they run one after the other, so each is timed. Optionally cProfiles the whole run (--cprofile,
 with --workers 1 so the perturbation work is in the profiled process).
 
     .venv/bin/python benchmarks/profile_generate.py --data DIR [--workers 2] [--cprofile FILE]
@@ -22,9 +23,10 @@ from pathlib import Path
 
 from bench_generate import ensure_data, machine
 
-from contrastgen.gcutil import freeze_loaded
-from contrastgen.gqa import load_questions, load_scene_graphs
+from contrastgen.gcutil import freeze_loaded, no_gc
+from contrastgen.gqa import load_scene_graphs
 from contrastgen.outputs import write_outputs
+from contrastgen.packing import pack_questions
 from contrastgen.templates import screener
 
 
@@ -61,8 +63,9 @@ def main(argv: list[str] | None = None) -> None:
 
     # the same order and calls as `contrastgen generate` (contrastgen.cli.engine_cmds.run_generate)
     engine = phase("load engine (rules, lexicon)", Engine.load)
-    qs = phase("load questions", lambda: load_questions(
-        data / "questions.json", keep_full=screener(engine.templates)))
+    with no_gc():
+        qs = phase("stream and pack questions", lambda: pack_questions(
+            data / "questions.json", screener(engine.templates)))
     sg = phase("load scene graphs", lambda: load_scene_graphs(data / "scene_graphs.json"))
     corpus = phase("build corpus", lambda: engine.build_corpus(sg))
     freeze_loaded()
@@ -71,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         phase("write outputs", lambda: write_outputs(gen, Path(tmp) / "out"))
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    print(f"{len(qs):,} questions, {len(sg):,} scene graphs, {len(gen.lines):,} contrast-set records; "
+    print(f"{len(qs):,} questions, {len(sg):,} scene graphs ({qs.full:,} questions kept whole), {len(gen.lines):,} contrast-set records; "
           f"workers {args.workers}; {machine()}")
     print(f"{'phase':32} {'wall s':>8} {'CPU s (this process)':>21} {'peak RSS GiB':>13}")
     for name, wall, cpu, peak in rows:

@@ -1,0 +1,192 @@
+"""The large-run path of `generate`: streamed, packed questions; the screen; views joined from bytes.
+
+Each of these replaced a simpler form for speed or memory (README, "Engine benchmark"); the tests
+hold every one of them to the result of the simple form.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import random
+from pathlib import Path
+
+import orjson
+import pytest
+
+from contrastgen.cli.engine_cmds import sample_paths
+from contrastgen.errors import InputError
+from contrastgen.generation import generate_from_files
+from contrastgen.gqa import load_questions
+from contrastgen.packing import pack_questions
+from contrastgen.templates import load_templates, match_all, screener
+from contrastgen.views import ViewEntry, json_list, json_object
+
+QUESTIONS, GRAPHS = sample_paths()
+
+
+# -- the screen ----------------------------------------------------------------------------------
+
+def _screen_is_superset(texts: list[str]) -> tuple[int, int]:
+    screen = screener()
+    kept = 0
+    for text in texts:
+        if match_all(text):
+            assert screen(text), f"the screen drops a question a template matches: {text!r}"
+        kept += screen(text)
+    return kept, len(texts)
+
+
+def test_screen_keeps_every_matching_question_of_the_sample_and_the_template_examples():
+    texts = [q["question"] for q in load_questions(QUESTIONS).values()]
+    texts += [ex for t in load_templates() for ex in t.examples.get("match", [])]
+    kept, total = _screen_is_superset(texts)
+    assert 0 < kept < total  # it screens something out, or it would be pointless
+
+
+def test_screen_keeps_every_matching_real_gqa_question(real_gqa_questions):
+    kept, total = _screen_is_superset([q["question"] for q in real_gqa_questions.values()])
+    assert kept < total * 0.9  # on real GQA most questions are dropped
+
+
+def test_screen_honours_a_template_without_required_words():
+    import dataclasses
+
+    t = dataclasses.replace(load_templates()[0], requires=())
+    assert screener((t,))("anything at all")
+
+
+# -- packing -------------------------------------------------------------------------------------
+
+def test_packed_questions_equal_the_loaded_ones():
+    loaded = load_questions(QUESTIONS)
+    screen = screener()
+    packed = pack_questions(QUESTIONS, screen)
+    assert packed.order == list(loaded)
+    seen = []
+    for image in packed.blobs:
+        for qid, text, record in packed.questions_of(image):
+            seen.append(qid)
+            q = loaded[qid]
+            assert (q["imageId"], q["question"]) == (image, text)
+            if screen(text):
+                assert record == orjson.dumps(q, option=orjson.OPT_SORT_KEYS)
+            else:
+                assert record is None
+    assert sorted(seen) == sorted(loaded)
+    assert packed.full == sum(screen(q["question"]) for q in loaded.values())
+
+
+def test_packing_reads_a_directory_of_shards_in_order(tmp_path):
+    data = json.loads(QUESTIONS.read_text())
+    ids = list(data)
+    (tmp_path / "part_0.json").write_text(json.dumps({k: data[k] for k in ids[:100]}))
+    (tmp_path / "part_1.json").write_text(json.dumps({k: data[k] for k in ids[100:]}))
+    assert pack_questions(tmp_path, screener()).order == ids
+
+
+@pytest.mark.parametrize("text,needle", [
+    ('{"q1": {"imageId": "1", "question": "Is it?"}, "q2": {"imageId": "1", "quest', "after question q1"),
+    ('{"q1": {"imageId": "1", "question": "Is it?"},, }', "malformed JSON"),
+    ("", "file is empty"),
+    ("  \n ", "file is empty"),
+    ('["q1"]', "object keyed by question id"),
+    ("{}", "no questions found"),
+    ('{"q3": {"imageId": "1"}}', "record question q3"),
+])
+def test_packing_errors_name_the_file_and_the_record(tmp_path, text, needle):
+    path = tmp_path / "questions.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        pack_questions(path, screener())
+    assert needle in str(err.value) and "questions.json" in str(err.value)
+
+
+def test_a_question_id_in_two_shards_is_an_error(tmp_path):
+    record = {"imageId": "1", "question": "What color is the cat?", "answer": "black"}
+    (tmp_path / "a.json").write_text(json.dumps({"q1": record}))
+    (tmp_path / "b.json").write_text(json.dumps({"q1": record}))
+    with pytest.raises(InputError, match="appears twice") as err:
+        pack_questions(tmp_path, screener())
+    assert err.value.record == "question q1" and err.value.path.endswith("b.json")
+
+
+def test_input_errors_keep_file_and_record_across_processes():
+    err = pickle.loads(pickle.dumps(InputError("bad", path="q.json", record="question 7")))
+    assert (err.path, err.record, err.reason, str(err)) == ("q.json", "question 7", "bad",
+                                                             "q.json: record question 7: bad")
+
+
+# -- the run ---------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def dict_run(engine):
+    from contrastgen.gqa import load_scene_graphs
+
+    return engine.generate(load_questions(QUESTIONS), load_scene_graphs(GRAPHS), max_k=5, seed=3, workers=1)
+
+
+@pytest.mark.parametrize("workers,shard_images", [(1, 256), (2, 256), (2, 4)])
+def test_the_file_path_equals_the_library_path(engine, dict_run, workers, shard_images, monkeypatch):
+    import contrastgen.generation
+
+    monkeypatch.setattr(contrastgen.generation, "SHARD_IMAGES", shard_images)  # 4: many shards, 2 workers
+    gen = generate_from_files(engine, QUESTIONS, GRAPHS, max_k=5, seed=3, templates=None,
+                              workers=workers, progress=False)
+    assert gen.lines == dict_run.lines and dict_run.lines
+    assert gen.views == dict_run.views
+    assert gen.stats == dict_run.stats
+
+
+def test_no_match_is_counted_for_every_unmatched_question(dict_run):
+    questions = load_questions(QUESTIONS)
+    unmatched = sum(1 for q in questions.values() if not match_all(q["question"]))
+    assert unmatched and dict_run.stats["reasons"]["no_match"] == unmatched
+    assert dict_run.stats["questions"] == len(questions)
+
+
+def test_records_parse_the_jsonl_lines(dict_run):
+    assert [orjson.dumps(r, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+            for r in dict_run.records] == dict_run.lines
+
+
+def test_a_question_named_like_a_perturbation_is_an_error(engine, dict_run):
+    from contrastgen.gqa import load_scene_graphs
+
+    questions = load_questions(QUESTIONS)
+    taken = dict_run.records[0]["perturbations"][0]["question_id"]
+    questions[taken] = {"imageId": "nowhere", "question": "Is it?", "answer": "no"}
+    with pytest.raises(InputError, match="rename it") as err:
+        engine.generate(questions, load_scene_graphs(GRAPHS), max_k=5, seed=3, workers=1)
+    assert err.value.record == f"question {taken}"
+
+
+# -- views joined from bytes ----------------------------------------------------------------------
+
+def test_joined_views_equal_orjson_of_the_whole_object():
+    rng = random.Random(0)
+    alphabet = ["a", "Z", "0", "_", "é", "中", "\U0001F600", '"', "\\", " "]
+    for size in (0, 1, 2, 17):
+        records = {"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 5))): {"n": i, "b": [i, "x"]}
+                   for i in range(size)}
+        entries = sorted((ViewEntry(k, 0, orjson.dumps(v, option=orjson.OPT_SORT_KEYS),
+                                    orjson.dumps({"id": k}, option=orjson.OPT_SORT_KEYS))
+                          for k, v in records.items()), key=lambda e: e.key)
+        opts = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+        assert b"".join(json_object(entries)) == orjson.dumps(records, option=opts)
+        assert b"".join(json_list(entries)) == orjson.dumps([{"id": k} for k in sorted(records)], option=opts)
+
+
+def test_written_views_hold_originals_and_perturbations_by_rank(dict_run, tmp_path: Path):
+    from contrastgen.outputs import write_outputs
+
+    out = write_outputs(dict_run, tmp_path / "out")
+    original = json.loads((out / "original.json").read_text())
+    augmented = json.loads((out / "augmented.json").read_text())
+    k1 = json.loads((out / "augmented_k1.json").read_text())
+    perturbations = {p["question_id"]: p for r in dict_run.records for p in r["perturbations"]}
+    assert set(original) == {r["question_id"] for r in dict_run.records}
+    assert set(augmented) == set(original) | set(perturbations)
+    assert set(k1) == set(original) | {pid for pid, p in perturbations.items() if p["rank"] == 1}
+    lxmert = json.loads((out / "lxmert" / "augmented.json").read_text())
+    assert [x["question_id"] for x in lxmert] == sorted(augmented)
