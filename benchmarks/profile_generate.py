@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bench_generate import ensure_data, machine
 
-from contrastgen.gcutil import freeze_loaded, no_gc
+from contrastgen.gcutil import no_gc
 from contrastgen.gqa import load_scene_graphs
 from contrastgen.outputs import write_outputs
 from contrastgen.packing import pack_questions
@@ -61,14 +61,13 @@ def main(argv: list[str] | None = None) -> None:
         rows.append((name, time.perf_counter() - w, time.process_time() - c, _peak_gib()))
         return value
 
-    # the same order and calls as `contrastgen generate` (contrastgen.cli.engine_cmds.run_generate)
+    # the calls of `contrastgen generate` (contrastgen.generation.generate_from_files), in sequence
     engine = phase("load engine (rules, lexicon)", Engine.load)
     with no_gc():
         qs = phase("stream and pack questions", lambda: pack_questions(
             data / "questions.json", screener(engine.templates)))
-    sg = phase("load scene graphs", lambda: load_scene_graphs(data / "scene_graphs.json"))
-    corpus = phase("build corpus", lambda: engine.build_corpus(sg))
-    freeze_loaded()
+        sg = phase("load scene graphs", lambda: load_scene_graphs(data / "scene_graphs.json"))
+        corpus = phase("build corpus", lambda: engine.build_corpus(sg))
     gen = phase("perturb (workers)", lambda: engine.generate(
         qs, sg, max_k=args.max_k, seed=0, workers=args.workers, progress=False, corpus=corpus))
     with tempfile.TemporaryDirectory() as tmp:

@@ -2,8 +2,9 @@
 
 A GQA run holds millions of acyclic dicts (questions, scene graphs). Every so many allocations
 the collector walks all of them again; profiling showed that walk costing more than the work
-itself when building outputs (50 us per small dict at a million questions). These helpers pause
-it or freeze the loaded objects out of its reach; nothing here changes results.
+itself when building outputs (50 us per small dict at a million questions). `no_gc` pauses it
+for a burst of loading or writing; `generation.run_generation` freezes the loaded objects out of
+its reach for the run. Neither changes results.
 """
 
 from __future__ import annotations
@@ -23,13 +24,3 @@ def no_gc() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
-
-
-def freeze_loaded() -> None:
-    """Move everything allocated so far out of the collector's reach (and, after a fork, out of
-    the pages a collection would otherwise touch and copy in every worker).
-
-    No collection first: a loaded dataset is acyclic, and a full collection over a million
-    questions costs seconds while finding nothing to free.
-    """
-    gc.freeze()

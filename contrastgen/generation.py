@@ -27,12 +27,12 @@ from contrastgen.engine import (
     normalize_question,
 )
 from contrastgen.errors import InputError
-from contrastgen.gcutil import freeze_loaded, no_gc
+from contrastgen.gcutil import no_gc
 from contrastgen.gqa import load_scene_graphs
 from contrastgen.jsonio import dumps
 from contrastgen.packing import PackedQuestions, pack_questions
 from contrastgen.scene import SceneIndex
-from contrastgen.templates import match_all, screener
+from contrastgen.templates import load_templates, match_all, screener
 from contrastgen.views import ViewEntry, view_entries
 
 KS = (1, 3, 5)
@@ -80,7 +80,7 @@ class _DictQuestions:
         self.by_image: dict[str, list[str]] = defaultdict(list)
         for qid, q in questions.items():
             self.by_image[str(q["imageId"])].append(qid)
-        self.blobs = self.by_image  # the image ids, in order of first appearance
+        self.image_ids = list(self.by_image)  # in order of first appearance
 
     def __len__(self) -> int:
         return len(self.order)
@@ -130,13 +130,30 @@ def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
     if max_k < 1:
         raise ValueError("max_k must be at least 1")
     engine.select_templates(templates)  # validates ids before any work
+    workers = default_workers() if workers is None else max(1, workers)
+    # Freeze what is loaded: the collector then never walks the millions of loaded objects (nor,
+    # in forked workers, touches and so copies their pages). A caller that froze them keeps them
+    # frozen.
+    frozen_before = gc.get_freeze_count()
+    gc.freeze()
+    try:
+        return _generate(engine, questions, scene_graphs, max_k=max_k, seed=seed, templates=templates,
+                         workers=workers, progress=progress, corpus=corpus)
+    finally:
+        _STATE.clear()
+        if not frozen_before:
+            gc.unfreeze()
+
+
+def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scene_graphs: dict[str, dict],
+              *, max_k: int, seed: int, templates: list[str] | None, workers: int, progress: bool,
+              corpus: Corpus | None) -> Generation:
     corpus = corpus if corpus is not None else engine.build_corpus(scene_graphs)
     source = questions if isinstance(questions, PackedQuestions) else _DictQuestions(questions)
-    images = list(source.blobs)
+    images = source.image_ids
     shards = [images[i:i + SHARD_IMAGES] for i in range(0, len(images), SHARD_IMAGES)]
     _STATE.update(engine=engine, questions=source, scene_graphs=scene_graphs, corpus=corpus,
                   max_k=max_k, seed=seed, templates=templates)
-    workers = default_workers() if workers is None else max(1, workers)
     outcomes: list[Outcome] = []
     lines: dict[str, tuple[bytes, ...]] = {}
     views: list[ViewEntry] = []
@@ -147,24 +164,14 @@ def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
         views.extend(shard.views)
         advance(shard.questions)
 
-    try:
-        with _progress(progress, len(source)) as advance:
-            if workers > 1 and len(shards) > 1:
-                # Freeze what is loaded so the collector never walks (and so never touches, and
-                # copy-on-write never copies) the parent's millions of objects in the workers.
-                frozen_before = gc.get_freeze_count()
-                gc.freeze()
-                ctx = mp.get_context("fork")
-                with ctx.Pool(workers) as pool:
-                    for shard_out in pool.imap_unordered(_run_shard, shards, chunksize=1):
-                        collect(shard_out)
-                if not frozen_before:  # a caller that froze its data keeps it frozen
-                    gc.unfreeze()
-            else:
-                for shard in shards:
-                    collect(_run_shard(shard))
-    finally:
-        _STATE.clear()
+    with _progress(progress, len(source)) as advance:
+        if workers > 1 and len(shards) > 1:
+            with mp.get_context("fork").Pool(workers) as pool:
+                for shard_out in pool.imap_unordered(_run_shard, shards, chunksize=1):
+                    collect(shard_out)
+        else:
+            for shard in shards:
+                collect(_run_shard(shard))
     views.sort(key=_key)
     _check_ids(views, set(source.order))
     return Generation(lines=[line for qid in source.order for line in lines.get(qid, ())], views=views,
@@ -186,18 +193,18 @@ def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, 
     """
     chosen = tuple(t.id for t in engine.select_templates(templates))
     workers = default_workers() if workers is None else max(1, workers)
-    if workers > 1:
-        with mp.get_context("fork").Pool(1) as pool:
-            pending = pool.apply_async(_pack, (str(questions), chosen))
+    with no_gc():  # loading allocates only acyclic data: nothing for the collector to find
+        if workers > 1:
+            with mp.get_context("fork").Pool(1) as pool:
+                pending = pool.apply_async(_pack, (str(questions), chosen))
+                graphs = load_scene_graphs(scene_graphs)
+                corpus = engine.build_corpus(graphs)
+                packed = pending.get()
+        else:
+            packed = _pack(str(questions), chosen)
             graphs = load_scene_graphs(scene_graphs)
             corpus = engine.build_corpus(graphs)
-            packed = pending.get()
-    else:
-        packed = _pack(str(questions), chosen)
-        graphs = load_scene_graphs(scene_graphs)
-        corpus = engine.build_corpus(graphs)
     lap("load")
-    freeze_loaded()  # the process ends after this run: keep the collector off the dataset
     gen = run_generation(engine, packed, graphs, max_k=max_k, seed=seed, templates=templates,
                          workers=workers, progress=progress, corpus=corpus)
     lap("generation")
@@ -205,7 +212,6 @@ def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, 
 
 
 def _pack(path: str, template_ids: tuple[str, ...]) -> PackedQuestions:
-    from contrastgen.templates import load_templates
     chosen = tuple(t for t in load_templates() if t.id in template_ids)
     with no_gc():
         return pack_questions(path, screener(chosen))

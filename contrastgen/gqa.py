@@ -10,7 +10,7 @@ a worker process.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,25 +54,22 @@ def validate_question(qid: str, q: Any, *, path: str | None = None) -> dict[str,
     return out
 
 
-def load_questions(path: str | os.PathLike[str], *,
-                   keep_full: Callable[[str], bool] | None = None) -> Questions:
+def load_questions(path: str | os.PathLike[str]) -> Questions:
     """Load GQA questions from one JSON file or a directory of shards, in a stable order.
 
-    With `keep_full`, a question whose text it rejects keeps only `question` and `imageId`. A GQA
-    record (program, annotations, entailments) takes about 6 KB in memory; a generation run needs
-    the whole record only of questions a template may match, and the text of the others only to
-    recognise duplicates. At a million questions this is the difference between 6 GiB and 2.
+    Every record is kept whole (about 6 KB each in memory); `contrastgen.packing` is the lean,
+    streaming alternative that `generate` uses.
     """
     questions: Questions = {}
     with no_gc():
         for file in json_files(Path(path)):
-            _load_file_into(questions, file, keep_full)
+            _load_file_into(questions, file)
     if not questions:
         raise InputError("no questions found", path=str(path))
     return questions
 
 
-def _load_file_into(questions: Questions, file: Path, keep_full: Callable[[str], bool] | None) -> None:
+def _load_file_into(questions: Questions, file: Path) -> None:
     data = read_json(file)
     if not isinstance(data, Mapping):
         raise InputError("expected an object keyed by question id", path=str(file))
@@ -80,10 +77,7 @@ def _load_file_into(questions: Questions, file: Path, keep_full: Callable[[str],
         qid = str(qid)
         if qid in questions:
             raise InputError("question id appears twice", path=str(file), record=f"question {qid}")
-        q = validate_question(qid, q, path=str(file))
-        if keep_full is not None and not keep_full(q["question"]):
-            q = {"imageId": q["imageId"], "question": q["question"]}
-        questions[qid] = q
+        questions[qid] = validate_question(qid, q, path=str(file))
 
 
 def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> dict[str, Any]:

@@ -43,6 +43,11 @@ class PackedQuestions:
     def __len__(self) -> int:
         return len(self.order)
 
+    @property
+    def image_ids(self) -> list[str]:
+        """In order of first appearance."""
+        return list(self.blobs)
+
     def questions_of(self, image_id: str) -> list[PackedQuestion]:
         return pickle.loads(self.blobs[image_id])
 

@@ -75,9 +75,7 @@ class SceneIndex:
         canonical = lex.canonical
         # the graph's own order (JSON order, hence deterministic); lists are sorted where it matters
         for oid, o in graph["objects"].items():
-            name = o["name"].lower()
-            if name != name.strip():
-                name = name.strip()
+            name = _clean(o["name"])
             attrs = o.get("attributes")
             obj = SceneObject(oid, name, canonical(name),
                               frozenset(map(_clean, attrs)) if attrs else frozenset(),

@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from contrastgen.gcutil import freeze_loaded
 from contrastgen.jsonio import dumps
 
 
@@ -123,7 +122,6 @@ def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed
     engine = _engine()  # before the data, as in run_generate
     qs = load_questions(questions)
     sg = load_scene_graphs(scene_graphs)
-    freeze_loaded()
     gen = engine.generate(qs, sg, max_k=max_k, seed=seed, templates=_split(templates),
                              workers=workers, progress=True)
     counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed)

@@ -158,6 +158,47 @@ def test_bad_scene_graph_names_image_and_object(tmp_path):
     assert not out.exists()
 
 
+def _graph_with(**changes) -> str:
+    obj = {"name": "cat", "x": 1, "y": 1, "w": 1, "h": 1, "attributes": ["black"], "relations": []}
+    obj.update(changes)
+    return json.dumps({"img9": {"width": 100, "objects": {"o1": {k: v for k, v in obj.items() if v is not None}}}})
+
+
+@pytest.mark.parametrize("changes,needle", [
+    ({"name": None}, "'name'"),
+    ({"name": "  "}, "'name'"),
+    ({"x": "1"}, "'x'"),
+    ({"w": True}, "'w'"),  # a bool is not a coordinate
+    ({"h": None}, "'h'"),
+    ({"attributes": "black"}, "'attributes'"),
+    ({"attributes": ["black", 3]}, "'attributes'"),
+    ({"relations": {"name": "near"}}, "'relations'"),
+    ({"relations": [{"object": "o1"}]}, "'name'"),
+])
+def test_bad_scene_graph_objects_name_the_field(tmp_path, changes, needle):
+    result, out = _bad(tmp_path, graphs=_graph_with(**changes))
+    assert result.exit_code == 2, result.output
+    assert needle in result.output and "img9" in result.output and "o1" in result.output
+    assert not out.exists()
+
+
+def test_a_valid_object_passes_the_scene_graph_checks():
+    from contrastgen.gqa import validate_scene_graph
+
+    graph = json.loads(_graph_with(relations=[{"name": "near", "object": "o1"}]))["img9"]
+    assert validate_scene_graph("img9", graph) is graph
+
+
+def test_generate_prints_the_seconds_of_each_phase(tmp_path):
+    result = CliRunner().invoke(cli, ["generate", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS),
+                                      "--out", str(tmp_path / "out"), "--no-progress", "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("seconds: "))
+    phases = dict(p.rsplit(" ", 1) for p in line.removeprefix("seconds: ").split(", "))
+    assert list(phases) == ["engine", "load", "generation", "write", "total"]
+    assert all(float(v) >= 0 for v in phases.values())
+
+
 def test_unknown_template_is_an_error(tmp_path):
     result, out = _bad(tmp_path, None, None, "--templates", "what_colour")
     assert result.exit_code == 2 and "what_colour" in result.output
