@@ -105,6 +105,12 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> None:
             fh.write(dumps(row))
 
 
+def write_chunks(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> None:
+    """Write already-serialised pieces (see `contrastgen.views`) one after the other."""
+    with atomic_file(path) as fh:
+        fh.writelines(chunks)
+
+
 def write_text(path: str | os.PathLike[str], text: str) -> None:
     with atomic_file(path) as fh:
         fh.write(text.encode("utf-8"))

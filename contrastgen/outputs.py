@@ -14,7 +14,7 @@ from typing import Any
 
 from contrastgen.engine import Generation
 from contrastgen.gcutil import no_gc
-from contrastgen.jsonio import atomic_dir, atomic_file, dumps, write_json, write_text
+from contrastgen.jsonio import atomic_dir, atomic_file, dumps, write_chunks, write_json, write_text
 from contrastgen.stats_report import stats_markdown
 from contrastgen.views import json_list, json_object, perturbation_as_gqa, select, view_names
 
@@ -22,14 +22,11 @@ from contrastgen.views import json_list, json_object, perturbation_as_gqa, selec
 def write_outputs(gen: Generation, out_dir: str | Path) -> Path:
     """Write the whole output directory; nothing appears at `out_dir` unless all of it succeeded."""
     with no_gc(), atomic_dir(out_dir) as tmp:
-        with atomic_file(tmp / "contrast_sets.jsonl") as fh:
-            fh.writelines(gen.lines)
+        write_chunks(tmp / "contrast_sets.jsonl", gen.lines)
         for name, max_rank in view_names(gen.max_k).items():
             entries = select(gen.views, max_rank)
-            with atomic_file(tmp / f"{name}.json") as fh:
-                fh.writelines(json_object(entries))
-            with atomic_file(tmp / "lxmert" / f"{name}.json") as fh:
-                fh.writelines(json_list(entries))
+            write_chunks(tmp / f"{name}.json", json_object(entries))
+            write_chunks(tmp / "lxmert" / f"{name}.json", json_list(entries))
         write_json(tmp / "stats.json", gen.stats, indent=True)
         write_text(tmp / "stats.md", stats_markdown(gen.stats))
     return Path(out_dir)

@@ -8,8 +8,8 @@ module streams the files (ijson's C backend, so memory does not grow with the fi
 every record exactly as `gqa` does, and keeps one compact blob per image: question ids and texts,
 plus the JSON of the records worth keeping. A worker unpacks the blob of the image it works on.
 
-The packed records are serialised with sorted keys, the form of `original.json`, so a worker
-writes an original into the views without serialising it again.
+The packed records are serialised as the views hold them (`views.gqa_json`), so a worker writes
+an original into `original.json` and the other views without serialising it again.
 """
 
 from __future__ import annotations
@@ -23,15 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import ijson
-import orjson
 
 from contrastgen.errors import InputError
 from contrastgen.gqa import json_files, validate_question
+from contrastgen.views import gqa_json
 
 # (question id, question text, the record as sorted-key JSON or None if no template may match)
 PackedQuestion = tuple[str, str, bytes | None]
-
-_SORTED = orjson.OPT_SORT_KEYS
 
 
 @dataclass
@@ -65,7 +63,7 @@ def pack_questions(path: str | os.PathLike[str], keep_full: Callable[[str], bool
             seen.add(qid)
             q = validate_question(qid, q, path=str(file))
             text = q["question"]
-            record = orjson.dumps(q, option=_SORTED) if keep_full(text) else None
+            record = gqa_json(q) if keep_full(text) else None
             full += record is not None
             groups[q["imageId"]].append((qid, text, record))
             order.append(qid)

@@ -43,17 +43,22 @@ def lxmert_item(qid: str, q: dict[str, Any]) -> dict[str, Any]:
     return {"img_id": q["imageId"], "label": {q["answer"]: 1.0}, "question_id": qid, "sent": q["question"]}
 
 
+def gqa_json(q: dict[str, Any]) -> bytes:
+    """A GQA-format record as the views hold it (sorted keys, no newline)."""
+    return orjson.dumps(q, option=_OPTS)
+
+
 def _entry(qid: str, rank: int, q: dict[str, Any]) -> ViewEntry:
-    return ViewEntry(qid, rank, orjson.dumps(q, option=_OPTS), orjson.dumps(lxmert_item(qid, q), option=_OPTS))
+    return ViewEntry(qid, rank, gqa_json(q), orjson.dumps(lxmert_item(qid, q), option=_OPTS))
 
 
 def view_entries(qid: str, original: dict[str, Any], records: Iterable[dict[str, Any]], *,
                  original_json: bytes | None = None) -> list[ViewEntry]:
     """The original question and every perturbation in `records` (its contrast_sets.jsonl records).
 
-    `original_json`, if given, is `original` already serialised with sorted keys.
+    `original_json`, if given, is `gqa_json(original)`, computed earlier (by the packing loader).
     """
-    gqa = original_json if original_json is not None else orjson.dumps(original, option=_OPTS)
+    gqa = original_json if original_json is not None else gqa_json(original)
     out = [ViewEntry(qid, 0, gqa, orjson.dumps(lxmert_item(qid, original), option=_OPTS))]
     for rec in records:
         for p in rec["perturbations"]:
