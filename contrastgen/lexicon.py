@@ -10,6 +10,10 @@ Why conservative: the engine proves answers from scene graphs. A wrong synonym o
 "is a kind of" would produce a wrong gold answer, whereas a missing one only costs a perturbation.
 So unknown words get no synonyms, no hyponyms and no category, and number is guessed by the
 regular English suffix rules in `rules/lexicon/inflection_rules.tsv`.
+
+Claims of absence are the exception, and err the other way: "no dish" must rule out every object
+the word may denote, so `may_denote` widens the one-sense hyponyms by every WordNet sense
+(`may_denote.tsv`), and `absence_decidable` refuses words too vague, or too unknown, to decide.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ UNCOUNTABLE_FILE = "uncountable.txt"
 PLURAL_ONLY_FILE = "plural_only.txt"
 UNANNOTATED_FILE = "unannotated_prone.txt"
 COLORS_FILE = "colors.txt"
+MAY_DENOTE_FILE = "may_denote.tsv"
+CANNOT_SAY = "?"  # may_denote.tsv's mark for a noun too vague to claim absent
 RELATIONS_FILE = "relations.tsv"  # in the parent rules/ directory
 
 
@@ -182,6 +188,7 @@ class Lexicon:
 
         listed = {self.canonical(w) for w in read_word_list(d / UNANNOTATED_FILE)}
         self._unannotated = frozenset(listed.union(*(self._hyponyms.get(g, frozenset()) for g in listed)))
+        self._loose, self._vague = self._read_may_denote(d / MAY_DENOTE_FILE)
 
         self._opposite: dict[str, str] = {}
         self._symmetric: set[str] = set()
@@ -191,6 +198,28 @@ class Lexicon:
             else:
                 self._opposite[rel] = other
         self.relations: frozenset[str] = frozenset(self._opposite) | frozenset(self._opposite.values()) | frozenset(self._symmetric)
+
+    def _read_may_denote(self, path: Path) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+        """may_denote.tsv: canonical name -> the names that may also denote it, and the names
+        marked `?` (too vague to claim absent). Every name must be a canonical noun of nouns.tsv,
+        so a stale file fails here rather than silently widening nothing."""
+        loose: dict[str, frozenset[str]] = {}
+        vague: set[str] = set()
+        canonicals = {e.canonical for e in self._entries.values()}
+        for lineno, fields in iter_data_lines(path):
+            if len(fields) != 2:
+                raise InputError(f"expected name<TAB>names|{CANNOT_SAY}", path=str(path), record=f"line {lineno}")
+            word = normalize(fields[0])
+            names = [] if fields[1] == CANNOT_SAY else [normalize(n) for n in fields[1].split(",") if n.strip()]
+            unknown = [n for n in (word, *names) if n not in canonicals]
+            if unknown:
+                raise InputError(f"not a canonical noun of {NOUNS_FILE}: {', '.join(unknown)}",
+                                 path=str(path), record=f"line {lineno}")
+            if fields[1] == CANNOT_SAY:
+                vague.add(word)
+            else:
+                loose[word] = frozenset(names)
+        return loose, frozenset(vague)
 
     # -- construction -------------------------------------------------------------------------
 
@@ -312,6 +341,26 @@ class Lexicon:
         """True if `specific` names the same kind as `general` or a kind of it."""
         s, g = self.canonical(specific), self.canonical(general)
         return s == g or s in self._hyponyms.get(g, frozenset())
+
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - hot path of generation; lives with the process
+    def may_denote(self, word: str) -> frozenset[str]:
+        """Canonical names of every kind that `word` may denote: itself, its strict hyponyms, and
+        the nouns with SOME sense under some sense of `word` ("dish" -> bowl, plate, pizza, ...).
+
+        Why looser than `hyponyms`: a "no" that rests on absence ("Are there any dishes? -> no")
+        must rule out every object the word can denote, not only its chosen sense's kinds; a bowl
+        filed by the build as a container may still be the dish the question means. Incomplete
+        where `absence_decidable` is False (no claim of absence may rest on it then).
+        """
+        c = self.canonical(word)
+        return frozenset({c}) | self._hyponyms.get(c, frozenset()) | self._loose.get(c, frozenset())
+
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - hot path of generation; lives with the process
+    def absence_decidable(self, word: str) -> bool:
+        """Can the lexicon say which objects would make `word` present? False for unknown words
+        (nothing is known of their kinds) and for words marked too vague in may_denote.tsv
+        ("thing", "object": WordNet's kinds of them cannot be trusted to be complete)."""
+        return self.is_known(word) and self.canonical(word) not in self._vague
 
     def category(self, word: str) -> str | None:
         """A coarse category ("animal", "furniture", ...) for picking similar distractors."""

@@ -14,12 +14,20 @@ yield a wrong proven answer; a missing one only a missing perturbation.
 Outputs (each with a header saying how to regenerate it):
 - `nouns.tsv`: name, plural, canonical, category, kinds, chosen synset, one row per noun;
 - `aliases.tsv`: vocabulary entries that are another form of a noun ("men" -> "man");
-- `irregular_plurals.tsv`: WordNet's irregular plurals that the suffix rules get wrong.
+- `irregular_plurals.tsv`: WordNet's irregular plurals that the suffix rules get wrong;
+- `may_denote.tsv`: the LOOSE "may be a kind of" relation for claims of absence (below).
 (`contrastgen lexicon build` also regenerates the phraser's `articles.tsv` over the same forms.)
+
+Why a second, loose relation: the one-sense rule is right for proving what IS there, wrong for
+proving what is NOT. "Are there any dishes? -> no" is false when a bowl is there, though the bowl's
+chosen sense is a container: the word "bowl" may denote a dish. So `may_denote.tsv` records, per
+noun A, the nouns B with ANY sense under ANY sense of A (the same edited hypernym graph, people
+words only in their person senses, plus the loose-only links of `may_denote_edits.tsv`), and marks
+nouns whose loose set is too large to trust as "cannot say".
 
 Curated inputs, beside the outputs: senses, synonyms, people, plural_only, uncountable,
 not_nouns, respellings, extra_nouns, kinds, compound_modifiers, categories, hypernym_edits,
-inflection_rules (each file's header says what it is for).
+may_denote_edits, inflection_rules (each file's header says what it is for).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,8 +44,10 @@ from contrastgen.errors import InputError
 from contrastgen.jsonio import write_text
 from contrastgen.lexicon import (
     ALIASES_FILE,
+    CANNOT_SAY,
     INFLECTION_RULES_FILE,
     IRREGULAR_FILE,
+    MAY_DENOTE_FILE,
     NOUNS_FILE,
     PLURAL_ONLY_FILE,
     UNCOUNTABLE_FILE,
@@ -58,7 +69,15 @@ RESPELLINGS_FILE = "respellings.tsv"
 KINDS_FILE = "kinds.tsv"
 HYPERNYM_EDITS_FILE = "hypernym_edits.tsv"
 COMPOUND_MODIFIERS_FILE = "compound_modifiers.txt"
-GENERATED_FILES = (NOUNS_FILE, ALIASES_FILE, IRREGULAR_FILE)
+MAY_DENOTE_EDITS_FILE = "may_denote_edits.tsv"
+GENERATED_FILES = (NOUNS_FILE, ALIASES_FILE, IRREGULAR_FILE, MAY_DENOTE_FILE)
+
+# A noun that more than this many vocabulary nouns may denote BEYOND its strict kinds is marked
+# "cannot say" in may_denote.tsv: its WordNet senses sit so high ("object", "thing", "unit",
+# "part") that nearly anything may be one, and WordNet's filing of everyday objects under them is
+# too patchy to prove absence from. 100 is about 6% of the vocabulary; below it are the broad but
+# well-filed kinds that questions use ("food" adds 49, "animal" 36, "container" 30).
+VAGUE_ABOVE = 100
 
 # Lexicographer files whose senses denote things one can see in a photograph; a sense outside them
 # ("monitor" the proctor is noun.person, fine; "plate" the home plate is noun.artifact, which is
@@ -70,6 +89,18 @@ _VISIBLE_LEXNAMES = (
 
 # A word whose first sense is of one of these kinds keeps it.
 _FIRST_SENSE_LEXNAMES = ("noun.Tops", "noun.animal", "noun.artifact", "noun.food", "noun.plant", "noun.body")
+
+# Lexicographer files of abstractions that no annotated object is: the loose relation ignores such
+# senses ("dish" and "bag" share only "cup of tea", an activity one likes; "candle" and "cd" only the
+# candela, a unit). States, attributes, events and processes stay: the build chose one of them for
+# "shadow", "spot" and "wave", and "fire" and "flame" are processes.
+_ABSTRACT_LEXNAMES = (
+    "noun.act", "noun.cognition", "noun.feeling", "noun.motive", "noun.quantity",
+    "noun.relation", "noun.time",
+)
+
+# Senses a people word (people.txt) may take, in the strict and in the loose relation alike.
+_PERSON_LEXNAMES = ("noun.person", "noun.group", "noun.Tops")
 
 _REGEN = "Regenerate: `make lexicon` (NLTK_DATA=../shared/nltk_data contrastgen lexicon build)."
 
@@ -254,7 +285,7 @@ def _choose_sense(wn: Any, word: str, is_person_word: bool) -> Any:
     senses = wn.synsets(word.replace(" ", "_"), pos="n")
     if is_person_word:
         for s in senses:
-            if s.lexname() in ("noun.person", "noun.group", "noun.Tops"):
+            if s.lexname() in _PERSON_LEXNAMES:
                 return s
         return None
     senses = [s for s in senses if s.lexname() != "noun.person"]
@@ -289,6 +320,13 @@ class HypernymEdits:
         """The sense and all its hypernyms under the edited graph."""
         return set(synset.closure(self.up)) | {synset}
 
+    def with_links(self, add: dict[str, tuple[Any, ...]]) -> HypernymEdits:
+        """These edits plus more added links (the loose-only ones of may_denote_edits.tsv)."""
+        merged = {k: tuple(v) for k, v in self.add.items()}
+        for child, parents in add.items():
+            merged[child] = merged.get(child, ()) + tuple(parents)
+        return HypernymEdits(self.cut, merged)
+
 
 def _read_hypernym_edits(wn: Any, curated: Path) -> HypernymEdits:
     path = curated / HYPERNYM_EDITS_FILE
@@ -308,6 +346,30 @@ def _read_hypernym_edits(wn: Any, curated: Path) -> HypernymEdits:
     return HypernymEdits(frozenset(cut), {k: tuple(v) for k, v in add.items()})
 
 
+@dataclass(frozen=True)
+class LooseEdits:
+    """may_denote_edits.tsv: links only the loose relation follows, and nouns it never decides."""
+
+    add: dict[str, tuple[Any, ...]]  # synset name -> extra hypernyms, as in HypernymEdits
+    vague: frozenset[str]  # nouns marked "cannot say" whatever their loose set
+
+
+def _read_loose_edits(wn: Any, curated: Path) -> LooseEdits:
+    path = curated / MAY_DENOTE_EDITS_FILE
+    add: dict[str, list[Any]] = defaultdict(list)
+    vague: set[str] = set()
+    for lineno, fields in iter_data_lines(path):
+        if fields[0] == "add" and len(fields) == 3:
+            child, parent = (_synset(wn, f, path, lineno) for f in fields[1:])
+            add[child.name()].append(parent)
+        elif fields[0] == "vague" and len(fields) == 2:
+            vague.add(normalize(fields[1]))
+        else:
+            raise InputError("expected add<TAB>synset<TAB>hypernym synset, or vague<TAB>noun",
+                             path=str(path), record=f"line {lineno}")
+    return LooseEdits({k: tuple(v) for k, v in add.items()}, frozenset(vague))
+
+
 @dataclass
 class Curated:
     """The hand-curated inputs of the build (every file in rules/lexicon/ that is not generated)."""
@@ -325,6 +387,7 @@ class Curated:
     modifiers: set[str]
     categories: list[tuple[str, set[Any]]]
     edits: HypernymEdits
+    loose: LooseEdits
 
     @classmethod
     def read(cls, wn: Any, d: Path) -> Curated:
@@ -345,6 +408,7 @@ class Curated:
             modifiers=set(read_word_list(d / COMPOUND_MODIFIERS_FILE)),
             categories=_read_categories(wn, d),
             edits=_read_hypernym_edits(wn, d),
+            loose=_read_loose_edits(wn, d),
         )
 
 
@@ -497,7 +561,98 @@ def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None =
         NOUNS_FILE: _render_nouns(nouns),
         ALIASES_FILE: _render_aliases(aliases),
         IRREGULAR_FILE: _render_irregular(wn, curated_dir),
+        MAY_DENOTE_FILE: _render_may_denote(*_derive_may_denote(nouns, wn, cur)),
     }
+
+
+def _word_senses(wn: Any, noun: Noun, cur: Curated) -> set[Any]:
+    """Every WordNet sense the noun's name may have, for the loose relation.
+
+    All noun senses of the word (or of its joined spelling, as `_assign_senses` falls back to),
+    plus the chosen one, except across the curated person boundary: a people word (people.txt)
+    keeps only its person senses ("man" is no chess piece, so a rook may not be a man), any
+    other word none ("mug" the gullible person may not be a person).
+    """
+    senses = wn.synsets(noun.name.replace(" ", "_"), pos="n")
+    if not senses and " " in noun.name:
+        for variant in (noun.name.replace(" ", ""), noun.name.replace(" ", "-")):
+            if wn.lemmas(variant, pos="n"):
+                senses = wn.synsets(variant, pos="n")
+                break
+    if noun.name in cur.people:
+        kept = {s for s in senses if s.lexname() in _PERSON_LEXNAMES}
+    else:
+        kept = {s for s in senses if s.lexname() not in _ABSTRACT_LEXNAMES and s.lexname() != "noun.person"}
+    return kept | ({noun.synset} if noun.synset is not None else set())
+
+
+def _senses_by_canonical(nouns: dict[str, Noun], wn: Any, cur: Curated) -> dict[str, set[Any]]:
+    """The senses of each synonym set: any member's name may be the one an annotator used."""
+    out: dict[str, set[Any]] = defaultdict(set)
+    for noun in nouns.values():
+        out[noun.canonical] |= _word_senses(wn, noun, cur)
+    return out
+
+
+def _loose_kinds(senses_of: dict[str, set[Any]], graph: HypernymEdits) -> dict[str, set[str]]:
+    """canonical B -> canonical As such that some sense of B lies under some sense of A."""
+    owners: dict[Any, set[str]] = defaultdict(set)
+    for name, senses in senses_of.items():
+        for s in senses:
+            owners[s].add(name)
+    closures: dict[Any, set[Any]] = {}
+    kinds: dict[str, set[str]] = {}
+    for name, senses in senses_of.items():
+        found: set[str] = set()
+        for s in senses:
+            if s not in closures:
+                closures[s] = graph.closure(s)
+            for h in closures[s]:
+                found |= owners.get(h, set())
+        found.discard(name)
+        kinds[name] = found
+    return kinds
+
+
+def _strict_hyponyms(nouns: Iterable[Noun]) -> dict[str, set[str]]:
+    """canonical A -> canonical names that are kinds of it, as `Lexicon` derives them from nouns.tsv."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for noun in nouns:
+        for k in noun.kinds:
+            if k != noun.canonical:
+                out[k].add(noun.canonical)
+    return out
+
+
+def _derive_may_denote(nouns: dict[str, Noun], wn: Any, cur: Curated) -> tuple[dict[str, set[str]], dict[str, int]]:
+    """({noun: names that may denote it beyond its strict hyponyms}, {vague noun: how many}).
+
+    A noun that kinds.tsv (or its compound head) made a kind of K does NOT inherit what K's other
+    senses may be: the compound names K's chosen sense ("trash bag" is no bag of game, "stop sign"
+    no sign of the zodiac), so it may be only what its own WordNet senses, if any, and its strict
+    kinds say.
+    """
+    loose = _loose_kinds(_senses_by_canonical(nouns, wn, cur), cur.edits.with_links(cur.loose.add))
+    strict = _strict_hyponyms(nouns.values())
+    extra: dict[str, set[str]] = defaultdict(set)
+    for b, kinds in loose.items():
+        for a in kinds:
+            if b not in strict.get(a, ()):
+                extra[a].add(b)
+    vague = _vague_nouns(extra, nouns, cur)
+    return {a: names for a, names in extra.items() if a not in vague}, vague
+
+
+def _vague_nouns(extra: dict[str, set[str]], nouns: dict[str, Noun], cur: Curated) -> dict[str, int]:
+    """{canonical noun: its count of extra names} for the nouns absence claims may not rest on:
+    more than VAGUE_ABOVE extra names, or `vague` in may_denote_edits.tsv."""
+    unknown = sorted(w for w in cur.loose.vague if w not in nouns)
+    if unknown:
+        raise InputError(f"vague nouns not in the vocabulary: {', '.join(unknown)}",
+                         path=str(cur.directory / MAY_DENOTE_EDITS_FILE))
+    listed = {nouns[w].canonical for w in cur.loose.vague}
+    return {a: len(extra.get(a, ())) for a in sorted(set(extra) | listed)
+            if a in listed or len(extra[a]) > VAGUE_ABOVE}
 
 
 def _render_nouns(nouns: dict[str, Noun]) -> str:
@@ -516,6 +671,35 @@ def _render_nouns(nouns: dict[str, Noun]) -> str:
         kinds = ",".join(sorted(n.kinds)) or "-"
         synset = n.synset.name() if n.synset is not None else "-"
         lines.append("\t".join((n.name, n.plural, n.canonical, n.category or "-", kinds, synset)))
+    return "\n".join(lines) + "\n"
+
+
+def _render_may_denote(extra: dict[str, set[str]], vague: dict[str, int]) -> str:
+    lines = [
+        "# Which nouns MAY denote a noun, for claims that rest on absence: \"Are there any dishes? -> no\" must",
+        "# rule out a bowl, whose chosen sense (nouns.tsv) is a container but whose name may mean a dish.",
+        "# B may denote A when ANY WordNet noun sense of B (or of a synonym) lies, through hypernyms and",
+        "# instance hypernyms, under ANY sense of A (or of a synonym), in the graph edited by",
+        "# hypernym_edits.tsv plus the loose-only links of may_denote_edits.tsv. Except: a people word",
+        "# (people.txt) counts only in its person senses, any other word never in one; abstract senses",
+        "# (acts, cognition, feelings, motives, quantities, relations, times) never count; a noun without",
+        "# WordNet senses (kinds.tsv, compounds) may be only its strict kinds.",
+        "# Source: GENERATED by contrastgen.lexicon_build from WordNet 3.0 and the curated lists beside this",
+        "# file. Do not edit by hand.",
+        "# Columns: canonical name A (nouns.tsv) <TAB> comma-separated canonical names that may denote A",
+        "# BEYOND its strict hyponyms (the nouns.tsv rows with A among their kinds); nouns to which the loose",
+        "# relation adds nothing are not listed. The full set (contrastgen.lexicon.Lexicon.may_denote) is",
+        "# A itself, its strict hyponyms and this row.",
+        f"# `{CANNOT_SAY}` instead of names: cannot say, no claim of absence may rest on A (absence_decidable",
+        f"# is False): more than {VAGUE_ABOVE} names beyond the strict hyponyms, or `vague` in",
+        "# may_denote_edits.tsv; the comment gives that count.",
+        f"# {_REGEN}",
+    ]
+    for a in sorted(set(extra) | set(vague)):
+        if a in vague:
+            lines.append(f"{a}\t{CANNOT_SAY}  # {vague[a]} names beyond the strict hyponyms")
+        else:
+            lines.append(f"{a}\t{','.join(sorted(extra[a]))}")
     return "\n".join(lines) + "\n"
 
 
