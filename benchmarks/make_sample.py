@@ -9,8 +9,8 @@ computed by the same builders `contrastgen.synth` uses. Seeded, so reruns are by
     .venv/bin/python benchmarks/make_sample.py [--out contrastgen/data/sample] [--seed 13]
 
 Writes questions.json and scene_graphs.json (GQA v1.2 format) and cases.json, which records for
-each question the template family it belongs to (or null) and the hard cases it exercises, so that
-tests can assert coverage without re-deriving it.
+each question the template family it belongs to by its meaning (`contrastgen.synth.template_family`,
+or null) and the hard cases it exercises, so that tests can assert coverage without re-deriving it.
 """
 
 from __future__ import annotations
@@ -32,19 +32,6 @@ SPEC = Path(__file__).resolve().with_name("sample_spec.yaml")
 OUT = REPO / "contrastgen" / "data" / "sample"
 FIRST_OBJECT_ID = 3_100_000
 
-# GQA program type -> the contrast-set template family it belongs to (the paper's Table 1).
-FAMILY_OF_TYPE = {
-    "positionQuery": "side",
-    "directOf": "color",
-    "directWhich": "color",
-    "existOrC": "see_x_or_y",
-    "existRelS": "x_near_y",
-    "existRelSC": "x_near_y",
-    "relVerify": "x_rel_y",
-    "relVerifyCr": "x_rel_y",
-}
-
-
 class SpecError(ValueError):
     """The spec contradicts itself (e.g. a left/right pair whose boxes do not say which is left)."""
 
@@ -65,6 +52,8 @@ def build_graph(scene: dict[str, Any], next_id: int) -> tuple[dict[str, Any], di
         if not all(isinstance(a, str) for a in [name, *attrs]):
             raise SpecError(f"{scene['id']} {key}: names and attributes must be strings (quote yes/no/on)")
         objects[oid] = {"name": name, "x": x, "y": y, "w": w, "h": h, "attributes": list(attrs), "relations": []}
+    if scene.get("lr_all"):  # GQA often relates every pair left/right; the lr pairs below add nothing
+        synth.add_all_pairs_lr(objects, list(objects))
     for a, b in scene.get("lr", []):
         (ax, _), (bx, _) = _centre(objects[ids[a]]), _centre(objects[ids[b]])
         if abs(ax - bx) <= synth.SPATIAL_MARGIN * width:
@@ -85,6 +74,11 @@ def build_graph(scene: dict[str, Any], next_id: int) -> tuple[dict[str, Any], di
     for a, b in scene.get("front", []):
         synth.add_relation(objects, ids[a], "in front of", ids[b])
         synth.add_relation(objects, ids[b], "behind", ids[a])
+    for a, b, kind in scene.get("contradict", []):  # annotation noise: both directions hold
+        first, second = ("in front of", "behind") if kind == "front" else ("to the left of", "to the right of")
+        for s, o in ((ids[a], ids[b]), (ids[b], ids[a])):
+            synth.add_relation(objects, s, first, o)
+            synth.add_relation(objects, o, second, s)
     for s, rel, o in scene.get("rels", []):
         if not isinstance(rel, str):
             raise SpecError(f"{scene['id']}: relation {rel!r} is not a string (quote yes/no/on)")
@@ -96,26 +90,43 @@ def build_graph(scene: dict[str, Any], next_id: int) -> tuple[dict[str, Any], di
     return graph, ids, next_id
 
 
+def modifier(spec: list[str] | None, ids: dict[str, str]) -> synth.Modifier | None:
+    """[rel, other, role, style?] -> a synth.Modifier ("the cup that is on the table")."""
+    if spec is None:
+        return None
+    rel, other, role, *style = spec
+    return synth.Modifier(rel, ids[other], role, style[0] if style else "plain")
+
+
 def ask(q: dict[str, Any], v: synth.GraphView, ids: dict[str, str], vocab: synth.SynthVocabulary,
         hypernyms: dict[str, list[str]]) -> synth.QuestionParts:
     """One hand-specified question -> its parts, via the synth builders."""
     k, p = q["k"], q.get("p", 0)
+    x_mod, y_mod = modifier(q.get("x_mod"), ids), modifier(q.get("y_mod"), ids)
+    picture = q.get("picture", False)
     if k == "side":
-        parts = synth.ask_side(v, ids[q["x"]], vocab, x_text=q.get("x_text"), phrasing=p)
+        parts = synth.ask_side(v, ids[q["x"]], vocab, x_text=q.get("x_text"), phrasing=p, x_mod=x_mod)
     elif k == "color":
         via = q.get("via")
         parts = synth.ask_color(v, ids[q["x"]], vocab, x_text=q.get("x_text"), phrasing=p,
-                                via=(via[0], ids[via[1]], via[2]) if via else None)
+                                via=(via[0], ids[via[1]], via[2]) if via else None, x_mod=x_mod, picture=picture)
     elif k == "or":
         parts = synth.ask_exist_or(v, q["a"], q["b"], vocab, a_names=q.get("a_names"), b_names=q.get("b_names"),
-                                   a_text=q.get("a_text"), b_text=q.get("b_text"), phrasing=p)
+                                   a_text=q.get("a_text"), b_text=q.get("b_text"), phrasing=p,
+                                   attr=tuple(q["attr"]) if "attr" in q else None,
+                                   attr_style=q.get("attr_style", "pre"))
     elif k == "near":
         names = q.get("x_names") or hypernyms.get(q["x_name"])
         parts = synth.ask_exist_near(v, q["x_name"], ids[q["y"]], vocab, x_names=names, x_text=q.get("x_text"),
-                                     plural=q.get("plural", False), y_text=q.get("y_text"), phrasing=p)
+                                     plural=q.get("plural", False), y_text=q.get("y_text"), phrasing=p,
+                                     y_mod=y_mod, picture=picture)
     elif k == "rel":
         parts = synth.ask_relation(v, ids[q["x"]], q["rel"], ids[q["y"]], vocab, x_text=q.get("x_text"),
-                                   y_text=q.get("y_text"), subject_selected=q.get("selected", "o") == "o")
+                                   y_text=q.get("y_text"), subject_selected=q.get("selected", "o") == "o",
+                                   x_mod=x_mod, y_mod=y_mod, picture=picture)
+    elif k == "verify_rel":
+        parts = synth.ask_verify_rel(v, ids[q["x"]], q["rel"], vocab, t=ids[q["t"]] if "t" in q else None,
+                                     t_name=q.get("t_name"), x_mod=x_mod, x_text=q.get("x_text"), picture=picture)
     elif k == "rel_object":
         parts = synth.ask_rel_object(v, ids[q["x"]], q["rel"], vocab)
     elif k == "rel_subject":
@@ -190,13 +201,10 @@ def build(spec: dict[str, Any], seed: int) -> tuple[dict, dict, dict]:
 
     def add(image_id: str, n: int, parts: synth.QuestionParts, q: dict[str, Any]) -> None:
         qid = f"{image_id}{n:02d}"
-        rec = parts.record(qid, image_id)
-        if q.get("program", True) is False:
-            del rec["semantic"], rec["semanticStr"]
-        questions[qid] = rec
+        questions[qid] = parts.record(qid, image_id, program=q.get("program", True) is not False,
+                                      annotations=q.get("annotations", True) is not False)
         tags = q.get("tag", [])
-        cases[qid] = {"family": FAMILY_OF_TYPE.get(parts.detailed),
-                      "tags": sorted([tags] if isinstance(tags, str) else tags)}
+        cases[qid] = {"family": parts.family, "tags": sorted([tags] if isinstance(tags, str) else tags)}
 
     for scene in spec["scenes"]:
         graph, ids, next_id = build_graph(scene, next_id)

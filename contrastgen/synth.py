@@ -6,12 +6,43 @@ graphs with known answers. This module produces data in exactly GQA v1.2's forma
 object ids, token annotations) whose statistics resemble GQA's: ~16 objects per image with names
 drawn Zipf-like from the Visual Genome vocabulary, several attributes per object, spatial relations
 written in both directions and consistent with the boxes, and ~13 questions per image of which
-~22% belong to the six contrast-set templates. Every answer is computed from the graph.
+~22% belong to the six contrast-set templates (`template_family`). Every answer is computed from
+the graph, under the object ids the program names (as GQA does, even where the words are
+ambiguous).
+
+Real GQA is not clean, and neither is this data (`Noise`; `CLEAN` turns all of it off):
+
+- graphs: 15% of images have one object duplicated (same name and attributes, a box within 4% of
+  the original's); 1 in 200 spatially related pairs also gets the contradicting edge (both "to the
+  left of" and "to the right of", or both "behind" and "in front of", each written both ways); 20%
+  of images have "to the left of" / "to the right of" between all pairs with distinct box centres;
+  a quarter of the images with people have a second person, who often wears the same garment;
+- questions: 10% have no `semantic`, `semanticStr` or `annotations` (some datasets strip them).
+
+The question mix (weights in `QUESTION_KINDS`; measured on 19,500 questions, seed 7): the six
+templates' kinds are 22% of the questions with a program (side, color, exist-or, exist-near,
+relation; `template_family` reads the family off the program). The rest are GQA's other kinds
+(relO, relS, material, verify and choose colour, exist-that, exist-and, relChooser, place,
+weather) and two kinds that *look* like templates but are not: non-spatial verify-rel questions
+(6%; "Is the man wearing a hat?", half of them with a mostly spatial modifier on X: "Is the man
+near the catcher wearing jeans?", whose program ends in `verify rel: jeans,wearing,o`) and
+shared-attribute or-questions (2%; "Are there any tables or chairs that are white?"). Within the
+template kinds, ~28% of relation and colour questions and ~20% of side and near questions qualify
+X or Y with a modifier, written as GQA writes them (the modifier becomes a `relate` step, the asked
+relation or query comes last): participial ("the man wearing a hat", "the cup on the table"),
+relative clauses ("the cup that is on the table", "the man who is holding the umbrella", "the
+shirt the boy is wearing"), possessives ("the man's hat": `select: man->relate: hat,wearing,o`;
+"the girl's hair": `select: girl->relate: hair,of,s`). ~7% of relation, colour and near
+questions end in "in this picture" (and a third of the or-questions, as GQA phrases them). With
+modifiers on both X and Y the program follows X's chain and names Y by id, as GQA drops the other
+slot's qualifiers. A tenth of the relation questions are drawn from pairs where X or Y is not the
+only object of its name, so ~7% of them name an ambiguous "the X" (GQA asks "Is the man to the
+left of the car?" in an image with two men; its program picks one by id).
 
 The question builders (`ask_*`) take explicit object ids so that `benchmarks/make_sample.py` can
 reuse them for the hand-designed sample; the `_pick_*` functions choose ids at random for bulk data.
 Generation is sequential from one `random.Random(seed)`, so the output depends only on
-(n_images, n_questions, seed), and `write_dataset` streams image by image so that a million
+(n_images, n_questions, seed, noise), and `write_dataset` streams image by image so that a million
 questions never sit in memory twice.
 """
 
@@ -19,6 +50,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import multiprocessing
 import os
 import random
@@ -43,6 +75,38 @@ SPATIAL_MARGIN = 0.05
 # Objects whose centre lies within this share of the width from the middle get no side question:
 # GQA does not ask "On which side is the X?" when the answer is unclear.
 CENTER_BAND = 0.1
+
+
+@dataclass(frozen=True)
+class Noise:
+    """How unclean the generated data is; each rate is a probability (see the module docstring)."""
+
+    duplicate_share: float = 0.15  # images with one object duplicated (same name, near-identical box)
+    contradiction_rate: float = 0.005  # related pairs that also get the contradicting spatial edge
+    all_pairs_share: float = 0.2  # images with left/right written between all pairs of objects
+    no_program_share: float = 0.10  # questions without semantic, semanticStr and annotations
+
+
+DEFAULT_NOISE = Noise()
+CLEAN = Noise(0.0, 0.0, 0.0, 0.0)
+
+# The question mix within kinds (the module docstring explains them).
+MODIFIED_SHARE = 0.3  # relation and colour questions whose X or Y carries a modifier (side, near: 2/3 of it)
+PICTURE_SHARE = 0.08  # questions that end in "in this picture"
+AMBIGUOUS_SHARE = 0.1  # relation questions drawn from all objects, not only the only ones of their name
+SECOND_PERSON_SHARE = 0.25  # images with people that have a second person
+
+# Relations of the "Is the X Rel the Y?" template (rules/templates.json, SPATIAL_REL): a verify-rel
+# question belongs to the template family only when its last step asks one of these.
+TEMPLATE_RELATIONS = frozenset({"to the left of", "to the right of", "in front of", "on top of", "next to",
+                                "above", "below", "behind", "under", "beneath", "beside", "near"})
+# Relations a possessive can stand for: "the man's hat" (man wearing hat), "the girl's hair" (hair of girl).
+POSSESSIVE_RELS = frozenset({"wearing", "holding", "carrying"})
+# Non-spatial relations of verify-rel questions ("Is the man wearing a hat?").
+VERIFY_RELS = frozenset({"wearing", "holding", "riding", "carrying", "on", "in", "sitting on", "standing on",
+                         "lying on", "parked on", "hanging on", "leaning on", "covering", "attached to",
+                         "mounted on", "growing on"})
+HORIZONTAL = ("to the left of", "to the right of")
 
 
 # --------------------------------------------------------------------------- vocabulary
@@ -195,12 +259,40 @@ def annotate(text: str, mentions: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
+    """ "a" or "an" by the first sound (roughly: "a uniform", "an hour")."""
+    w = word.lower()
+    if w.startswith(("uni", "use", "usu", "uten", "eu", "one", "once")):
+        return "a"
+    return "an" if w[:1] in "aeiou" or w.startswith(("hour", "honest", "honor")) else "a"
 
 
 def side_of(obj: dict[str, Any], width: float) -> str:
     """The README's rule: left iff the box centre is left of the image's middle."""
     return "left" if obj["x"] + obj["w"] / 2 < width / 2 else "right"
+
+
+def template_family(detailed: str, semantic: list[dict[str, Any]]) -> str | None:
+    """The contrast-set template family a question belongs to by its meaning, or None.
+
+    From GQA's type and the program (which must be present): side (positionQuery), color (a
+    direct colour query, possessives and modified references included), see_x_or_y (existOrC),
+    x_near_y (existRelS(C) whose last relate is "near"), x_rel_y (verify rel whose relation is one
+    of the template's spatial relations). "Is the man near the catcher wearing jeans?" ends in
+    `verify rel: jeans,wearing,o` and so belongs to none, however much it looks like x_rel_y.
+    """
+    last = semantic[-1] if semantic else {}
+    if detailed == "positionQuery":
+        return "side"
+    if detailed in ("directOf", "directWhich"):
+        return "color" if last.get("argument") == "color" else None
+    if detailed == "existOrC":
+        return "see_x_or_y"
+    if detailed in ("existRelS", "existRelSC"):
+        relates = [s for s in semantic if s["operation"] == "relate"]
+        return "x_near_y" if relates and relates[-1]["argument"].split(",")[1] == "near" else None
+    if detailed in ("relVerify", "relVerifyCr", "relVerifyCo") and last.get("operation") == "verify rel":
+        return "x_rel_y" if last["argument"].split(",")[1] in TEMPLATE_RELATIONS else None
+    return None
 
 
 def colors_of(obj: dict[str, Any], vocab: SynthVocabulary) -> list[str]:
@@ -271,6 +363,27 @@ class GraphView:
     def related_to(self, subject: str, rel: str) -> list[str]:
         return [str(r["object"]) for r in self.obj(subject).get("relations", []) if r["name"] == rel]
 
+    def sorted_edges(self) -> list[tuple[str, str, str]]:
+        return self.cached("edges", lambda: sorted(self.edges))
+
+    def by_relation(self, rel: str) -> list[tuple[str, str]]:
+        """(subject, object) of every `rel` edge, in sorted order."""
+        def compute() -> dict[str, list[tuple[str, str]]]:
+            out: dict[str, list[tuple[str, str]]] = {}
+            for s, r, o in self.sorted_edges():
+                out.setdefault(r, []).append((s, o))
+            return out
+        return self.cached("by_rel", compute).get(rel, [])
+
+    def incoming(self, oid: str) -> list[tuple[str, str]]:
+        """(subject, relation) of every edge that ends at `oid`, in sorted order."""
+        def compute() -> dict[str, list[tuple[str, str]]]:
+            out: dict[str, list[tuple[str, str]]] = {}
+            for s, r, o in self.sorted_edges():
+                out.setdefault(o, []).append((s, r))
+            return out
+        return self.cached("incoming", compute).get(oid, [])
+
 
 # --------------------------------------------------------------------------- question records
 
@@ -292,8 +405,14 @@ class QuestionParts:
     full_mentions: list[tuple[str, str]] = field(default_factory=list)
     answer_mentions: list[tuple[str, str]] = field(default_factory=list)
 
-    def record(self, qid: str, image_id: str) -> Question:
-        return {
+    @property
+    def family(self) -> str | None:
+        """The contrast-set template family (`template_family`)."""
+        return template_family(self.detailed, self.semantic)
+
+    def record(self, qid: str, image_id: str, *, program: bool = True, annotations: bool = True) -> Question:
+        """The GQA record; `program=False` leaves out semantic/semanticStr, `annotations=False` those."""
+        rec: Question = {
             "imageId": image_id,
             "question": self.question,
             "answer": self.answer,
@@ -311,6 +430,11 @@ class QuestionParts:
             "equivalent": [qid],
             "isBalanced": True,
         }
+        if not program:
+            del rec["semantic"], rec["semanticStr"]
+        if not annotations:
+            del rec["annotations"]
+        return rec
 
 
 def _be(name: str, vocab: SynthVocabulary) -> str:
@@ -321,63 +445,127 @@ def _yes(b: bool) -> str:
     return "yes" if b else "no"
 
 
+def _det(name: str, vocab: SynthVocabulary) -> str:
+    """ "a "/"an " before a countable singular, nothing before plurals and mass nouns."""
+    return "" if vocab.is_plural(name) or vocab.is_mass(name) else article(name) + " "
+
+
+# --- references with modifiers ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Modifier:
+    """A clause that picks out the referent X through an edge to another object.
+
+    role "s": X is the subject ("the cup on the table": cup -on-> table); role "o": X is the
+    object ("the shirt the boy is wearing": boy -wearing-> shirt). GQA's program for the
+    reference is `select: <other> -> relate: <X>,<rel>,<role> (<X id>)`. Styles: "plain"
+    ("the man wearing jeans", "the man near the catcher", "the shirt the boy is wearing"),
+    "that" ("the cup that is on the table", "the shirt that the boy is wearing"), "who" ("the man
+    who is holding the umbrella"), "possessive" ("the man's hat" for role "o" with wearing /
+    holding / carrying, "the girl's hair" for role "s" with "of").
+    """
+
+    rel: str
+    other: str
+    role: str = "s"
+    style: str = "plain"
+
+    def holds(self, v: GraphView, x: str) -> bool:
+        return v.has_edge(x, self.rel, self.other) if self.role == "s" else v.has_edge(self.other, self.rel, x)
+
+    def valid_style(self) -> bool:
+        if self.style == "possessive":
+            return (self.role == "s" and self.rel == "of") or (self.role == "o" and self.rel in POSSESSIVE_RELS)
+        return self.style in ("plain", "that") or (self.style == "who" and self.role == "s")
+
+
+def describe(v: GraphView, x: str, vocab: SynthVocabulary, mod: Modifier | None = None, *,
+             x_text: str | None = None) -> tuple[str, list[tuple[str, str]]]:
+    """The words for "the X" (with its modifier) and the mentions they contain, in text order."""
+    xn = v.name(x)
+    xw = x_text or xn
+    if mod is None:
+        return f"the {xw}", [(xw, x)]
+    if not mod.holds(v, x) or not mod.valid_style():
+        raise ValueError(f"modifier {mod} does not hold of object {x} ({xn})")
+    on = v.name(mod.other)
+    if mod.style == "possessive":
+        return f"the {on}'s {xw}", [(f"{on}'s", mod.other), (xw, x)]
+    if mod.role == "s":
+        # GQA: "the man wearing a hat", "the person that is wearing jeans", but "holding the umbrella".
+        det = _det(on, vocab) if mod.rel == "wearing" else "the "
+        if mod.style == "plain":
+            text = f"the {xw} {mod.rel} {det}{on}"
+        else:
+            text = f"the {xw} {mod.style} {_be(xn, vocab)} {mod.rel} {det}{on}"
+    else:
+        that = "that " if mod.style == "that" else ""
+        text = f"the {xw} {that}the {on} {_be(on, vocab)} {mod.rel}"
+    return text, [(xw, x), (on, mod.other)]
+
+
+def reference_program(v: GraphView, x: str, mod: Modifier | None = None) -> list[dict[str, Any]]:
+    """GQA's steps for "the X": `select: X (id)`, or `select: Y (id)->relate: X,rel,role (id) [0]`."""
+    if mod is None:
+        return [step("select", ref(v.name(x), x))]
+    return [step("select", ref(v.name(mod.other), mod.other)),
+            step("relate", f"{v.name(x)},{mod.rel},{mod.role} ({x})", [0])]
+
+
 # --- the six contrast-set templates -------------------------------------------------------
 
 
 def ask_side(v: GraphView, x: str, vocab: SynthVocabulary, *, x_text: str | None = None,
-             phrasing: int = 0) -> QuestionParts:
-    """positionQuery: "On which side of the picture is the X?" (select X -> query hposition)."""
+             phrasing: int = 0, x_mod: Modifier | None = None) -> QuestionParts:
+    """positionQuery: "On which side of the picture is the X?" (select X -> query hposition).
+
+    With `x_mod`: "On which side is the man that is wearing a hat?" (select hat -> relate
+    man,wearing,s -> query hposition).
+    """
     name = v.name(x)
-    word = x_text or name
+    rx, mentions = describe(v, x, vocab, x_mod, x_text=x_text)
     be = _be(name, vocab)
-    text = [f"On which side of the picture {be} the {word}?", f"On which side {be} the {word}?",
-            f"Which side of the photo {be} the {word} on?"][phrasing % 3]
+    text = [f"On which side of the picture {be} {rx}?", f"On which side {be} {rx}?",
+            f"Which side of the photo {be} {rx} on?"][phrasing % 3]
     side = side_of(v.obj(x), v.graph["width"])
+    semantic = reference_program(v, x, x_mod)
+    semantic.append(step("query", "hposition", [len(semantic) - 1]))
     return QuestionParts(
-        text, side, f"The {name} {be} on the {side} of the image.",
-        [step("select", ref(name, x)), step("query", "hposition", [0])],
-        "positionQuery", "attr", "query", None, f"10q-{name}_hposition",
-        [(word, x)], [(name, x)])
+        text, side, f"The {name} {be} on the {side} of the image.", semantic,
+        "positionQuery", "attr", "query", None, f"10q-{name}_hposition", mentions, [(name, x)])
 
 
 def ask_color(v: GraphView, x: str, vocab: SynthVocabulary, *, x_text: str | None = None,
-              via: tuple[str, str, str] | None = None, phrasing: int = 0) -> QuestionParts | None:
-    """directOf/directWhich: "What color is the X?", optionally "... the X <rel> the Y?".
+              via: tuple[str, str, str] | None = None, phrasing: int = 0,
+              x_mod: Modifier | None = None, picture: bool = False) -> QuestionParts | None:
+    """directOf/directWhich: "What color is the X?", optionally with a modifier on X.
 
-    `via` = (rel, y, role): role "s" for "the X <rel> the Y" (X is the subject: "the cat in front
-    of the wall"), "o" for "the X the Y is <rel>" (Y is the subject: "the bat the batter is
-    holding"). Returns None unless X has exactly one colour, as GQA only asks then.
+    `via` = (rel, y, role) is shorthand for a plain modifier: role "s" for "the X <rel> the Y" (X
+    is the subject: "the cat in front of the wall"), "o" for "the X the Y is <rel>" (Y is the
+    subject: "the bat the batter is holding"). `x_mod` takes any `Modifier` ("What color is the
+    man's hat?", "Which color is the cup that is on the table?"); `picture` appends "in this
+    picture" to an unmodified X. Returns None unless X has exactly one colour, as GQA only asks then.
     """
     colors = colors_of(v.obj(x), vocab)
     if len(colors) != 1:
         return None
+    if via is not None:
+        x_mod = Modifier(via[0], via[1], via[2])
     name = v.name(x)
-    word = x_text or name
+    rx, mentions = describe(v, x, vocab, x_mod, x_text=x_text)
     be = _be(name, vocab)
-    if via is None:
-        text = [f"What color {be} the {word}?", f"Which color {be} the {word}?",
-                f"What is the color of the {word}?"][phrasing % 3]
-        semantic = [step("select", ref(name, x)), step("query", "color", [0])]
-        mentions = [(word, x)]
-        detailed = "directOf"
+    pic = " in this picture" if picture and x_mod is None else ""
+    if x_mod is not None and x_mod.role == "o" and x_mod.style != "possessive" and phrasing % 2 == 0:
+        text = f"{rx[0].upper()}{rx[1:]} {'have' if vocab.is_plural(name) else 'has'} what color?"
+    elif x_mod is not None and x_mod.role == "o" and x_mod.style != "possessive":
+        text = f"What color {be} {rx}?"
     else:
-        rel, y, role = via
-        yname = v.name(y)
-        if role == "s":
-            text = f"What color {be} the {word} {rel} the {yname}?"
-            semantic = [step("select", ref(yname, y)), step("relate", f"{name},{rel},s ({x})", [0]),
-                        step("query", "color", [1])]
-            detailed = "directOf"
-        else:
-            yb = _be(yname, vocab)
-            text = (f"The {word} the {yname} {yb} {rel} has what color?" if phrasing % 2 == 0
-                    else f"What color {be} the {word} the {yname} {yb} {rel}?")
-            if vocab.is_plural(name) and phrasing % 2 == 0:
-                text = text.replace(" has what color?", " have what color?")
-            semantic = [step("select", ref(yname, y)), step("relate", f"{name},{rel},o ({x})", [0]),
-                        step("query", "color", [1])]
-            detailed = "directWhich"
-        mentions = [(word, x), (yname, y)]
+        text = [f"What color {be} {rx}{pic}?", f"Which color {be} {rx}{pic}?",
+                f"What is the color of {rx}{pic}?"][phrasing % 3]
+    semantic = reference_program(v, x, x_mod)
+    semantic.append(step("query", "color", [len(semantic) - 1]))
+    detailed = "directOf" if x_mod is None or (x_mod.role == "s" and x_mod.style != "possessive") else "directWhich"
     return QuestionParts(
         text, colors[0], f"The {name} {be} {colors[0]}.", semantic, detailed, "attr", "query",
         "color", f"10q-{name}_color", mentions, [(name, x)])
@@ -386,11 +574,18 @@ def ask_color(v: GraphView, x: str, vocab: SynthVocabulary, *, x_text: str | Non
 def ask_exist_or(v: GraphView, a: str, b: str, vocab: SynthVocabulary, *,
                  a_names: list[str] | None = None, b_names: list[str] | None = None,
                  a_text: str | None = None, b_text: str | None = None,
-                 phrasing: int = 0, program: bool = True) -> QuestionParts:
+                 phrasing: int = 0, program: bool = True,
+                 attr: tuple[str, str] | None = None, attr_style: str = "pre") -> QuestionParts:
     """existOrC: "Do you see Xs or Ys?" and its GQA variants; yes iff either name is in the graph.
 
     `a`/`b` are names (not ids): the point of the question is that they may be absent.
     `a_names`/`b_names` widen what counts as present (synonyms, hyponyms of "animal").
+    `attr` = (kind, value), e.g. ("color", "white") or ("material", "metal"), qualifies both options
+    as GQA's existAttrOr ("Do you see any white cars or trucks?", attr_style "pre") and existThatOr
+    ("Are there any tables or chairs that are made of metal?", attr_style "that") do:
+    `select: a->filter color: white->exist->select: b->filter color: white->exist->or`; yes iff an
+    object of either name has the attribute. Those are not the template's (which asks plain
+    existence) and belong to no template family.
     """
     an = a_names or [a]
     bn = b_names or [b]
@@ -398,9 +593,38 @@ def ask_exist_or(v: GraphView, a: str, b: str, vocab: SynthVocabulary, *,
     b_ids = [o for n in bn for o in v.by_name.get(n, [])]
     aw = a_text or vocab.plural(a)
     bw = b_text or vocab.plural(b)
+    first, second = sorted((a, b))
+    if attr is not None:
+        kind, value = attr
+        a_hit = [o for o in a_ids if value in v.obj(o).get("attributes", [])]
+        b_hit = [o for o in b_ids if value in v.obj(o).get("attributes", [])]
+        a_id = (a_hit or a_ids or [None])[0]
+        b_id = (b_hit or b_ids or [None])[0]
+        yes = bool(a_hit or b_hit)
+        if attr_style == "pre":
+            text = [f"Do you see any {value} {aw} or {bw}?", f"Are there {value} {aw} or {bw}?"][phrasing % 2]
+            detailed = "existAttrOr" if yes else "existAttrOrC"
+        else:
+            clause = f"made of {value}" if kind == "material" and not value.endswith("en") else value
+            text = [f"Are there any {aw} or {bw} that are {clause}?",
+                    f"Do you see any {aw} or {bw} that are {clause}?"][phrasing % 2]
+            detailed = "existThatOr" if yes else "existThatOrC"
+        if yes:
+            present = a if a_hit else b
+            full = f"Yes, there {_be(present, vocab)} {_det(present, vocab)}{value} {present}."
+            full_m = [(present, (a_hit or b_hit)[0])]
+        else:
+            full = f"No, there are no {value} {aw} or {bw}."
+            full_m = []
+        semantic = [step("select", ref(a, a_id)), step(f"filter {kind}", value, [0]), step("exist", "?", [1]),
+                    step("select", ref(b, b_id) + " "), step(f"filter {kind}", value, [3]), step("exist", "?", [4]),
+                    step("or", "", [2, 5])]
+        mentions = ([(aw, a_id)] if a_id else []) + ([(bw, b_id)] if b_id else [])
+        return QuestionParts(text, _yes(yes), full, semantic if program else [], detailed, "obj", "logical",
+                             None, f"09existAttrOr-{first}_{second}", mentions, full_m)
     text = [f"Do you see {aw} or {bw}?", f"Do you see either {aw} or {bw} there?",
             f"Are there {aw} or {bw} in this picture?", f"Are there any {aw} or {bw}?",
-            f"Do you see any {aw} or {bw} there?"][phrasing % 5]
+            f"Do you see any {aw} or {bw} there?", f"Do you see {aw} or {bw} in this picture?"][phrasing % 6]
     answer = _yes(bool(a_ids or b_ids))
     if answer == "yes":
         present = a if a_ids else b
@@ -414,7 +638,6 @@ def ask_exist_or(v: GraphView, a: str, b: str, vocab: SynthVocabulary, *,
                 step("select", ref(b, b_ids[0] if b_ids else None) + " "), step("exist", "?", [2]),
                 step("or", "", [1, 3])]
     mentions = ([(aw, a_ids[0])] if a_ids else []) + ([(bw, b_ids[0])] if b_ids else [])
-    first, second = sorted((a, b))
     return QuestionParts(
         text, answer, full, semantic if program else [], "existOrC", "obj", "logical", None,
         f"09existOr-{first}_{second}", mentions, full_m)
@@ -423,27 +646,30 @@ def ask_exist_or(v: GraphView, a: str, b: str, vocab: SynthVocabulary, *,
 def ask_exist_near(v: GraphView, x_name: str, y: str, vocab: SynthVocabulary, *,
                    x_names: list[str] | None = None, x_text: str | None = None,
                    plural: bool = False, y_text: str | None = None, rel: str = "near",
-                   phrasing: int = 0) -> QuestionParts:
+                   phrasing: int = 0, y_mod: Modifier | None = None, picture: bool = False) -> QuestionParts:
     """existRelS: "Is there a X near the Y?" / "Are there any Xs near the Y?".
 
     `rel` defaults to the symmetric "near" (counted in either direction, as GQA writes it both
-    ways); yes iff an object named in `x_names` (default: just `x_name`) has `rel` to Y.
+    ways); yes iff an object named in `x_names` (default: just `x_name`) has `rel` to Y. `y_mod`
+    qualifies Y ("Are there any dishes near the cup that is on the table?": select table -> relate
+    cup,on,s -> relate dish,near,s -> exist); `picture` appends "in this picture".
     """
     names = set(x_names or [x_name])
     symmetric = rel in vocab.symmetric
     hits = v.related(names, rel, y, symmetric)
     yname = v.name(y)
-    yw = y_text or yname
+    ry, y_mentions = describe(v, y, vocab, y_mod, x_text=y_text)
+    pic = " in this picture" if picture else ""
     mass = vocab.is_mass(x_name) or vocab.is_plural(x_name)
     if plural:
         xw = x_text or vocab.plural(x_name)
-        text = [f"Are there any {xw} {rel} the {yw}?", f"Are there {xw} {rel} the {yw}?"][phrasing % 2]
+        text = [f"Are there any {xw} {rel} {ry}{pic}?", f"Are there {xw} {rel} {ry}{pic}?"][phrasing % 2]
     else:
         xw = x_text or x_name
         det = "" if mass else article(xw) + " "
-        text = [f"Is there {det}{xw} {rel} the {yw}?", f"Is there any {xw} {rel} the {yw}?"][phrasing % 2]
+        text = [f"Is there {det}{xw} {rel} {ry}{pic}?", f"Is there any {xw} {rel} {ry}{pic}?"][phrasing % 2]
         if phrasing % 2 == 0 and vocab.is_plural(x_name):
-            text = f"Are there {xw} {rel} the {yw}?"
+            text = f"Are there {xw} {rel} {ry}{pic}?"
     answer = _yes(bool(hits))
     if hits:
         hn = v.name(hits[0])
@@ -452,10 +678,11 @@ def ask_exist_near(v: GraphView, x_name: str, y: str, vocab: SynthVocabulary, *,
     else:
         full = f"No, there {'are no' if plural else 'is no'} {xw} {rel} the {yname}."
         full_m = [(yname, y)]
-    semantic = [step("select", ref(yname, y)),
-                step("relate", f"{x_name},{rel},s ({hits[0] if hits else '-'})", [0]),
-                step("exist", "?", [1])]
-    mentions = ([(xw, hits[0])] if hits else []) + [(yw, y)]
+    semantic = reference_program(v, y, y_mod)
+    k = len(semantic) - 1
+    semantic += [step("relate", f"{x_name},{rel},s ({hits[0] if hits else '-'})", [k]),
+                 step("exist", "?", [k + 1])]
+    mentions = ([(xw, hits[0])] if hits else []) + y_mentions
     return QuestionParts(
         text, answer, full, semantic, "existRelS" if hits else "existRelSC", "rel", "verify", None,
         f"13-{yname}_{x_name}", mentions, full_m)
@@ -463,12 +690,16 @@ def ask_exist_near(v: GraphView, x_name: str, y: str, vocab: SynthVocabulary, *,
 
 def ask_relation(v: GraphView, x: str, rel: str, y: str, vocab: SynthVocabulary, *,
                  x_text: str | None = None, y_text: str | None = None,
-                 subject_selected: bool = True) -> QuestionParts | None:
+                 subject_selected: bool = True, x_mod: Modifier | None = None,
+                 y_mod: Modifier | None = None, picture: bool = False) -> QuestionParts | None:
     """relVerify: "Is the X to the left of the Y?" (also above/below/in front of/behind).
 
     Yes iff the edge X -rel-> Y exists, no iff the opposite edge does; None when the graph says
-    neither (GQA never asks those). `subject_selected` picks GQA's ",o" program shape (select X)
-    or the ",s" one (select Y).
+    neither (GQA never asks those). A contradictory pair (both edges) answers yes, as GQA's program
+    would. `subject_selected` picks GQA's ",o" program shape (select X) or the ",s" one (select Y).
+    `x_mod`/`y_mod` qualify X/Y ("Is the cup that is on the table to the left of the plate?":
+    select table -> relate cup,on,s -> verify rel plate,to the left of,o); with both, the program
+    follows X's chain and names Y by id, as GQA drops the other slot's qualifiers.
     """
     opposite = vocab.spatial.get(rel)
     if v.has_edge(x, rel, y):
@@ -478,22 +709,63 @@ def ask_relation(v: GraphView, x: str, rel: str, y: str, vocab: SynthVocabulary,
     else:
         return None
     xn, yn = v.name(x), v.name(y)
-    xw, yw = x_text or xn, y_text or yn
+    rx, x_mentions = describe(v, x, vocab, x_mod, x_text=x_text)
+    ry, y_mentions = describe(v, y, vocab, y_mod, x_text=y_text)
     be = _be(xn, vocab)
-    text = f"{be.capitalize()} the {xw} {rel} the {yw}?"
+    pic = " in this picture" if picture else ""
+    text = f"{be.capitalize()} {rx} {rel} {ry}{pic}?"
     if answer == "yes":
         full = f"Yes, the {xn} {be} {rel} the {yn}."
     else:
         full = f"No, the {xn} {be} {opposite} the {yn}."
-    if subject_selected:
-        semantic = [step("select", ref(xn, x)), step("verify rel", f"{yn},{rel},o ({y})", [0])]
+    if x_mod is not None or (y_mod is None and subject_selected):
+        semantic = reference_program(v, x, x_mod)
+        semantic.append(step("verify rel", f"{yn},{rel},o ({y})", [len(semantic) - 1]))
         detailed = "relVerify"
     else:
-        semantic = [step("select", ref(yn, y)), step("verify rel", f"{xn},{rel},s ({x})", [0])]
+        semantic = reference_program(v, y, y_mod)
+        semantic.append(step("verify rel", f"{xn},{rel},s ({x})", [len(semantic) - 1]))
         detailed = "relVerifyCr"
     return QuestionParts(
         text, answer, full, semantic, detailed, "rel", "verify", None, f"13-{xn}_{yn}",
-        [(xw, x), (yw, y)], [(xn, x), (yn, y)])
+        x_mentions + y_mentions, [(xn, x), (yn, y)])
+
+
+def ask_verify_rel(v: GraphView, x: str, rel: str, vocab: SynthVocabulary, *, t: str | None = None,
+                   t_name: str | None = None, x_mod: Modifier | None = None, x_text: str | None = None,
+                   t_text: str | None = None, picture: bool = False) -> QuestionParts | None:
+    """relVerify(Co) with a non-spatial relation: "Is the man wearing a hat?".
+
+    Looks like "Is the X Rel the Y?" once X is qualified ("Is the man near the catcher wearing
+    jeans?", "Is the person to the left of the boy wearing jeans?") but asks whether X (the man,
+    the person) has `rel` to T: `select: catcher->relate: man,near,s->verify rel: jeans,wearing,o`.
+    Pass `t` (an id X has `rel` to: yes, relVerify) or `t_name` (a name no object X has `rel` to
+    bears: no, relVerifyCo with GQA's "(-)"). `picture` puts "in this picture" after an
+    unqualified X ("Is the man in this picture wearing a hat?"). None when the graph disagrees.
+    """
+    xn = v.name(x)
+    if t is not None:
+        if not v.has_edge(x, rel, t):
+            return None
+        tn = v.name(t)
+    else:
+        if t_name is None or any(v.name(o) == t_name for o in v.related_to(x, rel)):
+            return None
+        tn = t_name
+    tw = t_text or tn
+    det = _det(tn, vocab)
+    rx, mentions = describe(v, x, vocab, x_mod, x_text=x_text)
+    pic = " in this picture" if picture and x_mod is None else ""
+    be = _be(xn, vocab)
+    text = f"{be.capitalize()} {rx}{pic} {rel} {det}{tw}?"
+    full = f"Yes, the {xn} {be} {rel} {det}{tn}." if t else f"No, the {xn} {be} not {rel} {det}{tn}."
+    semantic = reference_program(v, x, x_mod)
+    semantic.append(step("verify rel", f"{tn},{rel},o ({t if t else '-'})", [len(semantic) - 1]))
+    if t:
+        mentions = [*mentions, (tw, t)]
+    return QuestionParts(
+        text, _yes(t is not None), full, semantic, "relVerify" if t else "relVerifyCo", "rel", "verify",
+        None, f"13-{xn}_{tn}", mentions, [(xn, x)] + ([(tn, t)] if t else []))
 
 
 # --- other GQA question kinds (must not match the templates) ------------------------------
@@ -516,7 +788,7 @@ def ask_rel_object(v: GraphView, x: str, rel: str, vocab: SynthVocabulary) -> Qu
 
 def ask_rel_subject(v: GraphView, t: str, rel: str, vocab: SynthVocabulary) -> QuestionParts | None:
     """relS: "What is on the table?" (select Y -> relate _,rel,s -> query name)."""
-    subjects = [s for (s, r, o) in sorted(v.edges) if r == rel and o == t]
+    subjects = [s for (s, r) in v.incoming(t) if r == rel]
     if not subjects:
         return None
     s = subjects[0]
@@ -611,7 +883,12 @@ def ask_exist_and(v: GraphView, a: str, b: str, vocab: SynthVocabulary) -> Quest
 
 
 def ask_rel_choose(v: GraphView, x: str, y: str, vocab: SynthVocabulary) -> QuestionParts | None:
-    """relChooser: "Is the X to the left or to the right of the Y?" (a realistic near-miss)."""
+    """relChooser: "Is the X to the left or to the right of the Y?" (a realistic near-miss).
+
+    None for a contradictory pair (both edges): the choice would have no answer.
+    """
+    if v.has_edge(x, "to the left of", y) and v.has_edge(x, "to the right of", y):
+        return None
     if v.has_edge(x, "to the left of", y):
         side, other = "to the left of", "to the right of"
     elif v.has_edge(x, "to the right of", y):
@@ -663,18 +940,19 @@ def add_relation(objects: dict[str, dict[str, Any]], subject: str, rel: str, obj
 
 
 def add_spatial(objects: dict[str, dict[str, Any]], a: str, b: str, width: float, height: float,
-                rng: random.Random | None = None) -> int:
+                rng: random.Random | None = None, *, lr: bool = True) -> int:
     """Write the box-implied relations between a and b in both directions; return edges added.
 
     Left/right from box centres, above/below from box centres (image y grows downwards), near when
     the centres are within a quarter of the width; in front of/behind (no geometry in a 2-D box)
-    with a random direction when `rng` is given.
+    with a random direction when `rng` is given. `lr=False` leaves left/right out (for images whose
+    left/right edges are written between all pairs by `add_all_pairs_lr`).
     """
     oa, ob = objects[a], objects[b]
     ax, bx = oa["x"] + oa["w"] / 2, ob["x"] + ob["w"] / 2
     ay, by = oa["y"] + oa["h"] / 2, ob["y"] + ob["h"] / 2
     n = 0
-    if abs(ax - bx) > SPATIAL_MARGIN * width:
+    if lr and abs(ax - bx) > SPATIAL_MARGIN * width:
         left, right = (a, b) if ax < bx else (b, a)
         add_relation(objects, left, "to the left of", right)
         add_relation(objects, right, "to the right of", left)
@@ -696,6 +974,56 @@ def add_spatial(objects: dict[str, dict[str, Any]], a: str, b: str, width: float
     return n
 
 
+def add_all_pairs_lr(objects: dict[str, dict[str, Any]], ids: list[str], rng: random.Random | None = None,
+                     contradiction_rate: float = 0.0) -> int:
+    """Write "to the left of"/"to the right of" between every pair with distinct box centres.
+
+    GQA's graphs often relate every pair this way. Each pair then gets the contradicting edge with
+    probability `contradiction_rate` (`add_contradiction`). The caller makes sure no left/right
+    edge was written before (edges are appended without the duplicate check, for speed).
+    """
+    centres = sorted((objects[o]["x"] + objects[o]["w"] / 2, o) for o in ids)
+    rels = {o: objects[o]["relations"] for o in ids}
+    n = 0
+    for i, (ax, a) in enumerate(centres):
+        left_of = rels[a].append
+        for bx, b in centres[i + 1:]:
+            if ax != bx:  # sorted: a is the left one
+                left_of({"name": "to the left of", "object": b})
+                rels[b].append({"name": "to the right of", "object": a})
+                n += 2
+    if rng is not None and 0.0 < contradiction_rate < 1.0:
+        # Bernoulli(rate) per pair, drawn as geometric gaps between the contradicted pairs.
+        pairs = len(ids) * (len(ids) - 1) // 2
+        log_q = math.log(1.0 - contradiction_rate)
+        k = int(math.log(1.0 - rng.random()) / log_q)
+        while k < pairs:
+            i = int((1 + math.isqrt(8 * k + 1)) // 2)  # pair number k -> (i, j), j < i
+            j = k - i * (i - 1) // 2
+            add_contradiction(objects, ids[i], ids[j], rng)
+            k += 1 + int(math.log(1.0 - rng.random()) / log_q)
+    return n
+
+
+def add_contradiction(objects: dict[str, dict[str, Any]], a: str, b: str, rng: random.Random) -> None:
+    """Give the pair contradicting spatial edges, each written both ways (GQA's annotation noise).
+
+    Half the time (when the centres differ) both "to the left of" and "to the right of" hold
+    between a and b; otherwise both "in front of" and "behind".
+    """
+    oa, ob = objects[a], objects[b]
+    ax, bx = oa["x"] + oa["w"] / 2, ob["x"] + ob["w"] / 2
+    if ax != bx and rng.random() < 0.5:
+        left, right = (a, b) if ax < bx else (b, a)
+        for s, o in ((left, right), (right, left)):
+            add_relation(objects, s, "to the left of", o)
+            add_relation(objects, o, "to the right of", s)
+    else:
+        for s, o in ((a, b), (b, a)):
+            add_relation(objects, s, "in front of", o)
+            add_relation(objects, o, "behind", s)
+
+
 def _attributes(rng: random.Random, vocab: SynthVocabulary, person: bool) -> list[str]:
     attrs: list[str] = []
     r = rng.random()
@@ -714,39 +1042,68 @@ def _attributes(rng: random.Random, vocab: SynthVocabulary, person: bool) -> lis
     return attrs
 
 
-def make_graph(rng: random.Random, image_num: int, vocab: SynthVocabulary) -> Graph:
+def _near_box(rng: random.Random, box: dict[str, Any], width: int, height: int) -> dict[str, int]:
+    """A box within 4% of `box` in position and size: a duplicated annotation of the same object."""
+    r = rng.random
+    w = max(8, min(width, int(box["w"] * (0.96 + 0.08 * r()))))
+    h = max(8, min(height, int(box["h"] * (0.96 + 0.08 * r()))))
+    x = min(max(0, box["x"] + int(box["w"] * 0.04 * (2 * r() - 1))), width - w)
+    y = min(max(0, box["y"] + int(box["h"] * 0.04 * (2 * r() - 1))), height - h)
+    return {"x": x, "y": y, "w": w, "h": h}
+
+
+def make_graph(rng: random.Random, image_num: int, vocab: SynthVocabulary, noise: Noise = DEFAULT_NOISE) -> Graph:
     """One GQA-like scene graph; object ids are `image_num * 100 + k` so they are globally unique."""
     width = rng.choice((500, 640, 800, 1024))
     height = rng.choice((333, 375, 480, 500, 600, 768))
     n = rng.randint(8, 24)
     names: list[str] = []
-    people_idx: list[int] = []
-    worn: list[int] = []
-    held: list[int] = []
+    # (person, worn, held) indices, so "wearing"/"holding" edges are plausible.
+    people: list[tuple[int, list[int], list[int]]] = []
     if rng.random() < 0.6:
-        # A person with what they wear and hold, so "wearing"/"holding" edges are plausible.
-        people_idx.append(0)
-        names.append(rng.choice(vocab.people))
-        for c in rng.sample(vocab.clothing, rng.randint(1, 2)):
-            worn.append(len(names))
-            names.append(c)
-        if rng.random() < 0.5:
-            held.append(len(names))
-            names.append(rng.choice(vocab.held))
+        first_worn: list[str] = []
+        for p in range(2 if rng.random() < SECOND_PERSON_SHARE else 1):
+            person = len(names)
+            names.append(rng.choice(vocab.people))
+            if p == 0:
+                first_worn = rng.sample(vocab.clothing, rng.randint(1, 2))
+                garments = first_worn
+            else:  # the second person often wears the same kind of garment ("two people in jeans")
+                garments = [rng.choice(first_worn) if rng.random() < 0.5 else rng.choice(vocab.clothing)]
+            worn, held = [], []
+            for c in garments:
+                worn.append(len(names))
+                names.append(c)
+            if rng.random() < 0.5:
+                held.append(len(names))
+                names.append(rng.choice(vocab.held))
+            people.append((person, worn, held))
     names.extend(rng.choices(vocab.names, cum_weights=vocab.cum_weights, k=max(0, n - len(names))))
+    duplicate_of = -1
+    if rng.random() < noise.duplicate_share:
+        duplicate_of = int(rng.random() * len(names))
+        names.append(names[duplicate_of])
     base = image_num * 100
     ids = [str(base + k) for k in range(len(names))]
+    person_idx = {p for p, _, _ in people}
     objects: dict[str, dict[str, Any]] = {}
     for k, (oid, name) in enumerate(zip(ids, names, strict=True)):
-        obj: dict[str, Any] = {"name": name, **_box(rng, width, height)}
-        obj["attributes"] = _attributes(rng, vocab, k in people_idx)
+        if k == len(names) - 1 and duplicate_of >= 0:
+            original = objects[ids[duplicate_of]]
+            obj: dict[str, Any] = {"name": name, **_near_box(rng, original, width, height)}
+            obj["attributes"] = list(original["attributes"])
+        else:
+            obj = {"name": name, **_box(rng, width, height)}
+            obj["attributes"] = _attributes(rng, vocab, k in person_idx)
         obj["relations"] = []
         objects[oid] = obj
-    for p in people_idx:
+    for p, worn, held in people:
         for c in worn:
             add_relation(objects, ids[p], "wearing", ids[c])
         for h in held:
             add_relation(objects, ids[p], "holding", ids[h])
+    all_pairs = rng.random() < noise.all_pairs_share
+    contradiction_rate = noise.contradiction_rate
     seen: set[tuple[str, str]] = set()
     n_ids = len(ids)
     for i, a in enumerate(ids):
@@ -755,11 +1112,15 @@ def make_graph(rng: random.Random, image_num: int, vocab: SynthVocabulary) -> Gr
             if b == a or (a, b) in seen or (b, a) in seen:
                 continue
             seen.add((a, b))
-            add_spatial(objects, a, b, width, height, rng)
+            add_spatial(objects, a, b, width, height, rng, lr=not all_pairs)
+            if not all_pairs and contradiction_rate and rng.random() < contradiction_rate:
+                add_contradiction(objects, a, b, rng)
         if rng.random() < 0.5 and i >= 1:
             b = ids[int(rng.random() * n_ids)]
             if b != a:
                 add_relation(objects, a, rng.choice(vocab.semantic), b)
+    if all_pairs:
+        add_all_pairs_lr(objects, ids, rng, contradiction_rate)
     graph: Graph = {"width": width, "height": height, "objects": objects}
     if rng.random() < 0.5:
         graph["location"] = rng.choice(vocab.places)
@@ -779,7 +1140,12 @@ def _unique_ids(v: GraphView) -> list[str]:
 
 
 def _sorted_edges(v: GraphView) -> list[tuple[str, str, str]]:
-    return v.cached("edges", lambda: sorted(v.edges))
+    return v.sorted_edges()
+
+
+def _edges(v: GraphView, rels) -> list[tuple[str, str, str]]:
+    """(subject, relation, object) of the edges with one of `rels` (in the order given), sorted."""
+    return [(s, r, o) for r in rels for (s, o) in v.by_relation(r)]
 
 
 def _names(v: GraphView) -> list[str]:
@@ -794,24 +1160,115 @@ def _absent_name(rng: random.Random, v: GraphView, vocab: SynthVocabulary) -> st
     return "unicorn"
 
 
+_VERIFY_ORDER = tuple(sorted(VERIFY_RELS))
+
+
+def _spatial_rels(vocab: SynthVocabulary) -> list[str]:
+    return sorted(vocab.spatial)
+
+
+def _semantic_rels(vocab: SynthVocabulary) -> list[str]:
+    return sorted(set(vocab.semantic))
+
+
+def _modifier_options(v: GraphView, x: str) -> list[tuple[str, str, str]]:
+    """(rel, other, role) of the edges that single X out among the objects of its name.
+
+    The other object must be the only one of its name ("the table"), and no other object named
+    like X may have the same edge to it, as GQA's modifiers pick out their referent.
+    """
+    def compute() -> list[tuple[str, str, str]]:
+        xn = v.name(x)
+        same = [s for s in v.by_name[xn] if s != x]
+        out = []
+        for r in v.obj(x)["relations"]:
+            o, rel = str(r["object"]), r["name"]
+            if o != x and v.unique(o) and v.name(o) != xn and not any((s, rel, o) in v.edges for s in same):
+                out.append((rel, o, "s"))
+        for s, rel in v.incoming(x):
+            if s != x and v.unique(s) and v.name(s) != xn and not any((s, rel, t) in v.edges for t in same):
+                out.append((rel, s, "o"))
+        return out
+    return v.cached(f"mods/{x}", compute)
+
+
+def _pick_modifier(rng: random.Random, v: GraphView, vocab: SynthVocabulary, x: str, *,
+                   exclude: tuple[str, ...] = (), spatial_first: bool = False) -> Modifier | None:
+    """A random modifier for X (None if the graph has none), in a random style that fits it."""
+    opts = [o for o in _modifier_options(v, x) if o[1] not in exclude and v.name(o[1]) not in
+            [v.name(e) for e in exclude]]
+    if not opts:
+        return None
+    if spatial_first:  # "the man near the catcher", "the person to the left of the boy"
+        spatial = [o for o in opts if o[2] == "s" and (o[0] in vocab.spatial or o[0] in vocab.symmetric)]
+        if spatial and rng.random() < 0.7:
+            opts = spatial
+    else:  # left/right edges are so many in all-pairs images that they would crowd out the rest
+        other = [o for o in opts if o[0] not in HORIZONTAL]
+        if other and rng.random() < 0.7:
+            opts = other
+    rel, other, role = rng.choice(opts)
+    r = rng.random()
+    if role == "s":
+        if rel == "of":
+            style = "possessive" if r < 0.7 else "plain"
+        elif r < 0.5:
+            style = "plain"
+        else:
+            style = "who" if v.name(x) in vocab.people and r < 0.75 else "that"
+    elif rel in POSSESSIVE_RELS and v.name(other) in vocab.people and r < 0.4:
+        style = "possessive"
+    else:
+        style = "plain" if r < 0.7 else "that"
+    return Modifier(rel, other, role, style)
+
+
 def _pick_side(rng, v, vocab):
     width = v.graph["width"]
-    ok = v.cached("side", lambda: [o for o in _unique_ids(v)
-                                   if abs(v.obj(o)["x"] + v.obj(o)["w"] / 2 - width / 2) > CENTER_BAND * width])
+
+    def clear(o: str) -> bool:
+        return abs(v.obj(o)["x"] + v.obj(o)["w"] / 2 - width / 2) > CENTER_BAND * width
+
+    if rng.random() < MODIFIED_SHARE * 2 / 3:
+        ok = v.cached("side_any", lambda: [o for o in v.graph["objects"] if clear(o)])
+        if ok:
+            x = rng.choice(ok)
+            mod = _pick_modifier(rng, v, vocab, x)
+            if mod is not None:
+                return ask_side(v, x, vocab, x_mod=mod, phrasing=rng.randrange(3))
+    ok = v.cached("side", lambda: [o for o in _unique_ids(v) if clear(o)])
     return ask_side(v, rng.choice(ok), vocab, phrasing=rng.randrange(3)) if ok else None
 
 
+def _possessed(v: GraphView, vocab: SynthVocabulary) -> list[tuple[str, str, str]]:
+    """(thing, rel, person) for one-colour things a person wears or holds that "the person's" picks out."""
+    def compute() -> list[tuple[str, str, str]]:
+        out = []
+        for rel in sorted(POSSESSIVE_RELS):
+            for s, o in v.by_relation(rel):
+                if v.name(s) in vocab.people and len(colors_of(v.obj(o), vocab)) == 1 \
+                        and (rel, s, "o") in _modifier_options(v, o):
+                    out.append((o, rel, s))
+        return out
+    return v.cached("possessed", compute)
+
+
 def _pick_color(rng, v, vocab):
+    if rng.random() < MODIFIED_SHARE:
+        possessed = _possessed(v, vocab)
+        if possessed and rng.random() < 0.4:  # "What color is the man's shirt?"
+            x, rel, person = rng.choice(possessed)
+            return ask_color(v, x, vocab, x_mod=Modifier(rel, person, "o", "possessive"), phrasing=rng.randrange(3))
+        ok = v.cached("one_color_any", lambda: [o for o in v.graph["objects"] if len(colors_of(v.obj(o), vocab)) == 1])
+        if ok:
+            x = rng.choice(ok)
+            mod = _pick_modifier(rng, v, vocab, x)
+            if mod is not None:
+                return ask_color(v, x, vocab, x_mod=mod, phrasing=rng.randrange(3))
     ok = v.cached("one_color", lambda: [o for o in _unique_ids(v) if len(colors_of(v.obj(o), vocab)) == 1])
     if not ok:
         return None
-    x = rng.choice(ok)
-    if rng.random() < 0.3:
-        for r in v.obj(x)["relations"]:
-            y = str(r["object"])
-            if v.unique(y) and r["name"] in vocab.spatial:
-                return ask_color(v, x, vocab, via=(r["name"], y, "s"))
-    return ask_color(v, x, vocab, phrasing=rng.randrange(3))
+    return ask_color(v, rng.choice(ok), vocab, phrasing=rng.randrange(3), picture=rng.random() < PICTURE_SHARE)
 
 
 def _pick_exist_or(rng, v, vocab):
@@ -820,7 +1277,23 @@ def _pick_exist_or(rng, v, vocab):
     b = rng.choice(present) if rng.random() < 0.3 else _absent_name(rng, v, vocab)
     if a == b:
         return None
-    return ask_exist_or(v, a, b, vocab, phrasing=rng.randrange(5))
+    return ask_exist_or(v, a, b, vocab, phrasing=rng.randrange(6))
+
+
+def _pick_exist_attr_or(rng, v, vocab):
+    """existAttrOr / existThatOr: "Are there any tables or chairs that are white?" (no template)."""
+    present = _names(v)
+    a = rng.choice(present)
+    b = rng.choice(present) if rng.random() < 0.3 else _absent_name(rng, v, vocab)
+    if a == b:
+        return None
+    if rng.random() < 0.75:
+        colors = colors_of(v.obj(v.by_name[a][0]), vocab)
+        attr = ("color", rng.choice(colors) if colors and rng.random() < 0.6 else rng.choice(vocab.colors))
+    else:
+        attr = ("material", rng.choice(vocab.materials))
+    return ask_exist_or(v, a, b, vocab, attr=attr, attr_style="pre" if rng.random() < 0.5 else "that",
+                        phrasing=rng.randrange(2))
 
 
 def _pick_exist_near(rng, v, vocab):
@@ -828,7 +1301,7 @@ def _pick_exist_near(rng, v, vocab):
     if not ys:
         return None
     with_near = v.cached("near", lambda: [
-        (s, o) for (s, r, o) in _sorted_edges(v) if r == "near" and v.unique(o) and v.name(s) != v.name(o)])
+        (s, o) for (s, o) in v.by_relation("near") if v.unique(o) and v.name(s) != v.name(o)])
     if with_near and rng.random() < 0.5:
         s, y = rng.choice(with_near)
         x_name = v.name(s)
@@ -837,24 +1310,75 @@ def _pick_exist_near(rng, v, vocab):
         x_name = _absent_name(rng, v, vocab)
     if x_name == v.name(y):
         return None
-    return ask_exist_near(v, x_name, y, vocab, plural=rng.random() < 0.3, phrasing=rng.randrange(2))
+    y_mod = None
+    if rng.random() < MODIFIED_SHARE * 2 / 3:
+        y_mod = _pick_modifier(rng, v, vocab, y)
+        if y_mod is not None and v.name(y_mod.other) == x_name:
+            y_mod = None
+    return ask_exist_near(v, x_name, y, vocab, plural=rng.random() < 0.3, phrasing=rng.randrange(2),
+                          y_mod=y_mod, picture=rng.random() < PICTURE_SHARE)
 
 
 def _pick_relation(rng, v, vocab):
-    edges = v.cached("spatial", lambda: [
-        (s, r, o) for (s, r, o) in _sorted_edges(v)
-        if r in vocab.spatial and v.unique(s) and v.unique(o) and v.name(s) != v.name(o)])
+    edges = []
+    if rng.random() < AMBIGUOUS_SHARE:  # "the man" where the image has two men: the program picks one
+        edges = v.cached("spatial_ambiguous", lambda: [
+            (s, r, o) for (s, r, o) in _edges(v, _spatial_rels(vocab))
+            if not (v.unique(s) and v.unique(o)) and v.name(s) != v.name(o)])
+    if not edges:
+        edges = v.cached("spatial", lambda: [
+            (s, r, o) for (s, r, o) in _edges(v, _spatial_rels(vocab))
+            if v.unique(s) and v.unique(o) and v.name(s) != v.name(o)])
     if not edges:
         return None
     s, r, o = rng.choice(edges)
     if rng.random() < 0.5:
-        r = vocab.spatial[r]  # ask the opposite relation: the answer is "no"
-    return ask_relation(v, s, r, o, vocab, subject_selected=rng.random() < 0.7)
+        r = vocab.spatial[r]  # ask the opposite relation: the answer is "no" (unless the pair is contradictory)
+    x_mod = y_mod = None
+    if rng.random() < MODIFIED_SHARE:
+        which = rng.random()
+        if which < 0.85:
+            x_mod = _pick_modifier(rng, v, vocab, s, exclude=(o,))
+        if which >= 0.6:
+            y_mod = _pick_modifier(rng, v, vocab, o, exclude=(s,))
+    return ask_relation(v, s, r, o, vocab, subject_selected=rng.random() < 0.7, x_mod=x_mod, y_mod=y_mod,
+                        picture=rng.random() < PICTURE_SHARE)
+
+
+def _pick_verify_rel(rng, v, vocab):
+    """Non-spatial verify rel, half of them with a (mostly spatial) modifier on X: no template."""
+    def compute() -> tuple[list, list]:
+        verbal = [(s, r, o) for (s, r, o) in _edges(v, _VERIFY_ORDER) if v.name(s) != v.name(o)]
+        return [e for e in verbal if e[1] in POSSESSIVE_RELS], verbal
+    worn, verbal = v.cached("verbal", compute)
+    edges = worn if worn and rng.random() < 0.7 else verbal
+    if not edges:
+        return None
+    s, r, o = rng.choice(edges)
+    t, t_name = o, None
+    if rng.random() < 0.5:  # the answer is no: a name s has no `r` edge to
+        t = None
+        related = [v.name(x) for x in v.related_to(s, r)]
+        in_image = v.cached(f"targets/{r}", lambda: sorted({v.name(o2) for (_, o2) in v.by_relation(r)}))
+        cands = [n for n in in_image if n not in related and n != v.name(s)]
+        if cands and rng.random() < 0.6:  # another person's jeans: the ambiguous reading says yes
+            t_name = rng.choice(cands)
+        else:
+            group = vocab.clothing if r == "wearing" else vocab.held if r == "holding" else vocab.names[:200]
+            t_name = rng.choice(group)
+            if t_name in related or t_name == v.name(s):
+                return None
+    mod = None
+    if not v.unique(s) or rng.random() < 0.5:
+        mod = _pick_modifier(rng, v, vocab, s, exclude=(o,), spatial_first=True)
+        if mod is None and not v.unique(s) and rng.random() >= AMBIGUOUS_SHARE:
+            return None
+    return ask_verify_rel(v, s, r, vocab, t=t, t_name=t_name, x_mod=mod,
+                          picture=mod is None and rng.random() < PICTURE_SHARE)
 
 
 def _pick_rel_object(rng, v, vocab):
-    edges = v.cached("worn", lambda: [(s, r) for (s, r, o) in _sorted_edges(v)
-                                      if r in ("wearing", "holding") and v.unique(s)])
+    edges = v.cached("worn", lambda: [(s, r) for (s, r, o) in _edges(v, ("holding", "wearing")) if v.unique(s)])
     if not edges:
         return None
     s, r = rng.choice(edges)
@@ -862,8 +1386,8 @@ def _pick_rel_object(rng, v, vocab):
 
 
 def _pick_rel_subject(rng, v, vocab):
-    edges = v.cached("semantic", lambda: [(o, r) for (s, r, o) in _sorted_edges(v)
-                                          if r in vocab.semantic and v.unique(o) and v.unique(s)])
+    edges = v.cached("semantic", lambda: [(o, r) for (s, r, o) in _edges(v, _semantic_rels(vocab))
+                                          if v.unique(o) and v.unique(s)])
     if not edges:
         return None
     o, r = rng.choice(edges)
@@ -904,9 +1428,8 @@ def _pick_exist_and(rng, v, vocab):
 
 def _pick_rel_choose(rng, v, vocab):
     edges = v.cached("horizontal", lambda: [
-        (s, o) for (s, r, o) in _sorted_edges(v)
-        if r in ("to the left of", "to the right of") and v.unique(s) and v.unique(o)
-        and v.name(s) != v.name(o)])
+        (s, o) for (s, r, o) in _edges(v, HORIZONTAL)
+        if v.unique(s) and v.unique(o) and v.name(s) != v.name(o)])
     if not edges:
         return None
     s, o = rng.choice(edges)
@@ -921,13 +1444,16 @@ def _pick_weather(rng, v, vocab):
     return ask_scene(v, "weather", rng.randrange(3))
 
 
-# (kind, weight, is one of the six templates). Template kinds sum to ~22% as in the paper (§2.1).
+# (kind, weight, is one of the six templates). Template kinds make ~22% of the questions, as in
+# the paper (§2.1); verify_rel and exist_attr_or look like templates but are not.
 QUESTION_KINDS: tuple[tuple[str, Picker, float, bool], ...] = (
     ("side", _pick_side, 2.5, True),
     ("color", _pick_color, 5.0, True),
     ("exist_or", _pick_exist_or, 3.0, True),
     ("exist_near", _pick_exist_near, 3.0, True),
     ("relation", _pick_relation, 4.0, True),
+    ("verify_rel", _pick_verify_rel, 5.0, False),
+    ("exist_attr_or", _pick_exist_attr_or, 1.5, False),
     ("rel_object", _pick_rel_object, 12.0, False),
     ("rel_subject", _pick_rel_subject, 14.0, False),
     ("material", _pick_material, 6.0, False),
@@ -988,21 +1514,23 @@ def _chunks(n_images: int) -> list[tuple[int, int]]:
     return [(s, min(s + CHUNK_IMAGES, n_images)) for s in range(0, n_images, CHUNK_IMAGES)]
 
 
-def _iter_chunk(start: int, stop: int, n_images: int, n_questions: int,
-                seed: int) -> Iterator[tuple[str, Graph, dict[str, Question]]]:
+def _iter_chunk(start: int, stop: int, n_images: int, n_questions: int, seed: int,
+                noise: Noise = DEFAULT_NOISE) -> Iterator[tuple[str, Graph, dict[str, Question]]]:
     vocab = load_vocabulary()
     rng = random.Random(f"contrastgen.synth/{seed}/{start}")  # str seeds hash with SHA-512: stable
     qnum = start * n_questions // n_images
+    stripped = noise.no_program_share
     for i in range(start, stop):
         image_num = 1_000_000 + i
         image_id = str(image_num)
-        graph = make_graph(rng, image_num, vocab)
+        graph = make_graph(rng, image_num, vocab, noise)
         count = (i + 1) * n_questions // n_images - i * n_questions // n_images
         questions: dict[str, Question] = {}
         for parts in make_questions(rng, GraphView.of(graph), vocab, count):
             qid = str(10_000_000 + qnum)
             qnum += 1
-            questions[qid] = parts.record(qid, image_id)
+            keep = not stripped or rng.random() >= stripped
+            questions[qid] = parts.record(qid, image_id, program=keep, annotations=keep)
         yield image_id, graph, questions
 
 
@@ -1013,21 +1541,25 @@ def _check_sizes(n_images: int, n_questions: int) -> None:
         raise ValueError("at most 8,999,999 images (image ids are 7 digits)")
 
 
-def iter_dataset(n_images: int, n_questions: int, seed: int = 0) -> Iterator[tuple[str, Graph, dict[str, Question]]]:
+def iter_dataset(n_images: int, n_questions: int, seed: int = 0, *,
+                 noise: Noise = DEFAULT_NOISE) -> Iterator[tuple[str, Graph, dict[str, Question]]]:
     """Yield (image id, scene graph, its questions) one image at a time, deterministically.
 
-    Questions are spread evenly: image i gets floor((i+1)Q/N) - floor(iQ/N) of them.
+    Questions are spread evenly: image i gets floor((i+1)Q/N) - floor(iQ/N) of them. `noise`
+    sets the share of duplicated objects, contradictory edges, all-pairs left/right images and
+    questions without programs (`Noise`; `CLEAN` for none).
     """
     _check_sizes(n_images, n_questions)
     for start, stop in _chunks(n_images):
-        yield from _iter_chunk(start, stop, n_images, n_questions, seed)
+        yield from _iter_chunk(start, stop, n_images, n_questions, seed, noise)
 
 
-def make_dataset(n_images: int, n_questions: int, seed: int = 0) -> tuple[dict[str, Question], dict[str, Graph]]:
+def make_dataset(n_images: int, n_questions: int, seed: int = 0, *,
+                 noise: Noise = DEFAULT_NOISE) -> tuple[dict[str, Question], dict[str, Graph]]:
     """(questions, scene graphs) in GQA format, in memory; for tests and small benchmarks."""
     questions: dict[str, Question] = {}
     graphs: dict[str, Graph] = {}
-    for image_id, graph, qs in iter_dataset(n_images, n_questions, seed):
+    for image_id, graph, qs in iter_dataset(n_images, n_questions, seed, noise=noise):
         graphs[image_id] = graph
         questions.update(qs)
     return questions, graphs
@@ -1038,7 +1570,7 @@ def _inner(obj: dict[str, Any]) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)[1:-1]
 
 
-def _chunk_bytes(task: tuple[int, int, int, int, int]) -> tuple[bytes, bytes]:
+def _chunk_bytes(task: tuple[int, int, int, int, int, Noise]) -> tuple[bytes, bytes]:
     """One chunk, serialised: (question members, scene-graph members). Runs in a worker."""
     questions: dict[str, Question] = {}
     graphs: dict[str, Graph] = {}
@@ -1049,7 +1581,7 @@ def _chunk_bytes(task: tuple[int, int, int, int, int]) -> tuple[bytes, bytes]:
 
 
 def write_dataset(out_dir: str | Path, n_images: int, n_questions: int, seed: int = 0,
-                  *, workers: int | None = None) -> tuple[Path, Path]:
+                  *, workers: int | None = None, noise: Noise = DEFAULT_NOISE) -> tuple[Path, Path]:
     """Write questions.json and scene_graphs.json into `out_dir`, streaming, atomically.
 
     Both files are single JSON objects exactly like GQA's, assembled chunk by chunk in id order
@@ -1060,7 +1592,7 @@ def write_dataset(out_dir: str | Path, n_images: int, n_questions: int, seed: in
     _check_sizes(n_images, n_questions)
     out = Path(out_dir)
     qpath, gpath = out / "questions.json", out / "scene_graphs.json"
-    tasks = [(start, stop, n_images, n_questions, seed) for start, stop in _chunks(n_images)]
+    tasks = [(start, stop, n_images, n_questions, seed, noise) for start, stop in _chunks(n_images)]
     workers = max(1, min(workers or os.cpu_count() or 1, len(tasks)))
     with contextlib.ExitStack() as stack:
         qf = stack.enter_context(atomic_file(qpath))

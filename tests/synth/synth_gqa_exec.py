@@ -12,11 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-COLORS = {"white", "black", "blue", "green", "red", "brown", "yellow", "gray", "grey", "orange", "pink",
+# The colour group of contrastgen/data/sample/synth_vocab.json ("grey" is an ordinary attribute there).
+COLORS = {"white", "black", "blue", "green", "red", "brown", "yellow", "gray", "orange", "pink",
           "purple", "tan", "silver", "gold", "beige"}
 MATERIALS = {"wooden", "metal", "plastic", "concrete", "stone", "glass", "brick", "leather", "ceramic",
              "iron", "steel", "cloth"}
-HYPERNYMS = {"animal": {"dog", "cat", "horse", "cow", "sheep", "zebra", "giraffe", "elephant", "bird", "bear"}}
+HYPERNYMS = {"animal": {"dog", "cat", "horse", "cow", "sheep", "zebra", "giraffe", "elephant", "bird", "bear"},
+             "dish": {"dishes", "bowl", "plate", "saucer", "platter"}}
 
 _ARG = re.compile(r"^(?P<body>.*?)\s*\((?P<id>[^()]*)\)\s*$")
 
