@@ -114,6 +114,8 @@ class Perturbation(_Open):
     rank: int = Field(ge=1, le=MAX_RANK)
     change: Change
     evidence: Evidence
+    semantic: list[dict[str, Any]] | None = Field(
+        default=None, description="the perturbed question's GQA program (when the original had one)")
 
 
 class ContrastRecord(_Open):

@@ -34,9 +34,12 @@ from contrastgen.corpus import Corpus
 from contrastgen.errors import InputError
 from contrastgen.ground import ground_slots
 from contrastgen.lexicon import Lexicon
+from contrastgen.nounphrase import fits
 from contrastgen.nounphrase import parse_cached as parse
 from contrastgen.perturb import HANDLERS
-from contrastgen.perturb.base import Context, Refusal
+from contrastgen.perturb.base import Candidate, Context, Refusal
+from contrastgen.program import ProgramReading, edit_program, read_program
+from contrastgen.program_agreement import agreeing_reading
 from contrastgen.scene import SceneIndex
 from contrastgen.templates import Match, Template, load_templates, match_all
 from contrastgen.views import ViewEntry
@@ -49,7 +52,7 @@ _ASCII_PUNCT = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}
 # test holds the handlers to this list, so a new reason cannot appear undocumented.
 REASONS = ("no_answer", "no_match", "no_scene_graph", "not_grounded", "ambiguous", "answer_mismatch",
            "no_distractor", "duplicate", "unannotated_prone", "unsupported_phrase", "no_relation",
-           "no_opposite", "inconsistent_graph")
+           "no_opposite", "inconsistent_graph", "program_mismatch")
 
 
 def normalize_question(text: str) -> str:
@@ -126,6 +129,20 @@ class Engine:
         wanted = set(ids)
         return tuple(t for t in self.templates if t.id in wanted)
 
+    def match(self, text: str, templates: tuple[Template, ...] | None = None) -> list[Match]:
+        """Every template whose pattern matches and whose slots are read with certainty.
+
+        A pattern alone over-reads real phrasing ("Is the man near the catcher wearing jeans?"
+        would give Y = "the catcher wearing jeans"); a match counts only when each slot fits the
+        grammar its template gives it (`rules/templates.json`, `slots`).
+        """
+        found = match_all(text, self.templates if templates is None else templates)
+        return [m for m in found if self.readable(m)]
+
+    def readable(self, m: Match) -> bool:
+        return all(fits(parse(m.spans[s].text, self.lex), grammar, self.lex)
+                   for s, grammar in m.template.slots.items())
+
     # -- one question ----------------------------------------------------------------------------
     def perturb_question(self, question_id: str, question: dict[str, Any], scene_graph: dict | None, *,
                          corpus: Corpus | None = None, max_k: int = 5, seed: int = 0,
@@ -143,7 +160,7 @@ class Engine:
         base = {"question_id": question_id, "image_id": image_id, "question": text,
                 "answer": raw_answer if isinstance(raw_answer, str) else ""}
         if matches is None:
-            matches = match_all(text, self.select_templates(templates))
+            matches = self.match(text, self.select_templates(templates))
         if not matches:
             return [PerturbResult(**base, template=None, reason="no_match")]
         results = []
@@ -178,16 +195,34 @@ class Engine:
                 slots[f"{s}_head"] = np.head
         return slots
 
+    def context(self, question_id: str, question: dict[str, Any], m: Match, scene: SceneIndex, *,
+                corpus: Corpus | None = None, seed: int = 0) -> Context:
+        """What a handler (or an answerer) works from: the slots read, checked against the
+        question's program when it has one (a disagreement raises Refusal("program_mismatch")),
+        and grounded."""
+        nps = {s: parse(m.spans[s].text, self.lex) for s in NP_SLOTS if s in m.spans}
+        semantic = question.get("semantic")
+        reading = None
+        if isinstance(semantic, list) and semantic:
+            reading = agreeing_reading(m, nps, read_program(semantic), self.lex)
+            if reading is None:
+                raise Refusal("program_mismatch")
+        return Context(question_id=question_id, question=question,
+                       answer=normalize_answer(question.get("answer")), match=m, nps=nps,
+                       grounding=ground_slots(question, nps, scene, self.lex, reading),
+                       scene=scene, lex=self.lex, corpus=corpus,
+                       rng=random.Random(f"{seed}:{question_id}:{m.template.id}"), reading=reading)
+
     def _perturb_match(self, res: PerturbResult, m: Match, question: dict[str, Any], scene: SceneIndex,
                        corpus: Corpus | None, max_k: int, seed: int, existing: set[str]) -> None:
-        nps = {s: parse(m.spans[s].text, self.lex) for s in NP_SLOTS if s in m.spans}
-        grounding = ground_slots(question, nps, scene, self.lex)
-        res.grounding = {"via": next((g.via for g in grounding.values()), "none"),
-                         **{s: list(g.ids) for s, g in grounding.items() if g.ok}}
-        ctx = Context(question_id=res.question_id, question=question,
-                      answer=normalize_answer(res.answer), match=m, nps=nps, grounding=grounding,
-                      scene=scene, lex=self.lex, corpus=corpus,
-                      rng=random.Random(f"{seed}:{res.question_id}:{m.template.id}"))
+        try:
+            ctx = self.context(res.question_id, question, m, scene, corpus=corpus, seed=seed)
+        except Refusal as r:
+            res.reason = r.reason
+            return
+        res.grounding = {"via": next((g.via for g in ctx.grounding.values()), "none"),
+                         **{s: list(g.ids) for s, g in ctx.grounding.items() if g.ok}}
+        semantic, reading = question.get("semantic"), ctx.reading
         seen = set(existing)
         duplicates = 0
         try:
@@ -198,10 +233,13 @@ class Engine:
                     continue
                 seen.add(key)
                 rank = len(res.perturbations) + 1
-                res.perturbations.append({
+                perturbation = {
                     "question_id": f"{res.question_id}_{m.template.id_suffix}{rank}",
                     "question": cand.question, "answer": cand.answer, "rank": rank,
-                    "change": cand.change, "evidence": cand.evidence})
+                    "change": cand.change, "evidence": cand.evidence}
+                if reading is not None:
+                    perturbation["semantic"] = self._edited_program(semantic, reading, cand, scene)
+                res.perturbations.append(perturbation)
                 if rank >= max_k:
                     break
         except Refusal as r:
@@ -209,6 +247,15 @@ class Engine:
             return
         if not res.perturbations:
             res.reason = "duplicate" if duplicates else "no_distractor"
+
+    def _edited_program(self, semantic: list[dict], reading: ProgramReading, cand: Candidate,
+                        scene: SceneIndex) -> list[dict]:
+        """The program of the perturbed question; a new object is named as the graph names it
+        (GQA's programs do), or by its singular when the graph has none."""
+        change = cand.change
+        name = change["to"] if change["to"] in scene.by_name else self.lex.singular(change["to"])
+        return edit_program(semantic, reading, change["kind"], change["slot"],
+                            name=name, ids=cand.ids, relation=change["to"])
 
     # -- a whole dataset ---------------------------------------------------------------------------
     def generate(self, questions: dict[str, dict], scene_graphs: dict[str, dict], *, max_k: int = 5,

@@ -32,7 +32,7 @@ from contrastgen.gqa import load_scene_graphs
 from contrastgen.jsonio import dumps
 from contrastgen.packing import PackedQuestions, pack_questions
 from contrastgen.scene import SceneIndex
-from contrastgen.templates import load_templates, match_all, screener
+from contrastgen.templates import load_templates, screener
 from contrastgen.views import ViewEntry, view_entries
 
 KS = (1, 3, 5)
@@ -105,7 +105,7 @@ def _run_shard(images: list[str]) -> ShardResult:
         out.questions += len(items)
         # a record of None: the loader's screen found that no template can match
         matched = [(qid, record, m) for qid, text, record in items
-                   if record is not None and (m := match_all(text, templates))]
+                   if record is not None and (m := engine.match(text, templates))]
         if not matched:
             continue
         graph = graphs.get(image_id)

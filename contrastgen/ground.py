@@ -14,7 +14,7 @@ from typing import Any
 
 from contrastgen.lexicon import Lexicon
 from contrastgen.nounphrase import Modifier, NounPhrase
-from contrastgen.program import ProgramRef, references, selected_ids
+from contrastgen.program import ProgramReading
 from contrastgen.scene import SceneIndex
 
 
@@ -86,32 +86,19 @@ def _apply_modifier(ids: list[str], mod: Modifier, scene: SceneIndex, lex: Lexic
     return None
 
 
-def _program_ref_for(np: NounPhrase, refs: list[ProgramRef], lex: Lexicon) -> ProgramRef | None:
-    matching = [r for r in refs if same_kind(r.name, np.head, lex)]
-    if not matching:
-        return None
-    # The last matching reference is the most specific (filters and relations come before it).
-    return matching[-1]
-
-
 def ground_slots(question: dict[str, Any], nps: dict[str, NounPhrase], scene: SceneIndex,
-                 lex: Lexicon) -> dict[str, Grounding]:
-    """Ground every noun-phrase slot (x, y) of a matched question."""
-    semantic = question.get("semantic")
-    refs = references(semantic) if isinstance(semantic, list) else []
+                 lex: Lexicon, reading: ProgramReading | None = None) -> dict[str, Grounding]:
+    """Ground every noun-phrase slot (x, y) of a matched question.
+
+    `reading` is the question's program as the template reads it (already checked to agree with
+    the words, `program_agreement`); its ids are exact. Without a program, the annotations, then
+    the lexicon.
+    """
     out: dict[str, Grounding] = {}
-    verify = next((r for r in refs if r.operation == "verify rel"), None)
     for slot, np in nps.items():
         g: Grounding | None = None
-        if verify is not None and set(nps) >= {"x", "y"}:
-            # "select: floor (1)->verify rel: chair,behind,o (2)": o = the selected one is the subject.
-            sel = selected_ids(semantic, verify.dependency, refs)
-            x_ids, y_ids = (verify.ids, sel) if verify.role == "s" else (sel, verify.ids)
-            g = Grounding(tuple(x_ids if slot == "x" else y_ids), "program")
-        elif refs:
-            ref = _program_ref_for(np, refs, lex)
-            if ref is not None:
-                g = Grounding(ref.ids, "program")
+        if reading is not None and slot in reading.slots:
+            g = Grounding(reading.slots[slot].ids, "program")
         if g is None:
             g = _ground_by_annotation(question, np, scene)
         if g is None:

@@ -46,6 +46,23 @@ def phrase_words() -> PhraseWords:
     )
 
 
+@functools.cache
+def attribute_words() -> frozenset[str]:
+    """Words that may stand before a head noun: attributes.txt, extra_attributes.txt, colors.txt."""
+    words: set[str] = set()
+    for name in ("attributes.txt", "extra_attributes.txt", "colors.txt"):
+        for line in (rules_dir() / "lexicon" / name).read_text(encoding="utf-8").splitlines():
+            word = line.split("#", 1)[0].strip().lower()
+            if word:
+                words.add(word)
+    return frozenset(words)
+
+
+SIMPLE = "simple"  # determiner, attributes, head: "the tall white fence"
+MODIFIED = "modified"  # the same plus one modifier: "the shirt the boy is wearing"
+SLOT_GRAMMARS = (SIMPLE, MODIFIED)
+
+
 @dataclass(frozen=True)
 class Modifier:
     """One restriction on the head: a relation to another phrase, or a side of the image.
@@ -75,6 +92,37 @@ class NounPhrase:
     @property
     def definite(self) -> bool:
         return self.determiner in phrase_words().definite
+
+
+def fits(np: NounPhrase, grammar: str, lex: Lexicon) -> bool:
+    """Is every word of the phrase placed with certainty under the slot's grammar?
+
+    Why: a lazy pattern lets a slot swallow what is really the question's predicate ("the
+    catcher wearing jeans" in "Is the man near the catcher wearing jeans?") or a clause ("the
+    person that is"). A phrase fits only when its head is a known noun, every word before the
+    head is a known attribute, and (for `modified`) its one modifier is a side, a known
+    attribute or a relation to a simple phrase. Anything else is not read at all.
+    """
+    if np.rest or not np.head or not _listed_form(np.head, lex):
+        return False
+    attributes = attribute_words()
+    if any(a not in attributes for a in np.attributes):
+        return False
+    mod = np.modifier
+    if mod is None:
+        return True
+    if grammar != MODIFIED:
+        return False
+    if mod.kind == "side":
+        return True
+    if mod.kind == "attribute":
+        return mod.attribute in attributes
+    return mod.kind == "relation" and mod.target is not None and fits(mod.target, SIMPLE, lex)
+
+
+def _listed_form(word: str, lex: Lexicon) -> bool:
+    """A surface form the lexicon lists ("leathers" is not one: leather has no plural)."""
+    return lex.is_known(word) and word.lower() in lex.forms(word)
 
 
 def _match_relation(words: list[str], i: int) -> tuple[str, int] | None:

@@ -10,17 +10,12 @@ outside the templates, or that the graph cannot decide, get None (the oracle abs
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
-from contrastgen.answers import normalize_answer
 from contrastgen.engine import Engine
-from contrastgen.ground import ground_slots
-from contrastgen.nounphrase import parse
 from contrastgen.perturb import ANSWERERS
-from contrastgen.perturb.base import Context, Refusal
+from contrastgen.perturb.base import Refusal
 from contrastgen.scene import SceneIndex
-from contrastgen.templates import match_all
 from contrastgen.verify import index_graph
 from contrastgen.verify_query import execute_query
 from contrastgen.verify_rules import load_rules
@@ -38,13 +33,13 @@ def oracle_answer(question: dict[str, Any], scene_graph: dict[str, Any] | None, 
         except Exception:  # noqa: BLE001 - a malformed evidence block: abstain, the verifier reports it
             return None
     text = str(question.get("question", ""))
-    for m in match_all(text, engine.templates):
+    for m in engine.match(text):
         if scene is None:
             scene = SceneIndex.build(str(question.get("imageId", "")), scene_graph, engine.lex)
-        nps = {s: parse(m.spans[s].text, engine.lex) for s in ("x", "y") if s in m.spans}
-        ctx = Context(question_id="", question=question, answer=normalize_answer(question.get("answer")),
-                      match=m, nps=nps, grounding=ground_slots(question, nps, scene, engine.lex),
-                      scene=scene, lex=engine.lex, corpus=None, rng=random.Random(0))
+        try:
+            ctx = engine.context("", question, m, scene)
+        except Refusal:
+            continue
         try:
             answer = ANSWERERS[m.template.id](ctx)
         except Refusal:

@@ -43,6 +43,9 @@ def realise(name: str, like: NounPhrase, lex: Lexicon, *, plural: bool | None = 
     else:
         noun = lex.plural(name) if plural else lex.singular(name)
         is_plural = plural
+        if plural and lex.canonical(noun) != lex.canonical(name):
+            # "glasses" is glass's plural but reads as spectacles: say the singular instead
+            noun, is_plural = lex.singular(name), False
     det = like.determiner
     if det in ("the", "this", "that", "these", "those"):
         # keep definiteness; "the" is safe for either number where a demonstrative is not

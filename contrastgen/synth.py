@@ -65,6 +65,7 @@ from typing import Any
 import orjson
 
 from contrastgen.jsonio import atomic_file
+from contrastgen.program import semantic_str
 
 Graph = dict[str, Any]
 Question = dict[str, Any]
@@ -202,15 +203,6 @@ def step(operation: str, argument: str, dependencies: list[int] | None = None) -
 def ref(name: str, oid: str | None) -> str:
     """A program argument naming an object: "cat (12)", or "cat (-)" when the graph has none."""
     return f"{name} ({oid if oid is not None else '-'})"
-
-
-def semantic_str(semantic: list[dict[str, Any]]) -> str:
-    """GQA's `semanticStr`, derived exactly as GQA derives it (checked on the real questions)."""
-    parts = []
-    for s in semantic:
-        deps = s["dependencies"]
-        parts.append(f"{s['operation']}: {s['argument']}" + (f" [{', '.join(map(str, deps))}]" if deps else ""))
-    return "->".join(parts)
 
 
 def insert_filter(semantic: list[dict[str, Any]], after: int, operation: str, argument: str) -> list[dict[str, Any]]:

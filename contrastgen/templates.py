@@ -19,6 +19,7 @@ import orjson
 import regex
 
 from contrastgen.errors import InputError
+from contrastgen.program import READING_KINDS
 from contrastgen.rules_path import rules_dir
 
 _FRAGMENT_REF = regex.compile(r"\{([A-Z_]+)\}")
@@ -34,6 +35,8 @@ class Template:
     examples: dict[str, list[str]] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     requires: tuple[str, ...] = ()  # substrings of which the lower-cased question must contain one
+    slots: dict[str, str] = field(default_factory=dict)  # noun-phrase slot -> grammar (nounphrase.fits)
+    program: dict[str, str] = field(default_factory=dict)  # the program shape it reads (see below)
 
 
 @dataclass(frozen=True)
@@ -82,10 +85,21 @@ def load_templates_from(path: Path) -> tuple[Template, ...]:
             )
         except regex.error as exc:
             raise InputError(f"bad pattern: {exc}", path=str(path), record=t.get("id")) from None
+        slots = dict(t.get("slots", {}))
+        groups = {g for p in patterns for g in p.groupindex} & {"x", "y"}
+        if set(slots) != groups or not set(slots.values()) <= {"simple", "modified"}:
+            raise InputError(f"'slots' must give each of {sorted(groups)} a grammar, 'simple' or "
+                             f"'modified'; got {slots}", path=str(path), record=t.get("id"))
+        program = dict(t.get("program", {}))
+        if program.get("kind") not in READING_KINDS or (
+                "relation_slot" in program and program["relation_slot"] not in groups | {"rel"}):
+            raise InputError(f"'program' needs a kind among {list(READING_KINDS)} (and a "
+                             f"relation_slot the patterns capture); got {program}",
+                             path=str(path), record=t.get("id"))
         out.append(Template(id=t["id"], id_suffix=t["id_suffix"], description=t["description"],
                             skill=t.get("skill", ""), patterns=patterns,
                             examples=t.get("examples", {}), options=t.get("options", {}),
-                            requires=tuple(t.get("requires", ()))))
+                            requires=tuple(t.get("requires", ())), slots=slots, program=program))
     ids = [t.id for t in out]
     if len(set(ids)) != len(ids) or len({t.id_suffix for t in out}) != len(out):
         raise InputError("template ids and id suffixes must be unique", path=str(path))

@@ -35,8 +35,10 @@ from contrastgen.answers import normalize_answer as _normalize_answer
 from contrastgen.gqa import validate_scene_graph
 from contrastgen.verify_facts import check_fact
 from contrastgen.verify_graph import EvidenceProblem, GraphIndex, object_id
+from contrastgen.verify_program import execute_program
 from contrastgen.verify_query import execute_query
 from contrastgen.verify_rules import VerifyRules, load_rules, normalize_name
+from contrastgen.verify_words import check_words
 
 EVIDENCE_VERSION = 1
 CHANGE_KINDS = frozenset({"object", "attribute", "relation"})
@@ -57,7 +59,10 @@ RELATION_TABLE = "relation_table"  # `symmetric` or `opposite` disagree with rul
 CHANGE = "change"  # the change is malformed, perturbs nothing, or is not what the evidence proves
 IDS = "ids"  # ranks, question ids, one record per (question, template)
 IMAGE = "image"  # the record's image is not among the scene graphs
-CHECKS = (STRUCTURE, FACT, QUERY, ANSWER, REFERENCE, UNANNOTATED, RELATION_TABLE, CHANGE, IDS, IMAGE)
+TEXT = "text_mismatch"  # the question's words, re-read, are not the evidence's query (or unreadable)
+PROGRAM = "program"  # the perturbation's program does not execute to its answer
+CHECKS = (STRUCTURE, FACT, QUERY, ANSWER, REFERENCE, UNANNOTATED, RELATION_TABLE, CHANGE, TEXT, PROGRAM,
+          IDS, IMAGE)
 
 Problem = tuple[str, str]  # (check, human-readable sentence)
 
@@ -277,7 +282,33 @@ def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
     problems += _answer_problems(computed, claimed, answer, original_answer)
     problems += _presupposition_problems(query, facts, (claimed, answer), graph, rules)
     problems += _change_evidence_problems(p.get("change"), query, facts)
+    problems += _word_problems(p.get("question"), query, claimed, graph, rules)
+    if "semantic" in p:
+        problems += _program_problems(p["semantic"], claimed, graph, rules)
     return problems
+
+
+def _word_problems(question: Any, query: dict[str, Any], claimed: Any, graph: GraphIndex,
+                   rules: VerifyRules) -> list[Problem]:
+    """The words, re-read by the verifier's own reader, must ask the evidence's query."""
+    if not isinstance(question, str) or not question.strip():
+        return [(TEXT, "perturbation has no question text to read")]
+    try:
+        check_words(question, query, claimed if isinstance(claimed, str) else "", graph, rules)
+    except EvidenceProblem as exc:
+        return [(TEXT, f"the words do not ask what the evidence proves: {exc}")]
+    return []
+
+
+def _program_problems(semantic: Any, claimed: Any, graph: GraphIndex, rules: VerifyRules) -> list[Problem]:
+    """The perturbation's edited program, executed independently, must give the claimed answer."""
+    try:
+        answer = execute_program(semantic, graph, rules)
+    except EvidenceProblem as exc:
+        return [(PROGRAM, f"the program does not execute: {exc}")]
+    if isinstance(claimed, str) and normalize_answer(answer) != normalize_answer(claimed):
+        return [(PROGRAM, f"the program gives {answer!r}, the evidence claims {claimed!r}")]
+    return []
 
 
 def _answer_problems(computed: str | None, claimed: Any, answer: Any, original: str) -> list[Problem]:

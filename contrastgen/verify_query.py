@@ -78,9 +78,12 @@ def _relation(q: Query, g: GraphIndex, rules: VerifyRules) -> str:
     if "opposite" in q:
         opposite = normalize_name(field(q, "opposite", str, _WHAT))
     refuted = opposite is not None and g.has_edge(subject, opposite, target)
-    if holds and refuted:
-        raise EvidenceProblem(f"the graph has both {subject} -{rel}-> {target} and "
-                              f"{subject} -{opposite}-> {target}; the answer is ambiguous")
+    # opposites are converses too (a left of b = b right of a): the reversed edges may contradict
+    converse_yes = opposite is not None and g.has_edge(target, opposite, subject)
+    converse_no = opposite is not None and g.has_edge(target, rel, subject)
+    if (holds or converse_yes) and (refuted or converse_no):
+        raise EvidenceProblem(f"the graph's edges between {subject} and {target} say both {rel!r} and "
+                              f"{opposite!r}; the answer is ambiguous")
     if holds:
         return "yes"
     if refuted:

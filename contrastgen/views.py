@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from contrastgen.program import semantic_str
+
 _OPTS = orjson.OPT_SORT_KEYS
 
 
@@ -27,12 +29,13 @@ class ViewEntry(NamedTuple):
 
 
 def perturbation_as_gqa(record: dict[str, Any], p: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]:
-    """A perturbation in GQA's question format; programs are not rewritten, so `semantic` is empty."""
+    """A perturbation in GQA's question format, with its edited program when the original had one."""
+    semantic = p.get("semantic") or []
     return {
         "imageId": record["image_id"], "question": p["question"], "answer": p["answer"],
         "fullAnswer": p["answer"], "isBalanced": bool(original.get("isBalanced", True)),
         "types": original.get("types", {}), "groups": {"global": None, "local": None},
-        "semantic": [], "semanticStr": "", "annotations": {}, "entailed": [], "equivalent": [],
+        "semantic": semantic, "semanticStr": semantic_str(semantic), "annotations": {}, "entailed": [], "equivalent": [],
         "contrast": {"original_question_id": record["question_id"], "template": record["template"],
                      "rank": p["rank"], "change": p["change"], "evidence": p["evidence"]},
     }

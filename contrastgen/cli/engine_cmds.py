@@ -41,13 +41,12 @@ def _split(templates: tuple[str, ...]) -> list[str] | None:
 def match_cmd(questions: Path, show_all: bool, templates: tuple[str, ...]) -> None:
     """Print one JSONL line per (question, matched template) with its slots and head nouns."""
     from contrastgen.gqa import load_questions
-    from contrastgen.templates import match_all
 
     engine = _engine()
     chosen = engine.select_templates(_split(templates))
     out = sys.stdout.buffer
     for qid, q in load_questions(questions).items():
-        found = match_all(q["question"], chosen)
+        found = engine.match(q["question"], chosen)
         for m in found:
             out.write(dumps({"question_id": qid, "template": m.template.id, "slots": engine.slots_of(m)}))
         if not found and show_all:

@@ -33,8 +33,9 @@ def lexicon() -> None:
 def build(vocab_dir: Path | None, out_dir: Path | None, curated_dir: Path | None) -> None:
     """Regenerate the WordNet-derived files of rules/lexicon (needs WordNet: set NLTK_DATA).
 
-    Writes nouns.tsv, aliases.tsv, irregular_plurals.tsv and the phraser's articles.tsv; the
-    hand-curated lists beside them are inputs. Commit the result.
+    Writes nouns.tsv, aliases.tsv, irregular_plurals.tsv, may_denote.tsv, the phraser's
+    articles.tsv and the slot reader's attributes.txt; the hand-curated lists beside them are
+    inputs. Commit the result.
     """
     from contrastgen.lexicon import DEFAULT_RULES_DIR
     from contrastgen.lexicon_build import (
@@ -53,8 +54,12 @@ def build(vocab_dir: Path | None, out_dir: Path | None, curated_dir: Path | None
     from contrastgen.articles import ARTICLES_FILE, build_articles
 
     build_articles(forms, out / ARTICLES_FILE)
+    from contrastgen.attributes_build import ATTRIBUTES_FILE, build_attributes
+    from contrastgen.rules_path import rules_dir
+
+    build_attributes(vocab_dir or DEFAULT_VOCAB_DIR, rules_dir() / "phrases.json", out / ATTRIBUTES_FILE)
     nouns = sum(1 for line in files["nouns.tsv"].splitlines() if line and not line.startswith("#"))
-    click.echo(f"wrote {', '.join(sorted([*files, ARTICLES_FILE]))} to {out} ({nouns} nouns, {len(forms)} surface forms)")
+    click.echo(f"wrote {', '.join(sorted([*files, ARTICLES_FILE, ATTRIBUTES_FILE]))} to {out} ({nouns} nouns, {len(forms)} surface forms)")
 
 
 @lexicon.command()
@@ -81,6 +86,8 @@ def show(word: str) -> None:
         ("forms", names(lex.forms(word))),
         ("kind of", names(lex.kinds(word))),
         ("hyponyms", names(lex.hyponyms(word))),
+        ("may denote (for absence)", names(lex.may_denote(word))),
+        ("absence decidable", str(lex.absence_decidable(word))),
         ("category", lex.category(word) or "-"),
         ("WordNet sense", lex.synset(word) or "-"),
         ("uncountable", str(lex.is_uncountable(word))),

@@ -19,6 +19,8 @@ from contrastgen.ground import Grounding, denoted_ids, same_kind
 from contrastgen.lexicon import Lexicon
 from contrastgen.nounphrase import NounPhrase
 from contrastgen.phrase import agree, finish, replace_spans
+from contrastgen.program import ProgramReading
+from contrastgen.rules_path import rules_dir
 from contrastgen.scene import SceneIndex
 from contrastgen.templates import Match
 
@@ -45,6 +47,7 @@ class Context:
     lex: Lexicon
     corpus: Corpus | None
     rng: random.Random
+    reading: ProgramReading | None = None  # the question's program, agreeing with the words
 
     def span(self, slot: str) -> tuple[int, int]:
         s = self.match.spans[slot]
@@ -57,6 +60,7 @@ class Candidate:
     answer: str
     change: dict[str, str]
     evidence: dict[str, Any]
+    ids: tuple[str, ...] = ()  # what the new words of an object change denote (for the program)
 
 
 class Handler(Protocol):
@@ -94,11 +98,23 @@ def kind_names(word: str, scene: SceneIndex, lex: Lexicon) -> frozenset[str]:
     return frozenset(names)
 
 
+@functools.lru_cache(maxsize=65536)
+def _maybe_names(word: str, lex: Lexicon) -> frozenset[str]:
+    """Surface names of every kind the word MAY denote (`Lexicon.may_denote`): a bowl may be the
+    dish a question asks about, so "no dishes" needs no bowl either."""
+    names = set()
+    for k in lex.may_denote(word):
+        names |= {n.lower() for n in lex.forms(k) if lex.canonical(n) == k}
+    return frozenset(names)
+
+
 def absent_provably(word: str, scene: SceneIndex, lex: Lexicon) -> bool:
     """Absence from the graph proves absence from the image only for known kinds that scene
-    graphs do not habitually leave out."""
-    return (lex.is_known(word) and not _prone(word, lex)
-            and not scene.has_any_name(kind_names(word, scene, lex)))
+    graphs do not habitually leave out, whose kinds the lexicon can list, and when nothing in the
+    graph may be one."""
+    if not lex.is_known(word) or not lex.absence_decidable(word) or _prone(word, lex):
+        return False
+    return not scene.has_any_name(kind_names(word, scene, lex) | _maybe_names(word, lex))
 
 
 def unique_object(word: str, scene: SceneIndex, lex: Lexicon) -> str | None:
@@ -108,7 +124,9 @@ def unique_object(word: str, scene: SceneIndex, lex: Lexicon) -> str | None:
 
 
 def distinct_kind(candidate: str, *others: str, lex: Lexicon) -> bool:
-    return all(not same_kind(candidate, o, lex) for o in others if o)
+    """Is the candidate a noun the lexicon knows (so the new words can be read: Visual Genome
+    also names objects "it" or "red") and of another kind than every one of `others`?"""
+    return lex.is_known(candidate) and all(not same_kind(candidate, o, lex) for o in others if o)
 
 
 def shuffled(items: list[str], rng: random.Random) -> list[str]:
@@ -162,6 +180,49 @@ def single_id(g: Grounding | None) -> str:
     if len(g.ids) > 1:
         raise Refusal("ambiguous")
     return g.ids[0]
+
+
+@functools.cache
+def attribute_opposites() -> dict[str, frozenset[str]]:
+    """rules/attribute_opposites.tsv, both ways: attribute -> the attributes it excludes."""
+    out: dict[str, set[str]] = {}
+    for line in (rules_dir() / "attribute_opposites.tsv").read_text(encoding="utf-8").splitlines():
+        cols = [c.strip().lower() for c in line.split("#", 1)[0].split("\t")]
+        if len(cols) == 2 and all(cols):
+            out.setdefault(cols[0], set()).add(cols[1])
+            out.setdefault(cols[1], set()).add(cols[0])
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def contradicted(attributes: tuple[str, ...], held: frozenset[str]) -> bool:
+    """Does the object hold the opposite of an attribute the words give it ("the open door" that
+    is also annotated closed)?"""
+    opposites = attribute_opposites()
+    return any(held & opposites.get(a, frozenset()) for a in attributes)
+
+
+def referent(ctx: Context, slot: str) -> str:
+    """The one object a reference kept in the perturbed question denotes, or a refusal.
+
+    The rule: every reference a perturbed question keeps ("the car" in "Is the man to the right
+    of the car?") must denote exactly one object of the graph under the words alone (its head's
+    kind, synonyms, plural forms and hyponyms, and its attributes), and that object must be the
+    one the program (or the annotations) names. Program ids do not make "the man" unique: a
+    reader of the question cannot see them.
+    """
+    grounded = single_id(ctx.grounding.get(slot))
+    np = ctx.nps[slot]
+    ids = denoted_ids(np.head, ctx.scene, ctx.lex)
+    if grounded not in ids:  # the words name another kind than the object the ids point at
+        raise Refusal("program_mismatch" if ctx.reading is not None else "not_grounded")
+    ids = [i for i in ids if all(a in ctx.scene.objects[i].attributes for a in np.attributes)]
+    if grounded not in ids:  # the graph does not give the object the words' attributes
+        raise Refusal("not_grounded")
+    if contradicted(np.attributes, ctx.scene.objects[grounded].attributes):
+        raise Refusal("inconsistent_graph")
+    if len(ids) > 1:
+        raise Refusal("ambiguous")
+    return grounded
 
 
 def rewrite(ctx: Context, slot: str, text: str, plural: bool, *, agree_verb: bool = True) -> str:

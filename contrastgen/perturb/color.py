@@ -63,12 +63,13 @@ def perturb_color(ctx: Context) -> Iterator[Candidate]:
         if oid is None or oid in g.ids:
             continue
         colors = scene.colors(oid, lex)
-        if len({_colour(c) for c in colors}) != 1 or _colour(colors[0]) == original:
+        if len(colors) != 1 or _colour(colors[0]) == original:  # "gray" and "grey" both: two colour attributes
             continue
         yield Candidate(
             question=rewrite(ctx, "x", f"the {name}", lex.is_plural(name)),
             answer=colors[0],
             change=change("object", "x", x.head, name),
+            ids=(oid,),
             evidence=evidence({"op": "color", "object": oid},
                               [fact_object(scene, oid), fact_only(kind_names(name, scene, lex), [oid]),
                                fact_color(oid, colors)],

@@ -22,9 +22,9 @@ from contrastgen.perturb.base import (
     fact_object,
     fact_relation,
     kind_names,
+    referent,
     rewrite,
     shuffled,
-    single_id,
 )
 from contrastgen.phrase import realise
 
@@ -38,7 +38,7 @@ def _near(ctx: Context) -> tuple[str, set[str], str]:
         raise Refusal("not_grounded")
     if x.attributes:
         raise Refusal("unsupported_phrase")
-    yid = single_id(ctx.grounding.get("y"))
+    yid = referent(ctx, "y")
     neighbours = ctx.scene.neighbours(yid, NEAR, symmetric=True)
     x_ids = set(denoted_ids(x.head, ctx.scene, ctx.lex))
     return yid, neighbours, "yes" if neighbours & x_ids else "no"
@@ -69,10 +69,11 @@ def perturb_near(ctx: Context) -> Iterator[Candidate]:
         if neighbour is None:
             if not absent_provably(name, scene, lex):
                 continue
-            new_answer = "no"
+            new_answer, ids = "no", ()
             facts = [fact_object(scene, yid), fact_absent(kind_names(name, scene, lex))]
         else:
             new_answer = "yes"
+            ids = tuple(sorted(n for n in neighbours if scene.objects[n].name == name))
             edge = (neighbour, NEAR, yid) if (neighbour, NEAR, yid) in scene.edges else (yid, NEAR, neighbour)
             facts = [fact_object(scene, neighbour), fact_object(scene, yid), fact_relation(*edge)]
         text, plural = realise(name, x, lex)
@@ -80,5 +81,6 @@ def perturb_near(ctx: Context) -> Iterator[Candidate]:
             question=rewrite(ctx, "x", text, plural),
             answer=new_answer,
             change=change("object", "x", x.head, name),
+            ids=ids,
             evidence=evidence({"op": "exists_related", "names": sorted(kind_names(name, scene, lex)),
                                "rel": NEAR, "object": yid, "symmetric": True}, facts, new_answer))

@@ -20,6 +20,7 @@ from contrastgen.perturb.base import (
     fact_only,
     fact_relation,
     kind_names,
+    referent,
     rewrite,
     shuffled,
     single_id,
@@ -28,13 +29,31 @@ from contrastgen.perturb.base import (
 from contrastgen.phrase import finish, replace_spans
 
 
-def _grounded_pair(ctx: Context) -> tuple[str, str, str, str | None]:
-    xid = single_id(ctx.grounding.get("x"))
-    yid = single_id(ctx.grounding.get("y"))
+def _grounded_pair(ctx: Context, *, x_kept: bool) -> tuple[str, str, str, str | None]:
+    """X's and Y's objects, the relation and its opposite; refused when the pair's edges contradict.
+
+    `x_kept`: the perturbed question keeps X's words, so they must denote X's object alone.
+    """
+    xid = referent(ctx, "x") if x_kept else single_id(ctx.grounding.get("x"))
+    yid = referent(ctx, "y")
     if xid == yid:
         raise Refusal("ambiguous")
     rel = ctx.match.spans["rel"].text.lower()
-    return xid, yid, rel, ctx.lex.opposite_relation(rel)
+    opp = ctx.lex.opposite_relation(rel)
+    if opp is not None and contradictory(ctx.scene.edges, xid, yid, rel, opp):
+        raise Refusal("inconsistent_graph")
+    return xid, yid, rel, opp
+
+
+def contradictory(edges: set[tuple[str, str, str]], a: str, b: str, rel: str, opp: str) -> bool:
+    """Do the graph's edges between a and b say both "rel" and its opposite?
+
+    Opposites in rules/relations.tsv are also converses (a left of b = b right of a), so four
+    edges can speak about the pair: a-rel->b and b-opp->a say yes; a-opp->b and b-rel->a say no.
+    """
+    says_yes = (a, rel, b) in edges or (b, opp, a) in edges
+    says_no = (a, opp, b) in edges or (b, rel, a) in edges
+    return says_yes and says_no
 
 
 def _query(subject: str, rel: str, obj: str, opposite: str | None) -> dict:
@@ -46,7 +65,7 @@ def _query(subject: str, rel: str, obj: str, opposite: str | None) -> dict:
 
 def answer_relation(ctx: Context) -> str | None:
     """"yes" for the edge, "no" for its opposite's edge, unknown otherwise."""
-    xid, yid, rel, opp = _grounded_pair(ctx)
+    xid, yid, rel, opp = _grounded_pair(ctx, x_kept=True)
     if (xid, rel, yid) in ctx.scene.edges:
         return None if opp and (xid, opp, yid) in ctx.scene.edges else "yes"
     if opp and (xid, opp, yid) in ctx.scene.edges:
@@ -55,14 +74,12 @@ def answer_relation(ctx: Context) -> str | None:
 
 
 def perturb_relation(ctx: Context) -> Iterator[Candidate]:
-    xid, yid, rel, opp = _grounded_pair(ctx)
+    xid, yid, rel, opp = _grounded_pair(ctx, x_kept=True)
     if opp is None:
         raise Refusal("no_opposite")
     scene = ctx.scene
     has_rel = (xid, rel, yid) in scene.edges
     has_opp = (xid, opp, yid) in scene.edges
-    if has_rel and has_opp:
-        raise Refusal("inconsistent_graph")
     if not (has_rel or has_opp):
         raise Refusal("no_relation")
     if (ctx.answer == "yes") != has_rel:
@@ -80,7 +97,7 @@ def perturb_relation(ctx: Context) -> Iterator[Candidate]:
 
 
 def perturb_relation_object(ctx: Context) -> Iterator[Candidate]:
-    xid, yid, rel, opp = _grounded_pair(ctx)
+    xid, yid, rel, opp = _grounded_pair(ctx, x_kept=False)
     scene, lex = ctx.scene, ctx.lex
     has_rel = (xid, rel, yid) in scene.edges
     if ctx.answer not in ("yes", "no") or (ctx.answer == "yes") != has_rel:
@@ -98,13 +115,14 @@ def perturb_relation_object(ctx: Context) -> Iterator[Candidate]:
         oid = unique_object(name, scene, lex)
         if oid is None or oid not in subjects or oid == yid:
             continue
-        if ctx.answer == "yes" and (oid, rel, yid) in scene.edges:
-            continue  # contradictory annotations: both rel and its opposite
+        if opp is not None and contradictory(scene.edges, oid, yid, rel, opp):
+            continue  # the graph says both rel and its opposite of this pair
         new_answer = "no" if ctx.answer == "yes" else "yes"
         yield Candidate(
             question=rewrite(ctx, "x", f"the {name}", lex.is_plural(name)),
             answer=new_answer,
             change=change("object", "x", x.head, name),
+            ids=(oid,),
             evidence=evidence(_query(oid, rel, yid, opp),
                               [fact_object(scene, oid), fact_only(kind_names(name, scene, lex), [oid]),
                                fact_object(scene, yid), fact_relation(oid, wanted, yid)],

@@ -79,7 +79,7 @@ def perturb_see(ctx: Context) -> Iterator[Candidate]:
         if ctx.answer == "yes":
             if not absent_provably(name, scene, lex):
                 continue
-            new_answer = "no"
+            new_answer, ids = "no", []
             facts = [fact_absent(kind_names(name, scene, lex)),
                      fact_absent(kind_names(other_np.head, scene, lex))]
         else:
@@ -95,5 +95,6 @@ def perturb_see(ctx: Context) -> Iterator[Candidate]:
             question=rewrite(ctx, slot, text, plural, agree_verb=slot == "x"),  # "Is there X or Y"
             answer=new_answer,
             change=change("object", slot, np.head, name),
+            ids=tuple(ids),
             evidence=evidence({"op": "exists_any", "names": [sorted(options["x"]), sorted(options["y"])],
                                "attributes": []}, facts, new_answer))

@@ -59,6 +59,7 @@ def perturb_side(ctx: Context) -> Iterator[Candidate]:
             question=rewrite(ctx, "x", f"the {name}", lex.is_plural(name)),
             answer=other,
             change=change("object", "x", x.head, name),
+            ids=(oid,),
             evidence=evidence({"op": "side", "object": oid},
                               [fact_object(scene, oid), fact_only(names, [oid]), fact_side(scene, oid)],
                               other))

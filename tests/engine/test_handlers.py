@@ -162,18 +162,32 @@ def test_near_ambiguous_y_is_refused(engine):
     assert res.reason == "ambiguous"
 
 
+def _near_program(puddle: str, fence: str) -> list[dict]:
+    return [{"operation": "select", "argument": f"puddle ({puddle})", "dependencies": []},
+            {"operation": "relate", "argument": f"fence,near,s ({fence})", "dependencies": [0]},
+            {"operation": "exist", "argument": "?", "dependencies": [1]}]
+
+
 def test_near_grounds_through_the_program(engine):
     b, graphs = _puddle_scene()
-    second = b.add("puddle", 500)  # a second puddle: the program says which one is meant
-    first = next(i for i, o in b.graph["objects"].items() if o["name"] == "puddle" and i != second)
+    puddle = next(i for i, o in b.graph["objects"].items() if o["name"] == "puddle")
     fence = next(i for i, o in b.graph["objects"].items() if o["name"] == "fence")
-    q = question("Is there a fence near the puddle?", "yes", semantic=[
-        {"operation": "select", "argument": f"puddle ({first})", "dependencies": []},
-        {"operation": "relate", "argument": f"fence,near,s ({fence})", "dependencies": [0]},
-        {"operation": "exist", "argument": "?", "dependencies": [1]}])
+    q = question("Is there a fence near the puddle?", "yes", semantic=_near_program(puddle, fence))
     res = _run(engine, q, b.graph, graphs=graphs)
-    assert res.grounding["via"] == "program" and res.grounding["y"] == [first]
-    assert res.perturbations and all(p["evidence"]["query"]["object"] == first for p in res.perturbations)
+    assert res.grounding["via"] == "program" and res.grounding["y"] == [puddle]
+    assert res.perturbations and all(p["evidence"]["query"]["object"] == puddle for p in res.perturbations)
+    assert all(p["semantic"][0] == _near_program(puddle, fence)[0] for p in res.perturbations)
+
+
+def test_program_ids_do_not_make_an_ambiguous_reference_unique(engine):
+    """Two puddles: the program picks one, but a reader of "the puddle" cannot."""
+    b, graphs = _puddle_scene()
+    b.add("puddle", 500)
+    puddle = next(i for i, o in b.graph["objects"].items() if o["name"] == "puddle")
+    fence = next(i for i, o in b.graph["objects"].items() if o["name"] == "fence")
+    q = question("Is there a fence near the puddle?", "yes", semantic=_near_program(puddle, fence))
+    res = _run(engine, q, b.graph, graphs=graphs)
+    assert not res.perturbations and res.reason == "ambiguous"
 
 
 # -- is the X Rel the Y --------------------------------------------------------------------------

@@ -6,14 +6,12 @@ from collections import Counter
 
 from gqa_agreement import agrees
 
-from contrastgen.templates import match_all
-
 
 def test_slots_agree_with_gqa_programs(real_gqa_questions, engine):
     matched, agreed = Counter(), Counter()
     disagreements = []
     for qid, q in real_gqa_questions.items():
-        for m in match_all(q["question"]):
+        for m in engine.match(q["question"]):
             matched[m.template.id] += 1
             if agrees(m.template.id, engine.slots_of(m), q["semantic"], engine.lex):
                 agreed[m.template.id] += 1
@@ -30,26 +28,31 @@ def test_slots_agree_with_gqa_programs(real_gqa_questions, engine):
 
 
 def test_program_grounding_uses_gqa_ids(real_gqa_questions, engine):
-    """Grounding through the program returns exactly the ids GQA's program names."""
+    """Grounding through the program returns exactly the ids GQA's program names for X and Y."""
     from contrastgen.ground import ground_slots
     from contrastgen.nounphrase import parse
+    from contrastgen.program import read_program
+    from contrastgen.program_agreement import agreeing_reading
     from contrastgen.scene import SceneIndex
 
     checked = 0
     for q in real_gqa_questions.values():
-        for m in match_all(q["question"]):
+        for m in engine.match(q["question"]):
             if not m.template.id.startswith("is_the_x_rel"):
                 continue
-            verify = next(s for s in q["semantic"] if s["operation"] == "verify rel")
+            verify = q["semantic"][-1]
             named_id = verify["argument"].rsplit("(", 1)[1].rstrip(")")
-            objects = {named_id: {"name": "a", "x": 0, "y": 0, "w": 1, "h": 1}}
             sel = q["semantic"][verify["dependencies"][0]]["argument"].rsplit("(", 1)[1].rstrip(")")
-            objects[sel] = {"name": "b", "x": 0, "y": 0, "w": 1, "h": 1}
+            objects = {i: {"name": "a", "x": 0, "y": 0, "w": 1, "h": 1} for i in (named_id, sel) if i != "-"}
             scene = SceneIndex.build(q["imageId"], {"width": 10, "objects": objects}, engine.lex)
             nps = {s: parse(m.spans[s].text, engine.lex) for s in ("x", "y")}
-            g = ground_slots(q, nps, scene, engine.lex)
+            reading = agreeing_reading(m, nps, read_program(q["semantic"]), engine.lex)
+            assert reading is not None, q["question"]
+            g = ground_slots(q, nps, scene, engine.lex, reading)
             role = verify["argument"].split(",")[-1].split()[0]
-            x_expected = named_id if role == "s" else sel
-            assert g["x"].via == "program" and g["x"].ids == (x_expected,)
+            x_expected, y_expected = (named_id, sel) if role == "s" else (sel, named_id)
+            assert g["x"].via == "program"
+            assert g["x"].ids == tuple(i for i in (x_expected,) if i != "-")
+            assert g["y"].ids == tuple(i for i in (y_expected,) if i != "-")
             checked += 1
     assert checked >= 3

@@ -6,6 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from contrastgen.articles import ARTICLES_FILE
+from contrastgen.attributes_build import ATTRIBUTES_FILE
 from contrastgen.cli import cli
 from contrastgen.errors import InputError
 from contrastgen.lexicon_build import (
@@ -31,12 +32,12 @@ def test_committed_lexicon_is_what_the_build_produces(tmp_path):
         env={"NLTK_DATA": str(WORDNET.parent.parent)},
     )
     assert result.exit_code == 0, result.output
-    for name in (*GENERATED_FILES, ARTICLES_FILE):
+    for name in (*GENERATED_FILES, ARTICLES_FILE, ATTRIBUTES_FILE):
         built = (tmp_path / name).read_text(encoding="utf-8")
         committed = (RULES / "lexicon" / name).read_text(encoding="utf-8")
         assert built == committed, f"rules/lexicon/{name} is stale: run `make lexicon` and commit"
     # only generated files are written; the curated inputs are read in place
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted((*GENERATED_FILES, ARTICLES_FILE))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted((*GENERATED_FILES, ARTICLES_FILE, ATTRIBUTES_FILE))
 
 
 def test_missing_wordnet_says_to_set_nltk_data(tmp_path):

@@ -98,10 +98,12 @@ def test_show_limits_the_listing(out):
         for r in records:
             r["perturbations"][0]["evidence"]["query"]["op"] = "count"
     _tamper(out_dir, break_all)
-    result = run(out_dir, "--scene-graphs", sg, "--show", "2")
+    result = run(out_dir, "--scene-graphs", sg, "--show", "4")
     assert result.exit_code == 1
+    # each tampered perturbation fails twice: the query has no answer, and the words ask another op
     assert result.stdout.count("unknown query op 'count'") == 2
-    assert "... and 3 more (use --json for all)" in result.stdout
+    assert result.stdout.count("the words give the operation") == 2
+    assert "... and 6 more (use --json for all)" in result.stdout
 
 
 def test_malformed_jsonl_exits_2_naming_file_and_line(out):

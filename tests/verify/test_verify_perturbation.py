@@ -116,6 +116,7 @@ def test_not_related_respects_direction_when_not_symmetric(graph, rules, valid):
     _, pert = valid["exists_related_not_related"]
     graph["objects"]["3"]["relations"].append({"name": "on", "object": "2"})  # table on plate: wrong way round
     pert["change"]["to"] = "plate"
+    pert["question"] = "Is there a plate on the table?"
     for part in (pert["evidence"]["query"], pert["evidence"]["facts"][1]):
         part.update(names=["plate", "plates"], rel="on", symmetric=False)
     assert problems_of(pert, graph, rules) == []
@@ -145,6 +146,7 @@ def test_no_resting_on_a_missing_attribute_fails(graph, rules, valid):
     pert["evidence"]["query"]["attributes"] = ["blue"]  # the cup is there but not annotated blue
     pert["change"].update({"from": "red", "to": "blue"})
     pert["answer"] = pert["evidence"]["answer"] = "no"
+    pert["question"] = "Are there any blue cups?"
     pert["evidence"]["facts"] = [{"fact": "object", "id": "1", "name": "cup"}]
     assert problems_of(pert, graph, rules) == [
         "answer 'no' rests on objects ['1'] lacking attributes ['blue']: a missing attribute "
@@ -171,6 +173,7 @@ def test_unannotated_prone_no_answer_fails_without_absent_fact(graph, rules, val
 def test_unannotated_prone_yes_answer_is_fine(graph, rules, valid):
     _, pert = valid["exists_any_yes_attr"]
     graph["objects"]["1"]["name"] = "shirt"
+    pert["question"] = "Are there any red shirts?"
     pert["evidence"]["query"]["names"] = [["shirt"]]
     pert["evidence"]["facts"][0]["name"] = "shirt"
     assert problems_of(pert, graph, rules) == []
@@ -223,6 +226,7 @@ def test_exists_any_attribute_not_held_fails(graph, rules, valid):
 def test_relation_query_yes_via_symmetric_reverse_edge(graph, rules, valid):
     original, pert = valid["relation_yes"]
     pert["evidence"]["query"] = {"op": "relation", "subject": "3", "rel": "near", "object": "6"}
+    pert["question"] = "Is the table near the chair?"
     pert["change"]["to"] = "near"
     pert["evidence"]["facts"] = [{"fact": "relation", "subject": "6", "name": "near", "object": "3"}]
     assert verify_perturbation(pert, original, graph, rules=rules) == []

@@ -34,8 +34,8 @@ def make_graph() -> dict[str, Any]:
     }
 
 
-def _pert(answer: str, change: dict, query: dict, facts: list[dict]) -> dict:
-    return {"question_id": "q1_c1", "question": "?", "answer": answer, "rank": 1, "change": change,
+def _pert(question: str, answer: str, change: dict, query: dict, facts: list[dict]) -> dict:
+    return {"question_id": "q1_c1", "question": question, "answer": answer, "rank": 1, "change": change,
             "evidence": {"version": 1, "query": query, "facts": facts, "answer": answer}}
 
 
@@ -46,46 +46,56 @@ def _obj_change(a: str, b: str, slot: str = "x") -> dict:
 # name -> (original answer, perturbation); each holds on make_graph().
 VALID: dict[str, tuple[str, dict]] = {
     "side": ("right", _pert(
+        "On which side is the cup?",
         "left", _obj_change("plate", "cup"), {"op": "side", "object": "1"},
         [{"fact": "object", "id": "1", "name": "cup"},
          {"fact": "only", "names": ["cup", "cups"], "ids": ["1"]},
          {"fact": "side", "id": "1", "x": 100, "w": 50, "image_width": WIDTH, "center": 125.0, "side": "left"}])),
     "side_near_centre": ("right", _pert(
+        "On which side is the fence?",
         "left", _obj_change("plate", "fence"), {"op": "side", "object": "4"},
         [{"fact": "only", "names": ["fence", "fences"], "ids": ["4"]},
          {"fact": "side", "id": "4", "x": 310, "w": 10, "image_width": WIDTH, "center": 315.0, "side": "left"}])),
     "color": ("white", _pert(
+        "What color is the cup?",
         "red", _obj_change("plate", "cup"), {"op": "color", "object": "1"},
         [{"fact": "object", "id": "1", "name": "cup", "attributes": ["red"]},
          {"fact": "only", "names": ["cup", "cups"], "ids": ["1"]},
          {"fact": "color", "id": "1", "colors": ["red"]}])),
     "exists_any_no": ("yes", _pert(
+        "Do you see any bowls or spoons?",
         "no", _obj_change("cup", "bowl"),
         {"op": "exists_any", "names": [["bowl", "bowls"], ["spoon", "spoons"]], "attributes": []},
         [{"fact": "absent", "names": ["bowl", "bowls"]}, {"fact": "absent", "names": ["spoon", "spoons"]}])),
     "exists_any_yes_attr": ("no", _pert(
+        "Are there any red cups?",
         "yes", {"kind": "attribute", "slot": "x", "from": "blue", "to": "red"},
         {"op": "exists_any", "names": [["cup", "cups"]], "attributes": ["red"]},
         [{"fact": "object", "id": "1", "name": "cup", "attributes": ["red"]}])),
     "exists_related_absent": ("yes", _pert(
+        "Is there a wall near the plate?",
         "no", _obj_change("cup", "wall"),
         {"op": "exists_related", "names": ["wall", "walls"], "rel": "near", "object": "2", "symmetric": True},
         [{"fact": "object", "id": "2", "name": "plate"}, {"fact": "absent", "names": ["wall", "walls"]}])),
     "exists_related_yes": ("no", _pert(
+        "Are there any chairs near the table?",
         "yes", _obj_change("cup", "chair"),
         {"op": "exists_related", "names": ["chair", "chairs"], "rel": "near", "object": "3", "symmetric": True},
         [{"fact": "object", "id": "3", "name": "table"}, {"fact": "object", "id": "6", "name": "chair"},
          {"fact": "relation", "subject": "6", "name": "near", "object": "3"}])),
     "exists_related_not_related": ("yes", _pert(
+        "Is there a cup near the table?",
         "no", _obj_change("chair", "cup"),
         {"op": "exists_related", "names": ["cup", "cups"], "rel": "near", "object": "3", "symmetric": True},
         [{"fact": "object", "id": "3", "name": "table"},
          {"fact": "not_related", "names": ["cup", "cups"], "rel": "near", "object": "3", "symmetric": True}])),
     "relation_no": ("yes", _pert(
+        "Is the cup to the right of the plate?",
         "no", {"kind": "relation", "slot": "rel", "from": "to the left of", "to": "to the right of"},
         {"op": "relation", "subject": "1", "rel": "to the right of", "object": "2", "opposite": "to the left of"},
         [{"fact": "relation", "subject": "1", "name": "to the left of", "object": "2"}])),
     "relation_yes": ("no", _pert(
+        "Is the plate to the right of the cup?",
         "yes", {"kind": "relation", "slot": "rel", "from": "to the left of", "to": "to the right of"},
         {"op": "relation", "subject": "2", "rel": "to the right of", "object": "1"},
         [{"fact": "relation", "subject": "2", "name": "to the right of", "object": "1"}])),

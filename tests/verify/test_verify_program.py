@@ -1,0 +1,85 @@
+"""Perturbations of questions with a program carry the edited program, in GQA's step format with
+ids, and the verifier executes it: it must give the claimed answer."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import orjson
+
+from contrastgen.engine import Engine
+from contrastgen.verify import PROGRAM, verify_contrast_sets
+from contrastgen.views import perturbation_as_gqa
+
+CASES = json.loads((Path(__file__).resolve().parents[1] / "data" / "regressions" /
+                    "proofs_about_the_words.json").read_text())
+GRAPHS = {"9000001": CASES["scene_graphs"]["9000001"]}
+
+
+def _question(text: str, semantic: list[dict]) -> dict:
+    return {"question": text, "answer": "yes", "imageId": "9000001", "semantic": semantic}
+
+
+def _record(q: dict) -> dict:
+    engine = Engine.load()
+    results = engine.perturb_question("q2", q, GRAPHS["9000001"], corpus=engine.build_corpus(GRAPHS))
+    rec = next(r.to_record() for r in results if r.perturbations)
+    return json.loads(orjson.dumps(rec))
+
+
+RELATION = _question("Is the boy to the left of the woman?", [
+    {"operation": "select", "argument": "woman (3)", "dependencies": []},
+    {"operation": "verify rel", "argument": "boy,to the left of,s (2)", "dependencies": [0]}])
+
+
+def test_a_relation_change_edits_the_relation_of_the_asking_step():
+    rec = _record(RELATION)
+    p = rec["perturbations"][0]
+    assert p["question"] == "Is the boy to the right of the woman?"
+    assert p["semantic"] == [
+        {"operation": "select", "argument": "woman (3)", "dependencies": []},
+        {"operation": "verify rel", "argument": "boy,to the right of,s (2)", "dependencies": [0]}]
+    assert verify_contrast_sets([rec], GRAPHS).ok
+
+
+def test_the_gqa_view_carries_the_program_and_its_string():
+    rec = _record(RELATION)
+    p = rec["perturbations"][0]
+    view = perturbation_as_gqa(rec, p, RELATION)
+    assert view["semantic"] == p["semantic"]
+    assert view["semanticStr"] == "select: woman (3)->verify rel: boy,to the right of,s (2) [0]"
+
+
+def test_a_program_that_does_not_give_the_claimed_answer_fails():
+    rec = _record(RELATION)
+    wrong_rel, wrong_id, unknown = (copy.deepcopy(rec) for _ in range(3))
+    wrong_rel["perturbations"][0]["semantic"][1]["argument"] = "boy,to the left of,s (2)"
+    wrong_id["perturbations"][0]["semantic"][0]["argument"] = "woman (1)"  # object 1 is a person
+    unknown["perturbations"][0]["semantic"][1]["operation"] = "verify size"
+    for bad, says in ((wrong_rel, "the program gives 'yes'"), (wrong_id, "is not a 'woman'"),
+                      (unknown, "not an operation this executor runs")):
+        report = verify_contrast_sets([bad], GRAPHS)
+        assert [f.check for f in report.failures] == [PROGRAM], report.failures
+        assert says in report.failures[0].problem
+
+
+def test_an_object_change_renames_the_step_and_its_ids():
+    q = _question("Is there a woman near the boy?", [
+        {"operation": "select", "argument": "boy (2)", "dependencies": []},
+        {"operation": "relate", "argument": "woman,near,s (3)", "dependencies": [0]},
+        {"operation": "exist", "argument": "?", "dependencies": [1]}])
+    graph = copy.deepcopy(GRAPHS["9000001"])
+    graph["objects"]["3"]["relations"].append({"name": "near", "object": "2"})
+    engine = Engine.load()
+    graphs = {"9000001": graph, "other": {"width": 640, "height": 480, "objects": {
+        "1": {"name": "boy", "x": 1, "y": 1, "w": 9, "h": 9, "relations": [{"name": "near", "object": "2"}]},
+        "2": {"name": "dog", "x": 1, "y": 1, "w": 9, "h": 9}}}}
+    results = engine.perturb_question("q3", q, graph, corpus=engine.build_corpus(graphs))
+    rec = next(r.to_record() for r in results if r.perturbations)
+    for p in rec["perturbations"]:
+        new = p["change"]["to"]
+        assert p["semantic"][1] == {"operation": "relate", "argument": f"{new},near,s (-)", "dependencies": [0]}
+        assert p["answer"] == "no"
+    assert verify_contrast_sets([rec], {"9000001": graph}).ok
