@@ -18,8 +18,16 @@ from pathlib import Path
 from contrastgen.gqa import load_scene_graphs
 from contrastgen.jsonio import read_jsonl, write_json, write_jsonl
 from contrastgen.verify import verify_contrast_sets
+from contrastgen.verify_nouns import load_nouns
+from contrastgen.verify_rules import load_rules
 
-NAMES = [f"thing{i}" for i in range(60)]
+# Real nouns, so that the verifier's word check reads the questions as it reads GQA's.
+NAMES = ["dog", "cat", "horse", "cow", "sheep", "bird", "car", "bus", "truck", "boat", "train", "bicycle",
+         "chair", "table", "bench", "sofa", "bed", "lamp", "clock", "vase", "bottle", "cup", "bowl", "plate",
+         "fork", "knife", "spoon", "pizza", "cake", "banana", "apple", "orange", "tree", "bush", "flower",
+         "fence", "building", "window", "door", "sign", "pole", "kite", "umbrella", "bag", "box", "book",
+         "laptop", "phone", "keyboard", "television", "elephant", "giraffe", "zebra", "bear", "tower",
+         "bridge", "road", "cabinet", "shelf", "pillow"]
 COLORS = ["red", "white", "black", "blue", "green"]
 TEMPLATE, SUFFIX = "what_color_is_the_x", "c"  # any template of rules/templates.json: only ids depend on it
 OPPOSITE = {"to the left of": "to the right of", "to the right of": "to the left of"}
@@ -47,9 +55,15 @@ def perturbations(rng: random.Random, g: dict, k: int) -> list[tuple[str, dict]]
         counts[o["name"]] = counts.get(o["name"], 0) + 1
     unique = [oid for oid, o in objs.items() if counts[o["name"]] == 1]
     absent = [n for n in NAMES if n not in counts]
-    edges = [(s, r["name"], r["object"]) for s, o in objs.items() for r in o["relations"]
-             if r["name"] in OPPOSITE and not any(x["name"] == OPPOSITE[r["name"]] and x["object"] == r["object"]
-                                                  for x in o["relations"])]
+    lr = {(s, r["name"], r["object"]) for s, o in objs.items() for r in o["relations"] if r["name"] in OPPOSITE}
+    # a pair the graph relates one way only (no contradicting edge either way), both ends unique
+    edges = sorted((s, rel, t) for s, rel, t in lr
+                   if s in unique and t in unique and (s, OPPOSITE[rel], t) not in lr and (t, rel, s) not in lr)
+    nouns = load_nouns()
+    present = {o["name"] for o in objs.values()}
+    prone = load_rules().is_unannotated_prone
+    absent = [n for n in absent
+              if not nouns.names(n, loose=True) & present and nouns.absence_decidable(n) and not prone(n)]
     out = []
     for i in range(k):
         op = ("side", "color", "exists", "relation")[i % 4]
@@ -65,29 +79,33 @@ def perturbations(rng: random.Random, g: dict, k: int) -> list[tuple[str, dict]]
                 facts = [only, {"fact": "side", "id": oid, "x": o["x"], "w": o["w"], "image_width": 640,
                                 "center": centre, "side": side}]
                 out.append(("left" if side == "right" else "right",
-                            _p({"op": "side", "object": oid}, facts, side, change)))
+                            _p(f"On which side is the {o['name']}?", {"op": "side", "object": oid}, facts, side,
+                               change)))
             else:
                 facts = [only, {"fact": "color", "id": oid, "colors": [o["attributes"][0]]}]
-                out.append(("purple", _p({"op": "color", "object": oid}, facts, o["attributes"][0], change)))
+                out.append(("purple", _p(f"What color is the {o['name']}?", {"op": "color", "object": oid}, facts,
+                                         o["attributes"][0], change)))
         elif op == "relation" and edges:
             s, rel, t = rng.choice(edges)
             query = {"op": "relation", "subject": s, "rel": OPPOSITE[rel], "object": t, "opposite": rel}
             facts = [{"fact": "relation", "subject": s, "name": rel, "object": t}]
-            out.append(("yes", _p(query, facts, "no", {"kind": "relation", "slot": "rel", "from": rel,
-                                                        "to": OPPOSITE[rel]})))
-        elif absent:
+            text = f"Is the {objs[s]['name']} {OPPOSITE[rel]} the {objs[t]['name']}?"
+            out.append(("yes", _p(text, query, facts, "no", {"kind": "relation", "slot": "rel", "from": rel,
+                                                              "to": OPPOSITE[rel]})))
+        elif absent and unique:
             name = rng.choice(absent)
             change["to"] = name
-            target = rng.choice(list(objs))
+            target = rng.choice(unique)
             query = {"op": "exists_related", "names": [name], "rel": "near", "object": target, "symmetric": True}
             facts = [{"fact": "object", "id": target, "name": objs[target]["name"]},
                      {"fact": "absent", "names": [name]}]
-            out.append(("yes", _p(query, facts, "no", change)))
+            out.append(("yes", _p(f"Is there a {name} near the {objs[target]['name']}?", query, facts, "no",
+                                  change)))
     return out
 
 
-def _p(query: dict, facts: list, answer: str, change: dict) -> dict:
-    return {"answer": answer, "question": "?", "change": change,
+def _p(question: str, query: dict, facts: list, answer: str, change: dict) -> dict:
+    return {"answer": answer, "question": question, "change": change,
             "evidence": {"version": 1, "query": query, "facts": facts, "answer": answer}}
 
 

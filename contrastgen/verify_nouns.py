@@ -23,7 +23,7 @@ _MAY_DENOTE = ("lexicon", "may_denote.tsv")
 _ALIASES = ("lexicon", "aliases.tsv")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: one table per process, used as a cache key
 class NounTable:
     by_name: dict[str, str]  # singular name -> canonical
     by_plural: dict[str, str]  # plural -> canonical (a name wins over a plural: "glasses")
@@ -35,6 +35,9 @@ class NounTable:
     def canonical(self, word: str) -> str | None:
         w = normalize_name(word)
         return self.by_name.get(w) or self.by_plural.get(w)
+
+    def __hash__(self) -> int:
+        return id(self)
 
     def is_noun(self, word: str) -> bool:
         return self.canonical(word) is not None

@@ -41,7 +41,7 @@ class Frame:
     greedy: regex.Pattern  # the same frame splitting at the last place instead of the first
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: loaded once, a cache key
 class ReadingRules:
     frames: tuple[Frame, ...]
     determiners: frozenset[str]
@@ -83,6 +83,17 @@ def load_reading_rules() -> ReadingRules:
 
 
 def _phrase(text: str, rules: ReadingRules, nouns: NounTable, graph: GraphIndex) -> Phrase | None:
+    """The phrase with its head: a noun of the table if one ends it, else a name of the graph."""
+    return _table_phrase(text, rules, nouns) or _split(text, rules, lambda head: bool(graph.ids_named([head])))
+
+
+@functools.lru_cache(maxsize=65536)
+def _table_phrase(text: str, rules: ReadingRules, nouns: NounTable) -> Phrase | None:
+    """Cached: the same phrases recur across a run's perturbations."""
+    return _split(text, rules, nouns.is_noun)
+
+
+def _split(text: str, rules: ReadingRules, is_head: Any) -> Phrase | None:
     words = normalize_name(text).split()
     det = words[0] if words and words[0] in rules.determiners else ""
     body = words[1:] if det else words
@@ -90,7 +101,7 @@ def _phrase(text: str, rules: ReadingRules, nouns: NounTable, graph: GraphIndex)
         if len(body) < n:
             continue
         head = " ".join(body[-n:])
-        if nouns.is_noun(head) or graph.ids_named([head]):
+        if is_head(head):
             attributes = tuple(body[:-n])
             if any(a in rules.determiners or a in rules.not_attributes or "'" in a for a in attributes):
                 return None  # a clause, a connective or a possessive ("the man's hat"), not an attribute
@@ -106,10 +117,10 @@ def read_question(text: str, graph: GraphIndex, nouns: NounTable | None = None,
     question = " ".join(text.strip().rstrip("?.! ").split())
     found: list[Reading] = []
     for frame in rules.frames:
+        if frame.lazy.match(question) is None:  # the greedy form reads the same sentences
+            continue
         for pattern in (frame.lazy, frame.greedy):
             m = pattern.match(question)
-            if m is None:
-                continue
             groups = {k: v for k, v in m.groupdict().items() if v is not None}
             phrases = {k: _phrase(groups[k], rules, nouns, graph) for k in ("a", "b") if k in groups}
             if any(p is None for p in phrases.values()):
