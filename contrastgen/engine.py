@@ -207,6 +207,8 @@ class Engine:
             reading = agreeing_reading(m, nps, read_program(semantic), self.lex)
             if reading is None:
                 raise Refusal("program_mismatch")
+            if any(i not in scene.objects for ref in reading.slots.values() for i in ref.ids):
+                raise Refusal("not_grounded")  # the program names an object the graph lacks
         return Context(question_id=question_id, question=question,
                        answer=normalize_answer(question.get("answer")), match=m, nps=nps,
                        grounding=ground_slots(question, nps, scene, self.lex, reading),
