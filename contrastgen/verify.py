@@ -284,7 +284,7 @@ def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
     problems += _change_evidence_problems(p.get("change"), query, facts)
     problems += _word_problems(p.get("question"), query, claimed, graph, rules)
     if "semantic" in p:
-        problems += _program_problems(p["semantic"], claimed, graph, rules)
+        problems += _program_problems(p["semantic"], query, claimed, graph, rules)
     return problems
 
 
@@ -300,14 +300,20 @@ def _word_problems(question: Any, query: dict[str, Any], claimed: Any, graph: Gr
     return []
 
 
-def _program_problems(semantic: Any, claimed: Any, graph: GraphIndex, rules: VerifyRules) -> list[Problem]:
-    """The perturbation's edited program, executed independently, must give the claimed answer."""
+def _program_problems(semantic: Any, query: Any, claimed: Any, graph: GraphIndex,
+                      rules: VerifyRules) -> list[Problem]:
+    """The perturbation's edited program, executed independently, must give the claimed answer
+    and ask what the evidence's query asks (the same operation, objects and relation)."""
     try:
-        answer = execute_program(semantic, graph, rules)
+        answer, asked = execute_program(semantic, graph, rules)
     except EvidenceProblem as exc:
         return [(PROGRAM, f"the program does not execute: {exc}")]
     if isinstance(claimed, str) and normalize_answer(answer) != normalize_answer(claimed):
         return [(PROGRAM, f"the program gives {answer!r}, the evidence claims {claimed!r}")]
+    query = query if isinstance(query, dict) else {}
+    differ = sorted(k for k, v in asked.items() if normalize_name(str(query.get(k, ""))) != normalize_name(v))
+    if differ:
+        return [(PROGRAM, f"the program asks {asked}, the evidence's query differs in {differ}")]
     return []
 
 

@@ -51,6 +51,9 @@ def _relation_parts(arg: str) -> tuple[str, str, str, list[str] | None]:
 class _Executor:
     def __init__(self, graph: GraphIndex, rules: VerifyRules, nouns: NounTable):
         self.g, self.rules, self.nouns = graph, rules, nouns
+        # what each step asks, in evidence-query terms, for the last step's comparison
+        self.asked: list[dict[str, str]] = []
+        self.anchor: list[str | None] = []  # the one object a relate step started from, if one
 
     def denoted(self, name: str, *, loose: bool = False) -> set[str]:
         return self.g.ids_named(self.nouns.names(name, loose=loose))
@@ -82,19 +85,42 @@ class _Executor:
 
     def run(self, semantic: list[Any]) -> str:
         out: list[Value] = []
+        self.step_args: list[str] = []
         for i, step in enumerate(semantic):
             if not isinstance(step, dict):
                 raise EvidenceProblem(f"program step {i} is not an object")
             op = str(step.get("operation", ""))
             arg = str(step.get("argument", ""))
+            self.step_args.append(arg)
             deps = step.get("dependencies") or []
             if not all(isinstance(d, int) and 0 <= d < i for d in deps):
                 raise EvidenceProblem(f"program step {i} depends on {deps}, not on earlier steps")
             ins = [out[d] for d in deps]
             out.append(self.step(i, op, arg, ins))
+            self.asked.append(self.ask(op, arg, ins, deps))
+            self.anchor.append(next(iter(ins[0])) if op == "relate" and len(ins[0]) == 1 else None)
         if not out or not isinstance(out[-1], str):
             raise EvidenceProblem("the program's last step gives no answer")
         return out[-1]
+
+    def ask(self, op: str, arg: str, ins: list[Value], deps: list[int]) -> dict[str, str]:
+        """The query a step's answer is about: its operation, objects and relation."""
+        one = next(iter(ins[0])) if ins and isinstance(ins[0], set) and len(ins[0]) == 1 else ""
+        if op == "verify rel":
+            name, rel, role, ids = _relation_parts(arg)
+            other = ids[0] if ids else ""
+            subject, obj = (other, one) if role == "s" else (one, other)
+            return {"op": "relation", "subject": subject, "object": obj, "rel": rel}
+        if op == "query" and normalize_name(arg) == "color":
+            return {"op": "color", "object": one}
+        if op in ("query", "choose hposition"):
+            return {"op": "side", "object": one}
+        if op == "exist" and deps and self.anchor[deps[0]] is not None:
+            rel = _relation_parts(str(self.step_args[deps[0]]))[1]
+            return {"op": "exists_related", "object": self.anchor[deps[0]] or "", "rel": rel}
+        if op in ("exist", "or", "and"):
+            return {"op": "exists_any"}
+        return {"op": op}
 
     def step(self, i: int, op: str, arg: str, ins: list[Value]) -> Value:
         what = f"program step {i} ({op}: {arg.strip()})"
@@ -155,8 +181,11 @@ class _Executor:
 
 
 def execute_program(semantic: list[Any], graph: GraphIndex, rules: VerifyRules,
-                    nouns: NounTable | None = None) -> str:
-    """The program's answer on the graph, or an EvidenceProblem saying why it has none."""
+                    nouns: NounTable | None = None) -> tuple[str, dict[str, str]]:
+    """The program's answer on the graph and what its last step asks (operation, objects,
+    relation, in evidence-query terms), or an EvidenceProblem saying why it has no answer."""
     if not isinstance(semantic, list) or not semantic:
         raise EvidenceProblem("'semantic' must be a non-empty list of program steps")
-    return _Executor(graph, rules, nouns or load_nouns()).run(semantic)
+    executor = _Executor(graph, rules, nouns or load_nouns())
+    answer = executor.run(semantic)
+    return answer, executor.asked[-1]

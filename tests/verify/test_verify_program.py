@@ -83,3 +83,15 @@ def test_an_object_change_renames_the_step_and_its_ids():
         assert p["semantic"][1] == {"operation": "relate", "argument": f"{new},near,s (-)", "dependencies": [0]}
         assert p["answer"] == "no"
     assert verify_contrast_sets([rec], {"9000001": graph}).ok
+
+
+def test_a_program_about_other_objects_fails_even_with_the_same_answer():
+    """The program must ask what the evidence proves, not merely reach the same answer."""
+    rec = _record(RELATION)
+    p = rec["perturbations"][0]
+    assert p["answer"] == "no"
+    # "Is the person to the right of the woman?" is also "no" here, but it is another question
+    p["semantic"][1]["argument"] = "person,to the right of,s (1)"
+    report = verify_contrast_sets([rec], GRAPHS)
+    assert [f.check for f in report.failures] == [PROGRAM]
+    assert "differs in ['subject']" in report.failures[0].problem
