@@ -169,8 +169,9 @@ def label_samples(samples: Sequence[Sample], *, objects: Mapping[str, Sequence[s
     word_mi = MutualInformation.fit(zip(source_words, (s.answer for s in source), strict=True))
     object_mi = None
     if objects is not None and source_objects is not None:
+        # an image missing from the annotations says nothing about objects: left out, not "none"
         object_mi = MutualInformation.fit(
-            (source_objects.get(s.image_id, ()), s.answer) for s in source)
+            (source_objects[s.image_id], s.answer) for s in source if s.image_id in source_objects)
     shortcuts = [s for s in SHORTCUTS if objects is not None or not s.needs_objects]
     out = []
     for s, tokens, words in zip(samples, tokens_of, words_of, strict=True):
@@ -180,9 +181,11 @@ def label_samples(samples: Sequence[Sample], *, objects: Mapping[str, Sequence[s
             "kw": kws[0] if kws else None,
             "kw2": kws[1] if len(kws) > 1 else None,
         }
-        if object_mi is not None and objects is not None:
-            kos = object_mi.top(list(objects.get(s.image_id, ())), s.answer)
+        if object_mi is not None and objects is not None and s.image_id in objects:
+            kos = object_mi.top(list(objects[s.image_id]), s.answer)
             labels["ko"] = kos[0] if kos else None
             labels["ko2"] = kos[1] if len(kos) > 1 else None
+        elif objects is not None:
+            labels["ko"] = labels["ko2"] = None
         out.append(SampleConcepts(s.question_id, labels, {sc.name: _concept(sc, labels) for sc in shortcuts}))
     return out

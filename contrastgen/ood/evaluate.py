@@ -147,6 +147,9 @@ def evaluate_vqavs(ood_dir: Path, stats: Mapping[str, Any], predictions: Predict
     except KeyError as exc:
         raise InputError("question has no answers", path=str(ood_dir / "answers.json"),
                          record=f"question {exc.args[0]}") from None
+    # VQA-VS reports yes/no, number and other separately; GQA and older directories have no types
+    answer_type = {q: answers[q].get("answer_type") for q in iid}
+    types = sorted({t for t in answer_type.values() if isinstance(t, str)})
     ood_names = [n for n in SHORTCUT_NAMES if n in splits.get("ood", {})]
     sets = {"IID": iid, **{n: splits["ood"][n] for n in ood_names}}
     heads = {n: splits["head"][n] for n in SHORTCUT_NAMES if n in splits.get("head", {})}
@@ -170,10 +173,14 @@ def evaluate_vqavs(ood_dir: Path, stats: Mapping[str, Any], predictions: Predict
             "ood_mean": ood_mean,
             "gap": None if ood_mean is None or accuracy["IID"] is None else accuracy["IID"] - ood_mean,
             "head_accuracy": {n: _mean(subset(ids)) for n, ids in heads.items()},
+            "by_answer_type": {t: {s: _mean(subset([q for q in ids if answer_type[q] == t])) for s, ids in sets.items()}
+                               for t in types},
             "ci95": {s: bootstrap_ci(subset(ids), rng) for s, ids in sets.items()},
         }
     skipped = {n: s["skipped"] for n, s in stats.get("shortcuts", {}).items() if "skipped" in s}
     return {"benchmark": "vqa-vs", "sets": list(sets), "sizes": {s: len(ids) for s, ids in sets.items()},
+            "answer_types": {t: {s: sum(1 for q in ids if answer_type[q] == t) for s, ids in sets.items()}
+                             for t in types},
             "skipped": skipped, "models": models}
 
 

@@ -9,7 +9,7 @@ An object counts once per image, as a word counts once per question in the MI st
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -68,11 +68,3 @@ def load_image_objects(path: str | os.PathLike[str]) -> ImageObjects:
             raise InputError("expected a list of object names", path=str(p), record=f"image {image_id}")
         out[str(image_id)] = tuple(sorted({n.strip().lower() for n in names if n.strip()}))
     return out
-
-
-def require_images(objects: ImageObjects, image_ids: Iterable[tuple[str, str]], path: str | None) -> None:
-    """Every (question id, image id) must name an image the object file knows."""
-    for qid, image_id in image_ids:
-        if image_id not in objects:
-            raise InputError(f"image {image_id} is not in the object annotations", path=path,
-                             record=f"question {qid}")

@@ -9,7 +9,7 @@ from typing import Any
 from contrastgen.errors import InputError
 from contrastgen.gqa import load_questions
 from contrastgen.ood.gqa_ood import GqaOodConfig, build_gqa_ood, write_gqa_ood
-from contrastgen.ood.objects import load_image_objects, require_images
+from contrastgen.ood.objects import load_image_objects
 from contrastgen.ood.samples import Sample, detect_format, load_gqa_samples, load_vqa
 from contrastgen.ood.vqavs import VqaVsConfig, build_vqavs, write_vqavs
 
@@ -49,17 +49,12 @@ def run_vqavs(questions: PathLike, out_dir: PathLike, *, annotations: PathLike |
     typically training, as the paper does; by default they come from the input itself.
     """
     fmt, samples = load_samples(questions, annotations, data_format)
-    image_objects = None
-    if objects is not None:
-        image_objects = load_image_objects(objects)
-        require_images(image_objects, ((s.question_id, s.image_id) for s in samples), str(objects))
+    image_objects = load_image_objects(objects) if objects is not None else None
     mi_samples = mi_image_objects = None
     if mi_questions is not None:
         _, mi_samples = load_samples(mi_questions, mi_annotations, fmt)
         if image_objects is not None:
             mi_image_objects = load_image_objects(mi_objects) if mi_objects is not None else image_objects
-            require_images(mi_image_objects, ((s.question_id, s.image_id) for s in mi_samples),
-                           str(mi_objects or objects))
     build = build_vqavs(samples, config, data_format=fmt, objects=image_objects,
                         mi_samples=mi_samples, mi_objects=mi_image_objects)
     write_vqavs(build, Path(out_dir))

@@ -57,6 +57,16 @@ def _vqavs_table(report: Mapping[str, Any]) -> Group:
     for name, m in report["models"].items():
         table.add_row(name, *[_pct(m["accuracy"].get(s)) for s in sets], _pct(m["ood_mean"]), _pct(m["gap"]))
     parts: list[Any] = [table]
+    if report.get("answer_types"):
+        by_type = Table(title="VQA-VS: VQA accuracy (%) by answer type")
+        by_type.add_column("model")
+        by_type.add_column("answer type")
+        for s in sets:
+            by_type.add_column(s, justify="right")
+        for name, m in report["models"].items():
+            for t in report["answer_types"]:
+                by_type.add_row(name, t, *[_pct(m["by_answer_type"][t].get(s)) for s in sets])
+        parts.append(by_type)
     for name, reason in report.get("skipped", {}).items():
         parts.append(f"{name}: {reason}")
     return Group(*parts)
@@ -81,8 +91,11 @@ def render_build_stats(stats: Mapping[str, Any]) -> Table:
                              ("questions: head", stats["questions"]["head"]), ("questions: tail", stats["questions"]["tail"])):
             t.add_row(label, str(value))
         return t
+    missing = stats.get("samples_without_object_annotations") or 0
     t = Table(title=f"VQA-VS construction ({stats['samples']} samples; entropy < {stats['entropy_threshold']}, "
-                    f"tail < {stats['tail_factor']} x mean)")
+                    f"tail < {stats['tail_factor']} x mean)",
+              caption=f"{missing} samples' images lack object annotations: unlabelled for the "
+                      "object-based shortcuts" if missing else None)
     for col in ("shortcut", "groups", "imbalanced", "head", "tail (OOD)", "unlabelled"):
         t.add_column(col, justify="left" if col == "shortcut" else "right")
     for name, s in stats["shortcuts"].items():

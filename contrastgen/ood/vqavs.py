@@ -4,7 +4,8 @@ For each of the nine shortcuts, samples are grouped by their concept (see `conce
 a normalised answer entropy below 0.9 are kept, and in each kept group the answers whose count is
 under 1.2 x the group's mean are the tail: the union of the tails is that shortcut's OOD set, the
 rest of the kept groups its head. Without object annotations the five object-based shortcuts are
-skipped and say so; they are never approximated.
+skipped and say so; they are never approximated. A sample whose image the annotations lack is
+counted and left unlabelled for those shortcuts (its language concepts still count).
 
 The output directory is self-contained for scoring: it carries every sample's human answers, so
 `evaluate_ood` needs nothing but the directory and the predictions.
@@ -78,6 +79,7 @@ class VqaVsBuild:
     concepts: list[SampleConcepts]
     splits: dict[str, ShortcutSplit]
     mi_source: str = "input"
+    without_objects: int = 0  # samples whose image the object annotations lack (object concepts unlabelled)
 
     def built(self) -> list[str]:
         return [n for n, s in self.splits.items() if not s.skipped]
@@ -95,6 +97,7 @@ class VqaVsBuild:
             "format_version": 1,
             "data_format": self.data_format,
             "samples": len(self.samples),
+            "samples_without_object_annotations": self.without_objects,
             "entropy_threshold": self.config.entropy_threshold,
             "tail_factor": self.config.tail_factor,
             "drop_stopwords": self.config.drop_stopwords,
@@ -138,8 +141,9 @@ def build_vqavs(samples: Sequence[Sample], config: VqaVsConfig | None = None, *,
     if all(s.skipped for s in splits.values()):
         raise InputError(f"none of the requested shortcuts ({', '.join(splits)}) can be built without "
                          "object annotations: pass --objects, or ask for QT, KW, KWP or QT+KW")
+    without = sum(1 for s in samples if s.image_id not in objects) if objects is not None else 0
     return VqaVsBuild(config, data_format, list(samples), concepts, splits,
-                      "input" if mi_samples is None else "separate")
+                      "input" if mi_samples is None else "separate", without)
 
 
 def _vqa_files(samples: Sequence[Sample]) -> tuple[list[dict], list[dict]]:
@@ -148,8 +152,12 @@ def _vqa_files(samples: Sequence[Sample]) -> tuple[list[dict], list[dict]]:
 
 def stats_markdown(stats: Mapping[str, Any]) -> str:
     """The paper's Table 1 for this data, as Markdown."""
-    lines = ["| shortcut | family | groups | imbalanced | head | tail (OOD) | unlabelled |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+    lines = []
+    if stats.get("samples_without_object_annotations"):
+        lines += [f"{stats['samples_without_object_annotations']} of {stats['samples']} samples have an image "
+                  "the object annotations lack: unlabelled for the object-based shortcuts.", ""]
+    lines += ["| shortcut | family | groups | imbalanced | head | tail (OOD) | unlabelled |",
+              "|---|---|---:|---:|---:|---:|---:|"]
     for name, s in stats["shortcuts"].items():
         if "skipped" in s:
             lines.append(f"| {name} | {s['family']} | {s['skipped']} | | | | |")
@@ -179,7 +187,8 @@ def write_vqavs(build: VqaVsBuild, out_dir: str | os.PathLike[str]) -> Path:
             "ood": {n: build.splits[n].tail_ids for n in build.built()},
             "head": {n: build.splits[n].head_ids for n in build.built()},
         })
-        write_json(tmp / "answers.json", {s.question_id: {"answer": s.answer, "answers": s.answers}
+        write_json(tmp / "answers.json", {s.question_id: {"answer": s.answer, "answers": s.answers,
+                                                          "answer_type": s.answer_type}
                                           for s in build.samples})
         split_of = {n: {**dict.fromkeys(build.splits[n].head_ids, "head"),
                         **dict.fromkeys(build.splits[n].tail_ids, "tail")} for n in build.built()}

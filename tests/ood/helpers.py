@@ -49,7 +49,9 @@ def vqa_files(tmp_path: Path, rows: list[tuple[str, str, str, list[str]]], *, of
     for i, (question, image, mc, answers) in enumerate(rows):
         qid = 1000 + i
         ques.append({"image_id": int(image), "question": question, "question_id": qid})
+        answer_type = "yes/no" if mc in ("yes", "no") else "number" if mc.isdigit() else "other"
         anns.append({"question_id": qid, "image_id": int(image), "multiple_choice_answer": mc,
+                     "answer_type": answer_type,
                      "answers": [{"answer": a, "answer_confidence": "yes", "answer_id": j + 1}
                                  for j, a in enumerate(answers)]})
     if official:

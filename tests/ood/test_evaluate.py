@@ -83,6 +83,16 @@ def test_vqavs_accuracy_on_iid_and_ood_sets(tmp_path):
     assert m["missing"] == 13
     assert "KO" in report["skipped"]
     assert (tmp_path / "rep" / "ood_vqavs_accuracy.png").exists()
+    # per answer type, as the VQA-VS release reports: the walls, cat and car are "other"
+    assert report["answer_types"]["yes/no"]["IID"] == 6 and report["answer_types"]["other"]["IID"] == 8
+    by_type = report["models"]["white"]["by_answer_type"]
+    assert by_type["yes/no"]["IID"] == 0.0 and by_type["other"]["IID"] == pytest.approx(6 / 8)
+    assert by_type["other"]["QT"] == 0.0 and by_type["yes/no"]["QT"] is None  # no yes/no in QT's OOD set
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    console.print(render_ood_table(report))
+    assert "by answer type" in console.export_text()
 
 
 def test_render_table_names_models_and_sets(gqa_dir):

@@ -77,12 +77,20 @@ def test_object_shortcuts_with_a_mapping_file(tmp_path):
     assert set(overlap) == set(stats["shortcuts"])
 
 
-def test_unknown_image_in_objects_is_an_input_error(tmp_path):
+def test_images_without_object_annotations_are_counted_not_fatal(tmp_path):
+    """VQA-VS's object files do not cover every image: such samples are counted and left out of
+    the object-based shortcuts only; the language shortcuts are built from all samples."""
     q, a = vqa_files(tmp_path, rows())
-    obj = write_json(tmp_path / "objects.json", {"1": ["wall"]})
-    with pytest.raises(InputError, match="not in the object annotations"):
-        run_vqavs(q, tmp_path / "out", annotations=a, objects=obj)
-    assert not (tmp_path / "out").exists()
+    objects = {str(i): ["wall", "paint"] for i in range(1, 7)}  # the cat, the car and the dogs lack theirs
+    obj = write_json(tmp_path / "objects.json", objects)
+    full = run_vqavs(q, tmp_path / "full", annotations=a)
+    stats = run_vqavs(q, tmp_path / "out", annotations=a, objects=obj)
+    assert stats["samples"] == 14 and stats["samples_without_object_annotations"] == 8
+    assert stats["shortcuts"]["KO"]["unlabelled"] == 8
+    assert stats["shortcuts"]["QT"] == full["shortcuts"]["QT"]
+    concepts = [json.loads(x) for x in (tmp_path / "out" / "concepts.jsonl").read_text().splitlines()]
+    assert concepts[6]["labels"]["ko"] is None and concepts[0]["labels"]["ko"] in ("wall", "paint")
+    assert "8 of 14 samples" in (tmp_path / "out" / "stats.md").read_text()
 
 
 def test_coco_instances_and_gqa_scene_graphs_as_objects(tmp_path):
