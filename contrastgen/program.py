@@ -85,7 +85,7 @@ def _chain(semantic: list[dict], step: int) -> SlotRef | None:
             related = True
         elif op == "select":
             parsed = _parse_named(arg)
-            if parsed is None:
+            if parsed is None or _deps(s):  # a select starts a chain: it reads no other step
                 return None
             if named is None:
                 named = (step, parsed[0].lower(), parsed[1])
@@ -111,10 +111,35 @@ def _relation_arg(arg: str) -> tuple[str, str, str, tuple[str, ...]] | None:
     return parts[0].lower(), ",".join(parts[1:-1]).lower(), parts[-1], parsed[1]
 
 
+def well_formed(semantic: Any) -> bool:
+    """Steps are objects with a string operation and argument, depending only on earlier steps,
+    and every step but the last is read by a later one (GQA's programs have no dead steps).
+
+    Why: a program is read and edited by index; one that points forward, at a step that does not
+    exist, or that carries steps the answer does not depend on has no reading (the question is
+    refused, never guessed at or crashed on).
+    """
+    if not isinstance(semantic, list) or not semantic:
+        return False
+    used: set[int] = set()
+    for i, step in enumerate(semantic):
+        if not isinstance(step, dict) or not isinstance(step.get("operation"), str):
+            return False
+        if not isinstance(step.get("argument", ""), str):
+            return False
+        deps = step.get("dependencies") or []
+        if not isinstance(deps, list) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and 0 <= d < i for d in deps):
+            return False
+        used.update(deps)
+    return used == set(range(len(semantic) - 1))
+
+
 def read_program(semantic: list[dict] | None) -> ProgramReading | None:
     """The reading of a program whose shape is one the templates ask, else None."""
-    if not semantic or not all(isinstance(s, dict) for s in semantic):
+    if not well_formed(semantic):
         return None
+    assert semantic is not None
     last = len(semantic) - 1
     step = semantic[last]
     op = str(step.get("operation", ""))

@@ -23,10 +23,15 @@ def _norm(text: str) -> str:
 
 
 def _slot_agrees(np: NounPhrase, ref: SlotRef, lex: Lexicon) -> bool:
-    """Same kind of object, and a relational modifier in the words exactly when the program has
-    a relate step in the slot's chain."""
+    """Same kind of object, a relational modifier in the words exactly when the program has a
+    relate step in the slot's chain, and every filter of the chain said by the words ("filter
+    color: white" for "the white wall", "filter hposition: left" for "the cup on the left")."""
     worded_relation = np.modifier is not None and np.modifier.kind == "relation"
-    return same_kind(np.head, ref.name, lex) and worded_relation == ref.related
+    said = set(np.attributes)
+    if np.modifier is not None:
+        said |= {np.modifier.side, np.modifier.attribute} - {""}
+    filtered = {f.rsplit(": ", 1)[-1].strip().lower() for f in ref.filters}
+    return same_kind(np.head, ref.name, lex) and worded_relation == ref.related and filtered <= said
 
 
 def agreeing_reading(m: Match, nps: dict[str, NounPhrase], reading: ProgramReading | None,
