@@ -183,10 +183,15 @@ def _parse_modifier(tail: list[str], lex: Lexicon, depth: int) -> tuple[Modifier
             words = words[1:]
             if len(words) == 1:  # "that is black"
                 return Modifier(kind="attribute", attribute=words[0]), ()
+            if len(words) == 3 and words[:2] == ["made", "of"]:  # "that is made of wood"
+                return Modifier(kind="attribute", attribute=words[2]), ()
         elif words and (words[0] in pw.determiners or words[0] in pw.pronouns):  # "that the woman is wearing"
             return _relative_clause(words, lex, depth)
     elif words[0] in pw.determiners or words[0] in pw.pronouns:  # "the batter is holding", "she is with"
         return _relative_clause(words, lex, depth)
+    if len(words) == 3 and words[:2] == ["made", "of"]:
+        # "the bag made of plastic": GQA annotates materials as attributes ("filter material")
+        return Modifier(kind="attribute", attribute=words[2]), ()
     rel = _match_relation(words, 0)
     if rel and rel[1] < len(words):
         target = parse(" ".join(words[rel[1]:]), lex, depth + 1)
