@@ -12,9 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.engine import Engine
-from contrastgen.gqa import load_questions, load_scene_graphs
 from contrastgen.jsonio import write_json
+from contrastgen.run.generate import generate
 
 HERE = Path(__file__).resolve().parent
 SAMPLE = HERE.parent / "contrastgen" / "data" / "sample"
@@ -37,7 +38,7 @@ def build() -> dict[str, Any]:
     graphs = load_scene_graphs(SAMPLE / "scene_graphs.json")
     questions = {q: v for q, v in questions.items() if v["imageId"] in graphs}
     engine = Engine.load()
-    records = engine.generate(questions, graphs, seed=SEED, workers=1).records
+    records = generate(engine, questions, graphs, seed=SEED, workers=1).records
     near = next(r for r in records if _alone(engine, r, questions, graphs))
     color = next(r for r in records if r["template"] != near["template"])
     q = questions[near["question_id"]]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from contrastgen.api.errors import FieldError, LimitExceeded
@@ -26,15 +26,15 @@ from contrastgen.api.parsing import parse_body
 from contrastgen.api.settings import Limits
 from contrastgen.api.state import EngineState
 
-from contrastgen.engine import normalize_question
+from contrastgen.datasets.gqa import validate_question, validate_scene_graph
+from contrastgen.engine import PerturbResult
 from contrastgen.errors import InputError
 from contrastgen.evaluation.contrast import evaluate_contrast
 from contrastgen.evaluation.predictions import parse_predictions
-from contrastgen.generation import compute_stats
-from contrastgen.gqa import validate_question, validate_scene_graph
 from contrastgen.jsonio import dumps
-from contrastgen.scene import SceneIndex
-from contrastgen.verify import verify_contrast_sets
+from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image
+from contrastgen.run.stats import compute_stats, outcome
+from contrastgen.verify.checker import verify_contrast_sets
 
 # --- shared checks ----------------------------------------------------------------------------
 
@@ -117,19 +117,14 @@ def perturb(state: EngineState, limits: Limits, body: bytes) -> bytes:
 class BatchJob:
     """A validated batch, ready to run in slices (so a stream can send results as they come).
 
-    It mirrors `contrastgen.generation`'s per-image loop (one SceneIndex per image, duplicates
-    checked against every question of the same image) so that each result equals the CLI's; the
-    API's parity test compares the two on the sample data.
+    Each question goes through `contrastgen.run.per_image`, as in `contrastgen generate`'s
+    workers, with one `ImageWork` per image (its scene index built once, duplicates checked
+    against every question of the image), so each result equals the CLI's.
     """
 
     questions: list[tuple[str, dict[str, Any]]]
-    graphs: dict[str, dict[str, Any]]
-    corpus: Any
-    max_k: int
-    seed: int
-    templates: list[str] | None
-    existing: dict[str, set[str]] = field(default_factory=dict)  # image -> normalised questions
-    scenes: dict[str, SceneIndex] = field(default_factory=dict)
+    images: dict[str, ImageWork]
+    options: RunOptions
 
     def __len__(self) -> int:
         return len(self.questions)
@@ -142,7 +137,7 @@ def prepare_batch(state: EngineState, limits: Limits, body: bytes) -> BatchJob:
     templates = _templates(state, req.templates)
     graphs = _graphs(data["scene_graphs"], limits)
     questions = []
-    existing: dict[str, set[str]] = defaultdict(set)
+    texts: dict[str, list[str]] = defaultdict(list)
     for qid, q in data["questions"].items():
         try:
             raw = validate_question(qid, q)
@@ -153,7 +148,7 @@ def prepare_batch(state: EngineState, limits: Limits, body: bytes) -> BatchJob:
                              f"image {raw['imageId']!r} of question {qid!r} is not among scene_graphs",
                              "unknown_image")
         questions.append((qid, raw))
-        existing[raw["imageId"]].add(normalize_question(raw["question"]))
+        texts[raw["imageId"]].append(raw["question"])
     if req.corpus == "server":
         if state.corpus is None:
             raise FieldError(["body", "corpus"], "the server was started without --scene-graphs; "
@@ -161,42 +156,36 @@ def prepare_batch(state: EngineState, limits: Limits, body: bytes) -> BatchJob:
         corpus = state.corpus
     else:
         corpus = state.engine.build_corpus(graphs)
-    return BatchJob(questions, graphs, corpus, max_k, req.seed, templates, dict(existing))
+    images = {iid: ImageWork(state.engine, iid, graphs[iid], ts) for iid, ts in texts.items()}
+    return BatchJob(questions, images, RunOptions(corpus=corpus, max_k=max_k, seed=req.seed,
+                                                  templates=templates))
 
 
-def batch_results(state: EngineState, job: BatchJob, start: int, stop: int,
-                  deadline: Deadline) -> list[Any]:
-    """`PerturbResult`s for questions `start:stop`, checking the deadline between questions."""
-    engine = state.engine
+def batch_results(job: BatchJob, start: int, stop: int, deadline: Deadline) -> list[PerturbResult]:
+    """Results for questions `start:stop`, checking the deadline between questions."""
     out = []
     for qid, question in job.questions[start:stop]:
         deadline.check()
-        image_id = question["imageId"]
-        graph = job.graphs[image_id]
-        scene = job.scenes.get(image_id)
-        if scene is None:
-            scene = job.scenes[image_id] = SceneIndex.build(image_id, graph, engine.lex)
-        out.extend(engine.perturb_question(
-            qid, question, graph, corpus=job.corpus, max_k=job.max_k, seed=job.seed,
-            templates=job.templates, scene=scene, existing=job.existing[image_id]))
+        out.extend(perturb_in_image(job.images[question["imageId"]], qid, question, job.options))
     return out
 
 
 def batch_response(state: EngineState, limits: Limits, body: bytes, deadline: Deadline) -> bytes:
     """The whole batch as one JSON object, with the statistics `stats.json` would hold."""
     job = prepare_batch(state, limits, body)
-    results = batch_results(state, job, 0, len(job), deadline)
-    template_ids = [t.id for t in state.engine.select_templates(job.templates)]
-    images = {q["imageId"] for _, q in job.questions}
-    stats = compute_stats(results, len(job.questions), images, job.graphs, job.max_k, job.seed,
-                          template_ids)
+    results = batch_results(job, 0, len(job), deadline)
+    options = job.options
+    template_ids = [t.id for t in state.engine.select_templates(options.templates)]
+    graphs = {iid: work.graph for iid, work in job.images.items()}
+    stats = compute_stats([outcome(r) for r in results], len(job.questions), set(job.images), graphs,
+                          options.max_k, options.seed, template_ids)
     return dumps({"results": [result_dict(r) for r in results], "stats": stats})
 
 
 def batch_ndjson(state: EngineState, job: BatchJob, start: int, stop: int,
                  deadline: Deadline) -> bytes:
     """Results for questions `start:stop` as NDJSON lines (one slice of a streamed batch)."""
-    return b"".join(dumps(result_dict(r)) for r in batch_results(state, job, start, stop, deadline))
+    return b"".join(dumps(result_dict(r)) for r in batch_results(job, start, stop, deadline))
 
 
 def iter_slices(n: int, size: int) -> Iterator[tuple[int, int]]:

@@ -15,10 +15,10 @@ from typing import Any
 from contrastgen.api.corpus_cache import CorpusCache
 from contrastgen.api.settings import Settings
 
+from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.engine import Engine
-from contrastgen.gqa import load_scene_graphs
-from contrastgen.templates import Template, load_templates
-from contrastgen.verify_rules import VerifyRules, load_rules
+from contrastgen.templates.patterns import Template, load_templates
+from contrastgen.verify.rules import VerifyRules, load_rules
 
 log = logging.getLogger("contrastgen.api")
 

@@ -1,6 +1,6 @@
 """How fast and how lean `contrastgen generate` is at GQA scale.
 
-Makes (or reuses) a GQA-shaped synthetic dataset with `contrastgen.synth`, runs `contrastgen
+Makes (or reuses) a GQA-shaped synthetic dataset with `synth`, runs `contrastgen
 generate` on it in a child process, and reports wall time, questions per second, the child's peak
 resident memory, perturbations emitted, and the machine. The data is cached under
 benchmarks/.cache/gqa-like-<images>-<questions>-<seed>-<synth hash>/ (gitignored) so that reruns time only the
@@ -26,8 +26,8 @@ import threading
 import time
 from pathlib import Path
 
-from contrastgen import synth
-from contrastgen.synth import write_dataset
+import synth
+from synth import write_dataset
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 
@@ -48,7 +48,7 @@ def machine() -> dict[str, object]:
 def synth_fingerprint() -> str:
     """Short hash of the generator and its vocabulary, so a changed generator never reuses stale data."""
     h = hashlib.sha256(Path(synth.__file__).read_bytes())
-    h.update(Path(synth.__file__).with_name("data").joinpath("sample", "synth_vocab.json").read_bytes())
+    h.update(Path(synth.__file__).with_name("synth_vocab.json").read_bytes())
     return h.hexdigest()[:8]
 
 

@@ -15,11 +15,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from contrastgen.gqa import load_scene_graphs
+from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.jsonio import read_jsonl, write_json, write_jsonl
-from contrastgen.verify import verify_contrast_sets
-from contrastgen.verify_nouns import load_nouns
-from contrastgen.verify_rules import load_rules
+from contrastgen.verify.checker import verify_contrast_sets
+from contrastgen.verify.nouns import load_nouns
+from contrastgen.verify.rules import load_rules
 
 # Real nouns, so that the verifier's word check reads the questions as it reads GQA's.
 NAMES = ["dog", "cat", "horse", "cow", "sheep", "bird", "car", "bus", "truck", "boat", "train", "bicycle",

@@ -1,6 +1,6 @@
 """Write a GQA-shaped synthetic dataset (questions.json, scene_graphs.json) of any size.
 
-A thin command-line wrapper around `contrastgen.synth.write_dataset`, which streams image by image,
+A thin command-line wrapper around `synth.write_dataset`, which streams image by image,
 so 75k images / 1M questions (GQA's scale) never sit in memory twice.
 
     .venv/bin/python benchmarks/make_gqa_like.py --images 75000 --questions 1000000 --seed 0 --out DIR
@@ -12,7 +12,7 @@ import argparse
 import time
 from pathlib import Path
 
-from contrastgen.synth import write_dataset
+from synth import write_dataset
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -4,12 +4,12 @@ Why a script and not hand-typed JSON: GQA's answers, programs and token annotati
 of the scene graph, and hand-typing them is exactly how a sample ends up contradicting itself. Here
 the spec says which objects exist, where their boxes are, and which questions to ask; relations
 implied by the boxes are written in both directions and every answer, program and annotation is
-computed by the same builders `contrastgen.synth` uses. Seeded, so reruns are byte-identical.
+computed by the same builders `synth` uses. Seeded, so reruns are byte-identical.
 
     .venv/bin/python benchmarks/make_sample.py [--out contrastgen/data/sample] [--seed 13]
 
 Writes questions.json and scene_graphs.json (GQA v1.2 format) and cases.json, which records for
-each question the template family it belongs to by its meaning (`contrastgen.synth.template_family`,
+each question the template family it belongs to by its meaning (`synth.template_family`,
 or null) and the hard cases it exercises, so that tests can assert coverage without re-deriving it.
 """
 
@@ -21,10 +21,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import synth
 import yaml
 
-from contrastgen import synth
-from contrastgen.gqa import load_questions, load_scene_graphs
+from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.jsonio import write_json
 
 REPO = Path(__file__).resolve().parents[1]

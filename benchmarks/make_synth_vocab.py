@@ -1,4 +1,4 @@
-"""Build contrastgen/data/sample/synth_vocab.json from the Visual Genome vocabulary.
+"""Build benchmarks/synth_vocab.json from the Visual Genome vocabulary.
 
 Why a build step: the synthetic generator must work where ../shared is absent (a user's clone, the
 lead's property tests), so the vocabulary it draws from ships inside the package. This script is
@@ -20,7 +20,7 @@ from contrastgen.jsonio import write_json
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_VOCAB = REPO / ".." / "shared" / "data" / "vocab" / "vg-1750-700-450"
 SPEC = Path(__file__).resolve().with_name("synth_vocab_spec.yaml")
-OUT = REPO / "contrastgen" / "data" / "sample" / "synth_vocab.json"
+OUT = Path(__file__).resolve().with_name("synth_vocab.json")
 
 
 def _lines(path: Path) -> list[str]:
@@ -69,7 +69,7 @@ def build(vocab_dir: Path) -> dict:
     engine = inflect.engine()
     return {
         "about": (
-            "Vocabulary for contrastgen.synth: object names in Visual Genome frequency order "
+            "Vocabulary for synth: object names in Visual Genome frequency order "
             "(../shared/data/vocab/vg-1750-700-450, CC BY 4.0; lemmas mapped to GQA surface forms) with "
             "plurals, plus the hand-curated groups of benchmarks/synth_vocab_spec.yaml. "
             "Regenerate with benchmarks/make_synth_vocab.py."

@@ -23,11 +23,12 @@ from pathlib import Path
 
 from bench_generate import ensure_data, machine
 
-from contrastgen.gcutil import no_gc
-from contrastgen.gqa import load_scene_graphs
-from contrastgen.outputs import write_outputs
-from contrastgen.packing import pack_questions
-from contrastgen.templates import screener
+from contrastgen.datasets.gqa import load_scene_graphs
+from contrastgen.datasets.packing import pack_questions
+from contrastgen.jsonio import no_gc
+from contrastgen.run.generate import generate
+from contrastgen.templates.patterns import screener
+from contrastgen.writers import write_outputs
 
 
 def _peak_gib() -> float:
@@ -61,14 +62,14 @@ def main(argv: list[str] | None = None) -> None:
         rows.append((name, time.perf_counter() - w, time.process_time() - c, _peak_gib()))
         return value
 
-    # the calls of `contrastgen generate` (contrastgen.generation.generate_from_files), in sequence
+    # the calls of `contrastgen generate` (contrastgen.run.generate.generate_from_files), in sequence
     engine = phase("load engine (rules, lexicon)", Engine.load)
     with no_gc():
         qs = phase("stream and pack questions", lambda: pack_questions(
             data / "questions.json", screener(engine.templates)))
         sg = phase("load scene graphs", lambda: load_scene_graphs(data / "scene_graphs.json"))
         corpus = phase("build corpus", lambda: engine.build_corpus(sg))
-    gen = phase("perturb (workers)", lambda: engine.generate(
+    gen = phase("perturb (workers)", lambda: generate(engine,
         qs, sg, max_k=args.max_k, seed=0, workers=args.workers, progress=False, corpus=corpus))
     with tempfile.TemporaryDirectory() as tmp:
         phase("write outputs", lambda: write_outputs(gen, Path(tmp) / "out"))

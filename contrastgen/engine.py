@@ -1,7 +1,8 @@
-"""The contrast-set engine: match -> ground -> propose and prove (handlers) -> phrase -> dedupe.
+"""The contrast-set engine for one question: match -> ground -> propose and prove (template
+handlers) -> phrase -> dedupe.
 
-Library entry points (the CLI, the HTTP service and the crowd tools call these; none of them
-holds generation logic of its own):
+Library entry points (the CLI and the HTTP service call these, through `contrastgen.run` for
+whole datasets; neither holds generation logic of its own):
 
     engine = Engine.load()
     corpus = engine.build_corpus(scene_graphs)
@@ -10,7 +11,7 @@ holds generation logic of its own):
         # match the same question), each its own line of contrast_sets.jsonl
     result = engine.perturb(qid, question, scene_graph, ...)   # the first of those, for callers
         # that want one answer per question; pass templates=[...] to pick one
-    gen = engine.generate(questions, scene_graphs, max_k=5, seed=0, workers=2, progress=True)
+    gen = contrastgen.run.generate.generate(engine, questions, scene_graphs, max_k=5, workers=2)
 
 Determinism: each (question, template) gets its own RNG seeded from (seed, question id,
 template id), so results do not depend on processing order, sharding or the number of workers.
@@ -19,30 +20,27 @@ Perturbation ids are `<question id>_<template suffix><rank>`.
 
 from __future__ import annotations
 
-import functools
 import os
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 import regex
 
 from contrastgen.answers import normalize_answer
-from contrastgen.corpus import Corpus
 from contrastgen.errors import InputError
-from contrastgen.ground import ground_slots
-from contrastgen.lexicon import Lexicon
-from contrastgen.nounphrase import fits
-from contrastgen.nounphrase import parse_cached as parse
-from contrastgen.perturb import HANDLERS
-from contrastgen.perturb.base import Candidate, Context, Refusal
-from contrastgen.program import ProgramReading, edit_program, read_program
-from contrastgen.program_agreement import agreeing_reading
-from contrastgen.scene import SceneIndex
-from contrastgen.templates import Match, Template, load_templates, match_all
-from contrastgen.views import ViewEntry
+from contrastgen.language.lexicon import Lexicon
+from contrastgen.language.nounphrase import fits
+from contrastgen.language.nounphrase import parse_cached as parse
+from contrastgen.scene.corpus import Corpus
+from contrastgen.scene.ground import ground_slots
+from contrastgen.scene.index import SceneIndex
+from contrastgen.scene.program import ProgramReading, edit_program, read_program
+from contrastgen.templates.agreement import agreeing_reading
+from contrastgen.templates.base import Candidate, Context, Refusal
+from contrastgen.templates.patterns import Match, Template, load_templates, match_all
+from contrastgen.templates.registry import Binding, bind
 
 NP_SLOTS = ("x", "y")
 _NORM = regex.compile(r"[^\p{L}\p{N} ]+")
@@ -84,26 +82,6 @@ class PerturbResult:
                 "grounding": self.grounding, "perturbations": self.perturbations}
 
 
-@dataclass
-class Generation:
-    """A whole run, already serialised (see `contrastgen.views` for why).
-
-    `lines` are the lines of contrast_sets.jsonl in the order of the input questions; `views` are
-    the originals and perturbations of the GQA and LXMERT views, sorted by question id; `records`
-    parses `lines` for callers that want dicts.
-    """
-
-    lines: list[bytes]
-    views: list[ViewEntry]
-    stats: dict[str, Any]
-    max_k: int
-    seed: int
-
-    @functools.cached_property
-    def records(self) -> list[dict[str, Any]]:
-        return [orjson.loads(line) for line in self.lines]
-
-
 class Engine:
     """Lexicon and templates, loaded once; cheap to share across requests and worker processes."""
 
@@ -111,6 +89,8 @@ class Engine:
         self.lex = lex
         self.templates = templates
         self.template_by_id = {t.id: t for t in templates}
+        # Every template bound to its handler now, so a rules entry without one fails at load.
+        self.bindings: dict[str, Binding] = bind(templates)
 
     @classmethod
     def load(cls) -> Engine:
@@ -228,7 +208,7 @@ class Engine:
         seen = set(existing)
         duplicates = 0
         try:
-            for cand in HANDLERS[m.template.id](ctx):
+            for cand in self.bindings[m.template.id].perturb(ctx):
                 key = normalize_question(cand.question)
                 if key in seen:
                     duplicates += 1
@@ -259,19 +239,9 @@ class Engine:
         return edit_program(semantic, reading, change["kind"], change["slot"],
                             name=name, ids=cand.ids, relation=change["to"])
 
-    # -- a whole dataset ---------------------------------------------------------------------------
-    def generate(self, questions: dict[str, dict], scene_graphs: dict[str, dict], *, max_k: int = 5,
-                 seed: int = 0, templates: Iterable[str] | None = None, workers: int | None = None,
-                 progress: bool = False, corpus: Corpus | None = None) -> Generation:
-        """Perturb every question; results in input order, independent of `workers`."""
-        from contrastgen.generation import run_generation
-        return run_generation(self, questions, scene_graphs, max_k=max_k, seed=seed,
-                              templates=list(templates) if templates else None,
-                              workers=workers, progress=progress, corpus=corpus)
-
 
 def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-__all__ = ["Engine", "PerturbResult", "Generation", "normalize_question", "REASONS", "default_workers"]
+__all__ = ["Engine", "PerturbResult", "normalize_question", "REASONS", "default_workers"]

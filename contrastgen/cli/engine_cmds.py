@@ -40,7 +40,7 @@ def _split(templates: tuple[str, ...]) -> list[str] | None:
 @_templates_option
 def match_cmd(questions: Path, show_all: bool, templates: tuple[str, ...]) -> None:
     """Print one JSONL line per (question, matched template) with its slots and head nouns."""
-    from contrastgen.gqa import load_questions
+    from contrastgen.datasets.gqa import load_questions
 
     engine = _engine()
     chosen = engine.select_templates(_split(templates))
@@ -69,7 +69,7 @@ def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, see
     """Generate contrast sets with proven answers; writes OUT atomically."""
     gen, timings = run_generate(questions, scene_graphs, out, max_k=max_k, seed=seed, workers=workers,
                                 progress=not no_progress, templates=_split(templates))
-    from contrastgen.stats_report import stats_table
+    from contrastgen.run.stats import stats_table
     console = Console(stderr=True)
     console.print(stats_table(gen.stats))
     click.echo("seconds: " + ", ".join(f"{name} {sec:.1f}" for name, sec in timings.items()), err=True)
@@ -79,8 +79,8 @@ def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, see
 def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, seed: int,
                  workers: int | None, progress: bool, templates: list[str] | None):
     """Load, generate, write; returns the Generation and the seconds each phase took."""
-    from contrastgen.generation import generate_from_files
-    from contrastgen.outputs import write_outputs
+    from contrastgen.run.generate import generate_from_files
+    from contrastgen.writers import write_outputs
 
     timings: dict[str, float] = {}
     clock = time.perf_counter()
@@ -115,13 +115,14 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
 def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int, replace: bool,
                 workers: int | None, templates: tuple[str, ...]) -> None:
     """Write training questions plus their perturbations, in GQA format."""
-    from contrastgen.gqa import load_questions, load_scene_graphs
-    from contrastgen.outputs import write_augmented_training
+    from contrastgen.datasets.gqa import load_questions, load_scene_graphs
+    from contrastgen.run.generate import generate
+    from contrastgen.writers.augmented import write_augmented_training
 
     engine = _engine()  # before the data, as in run_generate
     qs = load_questions(questions)
     sg = load_scene_graphs(scene_graphs)
-    gen = engine.generate(qs, sg, max_k=max_k, seed=seed, templates=_split(templates),
+    gen = generate(engine, qs, sg, max_k=max_k, seed=seed, templates=_split(templates),
                              workers=workers, progress=True)
     counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed)
     click.echo(f"wrote {out}: {counts['original']} originals + {counts['added']} perturbations"
@@ -141,10 +142,10 @@ def demo_cmd(out: Path, seed: int) -> None:
     contrast_dir = out / "contrast"
     gen, _ = run_generate(questions, graphs, contrast_dir, max_k=5, seed=seed, workers=1,
                                 progress=False, templates=None)
-    from contrastgen.stats_report import stats_table
+    from contrastgen.run.stats import stats_table
     console.print(stats_table(gen.stats))
-    from contrastgen.gqa import load_scene_graphs
-    from contrastgen.verify import verify_contrast_sets
+    from contrastgen.datasets.gqa import load_scene_graphs
+    from contrastgen.verify.checker import verify_contrast_sets
     report = verify_contrast_sets(gen.records, load_scene_graphs(graphs))
     console.print(f"verify: {report.checked} perturbations checked, {len(report.failures)} failed")
     if not report.ok:

@@ -116,8 +116,8 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
                                    oracle=oracle, path=str(contrast_file(contrast_dir)))
         report["inputs"] = {"contrast": str(contrast_dir), **inputs}
     elif questions_path is not None:
+        from contrastgen.datasets.gqa import load_questions
         from contrastgen.evaluation.gqa_metrics import evaluate_gqa
-        from contrastgen.gqa import load_questions
 
         report = evaluate_gqa(load_questions(questions_path), predictions, seed=seed,
                               n_boot=n_boot, strict=strict, oracle=oracle,

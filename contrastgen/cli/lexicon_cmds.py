@@ -37,8 +37,8 @@ def build(vocab_dir: Path | None, out_dir: Path | None, curated_dir: Path | None
     articles.tsv and the slot reader's attributes.txt; the hand-curated lists beside them are
     inputs. Commit the result.
     """
-    from contrastgen.lexicon import DEFAULT_RULES_DIR
-    from contrastgen.lexicon_build import (
+    from contrastgen.language.lexicon import DEFAULT_RULES_DIR
+    from contrastgen.language.lexicon_build import (
         DEFAULT_VOCAB_DIR,
         build_lexicon,
         surface_forms,
@@ -50,12 +50,12 @@ def build(vocab_dir: Path | None, out_dir: Path | None, curated_dir: Path | None
     files = build_lexicon(vocab_dir or DEFAULT_VOCAB_DIR, curated)
     write_lexicon(files, out)
     forms = surface_forms(files)
-    # the phraser's a/an table covers the same surface forms (contrastgen.articles)
-    from contrastgen.articles import ARTICLES_FILE, build_articles
+    # the phraser's a/an table covers the same surface forms (contrastgen.language.articles)
+    from contrastgen.language.articles import ARTICLES_FILE, build_articles
 
     build_articles(forms, out / ARTICLES_FILE)
-    from contrastgen.attributes_build import ATTRIBUTES_FILE, build_attributes
-    from contrastgen.rules_path import rules_dir
+    from contrastgen.language.attributes_build import ATTRIBUTES_FILE, build_attributes
+    from contrastgen.resources import rules_dir
 
     build_attributes(vocab_dir or DEFAULT_VOCAB_DIR, rules_dir() / "phrases.json", out / ATTRIBUTES_FILE)
     nouns = sum(1 for line in files["nouns.tsv"].splitlines() if line and not line.startswith("#"))
@@ -66,7 +66,7 @@ def build(vocab_dir: Path | None, out_dir: Path | None, curated_dir: Path | None
 @click.argument("word")
 def show(word: str) -> None:
     """Print everything the lexicon knows about WORD."""
-    from contrastgen.lexicon import Lexicon
+    from contrastgen.language.lexicon import Lexicon
 
     lex = Lexicon.load()
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import click
 
+from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.errors import InputError
-from contrastgen.gqa import load_scene_graphs
 from contrastgen.jsonio import dumps, read_jsonl
-from contrastgen.verify import VerifyReport, verify_contrast_sets
-from contrastgen.verify_rules import load_rules
+from contrastgen.verify.checker import VerifyReport, verify_contrast_sets
+from contrastgen.verify.rules import load_rules
 
 CONTRAST_SETS = "contrast_sets.jsonl"
 

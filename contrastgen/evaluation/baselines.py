@@ -5,7 +5,7 @@
   on perturbations, whose answers were flipped on purpose, it should collapse. A model that
   degrades as much as the prior has learnt little beyond it.
 - The oracle answers from the scene graph with the very logic that proves perturbation
-  answers (`contrastgen.oracle.oracle_answer`). It must score 100% on perturbations (a check
+  answers (`contrastgen.evaluation.oracle.oracle_answer`). It must score 100% on perturbations (a check
   of the generator and the evidence); on originals, its disagreement with GQA's answer
   measures annotation noise, the part of a model's drop that is not the model's fault.
 
@@ -92,7 +92,9 @@ def oracle_predictions(questions: Mapping[str, Mapping[str, Any]],
                        scene_graphs: Mapping[str, Mapping[str, Any]],
                        engine: Any) -> tuple[dict[str, str], dict[str, int]]:
     """Scene-graph answers where the oracle can ground the question; it abstains elsewhere."""
-    from contrastgen.oracle import oracle_answers  # the engine is heavy; load only when asked
+    from contrastgen.evaluation.oracle import (
+        oracle_answers,  # the engine is heavy; load only when asked
+    )
 
     answers = oracle_answers({qid: dict(questions[qid]) for qid in sorted(questions)},
                              dict(scene_graphs), engine)

@@ -143,7 +143,7 @@ def template_forms(ids: Sequence[str]) -> dict[str, str]:
     """The question form of each template ("On which side is the X?"), as the paper's tables
     label rows; from the shipped template rules, when available."""
     try:
-        from contrastgen.templates import load_templates
+        from contrastgen.templates.patterns import load_templates
 
         known = {t.id: t.description for t in load_templates()}
     except Exception:  # noqa: BLE001 - labels are cosmetic; a report must not fail over them

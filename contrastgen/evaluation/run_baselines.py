@@ -13,13 +13,13 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.evaluation.baselines import TemplateOf, oracle_predictions, prior_predictions
-from contrastgen.gqa import load_questions, load_scene_graphs
 
 
 def _text_matcher() -> Callable[[str], str | None]:
     try:
-        from contrastgen.templates import match
+        from contrastgen.templates.patterns import match
     except ImportError:  # a build without the template rules: back off to GQA types
         return lambda text: None
 

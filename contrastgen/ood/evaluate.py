@@ -24,8 +24,8 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from contrastgen.answers import normalize_answer
+from contrastgen.datasets.gqa import load_questions
 from contrastgen.errors import InputError
-from contrastgen.gqa import load_questions
 from contrastgen.jsonio import read_json, write_json
 from contrastgen.ood.concepts import SHORTCUT_NAMES
 from contrastgen.ood.gqa_ood import GROUPS_FILE, STATS_FILE, local_group

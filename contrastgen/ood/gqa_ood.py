@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from contrastgen.datasets.gqa import Questions
 from contrastgen.errors import InputError
-from contrastgen.gqa import Questions
 from contrastgen.jsonio import atomic_dir, write_json
 from contrastgen.ood.imbalance import (
     GroupSplit,

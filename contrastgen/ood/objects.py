@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from contrastgen.datasets.gqa import validate_scene_graph
 from contrastgen.errors import InputError
-from contrastgen.gqa import validate_scene_graph
 from contrastgen.jsonio import read_json
 
 ImageObjects = dict[str, tuple[str, ...]]

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from contrastgen.datasets.gqa import load_questions
 from contrastgen.errors import InputError
-from contrastgen.gqa import load_questions
 from contrastgen.ood.gqa_ood import GqaOodConfig, build_gqa_ood, write_gqa_ood
 from contrastgen.ood.objects import load_image_objects
 from contrastgen.ood.samples import Sample, detect_format, load_gqa_samples, load_vqa

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contrastgen.datasets.gqa import load_questions
 from contrastgen.errors import InputError
-from contrastgen.gqa import load_questions
 from contrastgen.jsonio import read_json
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from server_harness import CORS_ORIGIN, TOKEN, Server, sample_dir, shared_server
 
-from contrastgen.gqa import load_questions, load_scene_graphs
+from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 
 
 @pytest.fixture(scope="session")

@@ -8,8 +8,7 @@ import httpx
 import orjson
 import pytest
 from server_harness import CORS_ORIGIN, TOKEN, auth, examples
-
-from contrastgen.synth import CLEAN, make_dataset
+from synth import CLEAN, make_dataset
 
 MIB = 1024 * 1024
 

@@ -7,7 +7,7 @@ import time
 import pytest
 from server_harness import examples
 
-from contrastgen.templates import load_templates
+from contrastgen.templates.patterns import load_templates
 
 PATHS = {"PerturbRequest": "/v1/perturb", "BatchRequest": "/v1/perturb/batch",
          "VerifyRequest": "/v1/verify", "EvaluateRequest": "/v1/evaluate"}

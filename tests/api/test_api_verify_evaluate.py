@@ -8,7 +8,7 @@ import pytest
 
 from contrastgen.evaluation.contrast import evaluate_contrast
 from contrastgen.jsonio import dumps
-from contrastgen.verify import verify_contrast_sets
+from contrastgen.verify.checker import verify_contrast_sets
 
 
 @pytest.fixture(scope="module")

@@ -21,5 +21,5 @@ def real_gqa_questions():
     path = SHARED / "data" / "gqa" / "val_balanced_questions_sample.json"
     if not path.exists():
         pytest.skip(f"real GQA questions absent ({path}); they live in ../shared beside the repository")
-    from contrastgen.gqa import load_questions
+    from contrastgen.datasets.gqa import load_questions
     return load_questions(path)

@@ -183,7 +183,7 @@ def test_bad_scene_graph_objects_name_the_field(tmp_path, changes, needle):
 
 
 def test_a_valid_object_passes_the_scene_graph_checks():
-    from contrastgen.gqa import validate_scene_graph
+    from contrastgen.datasets.gqa import validate_scene_graph
 
     graph = json.loads(_graph_with(relations=[{"name": "near", "object": "o1"}]))["img9"]
     assert validate_scene_graph("img9", graph) is graph
@@ -225,6 +225,6 @@ def test_every_reason_is_a_documented_one(k5):
     assert all(f"`{r}`" in readme for r in REASONS)
     import re
 
-    handlers = Path(__file__).resolve().parents[2] / "contrastgen" / "perturb"
+    handlers = Path(__file__).resolve().parents[2] / "contrastgen" / "templates"
     raised = {m for f in handlers.glob("*.py") for m in re.findall(r'Refusal\("([a-z_]+)"\)', f.read_text())}
     assert raised and raised <= set(REASONS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from builders import GraphBuilder, question
 
-from contrastgen.verify import verify_contrast_sets
+from contrastgen.verify.checker import verify_contrast_sets
 
 
 def _run(engine, q, graph, *, graphs=None, max_k=5, templates=None):

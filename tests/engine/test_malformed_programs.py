@@ -8,8 +8,8 @@ import copy
 import random
 
 from contrastgen.cli.engine_cmds import sample_paths
-from contrastgen.gqa import load_questions, load_scene_graphs
-from contrastgen.verify import verify_contrast_sets
+from contrastgen.datasets.gqa import load_questions, load_scene_graphs
+from contrastgen.verify.checker import verify_contrast_sets
 
 ARGUMENTS = ["", "(", "x (", "a,b (1)", "cat (99999)", "cat,near,q (1)", ")", "white", "red",
              "man (3100034)", "car,to the left of,s (3100033)"]

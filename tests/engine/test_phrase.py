@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from contrastgen.nounphrase import parse
-from contrastgen.phrase import agree, finish, indefinite, realise
+from contrastgen.language.nounphrase import parse
+from contrastgen.language.phrase import agree, finish, indefinite, realise
 
 
 @pytest.mark.parametrize("word,expected", [

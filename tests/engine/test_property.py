@@ -8,8 +8,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contrastgen.oracle import oracle_answer
-from contrastgen.verify import verify_contrast_sets
+from contrastgen.evaluation.oracle import oracle_answer
+from contrastgen.verify.checker import verify_contrast_sets
 
 NAMES = ["dog", "cat", "chair", "table", "sofa", "car", "bus", "tree", "fence", "puddle", "lamp", "cup",
          "bowl", "horse", "boy", "man", "woman", "helmet", "bench", "shirt", "wall", "water", "jeans",

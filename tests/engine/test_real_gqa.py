@@ -29,11 +29,11 @@ def test_slots_agree_with_gqa_programs(real_gqa_questions, engine):
 
 def test_program_grounding_uses_gqa_ids(real_gqa_questions, engine):
     """Grounding through the program returns exactly the ids GQA's program names for X and Y."""
-    from contrastgen.ground import ground_slots
-    from contrastgen.nounphrase import parse
-    from contrastgen.program import read_program
-    from contrastgen.program_agreement import agreeing_reading
-    from contrastgen.scene import SceneIndex
+    from contrastgen.language.nounphrase import parse
+    from contrastgen.scene.ground import ground_slots
+    from contrastgen.scene.index import SceneIndex
+    from contrastgen.scene.program import read_program
+    from contrastgen.templates.agreement import agreeing_reading
 
     checked = 0
     for q in real_gqa_questions.values():

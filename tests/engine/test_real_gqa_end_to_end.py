@@ -8,7 +8,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from contrastgen.verify import verify_contrast_sets
+from contrastgen.run.generate import generate
+from contrastgen.verify.checker import verify_contrast_sets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from graphs_from_programs import build  # noqa: E402
@@ -16,7 +17,7 @@ from graphs_from_programs import build  # noqa: E402
 
 def test_real_questions_are_perturbed_and_every_perturbation_verifies(real_gqa_questions, engine):
     graphs = build(real_gqa_questions)
-    gen = engine.generate(real_gqa_questions, graphs, max_k=5, seed=0, workers=1)
+    gen = generate(engine, real_gqa_questions, graphs, max_k=5, seed=0, workers=1)
     report = verify_contrast_sets(gen.records, graphs)
     assert report.ok, report.failures[:5]
     by_template = Counter(r["template"] for r in gen.records)
@@ -36,7 +37,7 @@ def test_gqa_style_relation_and_near_questions_are_perturbed_and_verify(engine):
     path = Path(__file__).resolve().parents[1] / "data" / "gqa_style_questions.json"
     questions = json.loads(path.read_text())["questions"]
     graphs = build(questions)
-    gen = engine.generate(questions, graphs, max_k=5, seed=0, workers=1)
+    gen = generate(engine, questions, graphs, max_k=5, seed=0, workers=1)
     report = verify_contrast_sets(gen.records, graphs)
     assert report.ok, report.failures[:5]
     by_template = Counter(r["template"] for r in gen.records)

@@ -15,12 +15,13 @@ import orjson
 import pytest
 
 from contrastgen.cli.engine_cmds import sample_paths
+from contrastgen.datasets.gqa import load_questions
+from contrastgen.datasets.packing import pack_questions
 from contrastgen.errors import InputError
-from contrastgen.generation import generate_from_files
-from contrastgen.gqa import load_questions
-from contrastgen.packing import pack_questions
-from contrastgen.templates import load_templates, match_all, screener
-from contrastgen.views import ViewEntry, json_list, json_object
+from contrastgen.run.entries import ViewEntry
+from contrastgen.run.generate import generate, generate_from_files
+from contrastgen.templates.patterns import load_templates, match_all, screener
+from contrastgen.writers.base import json_list, json_object
 
 QUESTIONS, GRAPHS = sample_paths()
 
@@ -121,16 +122,16 @@ def test_input_errors_keep_file_and_record_across_processes():
 
 @pytest.fixture(scope="module")
 def dict_run(engine):
-    from contrastgen.gqa import load_scene_graphs
+    from contrastgen.datasets.gqa import load_scene_graphs
 
-    return engine.generate(load_questions(QUESTIONS), load_scene_graphs(GRAPHS), max_k=5, seed=3, workers=1)
+    return generate(engine, load_questions(QUESTIONS), load_scene_graphs(GRAPHS), max_k=5, seed=3, workers=1)
 
 
 @pytest.mark.parametrize("workers,shard_images", [(1, 256), (2, 256), (2, 4)])
 def test_the_file_path_equals_the_library_path(engine, dict_run, workers, shard_images, monkeypatch):
-    import contrastgen.generation
+    import contrastgen.run.generate
 
-    monkeypatch.setattr(contrastgen.generation, "SHARD_IMAGES", shard_images)  # 4: many shards, 2 workers
+    monkeypatch.setattr(contrastgen.run.generate, "SHARD_IMAGES", shard_images)  # 4: many shards, 2 workers
     gen = generate_from_files(engine, QUESTIONS, GRAPHS, max_k=5, seed=3, templates=None,
                               workers=workers, progress=False)
     assert gen.lines == dict_run.lines and dict_run.lines
@@ -153,13 +154,13 @@ def test_records_parse_the_jsonl_lines(dict_run):
 
 
 def test_a_question_named_like_a_perturbation_is_an_error(engine, dict_run):
-    from contrastgen.gqa import load_scene_graphs
+    from contrastgen.datasets.gqa import load_scene_graphs
 
     questions = load_questions(QUESTIONS)
     taken = dict_run.records[0]["perturbations"][0]["question_id"]
     questions[taken] = {"imageId": "nowhere", "question": "Is it?", "answer": "no"}
     with pytest.raises(InputError, match="rename it") as err:
-        engine.generate(questions, load_scene_graphs(GRAPHS), max_k=5, seed=3, workers=1)
+        generate(engine, questions, load_scene_graphs(GRAPHS), max_k=5, seed=3, workers=1)
     assert err.value.record == f"question {taken}"
 
 
@@ -180,7 +181,7 @@ def test_joined_views_equal_orjson_of_the_whole_object():
 
 
 def test_written_views_hold_originals_and_perturbations_by_rank(dict_run, tmp_path: Path):
-    from contrastgen.outputs import write_outputs
+    from contrastgen.writers import write_outputs
 
     out = write_outputs(dict_run, tmp_path / "out")
     original = json.loads((out / "original.json").read_text())

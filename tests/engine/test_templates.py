@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contrastgen.templates import load_templates, match_all
+from contrastgen.templates.patterns import load_templates, match_all
 
 CASES = [(t.id, q, True) for t in load_templates() for q in t.examples["match"]] + \
         [(t.id, q, False) for t in load_templates() for q in t.examples["no_match"]]
@@ -57,7 +57,7 @@ def test_slots_are_phrases_as_written(question, slots):
 
 
 def test_head_nouns(engine):
-    from contrastgen.templates import match
+    from contrastgen.templates.patterns import match
     slots = engine.slots_of(match("The bat the batter is holding has what color?"))
     assert slots["x_head"] == "bat"
     slots = engine.slots_of(match("What color is the white traffic light?"))

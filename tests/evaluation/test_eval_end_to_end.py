@@ -10,11 +10,12 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from contrastgen.cli import cli
+from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.evaluation import demo_loop
 from contrastgen.evaluation.baselines import oracle_predictions
 from contrastgen.evaluation.contrast import evaluate_contrast
 from contrastgen.evaluation.contrast_sets import load_contrast_records
-from contrastgen.gqa import load_questions, load_scene_graphs
+from contrastgen.run.generate import generate
 
 SAMPLE = Path(__file__).resolve().parents[2] / "contrastgen" / "data" / "sample"
 
@@ -28,11 +29,11 @@ def engine():
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory, engine):
     """The sample's contrast sets, generated in-process (one worker: parallel-safe)."""
-    from contrastgen.outputs import write_outputs
+    from contrastgen.writers import write_outputs
 
     questions = load_questions(SAMPLE / "questions.json")
     graphs = load_scene_graphs(SAMPLE / "scene_graphs.json")
-    gen = engine.generate(questions, graphs, max_k=5, seed=0, workers=1)
+    gen = generate(engine, questions, graphs, max_k=5, seed=0, workers=1)
     out = tmp_path_factory.mktemp("gen") / "contrast"
     write_outputs(gen, out)
     return out

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from contrastgen.datasets.gqa import load_questions
 from contrastgen.errors import InputError
 from contrastgen.evaluation.gqa_metrics import evaluate_gqa, steps
-from contrastgen.gqa import load_questions
 
 GQA_SAMPLE = (Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "gqa"
               / "val_balanced_questions_sample.json")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from contrastgen.lexicon import Lexicon
+from contrastgen.language.lexicon import Lexicon
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "rules"

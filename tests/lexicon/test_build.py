@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from contrastgen.articles import ARTICLES_FILE
-from contrastgen.attributes_build import ATTRIBUTES_FILE
 from contrastgen.cli import cli
 from contrastgen.errors import InputError
-from contrastgen.lexicon_build import (
+from contrastgen.language.articles import ARTICLES_FILE
+from contrastgen.language.attributes_build import ATTRIBUTES_FILE
+from contrastgen.language.lexicon_build import (
     GENERATED_FILES,
     build_lexicon,
     find_wordnet,

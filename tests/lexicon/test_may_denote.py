@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 from contrastgen.errors import InputError
-from contrastgen.lexicon import CANNOT_SAY, MAY_DENOTE_FILE, Lexicon, iter_data_lines
-from contrastgen.lexicon_build import (
+from contrastgen.language.lexicon import CANNOT_SAY, MAY_DENOTE_FILE, Lexicon, iter_data_lines
+from contrastgen.language.lexicon_build import (
     GENERATED_FILES,
     VAGUE_ABOVE,
     LooseEdits,

@@ -1,6 +1,6 @@
 """Plural forms that inflect gets wrong and the build corrects (found by the verifier's run)."""
 
-from contrastgen.lexicon import Lexicon
+from contrastgen.language.lexicon import Lexicon
 
 
 def test_man_compounds_take_men():

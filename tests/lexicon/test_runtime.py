@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from contrastgen.cli import cli
 from contrastgen.errors import InputError
-from contrastgen.lexicon import NOUNS_FILE, Lexicon
+from contrastgen.language.lexicon import NOUNS_FILE, Lexicon
 
 from .conftest import RULES
 
@@ -18,7 +18,7 @@ from .conftest import RULES
 def test_lexicon_does_not_import_nltk_inflect_or_spacy():
     code = (
         "import sys\n"
-        "from contrastgen.lexicon import Lexicon\n"
+        "from contrastgen.language.lexicon import Lexicon\n"
         "lex = Lexicon.load()\n"
         "assert lex.singular('florbixes') == 'florbix' and lex.canonical('sofas') == 'couch'\n"
         "print(sorted(m for m in ('nltk', 'inflect', 'spacy') if m in sys.modules))\n"
@@ -87,7 +87,7 @@ def test_show_unknown_word_degrades_safely():
 
 
 def test_load_caches_by_resolved_directory(rules_copy):
-    from contrastgen.lexicon import DEFAULT_RULES_DIR
+    from contrastgen.language.lexicon import DEFAULT_RULES_DIR
 
     assert Lexicon.load(DEFAULT_RULES_DIR) is Lexicon.load()
     assert Lexicon.load(str(rules_copy)) is Lexicon.load(rules_copy / ".." / "lexicon")

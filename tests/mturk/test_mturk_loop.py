@@ -13,17 +13,18 @@ from contrastgen.mturk.simulate import CrowdModel, simulate_results
 
 from contrastgen.cli import cli
 from contrastgen.jsonio import write_jsonl
+from contrastgen.run.generate import generate
 
 
 @pytest.fixture(scope="module")
 def contrast_dir(tmp_path_factory):
+    from contrastgen.datasets.gqa import load_questions, load_scene_graphs
     from contrastgen.engine import Engine
-    from contrastgen.gqa import load_questions, load_scene_graphs
 
     base = resources.files("contrastgen.data") / "sample"
     questions = load_questions(base / "questions.json")
     graphs = load_scene_graphs(base / "scene_graphs.json")
-    gen = Engine.load().generate(questions, graphs, seed=0, workers=1)
+    gen = generate(Engine.load(), questions, graphs, seed=0, workers=1)
     out = tmp_path_factory.mktemp("gen")
     write_jsonl(out / "contrast_sets.jsonl", gen.records)
     return out, gen.records

@@ -2,7 +2,7 @@
 
 Why it exists: the sample and the synthetic generator both claim their answers are true of the
 graph. This checker re-derives each answer from the program alone, with GQA's semantics and none
-of contrastgen.synth's code, so a generator bug cannot hide behind a matching bug in the check.
+of synth's code, so a generator bug cannot hide behind a matching bug in the check.
 It also insists that program arguments name the right objects: "cat (12)" must be a cat, and
 "cat (-)" must mean that the relevant set is really empty.
 """

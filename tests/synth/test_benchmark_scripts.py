@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from contrastgen.gqa import load_questions, load_scene_graphs
+from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 

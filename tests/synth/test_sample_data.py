@@ -14,10 +14,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import synth
 
-from contrastgen import synth
 from contrastgen.answers import normalize_answer
-from contrastgen.gqa import load_questions, load_scene_graphs
+from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synth_gqa_exec import execute  # noqa: E402
@@ -69,7 +69,7 @@ def test_size_and_gqa_format(questions, graphs):
 
 
 def test_object_names_come_from_visual_genome(graphs):
-    vocab = set(json.loads((SAMPLE / "synth_vocab.json").read_text())["names"])
+    vocab = set(json.loads((REPO / "benchmarks" / "synth_vocab.json").read_text())["names"])
     names = {o["name"] for g in graphs.values() for o in g["objects"].values()}
     # "dishes" is the paper's own Table 1 example; VG lemmatises it to "dish".
     assert names - vocab <= {"dishes"}, names - vocab

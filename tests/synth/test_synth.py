@@ -1,4 +1,4 @@
-"""contrastgen.synth: deterministic, GQA-shaped, statistically GQA-like, answers true of the graph."""
+"""synth: deterministic, GQA-shaped, statistically GQA-like, answers true of the graph."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+import synth
 
-from contrastgen import synth
-from contrastgen.gqa import load_questions, load_scene_graphs
+from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.jsonio import dumps
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -249,11 +249,11 @@ def test_clean_noise_turns_it_all_off():
 
 def test_output_does_not_depend_on_string_hashing(tmp_path):
     """Sets of ids must never decide an order: two interpreters with other hash seeds agree."""
-    code = ("import sys, hashlib; from contrastgen import synth; from contrastgen.jsonio import dumps; "
+    code = ("import sys, hashlib; import synth; from contrastgen.jsonio import dumps; "
             "sys.stdout.write(hashlib.sha256(dumps(synth.make_dataset(60, 800, seed=9))).hexdigest())")
     digests = set()
     for hash_seed in ("1", "2"):
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(Path(synth.__file__).parent)}
         digests.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                                    check=True).stdout)
     assert len(digests) == 1

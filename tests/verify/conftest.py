@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from verify_cases import VALID, as_record, fixed_rules, make_graph
 
-from contrastgen.verify_rules import VerifyRules
+from contrastgen.verify.rules import VerifyRules
 
 
 @pytest.fixture

@@ -143,9 +143,9 @@ def test_bad_scene_graph_exits_2_naming_file_and_image(out, tmp_path):
 
 _REPORT_SCRIPT = """
 import sys
-from contrastgen.gqa import load_scene_graphs
+from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.jsonio import dumps, read_jsonl
-from contrastgen.verify import verify_contrast_sets
+from contrastgen.verify.checker import verify_contrast_sets
 report = verify_contrast_sets(read_jsonl(sys.argv[1]), load_scene_graphs(sys.argv[2]))
 sys.stdout.buffer.write(dumps([vars(f) for f in report.failures]))
 """

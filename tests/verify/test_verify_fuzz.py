@@ -15,7 +15,7 @@ from verify_cases import VALID, as_record, fixed_rules, make_graph
 
 from contrastgen.answers import normalize_answer
 from contrastgen.jsonio import dumps
-from contrastgen.verify import verify_contrast_sets, verify_perturbation
+from contrastgen.verify.checker import verify_contrast_sets, verify_perturbation
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False, width=32)

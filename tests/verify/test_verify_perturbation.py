@@ -6,7 +6,7 @@ import pytest
 from verify_cases import VALID
 
 from contrastgen.errors import InputError
-from contrastgen.verify import verify_perturbation
+from contrastgen.verify.checker import verify_perturbation
 
 
 def problems(case, graph, rules, valid):

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import orjson
 
+from contrastgen.datasets.gqa import perturbation_as_gqa
 from contrastgen.engine import Engine
-from contrastgen.verify import PROGRAM, verify_contrast_sets
-from contrastgen.views import perturbation_as_gqa
+from contrastgen.verify.checker import PROGRAM, verify_contrast_sets
 
 CASES = json.loads((Path(__file__).resolve().parents[1] / "data" / "regressions" /
                     "proofs_about_the_words.json").read_text())

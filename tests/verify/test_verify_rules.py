@@ -7,7 +7,7 @@ import importlib.resources
 import pytest
 
 from contrastgen.errors import InputError
-from contrastgen.verify_rules import (
+from contrastgen.verify.rules import (
     VerifyRules,
     expand_prone,
     load_rules,

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from contrastgen.engine import Engine
-from contrastgen.verify import TEXT, verify_contrast_sets
-from contrastgen.verify_graph import EvidenceProblem, GraphIndex
-from contrastgen.verify_rules import load_rules
-from contrastgen.verify_words import check_words, load_reading_rules, read_question
+from contrastgen.verify.checker import TEXT, verify_contrast_sets
+from contrastgen.verify.graph import EvidenceProblem, GraphIndex
+from contrastgen.verify.rules import load_rules
+from contrastgen.verify.words import check_words, load_reading_rules, read_question
 
 CASES = json.loads((Path(__file__).resolve().parents[1] / "data" / "regressions" /
                     "proofs_about_the_words.json").read_text())

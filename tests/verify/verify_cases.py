@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from contrastgen.verify_rules import VerifyRules
+from contrastgen.verify.rules import VerifyRules
 
 WIDTH = 640
 

@@ -1,0 +1,46 @@
+"""The one way to reach the data files that ship with contrastgen.
+
+`rules/` and the bundled sample are installed as the packages `contrastgen.rules` and
+`contrastgen.data`, so they are found the same way from a source checkout (editable install) and
+from a wheel; nothing here assumes the layout of a checkout. The one exception is
+`shared_vocab_dir`, which only a developer rebuilding the lexicon needs.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+
+def rules_dir() -> Path:
+    """The directory of `rules/` (the `contrastgen.rules` package)."""
+    return Path(str(files("contrastgen.rules")))
+
+
+def rules_file(*parts: str) -> Path:
+    """A file under `rules/`, e.g. `rules_file("lexicon", "nouns.tsv")`."""
+    return rules_dir().joinpath(*parts)
+
+
+def lexicon_dir() -> Path:
+    """`rules/lexicon/`: the committed, WordNet-derived lexicon."""
+    return rules_file("lexicon")
+
+
+def sample_dir() -> Path:
+    """The bundled sample (questions, scene graphs) that `contrastgen demo` runs on."""
+    return Path(str(files("contrastgen.data"))) / "sample"
+
+
+def api_file(name: str) -> Path:
+    """A data file of the HTTP service (its OpenAPI examples)."""
+    return Path(str(files("contrastgen.api"))) / name
+
+
+def shared_vocab_dir() -> Path:
+    """Where a source checkout finds Visual Genome's vocabulary (`../shared/data/vocab/...`).
+
+    Only `contrastgen lexicon build` reads it, and it takes `--vocab` for any other place.
+    """
+    repo = rules_dir().resolve().parent
+    return repo.parent / "shared" / "data" / "vocab" / "vg-1750-700-450"

@@ -1,0 +1,262 @@
+"""Running the engine over a whole dataset: shards of images in worker processes, merged in order.
+
+Why shards of images: every question of an image shares one SceneIndex, built once; images are
+independent, so shards parallelise without coordination. Workers are forked after the corpus is
+built, so the questions, graphs and corpus are shared copy-on-write instead of pickled. Results are
+merged back in the order of the input questions, so the output does not depend on `workers`.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import multiprocessing as mp
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from contrastgen.datasets.gqa import load_scene_graphs
+from contrastgen.datasets.packing import PackedQuestions, pack_questions
+from contrastgen.engine import Engine, default_workers
+from contrastgen.errors import InputError
+from contrastgen.jsonio import dumps, no_gc
+from contrastgen.run.entries import ViewEntry, view_entries
+from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image
+from contrastgen.run.stats import Outcome, compute_stats, outcome
+from contrastgen.scene.corpus import Corpus
+from contrastgen.templates.patterns import load_templates, screener
+
+SHARD_IMAGES = 256
+
+_STATE: dict[str, Any] = {}
+
+
+@dataclass
+class Generation:
+    """A whole run, already serialised (see `contrastgen.run.entries` for why).
+
+    `lines` are the lines of contrast_sets.jsonl in the order of the input questions; `views` are
+    the originals and perturbations of the GQA and LXMERT outputs, sorted by question id;
+    `perturbed` the ids of the questions that got a perturbation, in input order.
+    """
+
+    lines: list[bytes]
+    views: list[ViewEntry]
+    stats: dict[str, Any]
+    max_k: int
+    seed: int
+    perturbed: list[str] = field(default_factory=list)
+
+    @functools.cached_property
+    def records(self) -> list[dict[str, Any]]:
+        """The contrast-set records as dicts, for library callers (the writers use the bytes)."""
+        return [orjson.loads(line) for line in self.lines]
+
+
+@dataclass
+class ShardResult:
+    """One shard's work, already serialised: the parent only concatenates bytes.
+
+    Questions that match no template produce nothing here; the statistics count them as
+    questions without an outcome.
+    """
+
+    questions: int  # processed, for the progress bar
+    outcomes: list[Outcome] = field(default_factory=list)  # matched (question, template) pairs
+    lines: list[tuple[str, tuple[bytes, ...]]] = field(default_factory=list)  # (question id, its JSONL lines)
+    views: list[ViewEntry] = field(default_factory=list)
+
+
+class _DictQuestions:
+    """Questions given as a dict (the library call) seen as PackedQuestions are: by image."""
+
+    def __init__(self, questions: dict[str, dict]):
+        self.questions = questions
+        self.order = list(questions)
+        self.by_image: dict[str, list[str]] = defaultdict(list)
+        for qid, q in questions.items():
+            self.by_image[str(q["imageId"])].append(qid)
+        self.image_ids = list(self.by_image)  # in order of first appearance
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def questions_of(self, image_id: str) -> list[tuple[str, str, dict]]:
+        qs = self.questions
+        return [(qid, qs[qid]["question"], qs[qid]) for qid in self.by_image[image_id]]
+
+
+Questions = PackedQuestions | _DictQuestions
+
+
+def _run_shard(images: list[str]) -> ShardResult:
+    engine: Engine = _STATE["engine"]
+    source: Questions = _STATE["questions"]
+    graphs = _STATE["scene_graphs"]
+    options: RunOptions = _STATE["options"]
+    templates = engine.select_templates(options.templates)
+    out = ShardResult(questions=0)
+    for image_id in images:
+        items = source.questions_of(image_id)
+        out.questions += len(items)
+        # a record of None: the loader's screen found that no template can match
+        matched = [(qid, record, m) for qid, text, record in items
+                   if record is not None and (m := engine.match(text, templates))]
+        if not matched:
+            continue
+        work = ImageWork(engine, image_id, graphs.get(image_id), (text for _, text, _ in items))
+        for qid, record, matches in matched:
+            packed = record if isinstance(record, bytes) else None
+            q = orjson.loads(packed) if packed is not None else record
+            results = perturb_in_image(work, qid, q, options, matches)
+            out.outcomes.extend(outcome(r) for r in results)
+            records = [rec for r in results if (rec := r.to_record()) is not None]
+            if records:
+                out.lines.append((qid, tuple(map(dumps, records))))
+                out.views.extend(view_entries(qid, q, records, original_json=packed))
+    return out
+
+
+def generate(engine: Engine, questions: dict[str, dict], scene_graphs: dict[str, dict], *, max_k: int = 5,
+             seed: int = 0, templates: Iterable[str] | None = None, workers: int | None = None,
+             progress: bool = False, corpus: Corpus | None = None) -> Generation:
+    """Perturb every question of a loaded dataset; results in input order, independent of `workers`."""
+    return run_generation(engine, questions, scene_graphs, max_k=max_k, seed=seed,
+                          templates=list(templates) if templates else None,
+                          workers=workers, progress=progress, corpus=corpus)
+
+
+def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
+                   scene_graphs: dict[str, dict], *, max_k: int, seed: int, templates: list[str] | None,
+                   workers: int | None, progress: bool, corpus: Corpus | None) -> Generation:
+    if max_k < 1:
+        raise ValueError("max_k must be at least 1")
+    engine.select_templates(templates)  # validates ids before any work
+    workers = default_workers() if workers is None else max(1, workers)
+    # Freeze what is loaded: the collector then never walks the millions of loaded objects (nor,
+    # in forked workers, touches and so copies their pages). A caller that froze them keeps them
+    # frozen.
+    frozen_before = gc.get_freeze_count()
+    gc.freeze()
+    try:
+        return _generate(engine, questions, scene_graphs, max_k=max_k, seed=seed, templates=templates,
+                         workers=workers, progress=progress, corpus=corpus)
+    finally:
+        _STATE.clear()
+        if not frozen_before:
+            gc.unfreeze()
+
+
+def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scene_graphs: dict[str, dict],
+              *, max_k: int, seed: int, templates: list[str] | None, workers: int, progress: bool,
+              corpus: Corpus | None) -> Generation:
+    corpus = corpus if corpus is not None else engine.build_corpus(scene_graphs)
+    source = questions if isinstance(questions, PackedQuestions) else _DictQuestions(questions)
+    images = source.image_ids
+    shards = [images[i:i + SHARD_IMAGES] for i in range(0, len(images), SHARD_IMAGES)]
+    _STATE.update(engine=engine, questions=source, scene_graphs=scene_graphs,
+                  options=RunOptions(corpus=corpus, max_k=max_k, seed=seed, templates=templates))
+    outcomes: list[Outcome] = []
+    lines: dict[str, tuple[bytes, ...]] = {}
+    views: list[ViewEntry] = []
+
+    def collect(shard: ShardResult) -> None:
+        outcomes.extend(shard.outcomes)
+        lines.update(shard.lines)
+        views.extend(shard.views)
+        advance(shard.questions)
+
+    with _progress(progress, len(source)) as advance:
+        if workers > 1 and len(shards) > 1:
+            with mp.get_context("fork").Pool(workers) as pool:
+                for shard_out in pool.imap_unordered(_run_shard, shards, chunksize=1):
+                    collect(shard_out)
+        else:
+            for shard in shards:
+                collect(_run_shard(shard))
+    views.sort(key=_key)
+    _check_ids(views, set(source.order))
+    return Generation(lines=[line for qid in source.order for line in lines.get(qid, ())], views=views,
+                      stats=compute_stats(outcomes, len(source), set(images), scene_graphs, max_k, seed,
+                                          [t.id for t in engine.select_templates(templates)]),
+                      max_k=max_k, seed=seed, perturbed=[qid for qid in source.order if qid in lines])
+
+
+def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, max_k: int, seed: int,
+                        templates: list[str] | None, workers: int | None, progress: bool,
+                        lap: Callable[[str], None] = lambda phase: None) -> Generation:
+    """`contrastgen generate`'s run: load both inputs at once, then generate.
+
+    The questions are streamed and packed (contrastgen.datasets.packing) in a second process while this
+    one loads the scene graphs and builds the corpus: the two loads take similar time, and the
+    packed questions cost a fraction of their parsed size, so the run's peak memory is the
+    scene graphs' plus the packed questions', not a million parsed records. `lap(name)` is called
+    as each phase ends (the CLI prints the seconds).
+    """
+    chosen = tuple(t.id for t in engine.select_templates(templates))
+    workers = default_workers() if workers is None else max(1, workers)
+    with no_gc():  # loading allocates only acyclic data: nothing for the collector to find
+        if workers > 1:
+            with mp.get_context("fork").Pool(1) as pool:
+                pending = pool.apply_async(_pack, (str(questions), chosen))
+                graphs = load_scene_graphs(scene_graphs)
+                corpus = engine.build_corpus(graphs)
+                packed = pending.get()
+        else:
+            packed = _pack(str(questions), chosen)
+            graphs = load_scene_graphs(scene_graphs)
+            corpus = engine.build_corpus(graphs)
+    lap("load")
+    gen = run_generation(engine, packed, graphs, max_k=max_k, seed=seed, templates=templates,
+                         workers=workers, progress=progress, corpus=corpus)
+    lap("generation")
+    return gen
+
+
+def _pack(path: str, template_ids: tuple[str, ...]) -> PackedQuestions:
+    chosen = tuple(t for t in load_templates() if t.id in template_ids)
+    with no_gc():
+        return pack_questions(path, screener(chosen))
+
+
+def _key(entry: ViewEntry) -> str:
+    return entry.key
+
+
+def _check_ids(views: list[ViewEntry], question_ids: set[str]) -> None:
+    """A perturbation id (`<question id>_<suffix><rank>`) must not be a question id of the input:
+    the views are keyed by id, and one of the two would silently replace the other."""
+    for e in views:
+        if e.rank and e.key in question_ids:
+            raise InputError("a question has the id this run gives to a perturbation "
+                             "(<question id>_<template suffix><rank>); rename it",
+                             record=f"question {e.key}")
+
+
+class _progress:
+    """A rich progress bar when asked (on stderr), a no-op otherwise."""
+
+    def __init__(self, enabled: bool, total: int):
+        self.enabled, self.total = enabled, total
+        self._bar = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return lambda n: None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+        self._bar = Progress("[progress.description]{task.description}", BarColumn(),
+                             MofNCompleteColumn(), TimeRemainingColumn(),
+                             console=Console(stderr=True), transient=False)
+        self._bar.__enter__()
+        task = self._bar.add_task("generating", total=self.total)
+        return lambda n: self._bar.advance(task, n)
+
+    def __exit__(self, *exc):
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+        return False

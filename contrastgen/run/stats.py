@@ -1,0 +1,133 @@
+"""A run's statistics, in the paper's terms (Tables 5-8): counted from the workers' outcomes, and
+shown as Markdown (stats.md) and as a terminal table."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, NamedTuple
+
+from rich.table import Table
+
+from contrastgen.engine import PerturbResult
+
+KS = (1, 3, 5)
+
+
+class Outcome(NamedTuple):
+    """What the statistics need of one (question, template) result: small enough that hundreds
+    of thousands of them cross from the workers to the parent cheaply."""
+
+    question_id: str
+    image_id: str
+    template: str | None
+    reason: str | None
+    ranks: tuple[int, ...]
+
+
+def outcome(r: PerturbResult) -> Outcome:
+    """What the statistics keep of a result."""
+    return Outcome(r.question_id, r.image_id, r.template, r.reason,
+                   tuple(p["rank"] for p in r.perturbations))
+
+
+def compute_stats(results: list[Outcome], n_questions: int, images: set[str],
+                  scene_graphs: dict[str, dict], max_k: int, seed: int,
+                  template_ids: list[str]) -> dict[str, Any]:
+    """Counts as in the paper's Tables 5-8, plus a count per reason for no perturbation.
+
+    `results` need hold only the matched (question, template) pairs: every one of the
+    `n_questions` questions without one is counted as `no_match`; `images` are the images of all
+    the questions.
+    """
+    ks = [k for k in KS if k <= max_k] + ([max_k] if max_k not in KS else [])
+    per_t: dict[str, dict[str, Any]] = {
+        t: {"matched": 0, "perturbed": 0, "perturbations": {f"k{k}": 0 for k in ks},
+            "images": set(), "augmented_images": set(), "reasons": Counter()} for t in template_ids}
+    reasons: Counter = Counter()
+    matched_q, perturbed_q, aug_images = set(), set(), set()
+    aug_k: Counter = Counter()
+    for r in results:
+        if r.template is None:
+            continue
+        t = per_t[r.template]
+        t["matched"] += 1
+        t["images"].add(r.image_id)
+        matched_q.add(r.question_id)
+        if r.ranks:
+            t["perturbed"] += 1
+            t["augmented_images"].add(r.image_id)
+            perturbed_q.add(r.question_id)
+            aug_images.add(r.image_id)
+            for k in ks:
+                n = sum(1 for rank in r.ranks if rank <= k)
+                t["perturbations"][f"k{k}"] += n
+                aug_k[f"k{k}"] += n
+        else:
+            t["reasons"][r.reason] += 1
+            reasons[r.reason] += 1
+    n_q = n_questions
+    if n_q > len(matched_q):
+        reasons["no_match"] += n_q - len(matched_q)
+    out_t = {}
+    for tid, t in per_t.items():
+        out_t[tid] = {"matched": t["matched"], "perturbed": t["perturbed"],
+                      "perturbations": t["perturbations"], "images": len(t["images"]),
+                      "augmented_images": len(t["augmented_images"]),
+                      "reasons": dict(sorted(t["reasons"].items()))}
+    return {
+        "max_k": max_k, "seed": seed, "ks": ks,
+        "questions": n_q, "images": len(images),
+        "images_with_scene_graph": len(images & set(scene_graphs)),
+        "matched_questions": len(matched_q), "perturbed_questions": len(perturbed_q),
+        "augmented_images": len(aug_images),
+        "perturbations": {k: aug_k.get(k, 0) for k in (f"k{k}" for k in ks)},
+        "percent_augmented_images": _pct(len(aug_images), len(images)),
+        "percent_augmented_questions": {k: _pct(aug_k.get(k, 0), n_q) for k in (f"k{k}" for k in ks)},
+        "reasons": dict(sorted(reasons.items())),
+        "templates": out_t,
+    }
+
+
+def _pct(a: int, b: int) -> float:
+    return round(100.0 * a / b, 2) if b else 0.0
+
+
+
+def _rows(stats: dict[str, Any]) -> list[list[str]]:
+    ks = stats["ks"]
+    rows = []
+    for tid, t in stats["templates"].items():
+        rows.append([tid, str(t["matched"]), str(t["perturbed"]),
+                     *[str(t["perturbations"][f"k{k}"]) for k in ks], str(t["augmented_images"])])
+    rows.append(["all", str(stats["matched_questions"]), str(stats["perturbed_questions"]),
+                 *[str(stats["perturbations"][f"k{k}"]) for k in ks], str(stats["augmented_images"])])
+    return rows
+
+
+def _header(stats: dict[str, Any]) -> list[str]:
+    return ["template", "matched", "perturbed", *[f"k={k}" for k in stats["ks"]], "images"]
+
+
+def stats_markdown(stats: dict[str, Any]) -> str:
+    head = _header(stats)
+    lines = ["# Contrast-set generation statistics", "",
+             f"{stats['questions']} questions on {stats['images']} images "
+             f"({stats['images_with_scene_graph']} with a scene graph); max-k {stats['max_k']}, seed {stats['seed']}.",
+             f"Augmented images: {stats['augmented_images']} ({stats['percent_augmented_images']}%). "
+             "Augmented questions: " + ", ".join(f"{k}: {v}%" for k, v in stats["percent_augmented_questions"].items()),
+             "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in _rows(stats)]
+    lines += ["", "## Why questions were not perturbed", "", "| template | reason | count |", "|---|---|---|"]
+    lines += [f"| (any) | {r} | {n} |" for r, n in stats["reasons"].items() if r in ("no_match", "no_scene_graph")]
+    for tid, t in stats["templates"].items():
+        lines += [f"| {tid} | {r} | {n} |" for r, n in t["reasons"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def stats_table(stats: dict[str, Any]) -> Table:
+    table = Table(title=f"contrast sets (max-k {stats['max_k']}, seed {stats['seed']})")
+    for i, h in enumerate(_header(stats)):
+        table.add_column(h, justify="left" if i == 0 else "right")
+    for r in _rows(stats):
+        table.add_row(*r)
+    return table

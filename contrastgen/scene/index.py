@@ -1,0 +1,144 @@
+"""One scene graph, indexed once: objects by name, edges both ways, boxes.
+
+Why an index: every template asks "which objects are called X", "is there an edge X -rel-> Y",
+"which side is this box on". Answering those by rescanning the raw graph for each question and
+candidate would make a million-question run quadratic in graph size; the index is built once per
+image and shared by all of that image's questions.
+
+Why the edges are indexed lazily: building the index is a measurable share of a GQA-scale run
+(relations outnumber objects several times over), and the colour, side and "do you see" templates
+never look at an edge.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, NamedTuple
+
+from contrastgen.language.lexicon import Lexicon
+
+# An object whose box centre lies within this fraction of the width around the middle has no
+# clear side: "on which side" is not asked of it, and it is not a distractor for that template.
+CENTRE_BAND = 0.10
+
+Edge = tuple[str, str, str]  # (subject id, relation, object id)
+
+
+def _clean(text: str) -> str:
+    """Lower-case and trim; the common already-clean case costs one comparison."""
+    low = text.lower()
+    return low if low == low.strip() else low.strip()
+
+
+class SceneObject(NamedTuple):
+    """One object of the graph (a named tuple: a GQA-scale run builds millions of them)."""
+
+    id: str
+    name: str  # lower-cased, stripped, as in the graph
+    canonical: str
+    attributes: frozenset[str]
+    x: float
+    y: float
+    w: float
+    h: float
+
+    @property
+    def centre_x(self) -> float:
+        return self.x + self.w / 2.0
+
+
+class SceneIndex:
+    """Objects by name and canonical kind (eager), relation edges both ways (on first use)."""
+
+    __slots__ = ("image_id", "width", "height", "objects", "by_name", "by_canonical", "_graph",
+                 "_edges", "_out_edges", "_in_edges")
+
+    def __init__(self, image_id: str, width: float, height: float, objects: dict[str, SceneObject],
+                 by_name: dict[str, list[str]], by_canonical: dict[str, list[str]],
+                 graph: dict[str, Any]):
+        self.image_id = image_id
+        self.width = width
+        self.height = height
+        self.objects = objects
+        self.by_name = by_name
+        self.by_canonical = by_canonical
+        self._graph = graph
+        self._edges: set[Edge] | None = None
+        self._out_edges: dict[str, list[tuple[str, str]]] = {}
+        self._in_edges: dict[str, list[tuple[str, str]]] = {}
+
+    @classmethod
+    def build(cls, image_id: str, graph: dict[str, Any], lex: Lexicon) -> SceneIndex:
+        objects: dict[str, SceneObject] = {}
+        by_name: dict[str, list[str]] = defaultdict(list)
+        by_canonical: dict[str, list[str]] = defaultdict(list)
+        canonical = lex.canonical
+        # the graph's own order (JSON order, hence deterministic); lists are sorted where it matters
+        for oid, o in graph["objects"].items():
+            name = _clean(o["name"])
+            attrs = o.get("attributes")
+            obj = SceneObject(oid, name, canonical(name),
+                              frozenset(map(_clean, attrs)) if attrs else frozenset(),
+                              float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"]))
+            objects[oid] = obj
+            by_name[name].append(oid)
+            by_canonical[obj.canonical].append(oid)
+        return cls(image_id, float(graph["width"]), float(graph.get("height") or 0.0), objects,
+                   dict(by_name), dict(by_canonical), graph)
+
+    # -- edges ----------------------------------------------------------------------------------
+    def _index_edges(self) -> set[Edge]:
+        edges: set[Edge] = set()
+        out_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        in_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for oid, o in self._graph["objects"].items():
+            for rel in o.get("relations", ()):
+                edge = (oid, _clean(rel["name"]), str(rel["object"]))
+                if edge in edges:
+                    continue
+                edges.add(edge)
+                out_edges[oid].append((edge[1], edge[2]))
+                in_edges[edge[2]].append((edge[1], oid))
+        self._edges, self._out_edges, self._in_edges = edges, dict(out_edges), dict(in_edges)
+        return edges
+
+    @property
+    def edges(self) -> set[Edge]:
+        return self._edges if self._edges is not None else self._index_edges()
+
+    @property
+    def out_edges(self) -> dict[str, list[tuple[str, str]]]:
+        """id -> [(relation, object id)]"""
+        if self._edges is None:
+            self._index_edges()
+        return self._out_edges
+
+    @property
+    def in_edges(self) -> dict[str, list[tuple[str, str]]]:
+        """id -> [(relation, subject id)]"""
+        if self._edges is None:
+            self._index_edges()
+        return self._in_edges
+
+    def has_any_name(self, names: frozenset[str]) -> bool:
+        return any(n in self.by_name for n in names)
+
+    def neighbours(self, obj: str, rel: str, *, symmetric: bool) -> set[str]:
+        """Objects s with s -rel-> obj (and obj -rel-> s when symmetric)."""
+        out = {s for r, s in self.in_edges.get(obj, ()) if r == rel}
+        if symmetric:
+            out |= {o for r, o in self.out_edges.get(obj, ()) if r == rel}
+        out.discard(obj)
+        return out
+
+    # -- geometry ------------------------------------------------------------------------------
+    def side(self, oid: str) -> str | None:
+        """'left' or 'right' from the box centre; None inside the centre band (no clear side)."""
+        c = self.objects[oid].centre_x
+        half = self.width / 2.0
+        if abs(c - half) < CENTRE_BAND * self.width:
+            return None
+        return "left" if c < half else "right"
+
+    def colors(self, oid: str, lex: Lexicon) -> list[str]:
+        return sorted(a for a in self.objects[oid].attributes if lex.is_color(a))

@@ -1,0 +1,119 @@
+"""The verifier's own reading of rules/lexicon/nouns.tsv: which graph names a noun can denote.
+
+Why its own reader: the word check must not share code with the generator's lexicon, or a bug
+in one expansion (a dropped hyponym, a wrong plural) would make generator and verifier agree on
+the same wrong denotation. The table is plain tab-separated text; this reads it in a few lines.
+
+Two denotations: `strict` (the noun's forms, synonyms and kinds below it in the table, as the
+generator's definite references use), and `loose` (also every name that *may* be a kind of it,
+from may_denote.tsv, when that file is present): a "no" that rests on absence must hold for the
+loose one, since a reader may take a bowl for a dish.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+from dataclasses import dataclass
+
+from contrastgen.verify.rules import normalize_name
+
+_NOUNS = ("lexicon", "nouns.tsv")
+_MAY_DENOTE = ("lexicon", "may_denote.tsv")
+_ALIASES = ("lexicon", "aliases.tsv")
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: one table per process, used as a cache key
+class NounTable:
+    by_name: dict[str, str]  # singular name -> canonical
+    by_plural: dict[str, str]  # plural -> canonical (a name wins over a plural: "glasses")
+    strict: dict[str, frozenset[str]]  # canonical -> surface names that denote it
+    loose: dict[str, frozenset[str]]  # canonical -> surface names that may denote it
+    undecidable: frozenset[str]  # canonicals whose absence the table cannot decide
+    loose_source: str | None  # the may-denote file read, or None
+
+    def canonical(self, word: str) -> str | None:
+        w = normalize_name(word)
+        return self.by_name.get(w) or self.by_plural.get(w)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def is_noun(self, word: str) -> bool:
+        return self.canonical(word) is not None
+
+    def names(self, word: str, *, loose: bool = False) -> frozenset[str]:
+        """Surface names the word denotes (itself included, so unknown graph names still work)."""
+        w = normalize_name(word)
+        c = self.canonical(w)
+        out = {w}
+        if c is not None:
+            out |= self.strict.get(c, frozenset())
+            if loose:
+                out |= self.loose.get(c, frozenset())
+        return frozenset(out)
+
+    def absence_decidable(self, word: str) -> bool:
+        c = self.canonical(word)
+        return c is not None and c not in self.undecidable
+
+
+def _read(parts: tuple[str, ...]) -> str | None:
+    node = importlib.resources.files("contrastgen.rules")
+    for part in parts:
+        node = node.joinpath(part)
+    return node.read_text(encoding="utf-8") if node.is_file() else None
+
+
+def _rows(text: str) -> list[list[str]]:
+    """Tab-separated columns of the non-comment lines, a trailing '# comment' removed."""
+    return [[c.strip().lower() for c in raw.split("#", 1)[0].split("\t")] for raw in text.splitlines()
+            if raw.strip() and not raw.startswith("#")]
+
+
+def parse_nouns(nouns_tsv: str, may_denote_tsv: str | None, aliases_tsv: str | None = None) -> NounTable:
+    rows = [cols for cols in _rows(nouns_tsv) if len(cols) >= 5]
+    by_name: dict[str, str] = {cols[0]: cols[2] for cols in rows}
+    # "handlebar" is another form of "handlebars": a name of its kind, as nouns.tsv's own forms are
+    for cols in _rows(aliases_tsv or ""):
+        if len(cols) >= 2 and cols[1] in by_name and cols[0] not in by_name:
+            rows.append([cols[0], cols[0], by_name[cols[1]], "-", "-"])
+            by_name[cols[0]] = by_name[cols[1]]
+    by_plural: dict[str, str] = {}
+    strict: dict[str, set[str]] = {}
+    for cols in rows:
+        name, plural, canonical, kinds = cols[0], cols[1], cols[2], cols[4]
+        by_plural.setdefault(plural, canonical)
+        # "glasses" is glass's plural but also a noun of its own (spectacles): not a form of glass
+        forms = {name} | ({plural} if by_name.get(plural, canonical) == canonical else set())
+        for target in {canonical} | ({k.strip() for k in kinds.split(",")} if kinds != "-" else set()):
+            strict.setdefault(target, set()).update(forms)
+    forms_of: dict[str, set[str]] = {}
+    for name, c in by_name.items():
+        forms_of.setdefault(c, set()).add(name)
+    for plural, c in by_plural.items():
+        forms_of.setdefault(c, set()).add(plural)
+    loose: dict[str, set[str]] = {}
+    undecidable: set[str] = set()
+    for cols in _rows(may_denote_tsv or ""):
+        if len(cols) < 2:
+            continue
+        c = by_name.get(cols[0]) or by_plural.get(cols[0]) or cols[0]
+        if cols[1] == "?":
+            undecidable.add(c)
+            continue
+        for other in (n.strip() for n in cols[1].split(",") if n.strip()):
+            oc = by_name.get(other) or by_plural.get(other)
+            loose.setdefault(c, set()).update(forms_of.get(oc, {other}) if oc else {other})
+    return NounTable(by_name, by_plural, {k: frozenset(v) for k, v in strict.items()},
+                     {k: frozenset(v) for k, v in loose.items()}, frozenset(undecidable),
+                     "rules/" + "/".join(_MAY_DENOTE) if may_denote_tsv is not None else None)
+
+
+@functools.lru_cache(maxsize=1)
+def load_nouns() -> NounTable:
+    nouns = _read(_NOUNS)
+    if nouns is None:
+        from contrastgen.errors import InputError
+        raise InputError("rules file missing (the verifier reads it)", path="rules/" + "/".join(_NOUNS))
+    return parse_nouns(nouns, _read(_MAY_DENOTE), _read(_ALIASES))

@@ -1,0 +1,191 @@
+"""The verifier executes a perturbation's GQA program (`semantic`) on the scene graph.
+
+Why: a perturbation of a question that had a program carries its edited program, so that GQA-format
+consumers can use it. That program must say what the words and the evidence say: executing it here,
+with code that shares nothing with the generator, must give the claimed answer.
+
+Semantics, per operation (GQA's names; anything else is a failure, never a pass):
+- `select: NAME (ids)`: the listed ids, each of which must be an object the name denotes; with
+  `(-)`, every object the name denotes. An empty result is accepted only where absence is
+  decidable: no object the name *may* denote, and the name not unannotated-prone.
+- `filter TYPE: VALUE`: the input objects that carry attribute VALUE.
+- `relate: NAME,REL,s|o (ids)`: objects the name denotes that are the subject (s) / object (o)
+  of REL with an input object (both directions for symmetric relations); listed ids must be
+  among them. Emptiness follows the select rule, with the related loose names.
+- `exist`: yes iff the input is not empty. `or` / `and`: of the two inputs.
+- `verify rel: NAME,REL,s|o (ids)`: the one input object and the one named object; yes on the
+  edge, no on its opposite's, a failure when neither or both (contradiction) are annotated.
+- `query: color` / `query: hposition` / `choose hposition: ...`: of the one input object: its one
+  colour attribute; its side of the image.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contrastgen.verify.graph import EvidenceProblem, GraphIndex
+from contrastgen.verify.nouns import NounTable, load_nouns
+from contrastgen.verify.rules import VerifyRules, normalize_name
+
+Value = set[str] | str
+
+
+def _named(arg: str) -> tuple[str, list[str] | None]:
+    """"cat (12,13)" -> ("cat", ["12", "13"]); "cat (-)" -> ("cat", None)."""
+    arg = arg.strip()
+    if not arg.endswith(")") or "(" not in arg:
+        raise EvidenceProblem(f"program argument {arg!r} does not name objects as 'name (ids)'")
+    body, _, inner = arg[:-1].rpartition("(")
+    ids = [i.strip() for i in inner.split(",") if i.strip()]
+    return body.strip(), None if ids in ([], ["-"]) else ids
+
+
+def _relation_parts(arg: str) -> tuple[str, str, str, list[str] | None]:
+    body, ids = _named(arg)
+    parts = [p.strip() for p in body.split(",")]
+    if len(parts) < 3 or parts[-1] not in ("s", "o"):
+        raise EvidenceProblem(f"program argument {arg!r} is not 'name,relation,s|o (ids)'")
+    return normalize_name(parts[0]), normalize_name(",".join(parts[1:-1])), parts[-1], ids
+
+
+class _Executor:
+    def __init__(self, graph: GraphIndex, rules: VerifyRules, nouns: NounTable):
+        self.g, self.rules, self.nouns = graph, rules, nouns
+        # what each step asks, in evidence-query terms, for the last step's comparison
+        self.asked: list[dict[str, str]] = []
+        self.anchor: list[str | None] = []  # the one object a relate step started from, if one
+
+    def denoted(self, name: str, *, loose: bool = False) -> set[str]:
+        return self.g.ids_named(self.nouns.names(name, loose=loose))
+
+    def absent_ok(self, name: str, candidates: set[str], what: str) -> None:
+        """An empty result must be decidable: nothing that may be a `name` among `candidates`."""
+        if self.rules.is_unannotated_prone(name):
+            raise EvidenceProblem(f"{what}: {name!r} is unannotated-prone; its absence proves nothing")
+        if not self.nouns.absence_decidable(name):
+            raise EvidenceProblem(f"{what}: the noun table cannot decide the absence of {name!r}")
+        maybe = candidates & self.denoted(name, loose=True)
+        if maybe:
+            raise EvidenceProblem(f"{what}: objects {sorted(maybe)} may be a {name!r}; absence is not proven")
+
+    def listed(self, name: str, ids: list[str], what: str) -> set[str]:
+        for i in ids:
+            self.g.obj(i)
+            if i not in self.denoted(name):
+                raise EvidenceProblem(f"{what}: object {i} ({self.g.name_of(i)!r}) is not a {name!r}")
+        return set(ids)
+
+    def one(self, value: Value, what: str) -> str:
+        if not isinstance(value, set) or len(value) != 1:
+            raise EvidenceProblem(f"{what} needs exactly one object, got {value!r}")
+        return next(iter(value))
+
+    def linked(self, a: str, rel: str, b: str) -> bool:
+        return self.g.has_edge(a, rel, b) or (rel in self.rules.symmetric and self.g.has_edge(b, rel, a))
+
+    def run(self, semantic: list[Any]) -> str:
+        out: list[Value] = []
+        self.step_args: list[str] = []
+        for i, step in enumerate(semantic):
+            if not isinstance(step, dict):
+                raise EvidenceProblem(f"program step {i} is not an object")
+            op = str(step.get("operation", ""))
+            arg = str(step.get("argument", ""))
+            self.step_args.append(arg)
+            deps = step.get("dependencies") or []
+            if not all(isinstance(d, int) and 0 <= d < i for d in deps):
+                raise EvidenceProblem(f"program step {i} depends on {deps}, not on earlier steps")
+            ins = [out[d] for d in deps]
+            out.append(self.step(i, op, arg, ins))
+            self.asked.append(self.ask(op, arg, ins, deps))
+            self.anchor.append(next(iter(ins[0])) if op == "relate" and len(ins[0]) == 1 else None)
+        if not out or not isinstance(out[-1], str):
+            raise EvidenceProblem("the program's last step gives no answer")
+        return out[-1]
+
+    def ask(self, op: str, arg: str, ins: list[Value], deps: list[int]) -> dict[str, str]:
+        """The query a step's answer is about: its operation, objects and relation."""
+        one = next(iter(ins[0])) if ins and isinstance(ins[0], set) and len(ins[0]) == 1 else ""
+        if op == "verify rel":
+            name, rel, role, ids = _relation_parts(arg)
+            other = ids[0] if ids else ""
+            subject, obj = (other, one) if role == "s" else (one, other)
+            return {"op": "relation", "subject": subject, "object": obj, "rel": rel}
+        if op == "query" and normalize_name(arg) == "color":
+            return {"op": "color", "object": one}
+        if op in ("query", "choose hposition"):
+            return {"op": "side", "object": one}
+        if op == "exist" and deps and self.anchor[deps[0]] is not None:
+            rel = _relation_parts(str(self.step_args[deps[0]]))[1]
+            return {"op": "exists_related", "object": self.anchor[deps[0]] or "", "rel": rel}
+        if op in ("exist", "or", "and"):
+            return {"op": "exists_any"}
+        return {"op": op}
+
+    def step(self, i: int, op: str, arg: str, ins: list[Value]) -> Value:
+        what = f"program step {i} ({op}: {arg.strip()})"
+        if op == "select" and not ins:
+            name, ids = _named(arg)
+            name = normalize_name(name)
+            if ids is not None:
+                return self.listed(name, ids, what)
+            found = self.denoted(name)
+            if not found:
+                self.absent_ok(name, set(self.g.objects), what)
+            return found
+        if op.startswith("filter") and len(ins) == 1 and isinstance(ins[0], set):
+            value = normalize_name(arg)
+            return {o for o in ins[0] if value in self.g.attributes_of(o)}
+        if op == "relate" and len(ins) == 1 and isinstance(ins[0], set):
+            name, rel, role, ids = _relation_parts(arg)
+
+            def related(c: str) -> bool:
+                return any(self.linked(c, rel, x) if role == "s" else self.linked(x, rel, c) for x in ins[0])
+            found = {c for c in self.denoted(name) if related(c)}
+            if ids is not None and not set(ids) <= found:
+                raise EvidenceProblem(f"{what}: listed ids {sorted(set(ids) - found)} are not so related")
+            if not found:
+                self.absent_ok(name, {c for c in self.denoted(name, loose=True) if related(c)}, what)
+            return found
+        if op == "exist" and len(ins) == 1 and isinstance(ins[0], set):
+            return "yes" if ins[0] else "no"
+        if op in ("or", "and") and len(ins) == 2 and all(isinstance(v, str) for v in ins):
+            yes = [v == "yes" for v in ins]
+            return "yes" if (any(yes) if op == "or" else all(yes)) else "no"
+        if op == "verify rel" and len(ins) == 1:
+            return self.verify_rel(what, arg, self.one(ins[0], what))
+        if (op == "query" and normalize_name(arg) in ("color", "hposition")
+                or op == "choose hposition") and len(ins) == 1:
+            oid = self.one(ins[0], what)
+            if op == "query" and normalize_name(arg) == "color":
+                colors = sorted(self.g.attributes_of(oid) & self.rules.colors)
+                if len(colors) != 1:
+                    raise EvidenceProblem(f"{what}: object {oid} has colours {colors}; one is needed")
+                return colors[0]
+            return self.g.side(oid)
+        raise EvidenceProblem(f"{what}: not an operation this executor runs on these inputs")
+
+    def verify_rel(self, what: str, arg: str, given: str) -> str:
+        name, rel, role, ids = _relation_parts(arg)
+        named = self.listed(name, ids, what) if ids is not None else self.denoted(name)
+        other = self.one(named, what)
+        subject, obj = (other, given) if role == "s" else (given, other)
+        opp = self.rules.opposites.get(rel)
+        yes = self.linked(subject, rel, obj) or (opp is not None and self.g.has_edge(obj, opp, subject))
+        no = opp is not None and (self.g.has_edge(subject, opp, obj) or self.g.has_edge(obj, rel, subject))
+        if yes and no:
+            raise EvidenceProblem(f"{what}: the graph says both {rel!r} and {opp!r} of {subject}, {obj}")
+        if not (yes or no):
+            raise EvidenceProblem(f"{what}: the graph says neither {rel!r} nor its opposite of {subject}, {obj}")
+        return "yes" if yes else "no"
+
+
+def execute_program(semantic: list[Any], graph: GraphIndex, rules: VerifyRules,
+                    nouns: NounTable | None = None) -> tuple[str, dict[str, str]]:
+    """The program's answer on the graph and what its last step asks (operation, objects,
+    relation, in evidence-query terms), or an EvidenceProblem saying why it has no answer."""
+    if not isinstance(semantic, list) or not semantic:
+        raise EvidenceProblem("'semantic' must be a non-empty list of program steps")
+    executor = _Executor(graph, rules, nouns or load_nouns())
+    answer = executor.run(semantic)
+    return answer, executor.asked[-1]

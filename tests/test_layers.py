@@ -1,0 +1,134 @@
+"""The package's module map, held: each folder is a stage, and a stage imports only the stages
+below it. `verify/` imports nothing from the generator side, so a bug in the generator cannot
+hide itself in the checker.
+
+The map here is the README's module map; a new module lands in a folder or this test fails.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Where each source folder's modules live in the import namespace.
+SOURCES = {"contrastgen": REPO / "contrastgen", "contrastgen.api": REPO / "api",
+           "contrastgen.mturk": REPO / "mturk", "contrastgen.rules": REPO / "rules"}
+
+# Stage -> the stages it may import (itself always). Order is the README's, lowest first.
+CORE = "core"  # the root modules of contrastgen/: errors, jsonio, answers, resources, records
+GENERATOR = ("language", "scene", "templates", "engine", "run", "writers")
+ALLOWED: dict[str, set[str]] = {
+    CORE: set(),
+    "datasets": {CORE},
+    "verify": {CORE, "datasets"},
+    "language": {CORE},
+    "scene": {CORE, "datasets", "language"},
+    "templates": {CORE, "datasets", "language", "scene"},
+    "engine": {CORE, "datasets", "language", "scene", "templates"},
+    "run": {CORE, "datasets", "language", "scene", "templates", "engine"},
+    "writers": {CORE, "datasets", "run"},
+    "mturk": {CORE},
+    "ood": {CORE, "datasets"},
+    "evaluation": {CORE, "datasets", "language", "scene", "templates", "engine", "run", "verify"},
+    "api": {CORE, "datasets", "language", "scene", "templates", "engine", "run", "writers",
+            "verify", "evaluation"},
+    "cli": {CORE, "datasets", "language", "scene", "templates", "engine", "run", "writers",
+            "verify", "evaluation", "ood", "mturk", "api"},
+    "data": set(), "rules": set(),
+}
+CORE_MODULES = {"__init__", "__main__", "answers", "errors", "jsonio", "records", "resources"}
+
+
+def stage_of(module: str) -> str:
+    """The stage of a dotted module name inside contrastgen."""
+    parts = module.split(".")
+    assert parts[0] == "contrastgen", module
+    if len(parts) == 1:
+        return CORE
+    head = parts[1]
+    if head == "engine":
+        return "engine"
+    if head in CORE_MODULES:
+        return "cli" if head == "__main__" else CORE
+    assert head in ALLOWED, f"{module} is in no stage of the module map"
+    return head
+
+
+def modules() -> list[tuple[str, Path]]:
+    found = []
+    for package, folder in SOURCES.items():
+        for path in sorted(folder.rglob("*.py")):
+            rel = path.relative_to(folder).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            found.append((".".join([package, *parts]), path))
+    return found
+
+
+def imports_of(path: Path, module: str) -> list[str]:
+    """Every contrastgen module a source file imports, relative imports resolved."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            out.append(base)
+            out += [f"{base}.{a.name}" for a in node.names]
+    return [m for m in out if m == "contrastgen" or m.startswith("contrastgen.")]
+
+
+def known(module: str) -> bool:
+    """Whether a dotted name is a real module or package (not `package.some_function`)."""
+    return module in MODULE_NAMES
+
+
+MODULE_NAMES = {name for name, _ in modules()}
+
+
+def test_every_module_is_in_a_stage():
+    for name, _ in modules():
+        stage_of(name)
+
+
+def test_the_root_of_the_package_is_small():
+    root = sorted(p.name for p in (REPO / "contrastgen").glob("*.py"))
+    assert len(root) < 10, root
+
+
+@pytest.mark.parametrize("name,path", modules(), ids=[n for n, _ in modules()])
+def test_a_stage_imports_only_the_stages_below_it(name, path):
+    stage = stage_of(name)
+    for target in imports_of(path, name):
+        if not known(target):
+            continue
+        other = stage_of(target)
+        assert other == stage or other in ALLOWED[stage], f"{name} ({stage}) imports {target} ({other})"
+
+
+def test_the_verifier_imports_nothing_of_the_generator():
+    """Spelled out on its own because it is the point of the verifier, not a matter of tidiness."""
+    checked = 0
+    for name, path in modules():
+        if stage_of(name) != "verify" and name != "contrastgen.cli.verify_cmds":
+            continue
+        checked += 1
+        for target in imports_of(path, name):
+            assert not known(target) or stage_of(target) not in GENERATOR, f"{name} imports {target}"
+    assert checked >= 9
+
+
+def test_the_layer_test_sees_a_violation(tmp_path):
+    """The scan must resolve relative imports; a planted upward import is caught."""
+    planted = tmp_path / "bad.py"
+    planted.write_text("from ..engine import Engine\nfrom contrastgen.templates import registry\n")
+    found = imports_of(planted, "contrastgen.verify.bad")
+    assert "contrastgen.engine" in found and "contrastgen.templates.registry" in found
+    assert {stage_of(m) for m in found if known(m)} & set(GENERATOR)
