@@ -32,6 +32,7 @@ from contrastgen.errors import InputError
 from contrastgen.evaluation.contrast import evaluate_contrast
 from contrastgen.evaluation.predictions import parse_predictions
 from contrastgen.jsonio import dumps
+from contrastgen.records import contrast_set_record
 from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image
 from contrastgen.run.stats import compute_stats, outcome
 from contrastgen.verify.checker import verify_contrast_sets
@@ -76,12 +77,14 @@ def _max_k(max_k: int, limits: Limits) -> int:
     return max_k
 
 
-def result_dict(res: Any) -> dict[str, Any]:
-    """A `PerturbResult` as JSON: with perturbations and without `reason`, it is exactly the
-    record `to_record()` gives, i.e. the contrast_sets.jsonl line."""
-    return {"question_id": res.question_id, "image_id": res.image_id, "question": res.question,
-            "answer": res.answer, "template": res.template, "slots": res.slots,
-            "grounding": res.grounding, "perturbations": res.perturbations, "reason": res.reason}
+def result_dict(res: PerturbResult) -> dict[str, Any]:
+    """A `PerturbResult` as JSON: the contrast_sets.jsonl record (even with no perturbations)
+    plus `reason`."""
+    record = contrast_set_record(question_id=res.question_id, image_id=res.image_id,
+                                 template=res.template, question=res.question, answer=res.answer,
+                                 slots=res.slots, grounding=res.grounding,
+                                 perturbations=res.perturbations)
+    return {**record, "reason": res.reason}
 
 
 # --- /v1/perturb ------------------------------------------------------------------------------
@@ -203,15 +206,7 @@ def verify(state: EngineState, limits: Limits, body: bytes, deadline: Deadline) 
     deadline.check()
     report = verify_contrast_sets(data["records"], graphs, rules=state.verify_rules)
     # The same fields as `contrastgen verify --json`, less the file name.
-    return dumps({
-        "ok": report.ok,
-        "checked": report.checked,
-        "failed": report.failed_perturbations,
-        "by_check": report.by_check(),
-        "unannotated_prone_rules": state.verify_rules.unannotated_prone_source,
-        "failures": [{"question_id": f.question_id, "perturbation_id": f.perturbation_id,
-                      "problem": f.problem, "check": f.check} for f in report.failures],
-    })
+    return dumps(report.as_dict(unannotated_prone_rules=state.verify_rules.unannotated_prone_source))
 
 
 # --- /v1/evaluate -----------------------------------------------------------------------------

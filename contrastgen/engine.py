@@ -33,6 +33,7 @@ from contrastgen.errors import InputError
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.language.nounphrase import fits
 from contrastgen.language.nounphrase import parse_cached as parse
+from contrastgen.records import contrast_set_record
 from contrastgen.scene.corpus import Corpus
 from contrastgen.scene.ground import ground_slots
 from contrastgen.scene.index import SceneIndex
@@ -77,9 +78,10 @@ class PerturbResult:
         """The contrast_sets.jsonl line, or None when nothing was produced."""
         if not self.perturbations:
             return None
-        return {"question_id": self.question_id, "image_id": self.image_id, "template": self.template,
-                "question": self.question, "answer": self.answer, "slots": self.slots,
-                "grounding": self.grounding, "perturbations": self.perturbations}
+        return contrast_set_record(question_id=self.question_id, image_id=self.image_id,
+                                   template=self.template, question=self.question, answer=self.answer,
+                                   slots=self.slots, grounding=self.grounding,
+                                   perturbations=self.perturbations)
 
 
 class Engine:

@@ -1,6 +1,7 @@
-"""Reading what a crowd-verification export starts from: contrast sets and gold items.
+"""Reading what a crowd-verification export starts from: contrast sets (validated by
+`contrastgen.records`, as every reader of them is) and gold items.
 
-Both are validated here, once, so that sampling and layout code can index without checks and a
+Both are validated once, so that sampling and layout code can index without checks and a
 bad line is reported with its file and record instead of surfacing as a KeyError mid-export.
 """
 
@@ -12,13 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contrastgen import records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json, read_jsonl
-
-CONTRAST_FILE = "contrast_sets.jsonl"
-
-_RECORD_FIELDS = ("question_id", "image_id", "template", "question", "answer", "perturbations")
-_PERTURBATION_FIELDS = ("question_id", "question", "answer")
 
 
 @dataclass(frozen=True)
@@ -37,63 +34,15 @@ class GoldItem:
     image_url: str | None = None
 
 
-def contrast_sets_path(path: str | os.PathLike[str]) -> Path:
-    """Accept either the output directory of `contrastgen generate` or the JSONL file itself."""
-    p = Path(path)
-    return p / CONTRAST_FILE if p.is_dir() else p
-
-
-def validate_contrast_record(rec: Any, *, path: str, line: int) -> dict[str, Any]:
-    """Check the fields the export relies on; return the record with string ids."""
-    where = f"line {line}"
-    if not isinstance(rec, Mapping):
-        raise InputError("contrast-set line is not an object", path=path, record=where)
-    for field in _RECORD_FIELDS:
-        if field not in rec:
-            raise InputError(f"missing field {field!r}", path=path, record=f"{where} ({rec.get('question_id')})")
-    qid = str(rec["question_id"])
-    perts = rec["perturbations"]
-    if not isinstance(perts, list) or not perts:
-        raise InputError("field 'perturbations' must be a non-empty list", path=path, record=f"question {qid}")
-    for i, pert in enumerate(perts):
-        if not isinstance(pert, Mapping):
-            raise InputError(f"perturbation {i} is not an object", path=path, record=f"question {qid}")
-        for field in _PERTURBATION_FIELDS:
-            if not isinstance(pert.get(field), str):
-                raise InputError(f"perturbation {i} lacks a string {field!r}", path=path, record=f"question {qid}")
-    for field in ("question", "answer", "template"):
-        if not isinstance(rec[field], str):
-            raise InputError(f"field {field!r} is not a string", path=path, record=f"question {qid}")
-    out = dict(rec)
-    out["question_id"] = qid
-    out["image_id"] = str(rec["image_id"])
-    return out
-
-
 def load_contrast_sets(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Load and validate `contrast_sets.jsonl`; an empty file or a repeated (id, template) is an error."""
-    file = contrast_sets_path(path)
-    records: list[dict[str, Any]] = []
-    seen: set[tuple[str, str]] = set()
-    for line, rec in enumerate(read_jsonl(file), 1):
-        out = validate_contrast_record(rec, path=str(file), line=line)
-        key = (out["question_id"], out["template"])  # one line per (question, template)
-        if key in seen:
-            raise InputError(f"question id appears twice for template {key[1]!r}", path=str(file),
-                             record=f"line {line} (question {key[0]})")
-        seen.add(key)
-        records.append(out)
-    if not records:
-        raise InputError("no contrast sets found (file is empty)", path=str(file))
-    return records
+    """The records of a contrast file or `generate` output directory, validated by
+    `contrastgen.records` (ids as strings)."""
+    return [cs.record for cs in records.load_contrast_sets(path)]
 
 
-def validate_records(records: Iterable[Mapping[str, Any]], *, source: str = "<records>") -> list[dict[str, Any]]:
-    """Validate records handed to the library API directly (the HTTP service does this)."""
-    out = [validate_contrast_record(r, path=source, line=i) for i, r in enumerate(records, 1)]
-    if not out:
-        raise InputError("no contrast sets given", path=source)
-    return out
+def validate_records(recs: Iterable[Mapping[str, Any]], *, source: str = "<records>") -> list[dict[str, Any]]:
+    """Validate records handed to the library API directly."""
+    return [cs.record for cs in records.parse_contrast_sets(recs, path=source)]
 
 
 def _gold_from(obj: Any, *, path: str, record: str) -> GoldItem:

@@ -108,7 +108,7 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
     inputs = {"predictions": {name: str(p) for name, p in paths.items()}}
     if contrast_dir is not None:
         from contrastgen.evaluation.contrast import evaluate_contrast
-        from contrastgen.evaluation.contrast_sets import contrast_file, load_contrast_records
+        from contrastgen.records import contrast_file, load_contrast_records
 
         records = load_contrast_records(contrast_dir)
         report = evaluate_contrast(records, predictions, seed=seed, n_boot=n_boot,

@@ -51,15 +51,15 @@ def export_cmd(contrast: Path, images_base_url: str, sample: int, seed: int, out
     hit_properties.json, api_hits.jsonl); OUT/manifest.json is private and maps items back.
     """
     from contrastgen.mturk import export_hits, load_contrast_sets, load_gold
-    from contrastgen.mturk.inputs import contrast_sets_path
     from contrastgen.mturk.layout import DEFAULT_TITLE
+    from contrastgen.records import contrast_file
 
     records = load_contrast_sets(contrast)
     gold_items = load_gold(gold) if gold is not None else None
     summary = export_hits(records, images_base_url=images_base_url, sample=sample, seed=seed,
                           assignments=assignments, items_per_hit=items_per_hit, reward=reward,
                           gold=gold_items, out_dir=out, gold_per_hit=gold_per_hit,
-                          title=title or DEFAULT_TITLE, source=str(contrast_sets_path(contrast)))
+                          title=title or DEFAULT_TITLE, source=str(contrast_file(contrast)))
     console = Console()
     table = Table(title=f"MTurk batch in {out}")
     table.add_column("template")

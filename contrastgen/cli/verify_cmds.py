@@ -6,18 +6,15 @@ check failed, 2 the input could not be read (the CLI group turns InputError into
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import click
 
 from contrastgen.datasets.gqa import load_scene_graphs
-from contrastgen.errors import InputError
-from contrastgen.jsonio import dumps, read_jsonl
-from contrastgen.verify.checker import VerifyReport, verify_contrast_sets
+from contrastgen.jsonio import dumps
+from contrastgen.records import VerifyReport, contrast_file, read_contrast_records
+from contrastgen.verify.checker import verify_contrast_sets
 from contrastgen.verify.rules import load_rules
-
-CONTRAST_SETS = "contrast_sets.jsonl"
 
 
 def register(group: click.Group) -> None:
@@ -40,37 +37,18 @@ def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int) -> N
     executor, checks each fact against the scene graph, and checks presuppositions (unambiguous
     references, no absence of unannotated-prone objects, consistent ranks and ids).
     """
-    path = out_dir if out_dir.is_file() else out_dir / CONTRAST_SETS
-    records = read_jsonl(path)
-    first = next(records, None)  # fail on a missing or empty file before the slow graph load
-    if first is None:
-        raise InputError("file is empty: no contrast sets to verify", path=str(path))
+    path = contrast_file(out_dir)
+    records = read_contrast_records(path)  # fails on a missing or empty file before the slow graph load
     graphs = load_scene_graphs(scene_graphs)
     rules = load_rules()
-    report = verify_contrast_sets(itertools.chain([first], records), graphs, rules=rules)
+    report = verify_contrast_sets(records, graphs, rules=rules)
     prone_source = rules.unannotated_prone_source
     if as_json:
-        click.echo(dumps(_as_dict(report, str(path), prone_source)).decode(), nl=False)
+        click.echo(dumps(report.as_dict(unannotated_prone_rules=prone_source, file=str(path))).decode(), nl=False)
     else:
         _print_summary(report, path, prone_source, show)
     if not report.ok:
         click.get_current_context().exit(1)
-
-
-def _as_dict(report: VerifyReport, path: str, prone_source: str | None) -> dict:
-    return {
-        "file": path,
-        "checked": report.checked,
-        "failed": report.failed_perturbations,
-        "ok": report.ok,
-        "unannotated_prone_rules": prone_source,
-        "by_check": report.by_check(),
-        "failures": [
-            {"question_id": f.question_id, "perturbation_id": f.perturbation_id, "problem": f.problem,
-             "check": f.check}
-            for f in report.failures
-        ],
-    }
 
 
 def _print_summary(report: VerifyReport, path: Path, prone_source: str | None, show: int) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError
 from contrastgen.evaluation.bootstrap import bootstrap_many, bootstrap_sums
-from contrastgen.evaluation.contrast_sets import ContrastSet, Perturbation, parse_contrast_sets
+from contrastgen.records import ContrastSet, Perturbation, parse_contrast_sets
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5)
 METRICS: tuple[str, ...] = ("original_accuracy", "perturbed_accuracy", "drop", "consistency")

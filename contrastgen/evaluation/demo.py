@@ -15,10 +15,10 @@ from rich.console import RenderableType
 from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.evaluation.baselines import oracle_predictions, prior_predictions, to_submission
 from contrastgen.evaluation.contrast import evaluate_contrast
-from contrastgen.evaluation.contrast_sets import contrast_file, load_contrast_records
 from contrastgen.evaluation.report import render_report, write_report
 from contrastgen.evaluation.run_baselines import is_perturbation, template_resolver
 from contrastgen.jsonio import write_json
+from contrastgen.records import contrast_file, load_contrast_records
 
 AUGMENTED_FILE = "augmented.json"
 

@@ -26,13 +26,13 @@ import contextlib
 import functools
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import regex
 
 from contrastgen.answers import normalize_answer as _normalize_answer
 from contrastgen.datasets.gqa import validate_scene_graph
+from contrastgen.records import Failure, VerifyReport
 from contrastgen.verify.facts import check_fact
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex, object_id
 from contrastgen.verify.program import execute_program
@@ -70,43 +70,6 @@ Problem = tuple[str, str]  # (check, human-readable sentence)
 normalize_answer = functools.lru_cache(maxsize=65536)(_normalize_answer)
 
 
-@dataclass
-class Failure:
-    """One check that did not hold. `perturbation_id` is None for a problem with the whole record.
-
-    `check` names the kind of check (one of CHECKS) so that reports can count failures by kind.
-    """
-
-    question_id: str
-    perturbation_id: str | None
-    problem: str
-    check: str = STRUCTURE
-
-
-@dataclass
-class VerifyReport:
-    """`checked` counts perturbations; `failures` lists every problem found (several per perturbation possible)."""
-
-    checked: int
-    failures: list[Failure] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.failures
-
-    @property
-    def failed_perturbations(self) -> int:
-        """How many distinct perturbations (or whole records) failed at least one check."""
-        return len({(f.question_id, f.perturbation_id) for f in self.failures})
-
-    def by_check(self) -> dict[str, int]:
-        """Problems per kind of check, in CHECKS order, kinds with none left out."""
-        counts = {check: 0 for check in CHECKS}
-        for f in self.failures:
-            counts[f.check] = counts.get(f.check, 0) + 1
-        return {check: n for check, n in counts.items() if n}
-
-
 def verify_perturbation(perturbation: dict, original_answer: str, scene_graph: dict, *,
                         rules: VerifyRules | None = None) -> list[str]:
     """Every problem with one perturbation, as human-readable sentences; [] if it holds.
@@ -124,7 +87,7 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
     """Check every record and perturbation of a `contrast_sets.jsonl` stream against the graphs."""
     rules = rules or load_rules()
     indexes = _IndexCache(scene_graphs)
-    report = VerifyReport(checked=0)
+    report = VerifyReport(checked=0, check_order=CHECKS)
     seen_records: set[tuple[str, str]] = set()
     seen_perturbations: set[str] = set()
     for n, record in enumerate(records, 1):

@@ -14,7 +14,7 @@ from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.evaluation import demo_loop
 from contrastgen.evaluation.baselines import oracle_predictions
 from contrastgen.evaluation.contrast import evaluate_contrast
-from contrastgen.evaluation.contrast_sets import load_contrast_records
+from contrastgen.records import load_contrast_records
 from contrastgen.run.generate import generate
 
 SAMPLE = Path(__file__).resolve().parents[2] / "contrastgen" / "data" / "sample"

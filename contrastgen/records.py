@@ -1,0 +1,246 @@
+"""The contrast-set record: built, read and validated here, and nowhere else.
+
+A line of `contrast_sets.jsonl` is the contract between `generate` (and the HTTP service) and
+everything that reads its output: `evaluate`, `verify`, `mturk export` and the API's evaluate.
+Building it in one function and validating it in one parser means a field added or renamed here
+reaches every reader at once, and a truncated or hand-edited file fails the same way everywhere:
+with the file and the question id, never a KeyError in the middle of a bootstrap or an export.
+
+The verify report lives here too, because the CLI and the API print the same JSON.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contrastgen.answers import normalize_answer
+from contrastgen.errors import InputError
+from contrastgen.jsonio import read_jsonl
+
+CONTRAST_FILE = "contrast_sets.jsonl"
+
+# A record's fields, in the order a reader checks them.
+RECORD_FIELDS = ("question_id", "image_id", "template", "question", "answer", "perturbations")
+
+
+def contrast_set_record(*, question_id: str, image_id: str, template: str | None, question: str, answer: str,
+                        slots: dict[str, str], grounding: dict[str, Any],
+                        perturbations: list[dict[str, Any]]) -> dict[str, Any]:
+    """One line of contrast_sets.jsonl (the API adds `reason` to the same fields)."""
+    return {"question_id": question_id, "image_id": image_id, "template": template,
+            "question": question, "answer": answer, "slots": slots,
+            "grounding": grounding, "perturbations": perturbations}
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    question_id: str
+    question: str
+    answer: str  # normalised gold answer
+    rank: int
+    kind: str  # object | attribute | relation
+    record: Mapping[str, Any]  # the raw entry, kept for error analysis (change, evidence)
+
+
+@dataclass(frozen=True)
+class ContrastSet:
+    """An original question and its perturbations (all ranks); metrics filter by rank."""
+
+    question_id: str
+    image_id: str
+    template: str
+    question: str
+    answer: str  # normalised gold answer
+    perturbations: tuple[Perturbation, ...]
+    record: dict[str, Any] = field(compare=False)  # the raw record, ids as strings
+
+    def up_to(self, k: int) -> tuple[Perturbation, ...]:
+        """The nested set for k: perturbations of rank <= k."""
+        return tuple(p for p in self.perturbations if p.rank <= k)
+
+
+def _field(rec: Mapping[str, Any], name: str, kind: type | tuple[type, ...], *, path: str | None,
+           record: str) -> Any:
+    if name not in rec:
+        raise InputError(f"missing field {name!r}", path=path, record=record)
+    value = rec[name]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise InputError(f"field {name!r} has the wrong type", path=path, record=record)
+    return value
+
+
+def _perturbation(raw: Any, *, parent: str, index: int, path: str | None) -> Perturbation:
+    where = f"question {parent} perturbation {index}"
+    if not isinstance(raw, Mapping):
+        raise InputError("perturbation is not an object", path=path, record=where)
+    qid = str(_field(raw, "question_id", (str, int), path=path, record=where))
+    where = f"question {qid}"
+    rank = _field(raw, "rank", int, path=path, record=where)
+    if rank < 1:
+        raise InputError("field 'rank' must be >= 1", path=path, record=where)
+    change = _field(raw, "change", Mapping, path=path, record=where)
+    kind = change.get("kind")
+    if not isinstance(kind, str):
+        raise InputError("field 'change.kind' is missing", path=path, record=where)
+    return Perturbation(
+        question_id=qid,
+        question=_field(raw, "question", str, path=path, record=where),
+        answer=normalize_answer(_field(raw, "answer", str, path=path, record=where)),
+        rank=rank,
+        kind=kind,
+        record=raw,
+    )
+
+
+def _contrast_set(rec: Any, *, line: int, path: str | None) -> ContrastSet:
+    where = f"line {line}"
+    if not isinstance(rec, Mapping):
+        raise InputError("contrast set is not an object", path=path, record=where)
+    for name in RECORD_FIELDS:
+        if name not in rec:
+            raise InputError(f"missing field {name!r}", path=path, record=f"{where} ({rec.get('question_id')})")
+    qid = str(_field(rec, "question_id", (str, int), path=path, record=where))
+    where = f"question {qid}"
+    raw_perts = _field(rec, "perturbations", list, path=path, record=where)
+    if not raw_perts:
+        raise InputError("contrast set has no perturbations (field 'perturbations' must be a non-empty list)",
+                         path=path, record=where)
+    perts = tuple(_perturbation(p, parent=qid, index=j, path=path) for j, p in enumerate(raw_perts))
+    image_id = str(_field(rec, "image_id", (str, int), path=path, record=where))
+    return ContrastSet(
+        question_id=qid,
+        image_id=image_id,
+        template=_field(rec, "template", str, path=path, record=where),
+        question=_field(rec, "question", str, path=path, record=where),
+        answer=normalize_answer(_field(rec, "answer", str, path=path, record=where)),
+        perturbations=perts,
+        record={**rec, "question_id": qid, "image_id": image_id},
+    )
+
+
+def parse_contrast_sets(records: Iterable[Any], *, path: str | None = None) -> list[ContrastSet]:
+    """Validate contrast-set records (lines of `contrast_sets.jsonl`), in their given order.
+
+    An original may head one set per template it matches; every perturbation id is unique and
+    no perturbation id is an original's.
+    """
+    out: list[ContrastSet] = []
+    set_keys: set[tuple[str, str]] = set()
+    original_ids: set[str] = set()
+    pert_ids: set[str] = set()
+    for line, rec in enumerate(records, 1):
+        cs = _contrast_set(rec, line=line, path=path)
+        qid = cs.question_id
+        clash = qid if (qid, cs.template) in set_keys or qid in pert_ids else None
+        for p in cs.perturbations:
+            if clash is None and (p.question_id in pert_ids or p.question_id in original_ids):
+                clash = p.question_id
+            pert_ids.add(p.question_id)
+        if clash is not None:
+            raise InputError("question id appears twice", path=path, record=f"question {clash}")
+        set_keys.add((qid, cs.template))
+        original_ids.add(qid)
+        out.append(cs)
+    if not out:
+        raise InputError("no contrast sets found (file is empty)", path=path)
+    return out
+
+
+def contrast_file(path: str | os.PathLike[str]) -> Path:
+    """The `contrast_sets.jsonl` of a `generate` output directory (or the file itself)."""
+    p = Path(path)
+    if p.is_dir() or (not p.exists() and p.suffix != ".jsonl"):  # a missing output directory
+        p = p / CONTRAST_FILE
+    if not p.is_file():
+        raise InputError("file not found (is this the output of `contrastgen generate`?)", path=str(p))
+    return p
+
+
+def read_contrast_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """The raw records of a contrast file or output directory, streamed in file order.
+
+    The first record is read before this returns, so a missing or empty file fails at once
+    (before a caller's slow loading of scene graphs).
+    """
+    file = contrast_file(path)
+    records = read_jsonl(file)
+    first = next(records, None)
+    if first is None:
+        raise InputError("file is empty: no contrast sets", path=str(file))
+
+    def chained() -> Iterator[dict[str, Any]]:
+        yield first
+        yield from records
+
+    return chained()
+
+
+def load_contrast_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every raw record of a contrast file or output directory, in file order."""
+    return list(read_contrast_records(path))
+
+
+def load_contrast_sets(path: str | os.PathLike[str]) -> list[ContrastSet]:
+    """Read and validate a contrast file or output directory."""
+    return parse_contrast_sets(read_contrast_records(path), path=str(contrast_file(path)))
+
+
+# --- the verify report ------------------------------------------------------------------------
+
+
+@dataclass
+class Failure:
+    """One check that did not hold. `perturbation_id` is None for a problem with the whole record.
+
+    `check` names the kind of check (one of verify.checker.CHECKS) so that reports can count
+    failures by kind.
+    """
+
+    question_id: str
+    perturbation_id: str | None
+    problem: str
+    check: str = "structure"
+
+
+@dataclass
+class VerifyReport:
+    """`checked` counts perturbations; `failures` lists every problem found (several per
+    perturbation possible); `check_order` is the order `by_check` lists the kinds in."""
+
+    checked: int
+    failures: list[Failure] = field(default_factory=list)
+    check_order: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    @property
+    def failed_perturbations(self) -> int:
+        """How many distinct perturbations (or whole records) failed at least one check."""
+        return len({(f.question_id, f.perturbation_id) for f in self.failures})
+
+    def by_check(self) -> dict[str, int]:
+        """Problems per kind of check, in `check_order`, kinds with none left out."""
+        counts = dict.fromkeys(self.check_order, 0)
+        for f in self.failures:
+            counts[f.check] = counts.get(f.check, 0) + 1
+        return {check: n for check, n in counts.items() if n}
+
+    def as_dict(self, *, unannotated_prone_rules: str | None, file: str | None = None) -> dict[str, Any]:
+        """The report as `contrastgen verify --json` prints it and the API returns it (without `file`)."""
+        out: dict[str, Any] = {} if file is None else {"file": file}
+        out.update({
+            "checked": self.checked,
+            "failed": self.failed_perturbations,
+            "ok": self.ok,
+            "unannotated_prone_rules": unannotated_prone_rules,
+            "by_check": self.by_check(),
+            "failures": [{"question_id": f.question_id, "perturbation_id": f.perturbation_id,
+                          "problem": f.problem, "check": f.check} for f in self.failures],
+        })
+        return out
