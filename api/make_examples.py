@@ -9,16 +9,15 @@ the wrong thing. These are cut from `contrastgen/data/sample` and the engine's o
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.engine import Engine
 from contrastgen.jsonio import write_json
+from contrastgen.resources import api_file, sample_dir
 from contrastgen.run.generate import generate
 
-HERE = Path(__file__).resolve().parent
-SAMPLE = HERE.parent / "contrastgen" / "data" / "sample"
+SAMPLE = sample_dir()
 ABOUT = ("Request examples shown on the OpenAPI page (/docs), keyed by request model. Generated "
          "from contrastgen/data/sample by `python -m contrastgen.api.make_examples`; do not edit.")
 SEED = 0
@@ -91,7 +90,7 @@ def build() -> dict[str, Any]:
 
 
 def main() -> None:
-    write_json(HERE / "examples.json", build(), indent=True)
+    write_json(api_file("examples.json"), build(), indent=True)
 
 
 if __name__ == "__main__":

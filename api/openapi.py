@@ -9,7 +9,6 @@ real requests over the bundled sample data, kept as data in `examples.json` besi
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from typing import Any
 
 import orjson
@@ -18,13 +17,15 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from contrastgen.resources import package_resource
+
 _REF = "#/components/schemas/{model}"
 
 
 @functools.cache
 def examples() -> dict[str, Any]:
     """`examples.json`: request examples by model name (`{"PerturbRequest": {name: example}}`)."""
-    text = resources.files("contrastgen.api").joinpath("examples.json").read_bytes()
+    text = package_resource("contrastgen.api", "examples.json").read_bytes()
     data = orjson.loads(text)
     data.pop("_about", None)
     return data

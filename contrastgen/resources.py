@@ -9,6 +9,7 @@ from a wheel; nothing here assumes the layout of a checkout. The one exception i
 from __future__ import annotations
 
 from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 
@@ -20,6 +21,22 @@ def rules_dir() -> Path:
 def rules_file(*parts: str) -> Path:
     """A file under `rules/`, e.g. `rules_file("lexicon", "nouns.tsv")`."""
     return rules_dir().joinpath(*parts)
+
+
+def rules_resource(*parts: str) -> Traversable:
+    """A file under `rules/` as a resource: readable even where the package is not a directory."""
+    node = files("contrastgen.rules")
+    for part in parts:
+        node = node.joinpath(part)
+    return node
+
+
+def package_resource(package: str, *parts: str) -> Traversable:
+    """A data file of one of contrastgen's packages (`contrastgen.api`, `contrastgen.mturk`)."""
+    node = files(package)
+    for part in parts:
+        node = node.joinpath(part)
+    return node
 
 
 def lexicon_dir() -> Path:

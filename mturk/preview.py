@@ -9,11 +9,11 @@ for a local stand-in (`assets/crowd_preview.js`) so the page needs no network.
 from __future__ import annotations
 
 import csv
-from importlib import resources
 from pathlib import Path
 
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json, write_text
+from contrastgen.resources import package_resource
 
 from .export import BATCH_CSV, HIT_PROPERTIES, LAYOUT_HTML, UPLOAD_DIR
 from .layout import fill_layout, render_template
@@ -23,7 +23,7 @@ PREVIEW_FILE = "preview.html"
 
 
 def _stand_in_script() -> str:
-    js = resources.files("contrastgen.mturk").joinpath("assets/crowd_preview.js").read_text("utf-8")
+    js = package_resource("contrastgen.mturk", "assets", "crowd_preview.js").read_text("utf-8")
     return f"<script>\n{js}</script>"
 
 

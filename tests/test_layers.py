@@ -132,3 +132,13 @@ def test_the_layer_test_sees_a_violation(tmp_path):
     found = imports_of(planted, "contrastgen.verify.bad")
     assert "contrastgen.engine" in found and "contrastgen.templates.registry" in found
     assert {stage_of(m) for m in found if known(m)} & set(GENERATOR)
+
+
+def test_data_files_are_reached_only_through_resources():
+    """One way to find rules/ and the bundled data, so a wheel install finds them as a checkout does."""
+    for name, path in modules():
+        if name == "contrastgen.resources":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for needle in ("resources.files(", "import files", "__file__"):
+            assert needle not in text, f"{name} finds files with {needle!r}; use contrastgen.resources"

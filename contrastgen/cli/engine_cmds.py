@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 import time
-from importlib.resources import files
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from contrastgen.jsonio import dumps
+from contrastgen.resources import sample_dir
 
 
 def _engine():
@@ -20,7 +20,7 @@ def _engine():
 
 def sample_paths() -> tuple[Path, Path]:
     """The sample dataset that ships inside the package."""
-    base = Path(str(files("contrastgen.data"))) / "sample"
+    base = sample_dir()
     return base / "questions.json", base / "scene_graphs.json"
 
 

@@ -8,16 +8,17 @@ swap them without touching the algorithms.
 from __future__ import annotations
 
 import functools
-import importlib.resources
+from importlib.resources.abc import Traversable
 from typing import Any
 
 import orjson
 
 from contrastgen.errors import InputError
+from contrastgen.resources import rules_resource
 
 
-def _rules_file(name: str):
-    return importlib.resources.files("contrastgen.rules") / "ood" / name
+def _rules_file(name: str) -> Traversable:
+    return rules_resource("ood", name)
 
 
 def read_lines(name: str) -> list[str]:

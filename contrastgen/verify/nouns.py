@@ -13,9 +13,9 @@ loose one, since a reader may take a bowl for a dish.
 from __future__ import annotations
 
 import functools
-import importlib.resources
 from dataclasses import dataclass
 
+from contrastgen.resources import rules_resource
 from contrastgen.verify.rules import normalize_name
 
 _NOUNS = ("lexicon", "nouns.tsv")
@@ -59,9 +59,7 @@ class NounTable:
 
 
 def _read(parts: tuple[str, ...]) -> str | None:
-    node = importlib.resources.files("contrastgen.rules")
-    for part in parts:
-        node = node.joinpath(part)
+    node = rules_resource(*parts)
     return node.read_text(encoding="utf-8") if node.is_file() else None
 
 

@@ -9,12 +9,12 @@ that a dozen lines re-read them independently.
 from __future__ import annotations
 
 import functools
-import importlib.resources
 import json
 from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 
 from contrastgen.errors import InputError
+from contrastgen.resources import rules_resource
 
 _RELATIONS = ("relations.tsv",)
 _COLORS = ("lexicon", "colors.txt")
@@ -82,10 +82,7 @@ def _entries(text: str) -> list[str]:
 
 
 def _resource(parts: tuple[str, ...]) -> Traversable:
-    node = importlib.resources.files("contrastgen.rules")
-    for part in parts:
-        node = node.joinpath(part)
-    return node
+    return rules_resource(*parts)
 
 
 def _read_required(parts: tuple[str, ...]) -> tuple[str, str]:

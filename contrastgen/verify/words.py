@@ -21,13 +21,13 @@ Rules a reading follows:
 from __future__ import annotations
 
 import functools
-import importlib.resources
 import json
 from dataclasses import dataclass
 from typing import Any
 
 import regex
 
+from contrastgen.resources import rules_resource
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex
 from contrastgen.verify.nouns import NounTable, load_nouns
 from contrastgen.verify.query import execute_query
@@ -72,7 +72,7 @@ def _compile(pattern: str, data: dict[str, Any]) -> regex.Pattern:
 
 @functools.lru_cache(maxsize=1)
 def load_reading_rules() -> ReadingRules:
-    text = importlib.resources.files("contrastgen.rules").joinpath("readings.json").read_text(encoding="utf-8")
+    text = rules_resource("readings.json").read_text(encoding="utf-8")
     data = json.loads(text)
     frames = []
     for f in data["frames"]:
@@ -153,7 +153,7 @@ def _one(phrase: Phrase, graph: GraphIndex, nouns: NounTable) -> str:
 @functools.lru_cache(maxsize=1)
 def attribute_opposites() -> dict[str, frozenset[str]]:
     """rules/attribute_opposites.tsv read both ways, with the verifier's own few lines."""
-    text = importlib.resources.files("contrastgen.rules").joinpath("attribute_opposites.tsv").read_text(encoding="utf-8")
+    text = rules_resource("attribute_opposites.tsv").read_text(encoding="utf-8")
     out: dict[str, set[str]] = {}
     for line in text.splitlines():
         cols = [c.strip().lower() for c in line.split("#", 1)[0].split("\t")]
