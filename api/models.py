@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SkipValidation
 
 Seed = Field(0, ge=-(2**63), le=2**63 - 1, description="seed of every random choice; same seed, same output")
 # numpy's generators (the bootstrap) take only non-negative seeds.
@@ -139,7 +139,7 @@ class PerturbRequest(_Closed):
     answer: str = Field(min_length=1, examples=["yes"])
     semantic: Program = Field(
         None, description="GQA's functional program; grounds slots to object ids when present")
-    scene_graph: SceneGraph
+    scene_graph: SkipValidation[SceneGraph]  # validated once, by the library (see service._graph)
     question_id: str = Field("q", min_length=1, description="perturbations are named `<question_id>_c<rank>`")
     image_id: str = Field("image", min_length=1)
     max_k: int = Field(5, ge=1, description="at most this many perturbations, ranked 1..max_k")
@@ -169,7 +169,7 @@ class PerturbResult(_Open):
 
 class BatchRequest(_Closed):
     questions: dict[str, Question] = Field(description="GQA questions keyed by question id")
-    scene_graphs: dict[str, SceneGraph] = Field(description="GQA scene graphs keyed by image id")
+    scene_graphs: dict[str, SkipValidation[SceneGraph]] = Field(description="GQA scene graphs keyed by image id")
     max_k: int = Field(5, ge=1)
     templates: list[str] | None = None
     seed: int = Seed
@@ -193,7 +193,7 @@ class VerifyRequest(_Closed):
     records: list[dict[str, Any]] = Field(
         description="contrast_sets.jsonl records; checked as the CLI checks them, so a malformed "
                     "record is reported as a failure rather than rejected")
-    scene_graphs: dict[str, SceneGraph]
+    scene_graphs: dict[str, SkipValidation[SceneGraph]]
 
 
 class VerifyFailure(_Open):

@@ -18,6 +18,7 @@ from contrastgen.api.models import (
     EvaluateRequest,
     PerturbRequest,
     PerturbResult,
+    SceneGraph,
     TemplatesResponse,
     VerifyRequest,
     VerifyResponse,
@@ -36,7 +37,9 @@ NDJSON = "application/x-ndjson"
 # enough that the first results arrive at once and memory stays flat.
 STREAM_SLICE = 64
 
-REQUEST_MODELS = [PerturbRequest, BatchRequest, VerifyRequest, EvaluateRequest]
+# SceneGraph is listed on its own because the bodies embed it unvalidated (the library validates
+# scene graphs), which inlines its schema; listed, it is also a component clients can refer to.
+REQUEST_MODELS = [PerturbRequest, BatchRequest, VerifyRequest, EvaluateRequest, SceneGraph]
 
 router = APIRouter()
 

@@ -45,13 +45,19 @@ def _limit(what: str, value: int, limit: int) -> None:
         raise LimitExceeded(what, value, limit)
 
 
-def _graph(image_id: str, raw: dict[str, Any], limits: Limits, loc: list[str | int]) -> dict[str, Any]:
-    """The graph as the CLI would have read it from a file, after the CLI's own validation."""
-    _limit(f"objects in scene graph {image_id!r}", len(raw["objects"]), limits.max_objects_per_graph)
+def _graph(image_id: str, raw: Any, limits: Limits, loc: list[str | int]) -> dict[str, Any]:
+    """The graph as the CLI would have read it from a file, after the CLI's own validation.
+
+    The request models skip validating scene graphs (their schema still documents them): this
+    is the one validation, the library's, and its errors carry the field they are about.
+    """
+    objects = raw.get("objects") if isinstance(raw, dict) else None
+    if isinstance(objects, dict):
+        _limit(f"objects in scene graph {image_id!r}", len(objects), limits.max_objects_per_graph)
     try:
         return validate_scene_graph(image_id, raw)
     except InputError as exc:
-        raise FieldError(loc, str(exc), "invalid_scene_graph") from None
+        raise FieldError([*loc, *(exc.field or ())], str(exc), "invalid_scene_graph") from None
 
 
 def _graphs(graphs: Mapping[str, dict[str, Any]], limits: Limits) -> dict[str, dict[str, Any]]:

@@ -17,9 +17,13 @@ class ContrastgenError(Exception):
 class InputError(ContrastgenError):
     """Bad input: malformed JSON, a missing field, an unknown id, an empty file."""
 
-    def __init__(self, message: str, *, path: str | None = None, record: str | None = None):
+    def __init__(self, message: str, *, path: str | None = None, record: str | None = None,
+                 field: tuple[str | int, ...] | None = None):
         self.path = path
         self.record = record
+        # Where in the record, as keys (("objects", "9", "x")): the HTTP service reports it as the
+        # error's location, so a client sees the same path a schema validator would give.
+        self.field = field
         self.reason = message
         where = []
         if path:
@@ -31,4 +35,5 @@ class InputError(ContrastgenError):
 
     def __reduce__(self):
         # keep path and record when the error crosses from a worker process to the parent
-        return (functools.partial(type(self), path=self.path, record=self.record), (self.reason,))
+        return (functools.partial(type(self), path=self.path, record=self.record, field=self.field),
+                (self.reason,))

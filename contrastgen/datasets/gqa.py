@@ -92,48 +92,53 @@ def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> d
         raise InputError("scene graph is not an object", path=path, record=rec)
     objects = g.get("objects")
     if not isinstance(objects, Mapping):
-        raise InputError("missing or invalid field 'objects'", path=path, record=rec)
+        raise InputError("missing or invalid field 'objects'", path=path, record=rec, field=("objects",))
     width = g.get("width")
     if type(width) not in _NUMBER or width <= 0:
-        raise InputError("missing or invalid field 'width'", path=path, record=rec)
+        raise InputError("missing or invalid field 'width'", path=path, record=rec, field=("width",))
     for oid, obj in objects.items():
         if (type(obj) is not dict or type(obj.get("name")) is not str or not obj["name"].strip()
                 or type(obj.get("x")) not in _NUMBER or type(obj.get("y")) not in _NUMBER
                 or type(obj.get("w")) not in _NUMBER or type(obj.get("h")) not in _NUMBER):
-            _check_object_slowly(obj, path, f"{rec} object {oid}")
+            _check_object_slowly(obj, path, f"{rec} object {oid}", ("objects", str(oid)))
         attrs = obj.get("attributes", ())
         if type(attrs) is not list or not all(type(a) is str for a in attrs):
-            _check_object_slowly(obj, path, f"{rec} object {oid}")
+            _check_object_slowly(obj, path, f"{rec} object {oid}", ("objects", str(oid)))
         rels = obj.get("relations", [])
+        where = ("objects", str(oid), "relations")
         if not isinstance(rels, list):
-            raise InputError("field 'relations' is not a list", path=path, record=f"{rec} object {oid}")
-        for rel in rels:
+            raise InputError("field 'relations' is not a list", path=path, record=f"{rec} object {oid}",
+                             field=where)
+        for i, rel in enumerate(rels):
             if not isinstance(rel, Mapping) or not isinstance(rel.get("name"), str):
-                raise InputError("relation without a 'name'", path=path, record=f"{rec} object {oid}")
+                raise InputError("relation without a 'name'", path=path, record=f"{rec} object {oid}",
+                                 field=(*where, i))
             target = rel.get("object")
             if target not in objects and str(target) not in objects:
                 raise InputError(f"relation {rel.get('name')!r} points at unknown object {target!r}",
-                                 path=path, record=f"{rec} object {oid}")
+                                 path=path, record=f"{rec} object {oid}", field=(*where, i, "object"))
     return g if isinstance(g, dict) else dict(g)
 
 
 _NUMBER = (int, float)  # exact types: bool is an int subclass but not a coordinate
 
 
-def _check_object_slowly(obj: Any, path: str | None, record: str) -> None:
+def _check_object_slowly(obj: Any, path: str | None, record: str, where: tuple[str, ...]) -> None:
     """The checks of the fast path, one by one, saying exactly what is wrong (an object may also
     fail the exact-type tests harmlessly, e.g. a Mapping that is not a dict)."""
     if not isinstance(obj, Mapping):
-        raise InputError("object is not an object", path=path, record=record)
+        raise InputError("object is not an object", path=path, record=record, field=where)
     if not isinstance(obj.get("name"), str) or not obj["name"].strip():
-        raise InputError("missing or invalid field 'name'", path=path, record=record)
+        raise InputError("missing or invalid field 'name'", path=path, record=record, field=(*where, "name"))
     for field in _OBJECT_NUMBERS:
         v = obj.get(field)
         if not isinstance(v, (int, float)) or isinstance(v, bool):
-            raise InputError(f"missing or invalid field {field!r}", path=path, record=record)
+            raise InputError(f"missing or invalid field {field!r}", path=path, record=record,
+                             field=(*where, field))
     attrs = obj.get("attributes", [])
     if not isinstance(attrs, list) or not all(isinstance(a, str) for a in attrs):
-        raise InputError("field 'attributes' is not a list of strings", path=path, record=record)
+        raise InputError("field 'attributes' is not a list of strings", path=path, record=record,
+                         field=(*where, "attributes"))
 
 
 def load_scene_graphs(path: str | os.PathLike[str]) -> SceneGraphs:

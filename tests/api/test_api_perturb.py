@@ -95,7 +95,8 @@ def test_relation_to_a_missing_object_is_422_naming_graph_and_object(server):
     obj["relations"] = [{"name": "near", "object": "nope"}]
     with server.client() as c:
         [d] = _detail(c.post("/v1/perturb", json=req))
-    assert d["loc"] == ["body", "scene_graph"] and oid in d["msg"] and "nope" in d["msg"]
+    assert d["loc"] == ["body", "scene_graph", "objects", oid, "relations", 0, "object"]
+    assert oid in d["msg"] and "nope" in d["msg"]
 
 
 @pytest.mark.parametrize("body", [b"{not json", b"", b"[]", b"null"])
