@@ -16,11 +16,9 @@ from typing import Any
 
 import orjson
 
+from contrastgen.datasets.base import Questions, SceneGraphs
 from contrastgen.errors import InputError
 from contrastgen.jsonio import no_gc, read_json
-
-Questions = dict[str, dict[str, Any]]
-SceneGraphs = dict[str, dict[str, Any]]
 
 _QUESTION_FIELDS: dict[str, type | tuple[type, ...]] = {"question": str, "imageId": (str, int)}
 _OBJECT_NUMBERS = ("x", "y", "w", "h")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from contrastgen.datasets.gqa import Questions
+from contrastgen.datasets.base import Questions
 from contrastgen.errors import InputError
 from contrastgen.jsonio import atomic_dir, write_json
 from contrastgen.ood.imbalance import (

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import gc
 import multiprocessing as mp
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from contrastgen.datasets.base import DictQuestions, QuestionSource
 from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.datasets.packing import PackedQuestions, pack_questions
 from contrastgen.engine import Engine, default_workers
@@ -71,31 +71,11 @@ class ShardResult:
     views: list[ViewEntry] = field(default_factory=list)
 
 
-class _DictQuestions:
-    """Questions given as a dict (the library call) seen as PackedQuestions are: by image."""
-
-    def __init__(self, questions: dict[str, dict]):
-        self.questions = questions
-        self.order = list(questions)
-        self.by_image: dict[str, list[str]] = defaultdict(list)
-        for qid, q in questions.items():
-            self.by_image[str(q["imageId"])].append(qid)
-        self.image_ids = list(self.by_image)  # in order of first appearance
-
-    def __len__(self) -> int:
-        return len(self.order)
-
-    def questions_of(self, image_id: str) -> list[tuple[str, str, dict]]:
-        qs = self.questions
-        return [(qid, qs[qid]["question"], qs[qid]) for qid in self.by_image[image_id]]
-
-
-Questions = PackedQuestions | _DictQuestions
 
 
 def _run_shard(images: list[str]) -> ShardResult:
     engine: Engine = _STATE["engine"]
-    source: Questions = _STATE["questions"]
+    source: QuestionSource = _STATE["questions"]
     graphs = _STATE["scene_graphs"]
     options: RunOptions = _STATE["options"]
     templates = engine.select_templates(options.templates)
@@ -155,7 +135,7 @@ def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scen
               *, max_k: int, seed: int, templates: list[str] | None, workers: int, progress: bool,
               corpus: Corpus | None) -> Generation:
     corpus = corpus if corpus is not None else engine.build_corpus(scene_graphs)
-    source = questions if isinstance(questions, PackedQuestions) else _DictQuestions(questions)
+    source = questions if isinstance(questions, PackedQuestions) else DictQuestions(questions)
     images = source.image_ids
     shards = [images[i:i + SHARD_IMAGES] for i in range(0, len(images), SHARD_IMAGES)]
     _STATE.update(engine=engine, questions=source, scene_graphs=scene_graphs,
