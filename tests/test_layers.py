@@ -142,3 +142,13 @@ def test_data_files_are_reached_only_through_resources():
         text = path.read_text(encoding="utf-8")
         for needle in ("resources.files(", "import files", "__file__"):
             assert needle not in text, f"{name} finds files with {needle!r}; use contrastgen.resources"
+
+
+def test_the_readme_module_map_names_every_folder():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Inside contrastgen", 1)[1].split("\n## ", 1)[0]
+    folders = sorted(p.name for p in (REPO / "contrastgen").iterdir()
+                     if p.is_dir() and (p / "__init__.py").exists() and p.name != "data")
+    assert folders and all(f"`{name}/`" in section for name in folders), folders
+    assert all(f"`{p.name}`" in section or p.name in ("__init__.py", "__main__.py")
+               for p in (REPO / "contrastgen").glob("*.py"))
