@@ -12,21 +12,25 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contrastgen.jsonio import dumps
 
+if TYPE_CHECKING:
+    from contrastgen.engine import Engine
+    from contrastgen.scene.corpus import Corpus
+
 
 class CorpusCache:
-    def __init__(self, engine: Any, size: int = 512):
+    def __init__(self, engine: Engine, size: int = 512):
         self.engine = engine
         self.size = size
-        self._items: OrderedDict[bytes, Any] = OrderedDict()
+        self._items: OrderedDict[bytes, Corpus] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
-    def corpus_of(self, image_id: str, graph: dict[str, Any]) -> Any:
+    def corpus_of(self, image_id: str, graph: dict[str, Any]) -> Corpus:
         """`engine.build_corpus({image_id: graph})`, computed once per distinct graph."""
         key = hashlib.blake2b(dumps([image_id, graph]), digest_size=16).digest()
         with self._lock:

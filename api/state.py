@@ -10,13 +10,13 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from contrastgen.api.corpus_cache import CorpusCache
 from contrastgen.api.settings import Settings
 
 from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.engine import Engine
+from contrastgen.scene.corpus import Corpus
 from contrastgen.templates.patterns import Template, load_templates
 from contrastgen.verify.rules import VerifyRules, load_rules
 
@@ -28,7 +28,7 @@ class EngineState:
     engine: Engine
     templates: tuple[Template, ...]
     # Distractor statistics from the operator's `--scene-graphs`; None when none were given.
-    corpus: Any | None
+    corpus: Corpus | None
     corpus_images: int
     verify_rules: VerifyRules
     single_graph_corpora: CorpusCache

@@ -1,6 +1,6 @@
 """Crowd verification on Amazon Mechanical Turk: export blinded HITs, preview them, score results.
 
-The library API is what the CLI (`contrastgen mturk ...`) and the HTTP service call:
+The library API is what the CLI (`contrastgen mturk ...`) calls:
 
 - `export_hits(records, *, images_base_url, sample, seed, assignments, items_per_hit, reward,
   gold=None, out_dir)` samples images stratified by template and writes the upload files and

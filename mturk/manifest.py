@@ -1,6 +1,6 @@
 """Reading the private manifest an export wrote, checked to be one this version understands.
 
-Kept apart from scoring so that light tools (the simulator, the HTTP service) can read a
+Kept apart from scoring so that light tools (the simulator) can read a
 manifest without importing pandas and crowd-kit.
 """
 

@@ -45,7 +45,7 @@ def cli() -> None:
 for _name in _COMMAND_MODULES:
     try:
         _mod = importlib.import_module(_name)
-    except ModuleNotFoundError as exc:  # a command family not built yet
+    except ModuleNotFoundError as exc:  # a family left out of this install: the rest still work
         if exc.name != _name:
             raise
         continue

@@ -132,7 +132,7 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
 def _evaluate_ood(ood_dir: Path, predictions: dict[str, dict[str, str]], out: Path | None,
                   seed: int, console: Console) -> None:
     try:
-        from contrastgen.ood import evaluate_ood, render_ood_table  # another engineer's module
+        from contrastgen.ood import evaluate_ood, render_ood_table  # only --ood loads the OOD stack
     except ImportError:
         raise InputError("OOD evaluation is not available in this build "
                          "(contrastgen.ood.evaluate_ood is missing)") from None

@@ -103,18 +103,18 @@ def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> d
         if type(attrs) is not list or not all(type(a) is str for a in attrs):
             _check_object_slowly(obj, path, f"{rec} object {oid}", ("objects", str(oid)))
         rels = obj.get("relations", [])
-        where = ("objects", str(oid), "relations")
         if not isinstance(rels, list):
             raise InputError("field 'relations' is not a list", path=path, record=f"{rec} object {oid}",
-                             field=where)
-        for i, rel in enumerate(rels):
+                             field=("objects", str(oid), "relations"))
+        for rel in rels:
             if not isinstance(rel, Mapping) or not isinstance(rel.get("name"), str):
                 raise InputError("relation without a 'name'", path=path, record=f"{rec} object {oid}",
-                                 field=(*where, i))
+                                 field=("objects", str(oid), "relations", rels.index(rel)))
             target = rel.get("object")
             if target not in objects and str(target) not in objects:
                 raise InputError(f"relation {rel.get('name')!r} points at unknown object {target!r}",
-                                 path=path, record=f"{rec} object {oid}", field=(*where, i, "object"))
+                                 path=path, record=f"{rec} object {oid}",
+                                 field=("objects", str(oid), "relations", rels.index(rel), "object"))
     return g if isinstance(g, dict) else dict(g)
 
 

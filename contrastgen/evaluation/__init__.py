@@ -12,12 +12,15 @@ Entry points (each module has one job):
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 
 def demo_loop(contrast_dir: str | os.PathLike[str], questions_path: str | os.PathLike[str],
               scene_graphs_path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
-              **kwargs: Any) -> Any:
+              **kwargs: Any) -> RenderableType:
     """Run both baselines on a contrast set, write their report; return the rich tables.
 
     Imported lazily so `import contrastgen.evaluation` stays cheap (no matplotlib, no engine).

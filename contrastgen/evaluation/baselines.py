@@ -19,9 +19,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contrastgen.answers import normalize_answer
+
+if TYPE_CHECKING:
+    from contrastgen.engine import Engine
 
 # How many leading words stand for a question's type when it has no template nor GQA type
 # ("is there a", "what color is", "on which side"): enough to separate yes/no from colour
@@ -90,7 +93,7 @@ def prior_predictions(train: Mapping[str, Mapping[str, Any]],
 
 def oracle_predictions(questions: Mapping[str, Mapping[str, Any]],
                        scene_graphs: Mapping[str, Mapping[str, Any]],
-                       engine: Any) -> tuple[dict[str, str], dict[str, int]]:
+                       engine: Engine) -> tuple[dict[str, str], dict[str, int]]:
     """Scene-graph answers where the oracle can ground the question; it abstains elsewhere."""
     from contrastgen.evaluation.oracle import (
         oracle_answers,  # the engine is heavy; load only when asked

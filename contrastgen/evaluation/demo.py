@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
 
@@ -20,13 +21,16 @@ from contrastgen.evaluation.run_baselines import is_perturbation, template_resol
 from contrastgen.jsonio import write_json
 from contrastgen.records import contrast_file, load_contrast_records
 
+if TYPE_CHECKING:
+    from contrastgen.engine import Engine
+
 AUGMENTED_FILE = "augmented.json"
 
 
 def demo_loop(contrast_dir: str | os.PathLike[str], questions_path: str | os.PathLike[str],
               scene_graphs_path: str | os.PathLike[str], out_dir: str | os.PathLike[str], *,
               seed: int = 0, n_boot: int = 1000, examples: int = 5,
-              engine: object | None = None) -> RenderableType:
+              engine: Engine | None = None) -> RenderableType:
     """Write prior and oracle predictions and their report under `out_dir`; return the tables.
 
     The prior is fitted on the originals of `questions_path` (in-sample: the demo has no

@@ -1,7 +1,7 @@
 """The two figures of a contrast-set report, as PNG and SVG, reproducibly.
 
 We draw on `matplotlib.figure.Figure` with the Agg canvas instead of pyplot: no global state, so
-the HTTP service and parallel tests can render at once. SVG ids are salted with a constant and
+several threads (parallel tests, say) can render at once. SVG ids are salted with a constant and
 dates are dropped so the same report gives byte-identical files; SVG text stays text (editable,
 small) rather than glyph paths.
 """

@@ -3,7 +3,8 @@
 One report dict feeds every view: `report.json` for programs, `report.csv` in long format for
 pandas/R (one row per model, k, breakdown, group and metric), `report.md` laid out like the
 paper's tables so numbers can be compared at a glance, and the plots. Keeping the views as pure
-functions of the dict means the HTTP service and the CLI can never disagree.
+functions of the dict means every view of one report agrees with the others; the HTTP service
+returns the same dict (`POST /v1/evaluate`).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ HEADER = """\
 # start a relation or clause (determiners, pronouns, relative pronouns, copulas, one-word
 # modifier relations such as "wearing", "in", "on") and left/right/front/top/side/middle/made/
 # close/back, which begin side or relation phrases after a noun.
-# Regenerate: `make lexicon` (contrastgen lexicon build; contrastgen/attributes_build.py).
+# Regenerate: `make lexicon` (contrastgen lexicon build; contrastgen/language/attributes_build.py).
 """
 
 

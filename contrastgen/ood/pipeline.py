@@ -1,4 +1,4 @@
-"""From files to an OOD directory in one call: what the CLI and the HTTP service both run."""
+"""From files to an OOD directory in one call: what `contrastgen ood` runs."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 per test set (its Table 2 as bars) and the overlap between VQA-VS OOD sets (its Fig. 5b).
 
 Figures are drawn on `matplotlib.figure.Figure` objects with the Agg canvas, never through
-pyplot's global state, so they are safe inside the HTTP service's worker threads; PNG metadata is
+pyplot's global state, so they are safe in worker threads; PNG metadata is
 stripped of the software version so the same inputs give byte-identical files.
 """
 

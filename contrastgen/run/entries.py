@@ -2,8 +2,8 @@
 
 Why in the workers: at GQA scale the outputs hold hundreds of thousands of questions in several
 views (original, augmented, k = 1, k = 3) and two formats. Serialising each question once, in the
-worker process that produced it, and joining bytes in the parent replaced a serial phase that
-serialised every original eight times (a fifth of a 1M-question run). The joined bytes are
+worker process that produced it, and joining bytes in the parent avoids a serial phase that
+would serialise every original eight times (a fifth of a 1M-question run). The joined bytes are
 exactly what orjson writes for the whole dict or list with sorted keys; a test holds the two
 equal.
 """

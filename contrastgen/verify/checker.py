@@ -4,12 +4,12 @@ Why it exists: a contrast set is only useful if its answers are right, and "the 
 so" is not a proof. This module reads nothing but the README's evidence contract, the scene
 graphs and plain data files in rules/ (relations.tsv, lexicon/colors.txt,
 lexicon/unannotated_prone.txt expanded by lexicon/nouns.tsv, the id suffixes of
-templates.json); it deliberately imports none of the generator's modules (engine, prove,
-ground, propose, lexicon), so a shared bug cannot make both sides agree.
+templates.json); it deliberately imports none of the generator's stages (language, scene,
+templates, engine, run, writers), so a shared bug cannot make both sides agree.
 
 For each perturbation it checks that
-  1. every fact in `evidence.facts` holds in the graph (`verify_facts`),
-  2. `evidence.query` re-executed on the graph (`verify_query`) gives `evidence.answer`, which
+  1. every fact in `evidence.facts` holds in the graph (`verify.facts`),
+  2. `evidence.query` re-executed on the graph (`verify.query`) gives `evidence.answer`, which
      equals the perturbation's `answer` and differs from the original record's answer,
   3. the presuppositions hold: definite references (side/colour questions) are unambiguous;
      no "no" or absence rests on an object annotators routinely leave out, or on a missing

@@ -4,7 +4,7 @@ its evidence proves.
 Why: evidence checked against the graph proves *some* question. Without this check, evidence
 about "the person and the jeans" passes for "Is the person to the right of the boy wearing
 jeans?". This reader knows nothing of the generator's templates or noun-phrase parser: its
-frames are rules/readings.json, its nouns rules/lexicon/nouns.tsv read by `verify_nouns`. A
+frames are rules/readings.json, its nouns rules/lexicon/nouns.tsv read by `verify.nouns`. A
 question it cannot read with certainty (no frame, two readings, a phrase it cannot place, a
 definite reference that is not unique) is a failure, never a pass.
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,7 +94,7 @@ def _table_phrase(text: str, rules: ReadingRules, nouns: NounTable) -> Phrase | 
     return _split(text, rules, nouns.is_noun)
 
 
-def _split(text: str, rules: ReadingRules, is_head: Any) -> Phrase | None:
+def _split(text: str, rules: ReadingRules, is_head: Callable[[str], bool]) -> Phrase | None:
     words = normalize_name(text).split()
     det = words[0] if words and words[0] in rules.determiners else ""
     body = words[1:] if det else words
@@ -200,7 +201,7 @@ def check_words(question: str, query: dict[str, Any], claimed: str, graph: Graph
 
 
 def _check_existence(claimed: str, phrases: list[Phrase], graph: GraphIndex, nouns: NounTable,
-                     vrules: VerifyRules, run: Any) -> None:
+                     vrules: VerifyRules, run: Callable[[list[list[str]]], str]) -> None:
     """Re-answer with the reader's own names; a "no" must survive every name that may denote."""
     says_no = normalize_name(claimed) == "no"
     for p in phrases:

@@ -1,7 +1,7 @@
 """The large-run path of `generate`: streamed, packed questions; the screen; views joined from bytes.
 
-Each of these replaced a simpler form for speed or memory (README, "Engine benchmark"); the tests
-hold every one of them to the result of the simple form.
+Each of these is a faster or leaner stand-in for a simpler form (README, "Engine benchmark"); the
+tests hold every one of them to the result of the simple form.
 """
 
 from __future__ import annotations

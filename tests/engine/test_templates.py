@@ -23,7 +23,7 @@ def test_template_examples(template, question, expected, engine):
 
 
 # Real GQA phrasings the relation patterns swallow but must not read: the predicate or a clause ends
-# up inside a slot (each was a wrong perturbation before the slot grammar).
+# up inside a slot (without the slot grammar, each would give a wrong perturbation).
 SWALLOWED = [
     "Is the man near the catcher wearing jeans?",
     "Is the van parked behind the car?",

@@ -1,5 +1,5 @@
 """The verifier reads the words: perturbed questions whose text does not ask what their evidence
-proves fail as text_mismatch, on the regression cases the old engine emitted and on phrasings
+proves fail as text_mismatch, on recorded regression cases and on phrasings
 the generator must never produce."""
 
 from __future__ import annotations
