@@ -32,7 +32,31 @@ from contrastgen.templates.patterns import load_templates, screener
 
 SHARD_IMAGES = 256
 
-_STATE: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class ShardContext:
+    """Everything a shard's work reads: the same for every shard of a run."""
+
+    engine: Engine
+    questions: QuestionSource
+    scene_graphs: dict[str, dict]
+    options: RunOptions
+
+
+# Each forked worker holds the run's context here, inherited through the fork (never pickled);
+# the parent process never sets it.
+_WORKER_CONTEXT: ShardContext | None = None
+
+
+def _adopt(context: ShardContext) -> None:
+    global _WORKER_CONTEXT
+    _WORKER_CONTEXT = context
+
+
+def _run_forked_shard(images: list[str]) -> ShardResult:
+    assert _WORKER_CONTEXT is not None, "a pool worker started without its context"
+    return run_shard(_WORKER_CONTEXT, images)
 
 
 @dataclass
@@ -73,11 +97,9 @@ class ShardResult:
 
 
 
-def _run_shard(images: list[str]) -> ShardResult:
-    engine: Engine = _STATE["engine"]
-    source: QuestionSource = _STATE["questions"]
-    graphs = _STATE["scene_graphs"]
-    options: RunOptions = _STATE["options"]
+def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
+    """The questions of some images, perturbed and serialised: the unit a backend distributes."""
+    engine, source, graphs, options = context.engine, context.questions, context.scene_graphs, context.options
     templates = engine.select_templates(options.templates)
     out = ShardResult(questions=0)
     for image_id in images:
@@ -126,7 +148,6 @@ def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
         return _generate(engine, questions, scene_graphs, max_k=max_k, seed=seed, templates=templates,
                          workers=workers, progress=progress, corpus=corpus)
     finally:
-        _STATE.clear()
         if not frozen_before:
             gc.unfreeze()
 
@@ -138,8 +159,8 @@ def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scen
     source = questions if isinstance(questions, PackedQuestions) else DictQuestions(questions)
     images = source.image_ids
     shards = [images[i:i + SHARD_IMAGES] for i in range(0, len(images), SHARD_IMAGES)]
-    _STATE.update(engine=engine, questions=source, scene_graphs=scene_graphs,
-                  options=RunOptions(corpus=corpus, max_k=max_k, seed=seed, templates=templates))
+    context = ShardContext(engine, source, scene_graphs,
+                           RunOptions(corpus=corpus, max_k=max_k, seed=seed, templates=templates))
     outcomes: list[Outcome] = []
     lines: dict[str, tuple[bytes, ...]] = {}
     views: list[ViewEntry] = []
@@ -152,12 +173,13 @@ def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scen
 
     with _progress(progress, len(source)) as advance:
         if workers > 1 and len(shards) > 1:
-            with mp.get_context("fork").Pool(workers) as pool:
-                for shard_out in pool.imap_unordered(_run_shard, shards, chunksize=1):
+            # Forked after loading, so the workers share the loaded data copy-on-write.
+            with mp.get_context("fork").Pool(workers, initializer=_adopt, initargs=(context,)) as pool:
+                for shard_out in pool.imap_unordered(_run_forked_shard, shards, chunksize=1):
                     collect(shard_out)
         else:
             for shard in shards:
-                collect(_run_shard(shard))
+                collect(run_shard(context, shard))
     views.sort(key=_key)
     _check_ids(views, set(source.order))
     return Generation(lines=[line for qid in source.order for line in lines.get(qid, ())], views=views,
