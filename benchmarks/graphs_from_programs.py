@@ -10,8 +10,11 @@ What each program step contributes (the gold answer decides the rest):
   relate step adds its edge to the input objects (s: the named object is the subject).
 - `filter TYPE: VALUE`: the attribute VALUE on the input objects (hposition: the box's side).
 - `verify rel: NAME,REL,s|o (id)`: the edge when the answer is yes, its opposite when no.
-- `query: color` / `query: hposition`: the answer as the object's colour / its box's side;
-  `verify color: C` with yes: the colour.
+- the last step, with the gold answer: `query: name` and `choose name` name the object (the most
+  specific name a program gives an id wins: "officer" over "person"); `query`/`choose` of another
+  type add the answer as an attribute (hposition: the box's side; place, room, weather: the graph's
+  `location` / `weather`); `choose rel` adds the answered relation's edge; `verify TYPE: V` with
+  yes adds V.
 Distractors: three objects per image from a fixed list, each with one colour, placed by a seeded
 RNG. Left/right edges are then written between every pair whose boxes' centres differ and that no
 program step relates left or right already (GQA's graphs have them between nearly all pairs).
@@ -33,6 +36,13 @@ from typing import Any
 import orjson
 
 from contrastgen.jsonio import write_json
+from contrastgen.language.lexicon import Lexicon
+from contrastgen.programs.gqa import short_relation
+
+LEX = Lexicon.load()
+PRONOUNS = {"he", "she", "it", "they", "him", "her", "them"}
+OTHER_SIDE = {"left": "right", "right": "left", "top": "bottom", "bottom": "top"}
+SCENE_FIELDS = {"place": "location", "room": "location", "location": "location", "weather": "weather"}
 
 WIDTH, HEIGHT = 640, 480
 OPPOSITE = {"to the left of": "to the right of", "to the right of": "to the left of", "above": "below",
@@ -52,11 +62,21 @@ class GraphBuilder:
         self.rng = random.Random(image_id)
         self.objects: dict[str, dict[str, Any]] = {}
         self.sides: dict[str, str] = {}
+        self.scene: dict[str, str] = {}  # location, weather
+        self.heights: dict[str, str] = {}  # top, middle, bottom
 
-    def obj(self, oid: str, name: str) -> None:
-        if oid not in self.objects:
+    def obj(self, oid: str, name: str, *, answered: bool = False) -> None:
+        """The object `oid`, called by the most specific of the names the programs give it, or by
+        the gold answer of a question asking its name (`answered`)."""
+        if name in PRONOUNS:
+            name = "thing"
+        o = self.objects.get(oid)
+        if o is None:
             self.objects[oid] = {"name": name, "x": 0, "y": self.rng.randrange(0, 400), "w": 40, "h": 40,
                                  "attributes": [], "relations": []}
+        elif answered or (name not in ("_", "thing") and (o["name"] in ("_", "thing")
+                                                           or LEX.is_a(name, o["name"]))):
+            o["name"] = name
 
     def attr(self, oid: str, value: str) -> None:
         attrs = self.objects[oid]["attributes"]
@@ -71,8 +91,12 @@ class GraphBuilder:
     def add_question(self, q: dict[str, Any]) -> None:
         outs: list[list[str]] = []
         answer = str(q.get("answer", "")).lower()
-        for step in q.get("semantic") or []:
+        steps = q.get("semantic") or []
+        # "Is there a blue table? no": the chain's filters and relations are what is absent.
+        denied = answer == "no" and bool(steps) and steps[-1]["operation"] in ("exist", "and", "or")
+        for n, step in enumerate(steps):
             op, arg = step["operation"], str(step["argument"]).strip()  # GQA leaves trailing spaces
+            last = n == len(steps) - 1
             ins = [i for d in step["dependencies"] for i in outs[d]] if step["dependencies"] else []
             out: list[str] = []
             if op == "select" and arg.endswith(")"):
@@ -80,38 +104,70 @@ class GraphBuilder:
                 for i in ids:
                     self.obj(i, name)
                 out = ids
-            elif op in ("relate", "verify rel") and arg.endswith(")"):
+            elif op in ("relate", "verify rel", "choose rel") and arg.endswith(")"):
                 body, ids = _named(arg)
                 parts = [p.strip() for p in body.split(",")]
                 name, rel, role = parts[0], ",".join(parts[1:-1]), parts[-1]
                 if name == "_":
-                    name = answer if op == "relate" else "thing"
+                    name = answer if op == "relate" and last else "thing"
                 for i in ids:
                     self.obj(i, name)
                 if op == "verify rel" and answer == "no":
                     rel = OPPOSITE.get(rel, "")
+                if op == "choose rel":  # the answered option ("left" for "to the left of")
+                    rel = next((r for r in rel.split("|") if short_relation(r) == answer), "")
                 for i in ids:
                     for x in ins:
-                        if rel:
+                        if rel and not (denied and op == "relate"):
                             self.edge(i, rel, x) if role == "s" else self.edge(x, rel, i)
                 out = ids
-            elif op.startswith("filter ") and ins:
+            elif (op == "filter" or op.startswith("filter ")) and ins:
                 kind, value = op[len("filter "):], arg.strip()
                 for i in ins:
+                    if denied:
+                        continue
                     if kind == "hposition":
                         self.sides[i] = value
+                    elif kind == "vposition":
+                        self.heights[i] = value
                     elif not value.startswith("not("):
                         self.attr(i, value)
                 out = ins
-            elif op == "query" and ins and arg.strip() in ("color", "hposition"):
+            elif op == "query" and last:
+                kind = arg.strip()
+                if not ins and kind in SCENE_FIELDS:  # select: scene
+                    self.scene[SCENE_FIELDS[kind]] = answer
                 for i in ins:
-                    if arg.strip() == "color":
-                        self.attr(i, answer)
-                    else:
+                    if kind == "name":
+                        self.obj(i, answer, answered=True)
+                    elif kind == "hposition":
                         self.sides[i] = answer
-            elif op == "verify color" and ins and answer == "yes":
+                    elif kind == "vposition":
+                        self.heights[i] = answer
+                    else:
+                        self.attr(i, answer)
+            elif op.startswith("choose") and last:
+                kind = op[len("choose"):].strip()
+                if not ins and kind in SCENE_FIELDS:
+                    self.scene[SCENE_FIELDS[kind]] = answer
                 for i in ins:
-                    self.attr(i, arg.strip())
+                    if kind == "name":
+                        self.obj(i, answer, answered=True)
+                    elif kind == "hposition":
+                        self.sides[i] = answer
+                    elif kind == "vposition":
+                        self.heights[i] = answer
+                    else:
+                        self.attr(i, answer)
+            elif op.startswith("verify ") and op != "verify rel" and ins:
+                kind, value = op[len("verify "):], arg.strip()
+                for i in ins:
+                    if kind == "hposition":
+                        self.sides[i] = value if answer == "yes" else OTHER_SIDE.get(value, "")
+                    elif kind == "vposition":
+                        self.heights[i] = value if answer == "yes" else OTHER_SIDE.get(value, "")
+                    elif answer == "yes":
+                        self.attr(i, value)
             outs.append(out)
 
     def finish(self) -> dict[str, Any]:
@@ -120,9 +176,11 @@ class GraphBuilder:
             self.obj(oid, name)
             self.attr(oid, colour)
         for oid, o in self.objects.items():
-            side = self.sides.get(oid)
-            lo, hi = {"left": (0, 240), "right": (360, 600)}.get(side, (0, 600))
+            # clear of the executor's centre band (10% of the size around the middle)
+            lo, hi = {"left": (0, 200), "right": (400, 600), "middle": (300, 301)}.get(self.sides.get(oid), (0, 600))
             o["x"] = self.rng.randrange(lo, hi)
+            lo, hi = {"top": (0, 150), "bottom": (300, 440), "middle": (220, 221)}.get(self.heights.get(oid), (0, 440))
+            o["y"] = self.rng.randrange(lo, hi)
         left_right = ("to the left of", "to the right of")
         related = {frozenset((a, r["object"])) for a, o in self.objects.items() for r in o["relations"]
                    if r["name"] in left_right}
@@ -135,7 +193,7 @@ class GraphBuilder:
                 cb = self.objects[b]["x"] + 20
                 if ca != cb:
                     self.edge(a, "to the left of" if ca < cb else "to the right of", b)
-        return {"width": WIDTH, "height": HEIGHT, "objects": self.objects}
+        return {"width": WIDTH, "height": HEIGHT, **self.scene, "objects": self.objects}
 
 
 def build(questions: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -28,6 +28,7 @@ ALLOWED: dict[str, set[str]] = {
     "language": {CORE},
     "scene": {CORE, "datasets", "language"},
     "templates": {CORE, "datasets", "language", "scene"},
+    "programs": {CORE, "datasets", "language", "scene"},
     "engine": {CORE, "datasets", "language", "scene", "templates"},
     "run": {CORE, "datasets", "language", "scene", "templates", "engine"},
     "writers": {CORE, "datasets", "run"},

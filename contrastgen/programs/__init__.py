@@ -1,0 +1,3 @@
+"""The program path: GQA's functional programs executed on a scene graph (`gqa`), the ground for
+perturbing any question type by editing one argument of its program.
+"""

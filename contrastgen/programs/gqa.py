@@ -1,0 +1,410 @@
+"""Executing GQA's functional programs (`semantic`) on a scene graph.
+
+Why an executor of our own: a perturbation of any GQA question type is an edit of one argument of
+its program, and its new answer is what the edited program gives on the graph. The executor
+therefore has to be exact about what each operation means and has to refuse, never guess, where
+the graph does not decide: an empty set asked about, several objects that disagree, an attribute
+type the rules do not know. The table of semantics is in the README ("The GQA program executor").
+
+Object references follow GQA: an argument `name (12,13)` is the objects GQA's annotators meant,
+by id; `name (-)` is GQA saying there is none; a bare `name` (an edited step) denotes every object
+the lexicon says the name can denote (its forms, synonyms and kinds). Ids that are not in the
+graph, or whose object is not of the named kind, are a `program_mismatch`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contrastgen.language.lexicon import Lexicon, iter_data_lines
+from contrastgen.resources import rules_file
+from contrastgen.scene.ground import denoted_ids
+from contrastgen.scene.index import SceneIndex
+
+SCENE = "scene"  # the value of `select: scene` (place, weather, room questions)
+MIDDLE = "middle"  # a box within 10% of the centre: what `filter vposition: middle` selects
+# GQA's programs select "he (12)" for "he": the ids say who, the word says nothing of the kind.
+PRONOUNS = frozenset({"he", "she", "it", "they", "him", "her", "them"})
+Objects = tuple[str, ...]
+Value = Objects | str
+
+# Scene-level attributes, read from the graph's own fields (GQA's graphs have `location`, `weather`).
+_SCENE_FIELDS = {"place": "location", "room": "location", "location": "location", "weather": "weather"}
+_VERTICAL_BAND = 0.10  # as SceneIndex.side: within 10% of the middle there is no clear top/bottom
+
+
+class ProgramRefusal(Exception):
+    """The program cannot be executed with certainty on this graph; `reason` says why."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+# Reasons, in the order the README lists them.
+REASONS = ("malformed_program", "unknown_operation", "program_mismatch", "empty", "ambiguous",
+           "not_decidable")
+
+
+@dataclass(frozen=True)
+class Step:
+    operation: str  # "select", "filter color", "verify rel", ...
+    argument: str
+    dependencies: tuple[int, ...]
+
+    @property
+    def head(self) -> str:
+        return self.operation.split(" ", 1)[0]
+
+    @property
+    def kind(self) -> str:
+        """The operation's type word: "color" in "filter color", "" in "filter"."""
+        return self.operation.split(" ", 1)[1] if " " in self.operation else ""
+
+
+def parse_program(semantic: Any) -> list[Step]:
+    """GQA's `semantic` as steps; a malformed one is refused, with what is wrong."""
+    if not isinstance(semantic, list) or not semantic:
+        raise ProgramRefusal("malformed_program", "no steps")
+    steps = []
+    for i, s in enumerate(semantic):
+        if not isinstance(s, dict) or not isinstance(s.get("operation"), str):
+            raise ProgramRefusal("malformed_program", f"step {i} has no operation")
+        deps = s.get("dependencies", [])
+        if not isinstance(deps, list) or not all(isinstance(d, int) and 0 <= d < i for d in deps):
+            raise ProgramRefusal("malformed_program", f"step {i} depends on a step not before it")
+        steps.append(Step(" ".join(s["operation"].split()), str(s.get("argument", "")).strip(), tuple(deps)))
+    return steps
+
+
+def split_reference(argument: str) -> tuple[str, Objects | None]:
+    """`"cat (12,13)"` -> ("cat", ("12", "13")); `"cat (-)"` -> ("cat", ()); `"cat"` -> ("cat", None)."""
+    text = argument.strip()
+    if text.endswith(")") and "(" in text:
+        body, _, inner = text[:-1].rpartition("(")
+        ids = tuple(i.strip() for i in inner.split(",") if i.strip() and i.strip() != "-")
+        return body.strip(), ids
+    return text, None
+
+
+@functools.lru_cache(maxsize=4)
+def attribute_types(path: str | None = None) -> dict[str, frozenset[str]]:
+    """rules/attribute_types.tsv: attribute value -> the GQA types it belongs to."""
+    out: dict[str, set[str]] = {}
+    for _, cols in iter_data_lines(rules_file("attribute_types.tsv") if path is None else Path(path)):
+        if len(cols) >= 2:
+            out.setdefault(cols[0].strip().lower(), set()).add(cols[1].strip())
+    return {v: frozenset(t) for v, t in out.items()}
+
+
+@dataclass
+class Execution:
+    """The values of every step and the answer (the last step's value)."""
+
+    values: list[Value] = field(default_factory=list)
+
+    @property
+    def answer(self) -> str:
+        last = self.values[-1]
+        if not isinstance(last, str):
+            raise ProgramRefusal("malformed_program", "the last step gives objects, not an answer")
+        return last
+
+
+class GqaExecutor:
+    """One scene graph's executor; cheap to build (the scene index is shared)."""
+
+    def __init__(self, scene: SceneIndex, lex: Lexicon, graph: dict[str, Any] | None = None):
+        self.scene = scene
+        self.lex = lex
+        self.graph = graph or {}
+        self.types = attribute_types()
+
+    # -- the program ---------------------------------------------------------------------------
+    def run(self, semantic: Any) -> Execution:
+        steps = parse_program(semantic)
+        ex = Execution()
+        for step in steps:
+            ins = [ex.values[d] for d in step.dependencies]
+            ex.values.append(self.step(step, ins))
+        return ex
+
+    def step(self, step: Step, ins: Sequence[Value]) -> Value:
+        op = _OPS.get(step.head)
+        if op is None:
+            raise ProgramRefusal("unknown_operation", step.operation)
+        return op(self, step, ins)
+
+    # -- references ----------------------------------------------------------------------------
+    def named(self, name: str) -> Objects:
+        """Every object `name` can denote (lexicon forms, synonyms, kinds); `_` is any object."""
+        if name in ("_", ""):
+            return tuple(self.scene.objects)
+        ids = set(denoted_ids(name, self.scene, self.lex))
+        ids |= set(self.scene.by_name.get(name.lower(), ()))
+        return tuple(i for i in self.scene.objects if i in ids)
+
+    def by_ids(self, name: str, ids: Objects) -> Objects:
+        for i in ids:
+            obj = self.scene.objects.get(i)
+            if obj is None:
+                raise ProgramRefusal("program_mismatch", f"object {i} is not in the graph")
+            if name not in ("_", "") and name not in PRONOUNS and not self._ids_fit(obj.name, name):
+                raise ProgramRefusal("program_mismatch", f"object {i} is a {obj.name}, not a {name}")
+        return ids
+
+    def _is_named(self, actual: str, name: str) -> bool:
+        """Is an object called `actual` a `name` (the same kind, a kind of it, or any WordNet sense
+        under it)? What `choose name` and `verify name` ask, so strict."""
+        return (actual == name.lower() or self.lex.is_a(actual, name)
+                or self.lex.canonical(actual) in self.lex.may_denote(name))
+
+    def _ids_fit(self, actual: str, name: str) -> bool:
+        """May an object called `actual` be what the program calls `name`?
+
+        Only a check that GQA's ids fit GQA's words, so it is loose: the same kind, a kind of it,
+        any WordNet sense under it (GQA calls a bowl "dish"), or, where the lexicon cannot tell
+        (GQA's category words: a farm is a "place", a biker a "person"), yes. It says no only
+        when the lexicon puts the two in different categories (a "man" that is a car).
+        """
+        if self._is_named(actual, name):
+            return True
+        a, b = self.lex.category(actual), self.lex.category(name)
+        return a is None or b is None or a == b
+
+    # -- attributes ----------------------------------------------------------------------------
+    def values_of(self, oid: str, kind: str) -> frozenset[str]:
+        """The object's values of one attribute type (its box decides positions)."""
+        if kind == "hposition":
+            return frozenset({self.scene.side(oid) or MIDDLE})
+        if kind == "vposition":
+            return frozenset({self._vertical(oid) or MIDDLE})
+        if kind == "name":
+            return frozenset({self.scene.objects[oid].name})
+        attrs = self.scene.objects[oid].attributes
+        if kind == "color":
+            return frozenset(a for a in attrs if self.lex.is_color(a) or "color" in self.types.get(a, ()))
+        return frozenset(a for a in attrs if kind in self.types.get(a, ()))
+
+    def has(self, oid: str, kind: str, value: str) -> bool:
+        value = value.strip().lower()
+        if kind in ("hposition", "vposition", "name"):
+            return value in self.values_of(oid, kind) or (kind == "name" and self._is_named(
+                self.scene.objects[oid].name, value))
+        return value in self.scene.objects[oid].attributes
+
+    def _vertical(self, oid: str) -> str | None:
+        o = self.scene.objects[oid]
+        if not self.scene.height:
+            return None
+        c, half = o.y + o.h / 2.0, self.scene.height / 2.0
+        if abs(c - half) < _VERTICAL_BAND * self.scene.height:
+            return None
+        return "top" if c < half else "bottom"
+
+    def one_value(self, objects: Objects, kind: str) -> str:
+        """The value of `kind` that every object of the set has, and the only one: else refused."""
+        if not objects:
+            raise ProgramRefusal("empty", f"query {kind} of nothing")
+        found = {frozenset(self.values_of(o, kind)) for o in objects}
+        if len(found) != 1:
+            raise ProgramRefusal("ambiguous", f"the objects differ in {kind}")
+        values = found.pop()
+        if values == {MIDDLE}:
+            raise ProgramRefusal("not_decidable", f"no clear {kind}: the box is in the middle")
+        if len(values) != 1:
+            raise ProgramRefusal("ambiguous" if values else "not_decidable",
+                                 f"{len(values)} values of {kind}")
+        return next(iter(values))
+
+
+def _objects(v: Value, step: Step) -> Objects:
+    if isinstance(v, str) and v != SCENE:
+        raise ProgramRefusal("malformed_program", f"{step.operation} needs objects, got an answer")
+    return () if v == SCENE else v  # type: ignore[return-value]
+
+
+def _only(ins: Sequence[Value], step: Step) -> Value:
+    if len(ins) != 1:
+        raise ProgramRefusal("malformed_program", f"{step.operation} needs one input, has {len(ins)}")
+    return ins[0]
+
+
+def _yes(b: bool) -> str:
+    return "yes" if b else "no"
+
+
+def _select(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
+    name, ids = split_reference(step.argument)
+    if name == SCENE and ids is None:
+        return SCENE
+    return ex.named(name) if ids is None else ex.by_ids(name, ids)
+
+
+def _relation_parts(argument: str) -> tuple[str, str, str, Objects | None]:
+    body, ids = split_reference(argument)
+    parts = [p.strip() for p in body.split(",")]
+    if len(parts) < 3 or parts[-1] not in ("s", "o"):
+        raise ProgramRefusal("malformed_program", f"relation argument {argument!r}")
+    return parts[0], ",".join(parts[1:-1]).strip(), parts[-1], ids
+
+
+def _related(ex: GqaExecutor, sources: Objects, name: str, rel: str, role: str) -> Objects:
+    """Objects named `name` standing in `rel` to some source: as subject (s) or object (o)."""
+    edges = ex.scene.edges
+    candidates = ex.named(name)
+    if role == "s":
+        return tuple(c for c in candidates if any((c, rel, x) in edges for x in sources if x != c))
+    return tuple(c for c in candidates if any((x, rel, c) in edges for x in sources if x != c))
+
+
+def _relate(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
+    sources = _objects(_only(ins, step), step)
+    name, rel, role, ids = _relation_parts(step.argument)
+    if ids is not None:
+        return ex.by_ids(name, ids)
+    return _related(ex, sources, name, rel, role)
+
+
+def _filter(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
+    objects = _objects(_only(ins, step), step)
+    value = step.argument.strip().lower()
+    negated = value.startswith("not(") and value.endswith(")")
+    if negated:
+        value = value[4:-1].strip()
+    kind = step.kind or "attribute"
+    return tuple(o for o in objects if ex.has(o, kind, value) != negated)
+
+
+def _exist(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
+    return _yes(bool(_objects(_only(ins, step), step)))
+
+
+def _logic(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
+    if len(ins) != 2 or not all(v in ("yes", "no") for v in ins):
+        raise ProgramRefusal("malformed_program", f"{step.operation} needs two yes/no inputs")
+    a, b = (v == "yes" for v in ins)
+    return _yes(a and b if step.head == "and" else a or b)
+
+
+def _query(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
+    value = _only(ins, step)
+    kind = step.argument.strip()
+    if value == SCENE:
+        field_name = _SCENE_FIELDS.get(kind)
+        answer = ex.graph.get(field_name) if field_name else None
+        if not isinstance(answer, str) or not answer.strip():
+            raise ProgramRefusal("not_decidable", f"the graph has no {kind}")
+        return answer.strip().lower()
+    return ex.one_value(_objects(value, step), kind)
+
+
+def _verify(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
+    objects = _objects(_only(ins, step), step)
+    if step.kind == "rel":
+        name, rel, role, ids = _relation_parts(step.argument)
+        if not objects:
+            raise ProgramRefusal("empty", "verify rel of nothing")
+        if ids is not None:  # GQA named the objects (or, with "(-)", that there are none)
+            ex.by_ids(name, ids)
+            edges = ex.scene.edges
+            hold = [any(((i, rel, x) if role == "s" else (x, rel, i)) in edges for x in objects) for i in ids]
+            return _yes(any(hold))
+        return _yes(bool(_related(ex, objects, name, rel, role)))
+    if not objects:
+        raise ProgramRefusal("empty", f"verify {step.kind} of nothing")
+    value = step.argument.strip().lower()
+    held = {ex.has(o, step.kind or "attribute", value) for o in objects}
+    if len(held) != 1:
+        raise ProgramRefusal("ambiguous", f"the objects differ on {value}")
+    return _yes(held.pop())
+
+
+def _choose(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
+    value = _only(ins, step)
+    if step.kind == "rel":
+        objects = _objects(value, step)
+        name, rels, role, ids = _relation_parts(step.argument)
+        options = [r.strip() for r in rels.split("|")]
+        holding = []
+        for rel in options:
+            if ids is not None:
+                ex.by_ids(name, ids)
+                edges = ex.scene.edges
+                ok = any(((i, rel, x) if role == "s" else (x, rel, i)) in edges for i in ids for x in objects)
+            else:
+                ok = bool(_related(ex, objects, name, rel, role))
+            if ok:
+                holding.append(rel)
+        return short_relation(_one_option(holding, options, step))
+    options = [o.strip().lower() for o in step.argument.split("|")]
+    if len(options) != 2:
+        raise ProgramRefusal("malformed_program", f"choose needs two options: {step.argument!r}")
+    if value == SCENE:
+        field_name = _SCENE_FIELDS.get(step.kind)
+        have = str(ex.graph.get(field_name) or "").strip().lower() if field_name else ""
+        return _one_option([o for o in options if o == have], options, step)
+    objects = _objects(value, step)
+    if not objects:
+        raise ProgramRefusal("empty", f"{step.operation} of nothing")
+    kinds = (step.kind,) if step.kind else ("name", "attribute")
+    per_object = {tuple(o for o in options if any(ex.has(x, k, o) for k in kinds)) for x in objects}
+    if len(per_object) != 1:
+        raise ProgramRefusal("ambiguous", "the objects differ")
+    return _one_option(list(per_object.pop()), options, step)
+
+
+def short_relation(rel: str) -> str:
+    """How GQA answers a choice of relations: "to the left of" -> "left", "in front of" -> "front"."""
+    for prefix in ("to the ", "in ", "on "):
+        if rel.startswith(prefix) and rel.endswith(" of"):
+            rel = rel[len(prefix):]
+            break
+    return rel.removesuffix(" of")
+
+
+def _one_option(holding: list[str], options: list[str], step: Step) -> str:
+    if len(holding) != 1:
+        raise ProgramRefusal("not_decidable" if not holding else "ambiguous",
+                             f"{len(holding)} of {options} hold ({step.operation})")
+    return holding[0]
+
+
+def _compare_sets(ins: Sequence[Value], step: Step) -> list[Objects]:
+    sets = [_objects(v, step) for v in ins]
+    if len(sets) == 1:
+        sets = [(o,) for o in sets[0]]
+    if len(sets) < 2 or not all(sets):
+        raise ProgramRefusal("empty", f"{step.operation} needs two objects")
+    return sets
+
+
+def _same(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
+    kind = step.kind or step.argument.strip()
+    values = {ex.one_value(s, kind) for s in _compare_sets(ins, step)}
+    same = len(values) == 1
+    return _yes(same if step.head == "same" else not same)
+
+
+def _common(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
+    """The attribute type two objects share (GQA asks it of colour, material and shape)."""
+    sets = _compare_sets(ins, step)
+    shared = []
+    for kind in ("color", "material", "shape"):
+        try:
+            if len({ex.one_value(s, kind) for s in sets}) == 1:
+                shared.append(kind)
+        except ProgramRefusal:
+            continue  # a type some object lacks is not one they share
+    return _one_option(shared, ["color", "material", "shape"], step)
+
+
+_OPS = {"select": _select, "relate": _relate, "filter": _filter, "exist": _exist, "and": _logic,
+        "or": _logic, "query": _query, "verify": _verify, "choose": _choose, "same": _same,
+        "different": _same, "common": _common}
+OPERATIONS = tuple(_OPS)
