@@ -153,3 +153,14 @@ def test_the_readme_module_map_names_every_folder():
     assert folders and all(f"`{name}/`" in section for name in folders), folders
     assert all(f"`{p.name}`" in section or p.name in ("__init__.py", "__main__.py")
                for p in (REPO / "contrastgen").glob("*.py"))
+
+
+def test_every_package_is_in_the_wheel():
+    """pyproject.toml lists packages by hand (rules/, api/ and mturk/ are mapped into contrastgen):
+    a folder missing from the list would work in a checkout and be absent from the wheel."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(("contrastgen", *p.parent.relative_to(REPO / "contrastgen").parts)).rstrip(".")
+             for p in (REPO / "contrastgen").rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
