@@ -159,6 +159,8 @@ class PerturbResult(_Open):
     slots: dict[str, Any] = Field(description="the slot fillers the template extracted")
     grounding: dict[str, Any] = Field(description="object ids each slot refers to, and how found")
     perturbations: list[Perturbation] = Field(description="as in contrast_sets.jsonl, rank order")
+    types: dict[str, Any] = Field(default_factory=dict,
+                                  description="the question's GQA types (structural, semantic, detailed), if given")
     reason: str | None = Field(
         description="why there are no perturbations (no_match, not_grounded, ambiguous, "
                     "no_distractor, duplicate, no_answer, ...); null when there are some")

@@ -89,7 +89,7 @@ def result_dict(res: PerturbResult) -> dict[str, Any]:
     record = contrast_set_record(question_id=res.question_id, image_id=res.image_id,
                                  template=res.template, question=res.question, answer=res.answer,
                                  slots=res.slots, grounding=res.grounding,
-                                 perturbations=res.perturbations)
+                                 perturbations=res.perturbations, types=res.types)
     return {**record, "reason": res.reason}
 
 

@@ -73,6 +73,7 @@ class PerturbResult:
     grounding: dict[str, Any] = field(default_factory=dict)
     perturbations: list[dict[str, Any]] = field(default_factory=list)
     reason: str | None = None
+    types: dict[str, Any] = field(default_factory=dict)  # the question's GQA types, if it has them
 
     def to_record(self) -> dict[str, Any] | None:
         """The contrast_sets.jsonl line, or None when nothing was produced."""
@@ -81,7 +82,7 @@ class PerturbResult:
         return contrast_set_record(question_id=self.question_id, image_id=self.image_id,
                                    template=self.template, question=self.question, answer=self.answer,
                                    slots=self.slots, grounding=self.grounding,
-                                   perturbations=self.perturbations)
+                                   perturbations=self.perturbations, types=self.types)
 
 
 class Engine:
@@ -139,8 +140,10 @@ class Engine:
         image_id = str(question.get("imageId", ""))
         text = str(question.get("question", ""))
         raw_answer = question.get("answer")
+        types = question.get("types")
         base = {"question_id": question_id, "image_id": image_id, "question": text,
-                "answer": raw_answer if isinstance(raw_answer, str) else ""}
+                "answer": raw_answer if isinstance(raw_answer, str) else "",
+                "types": types if isinstance(types, dict) else {}}
         if matches is None:
             matches = self.match(text, self.select_templates(templates))
         if not matches:

@@ -29,11 +29,19 @@ RECORD_FIELDS = ("question_id", "image_id", "template", "question", "answer", "p
 
 def contrast_set_record(*, question_id: str, image_id: str, template: str | None, question: str, answer: str,
                         slots: dict[str, str], grounding: dict[str, Any],
-                        perturbations: list[dict[str, Any]]) -> dict[str, Any]:
-    """One line of contrast_sets.jsonl (the API adds `reason` to the same fields)."""
+                        perturbations: list[dict[str, Any]], types: dict[str, Any]) -> dict[str, Any]:
+    """One line of contrast_sets.jsonl (the API adds `reason` to the same fields). `types` are the
+    original's GQA question types (`structural`, `semantic`, `detailed`), empty when it had none."""
     return {"question_id": question_id, "image_id": image_id, "template": template,
             "question": question, "answer": answer, "slots": slots,
-            "grounding": grounding, "perturbations": perturbations}
+            "grounding": grounding, "perturbations": perturbations, "types": types}
+
+
+def question_type(record: Mapping[str, Any], level: str = "detailed") -> str:
+    """A record's GQA question type at `level`, or "unknown" (records without types)."""
+    types = record.get("types")
+    value = types.get(level) if isinstance(types, Mapping) else None
+    return value if isinstance(value, str) and value else "unknown"
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,7 @@ class ContrastSet:
     answer: str  # normalised gold answer
     perturbations: tuple[Perturbation, ...]
     record: dict[str, Any] = field(compare=False)  # the raw record, ids as strings
+    question_type: str = "unknown"  # GQA's types.detailed of the original
 
     def up_to(self, k: int) -> tuple[Perturbation, ...]:
         """The nested set for k: perturbations of rank <= k."""
@@ -119,6 +128,7 @@ def _contrast_set(rec: Any, *, line: int, path: str | None) -> ContrastSet:
         answer=normalize_answer(_field(rec, "answer", str, path=path, record=where)),
         perturbations=perts,
         record={**rec, "question_id": qid, "image_id": image_id},
+        question_type=question_type(rec),
     )
 
 

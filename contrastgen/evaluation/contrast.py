@@ -95,6 +95,7 @@ class FlatSets:
 
     set_cluster: np.ndarray
     set_template: np.ndarray
+    set_type: np.ndarray  # GQA's types.detailed of the original ("unknown" without types)
     pert_set: np.ndarray
     pert_rank: np.ndarray
     pert_kind: np.ndarray
@@ -106,6 +107,7 @@ class FlatSets:
         return cls(
             set_cluster=np.array([clusters[cs.question_id] for cs in sets], dtype=np.int64),
             set_template=np.array([cs.template for cs in sets], dtype=object),
+            set_type=np.array([cs.question_type for cs in sets], dtype=object),
             pert_set=np.array([i for i, _, _ in perts], dtype=np.int64),
             pert_rank=np.array([p.rank for _, _, p in perts], dtype=np.int64),
             pert_kind=np.array([p.kind for _, _, p in perts], dtype=object),
@@ -166,12 +168,14 @@ def resolve_ks(sets: Sequence[ContrastSet], ks: Sequence[int] | None = None) -> 
 
 def _group_columns(flat: FlatSets, n_clusters: int, scores: Sequence[SetScore],
                    k: int) -> dict[tuple[str, str], np.ndarray]:
-    """Columns of every group reported at k: overall, by template, by change kind, by direction."""
+    """Columns of every group reported at k: overall, by template, by GQA question type, by change
+    kind, by direction."""
     original_ok = np.array([sc.original for sc in scores], dtype=bool)
     pert_ok = np.array([c for sc in scores for c in sc.perturbations], dtype=np.float64)
     in_k = flat.pert_rank <= k
     out = {("overall", "all"): group_columns(flat, n_clusters, original_ok, pert_ok, in_k)}
-    labels = {"by_template": flat.set_template[flat.pert_set], "by_kind": flat.pert_kind,
+    labels = {"by_template": flat.set_template[flat.pert_set],
+              "by_question_type": flat.set_type[flat.pert_set], "by_kind": flat.pert_kind,
               "by_direction": flat.pert_direction}
     for breakdown, label in labels.items():
         for value in sorted(set(label[in_k].tolist())):
@@ -312,7 +316,8 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
     estimates = bootstrap_many(groups, _statistic, n_boot=n_boot, seed=seed)
     for (name, k, breakdown, group), columns in groups.items():
         res = report["results"].setdefault(name, {}).setdefault(
-            str(k), {"overall": None, "by_template": {}, "by_kind": {}, "by_direction": {}})
+            str(k), {"overall": None, "by_template": {}, "by_question_type": {}, "by_kind": {},
+                     "by_direction": {}})
         metrics = _metrics(columns, estimates[(name, k, breakdown, group)])
         if breakdown == "overall":
             res["overall"] = metrics

@@ -26,7 +26,7 @@ from contrastgen.jsonio import dumps, write_json, write_text
 
 METRIC_LABELS = {"original_accuracy": "Orig", "perturbed_accuracy": "Pert", "drop": "Drop",
                  "consistency": "Cons"}
-BREAKDOWNS = ("by_template", "by_kind", "by_direction")
+BREAKDOWNS = ("by_template", "by_question_type", "by_kind", "by_direction")
 CSV_FIELDS = ("model", "k", "breakdown", "group", "metric", "value", "ci_low", "ci_high", "n",
               "n_perturbations")
 
@@ -60,7 +60,7 @@ def _csv_rows(report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         for model in report["models"]:
             for k, res in report["results"][model].items():
                 groups = [("overall", "all", res["overall"])] + [
-                    (b, g, m) for b in BREAKDOWNS for g, m in res[b].items()]
+                    (b, g, m) for b in BREAKDOWNS for g, m in res.get(b, {}).items()]
                 for breakdown, group, m in groups:
                     base = {"model": model, "k": k, "breakdown": breakdown, "group": group,
                             "n": m["n_sets"], "n_perturbations": m["n_perturbations"]}
@@ -120,13 +120,14 @@ def _contrast_md(report: Mapping[str, Any]) -> list[str]:
                          *(pct(m[x], ci=True) for x in METRIC_LABELS)])
     out += _md_table(["model", "k", "sets", "perturbations", *METRIC_LABELS.values()], rows)
     for breakdown, title in (("by_template", f"By template, k = {kmax} (paper Table 3)"),
+                             ("by_question_type", f"By GQA question type (`types.detailed`), k = {kmax}"),
                              ("by_kind", f"By change kind, k = {kmax}"),
                              ("by_direction", f"By answer direction, k = {kmax}")):
         out += [f"## {title}", ""]
         rows = []
         for model in models:
             res = report["results"][model][kmax]
-            for group, m in [*res[breakdown].items(), ("overall", res["overall"])]:
+            for group, m in [*res.get(breakdown, {}).items(), ("overall", res["overall"])]:
                 rows.append([model, group, str(m["n_sets"]), str(m["n_perturbations"]),
                              *(pct(m[x], ci=True) for x in METRIC_LABELS)])
         out += _md_table(["model", breakdown[3:], "sets", "perturbations",

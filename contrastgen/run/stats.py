@@ -22,12 +22,19 @@ class Outcome(NamedTuple):
     template: str | None
     reason: str | None
     ranks: tuple[int, ...]
+    structural: str  # GQA's types.structural of the question ("unknown" without types)
+    detailed: str  # GQA's types.detailed
 
 
 def outcome(r: PerturbResult) -> Outcome:
     """What the statistics keep of a result."""
+    types = r.types
     return Outcome(r.question_id, r.image_id, r.template, r.reason,
-                   tuple(p["rank"] for p in r.perturbations))
+                   tuple(p["rank"] for p in r.perturbations),
+                   str(types.get("structural") or "unknown"), str(types.get("detailed") or "unknown"))
+
+
+TYPE_LEVELS = ("structural", "detailed")
 
 
 def compute_stats(results: list[Outcome], n_questions: int, images: set[str],
@@ -46,9 +53,12 @@ def compute_stats(results: list[Outcome], n_questions: int, images: set[str],
     reasons: Counter = Counter()
     matched_q, perturbed_q, aug_images = set(), set(), set()
     aug_k: Counter = Counter()
+    per_type: dict[str, dict[str, dict[str, Any]]] = {level: {} for level in TYPE_LEVELS}
     for r in results:
         if r.template is None:
             continue
+        for level in TYPE_LEVELS:
+            _count_type(per_type[level], getattr(r, level), r, ks)
         t = per_t[r.template]
         t["matched"] += 1
         t["images"].add(r.image_id)
@@ -85,7 +95,25 @@ def compute_stats(results: list[Outcome], n_questions: int, images: set[str],
         "percent_augmented_questions": {k: _pct(aug_k.get(k, 0), n_q) for k in (f"k{k}" for k in ks)},
         "reasons": dict(sorted(reasons.items())),
         "templates": out_t,
+        "question_types": {level: {name: {**c, "reasons": dict(sorted(c["reasons"].items()))}
+                                   for name, c in sorted(per_type[level].items())}
+                           for level in TYPE_LEVELS},
     }
+
+
+def _count_type(counts: dict[str, dict[str, Any]], name: str, r: Outcome, ks: list[int]) -> None:
+    """Matched (question, template) pairs of one GQA question type, perturbed or refused."""
+    c = counts.get(name)
+    if c is None:
+        c = counts[name] = {"matched": 0, "perturbed": 0, "perturbations": {f"k{k}": 0 for k in ks},
+                            "reasons": Counter()}
+    c["matched"] += 1
+    if r.ranks:
+        c["perturbed"] += 1
+        for k in ks:
+            c["perturbations"][f"k{k}"] += sum(1 for rank in r.ranks if rank <= k)
+    else:
+        c["reasons"][r.reason] += 1
 
 
 def _pct(a: int, b: int) -> float:
@@ -121,6 +149,17 @@ def stats_markdown(stats: dict[str, Any]) -> str:
     lines += [f"| (any) | {r} | {n} |" for r, n in stats["reasons"].items() if r in ("no_match", "no_scene_graph")]
     for tid, t in stats["templates"].items():
         lines += [f"| {tid} | {r} | {n} |" for r, n in t["reasons"].items()]
+    for level in TYPE_LEVELS:
+        counts = stats.get("question_types", {}).get(level, {})
+        if not counts:
+            continue
+        lines += ["", f"## By GQA question type (`types.{level}`), matched (question, template) pairs", "",
+                  "| type | matched | perturbed | " + " | ".join(f"k={k}" for k in stats["ks"]) + " | not perturbed, by reason |",
+                  "|---|---|---|" + "---|" * len(stats["ks"]) + "---|"]
+        for name, c in counts.items():
+            why = ", ".join(f"{r} {n}" for r, n in c["reasons"].items()) or "-"
+            lines.append(f"| {name} | {c['matched']} | {c['perturbed']} | "
+                         + " | ".join(str(c["perturbations"][f"k{k}"]) for k in stats["ks"]) + f" | {why} |")
     return "\n".join(lines) + "\n"
 
 

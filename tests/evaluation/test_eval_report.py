@@ -41,9 +41,10 @@ def test_files_are_written_and_byte_identical(tmp_path):
 def test_csv_long_format_has_a_row_per_model_k_group_metric():
     report = contrast_report()
     rows = list(csv.DictReader(io.StringIO(render_csv(report))))
-    # per model and k: overall + 2 templates + kinds + directions, 4 metrics each
+    # per model and k: overall + 2 templates + question types + kinds + directions, 4 metrics each
     k3 = report["results"]["m"]["3"]
-    groups = 1 + len(k3["by_template"]) + len(k3["by_kind"]) + len(k3["by_direction"])
+    assert k3["by_question_type"]  # the test records carry no types: one group, "unknown"
+    groups = 1 + sum(len(k3[b]) for b in ("by_template", "by_question_type", "by_kind", "by_direction"))
     assert sum(r["model"] == "m" and r["k"] == "3" for r in rows) == 4 * groups
     cons = next(r for r in rows if (r["model"], r["k"], r["breakdown"], r["metric"])
                 == ("m", "3", "overall", "consistency"))
