@@ -89,7 +89,8 @@ def result_dict(res: PerturbResult) -> dict[str, Any]:
     record = contrast_set_record(question_id=res.question_id, image_id=res.image_id,
                                  template=res.template, question=res.question, answer=res.answer,
                                  slots=res.slots, grounding=res.grounding,
-                                 perturbations=res.perturbations, types=res.types)
+                                 perturbations=res.perturbations, types=res.types,
+                                 semantic=res.program)
     return {**record, "reason": res.reason}
 
 

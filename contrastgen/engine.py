@@ -33,6 +33,7 @@ from contrastgen.errors import InputError
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.language.nounphrase import fits
 from contrastgen.language.nounphrase import parse_cached as parse
+from contrastgen.programs.edits import PROGRAM_PATH, EditRefusal, ProgramEditor
 from contrastgen.records import contrast_set_record
 from contrastgen.scene.corpus import Corpus
 from contrastgen.scene.ground import ground_slots
@@ -49,9 +50,10 @@ _ASCII_PUNCT = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}
 
 # Every reason a (question, template) can end without perturbations; stats.md counts them and a
 # test holds the handlers to this list, so a new reason cannot appear undocumented.
+MODES = ("templates", "programs", "both")
 REASONS = ("no_answer", "no_match", "no_scene_graph", "not_grounded", "ambiguous", "answer_mismatch",
            "no_distractor", "duplicate", "unannotated_prone", "unsupported_phrase", "no_relation",
-           "no_opposite", "inconsistent_graph", "program_mismatch")
+           "no_opposite", "inconsistent_graph", "program_mismatch", "not_executable", "unaligned")
 
 
 def normalize_question(text: str) -> str:
@@ -74,6 +76,7 @@ class PerturbResult:
     perturbations: list[dict[str, Any]] = field(default_factory=list)
     reason: str | None = None
     types: dict[str, Any] = field(default_factory=dict)  # the question's GQA types, if it has them
+    program: list[dict[str, Any]] | None = None  # the original's program, on program-path results
 
     def to_record(self) -> dict[str, Any] | None:
         """The contrast_sets.jsonl line, or None when nothing was produced."""
@@ -82,7 +85,8 @@ class PerturbResult:
         return contrast_set_record(question_id=self.question_id, image_id=self.image_id,
                                    template=self.template, question=self.question, answer=self.answer,
                                    slots=self.slots, grounding=self.grounding,
-                                   perturbations=self.perturbations, types=self.types)
+                                   perturbations=self.perturbations, types=self.types,
+                                   semantic=self.program)
 
 
 class Engine:
@@ -131,12 +135,17 @@ class Engine:
                          corpus: Corpus | None = None, max_k: int = 5, seed: int = 0,
                          templates: Iterable[str] | None = None, scene: SceneIndex | None = None,
                          existing: set[str] | None = None,
-                         matches: list[Match] | None = None) -> list[PerturbResult]:
-        """Perturb one question under every template it matches; one result per template.
+                         matches: list[Match] | None = None, mode: str = "templates") -> list[PerturbResult]:
+        """Perturb one question under every template it matches (one result per template) and,
+        by `mode`, through its program (one more result, template "program").
 
+        `mode`: "templates" (the paper's templates only), "programs" (the program path for a
+        question that has a program, the templates for one that has none) or "both".
         `scene`, `existing` (normalised texts of the image's questions) and `matches` let a
         caller that processes a whole image share work between its questions.
         """
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         image_id = str(question.get("imageId", ""))
         text = str(question.get("question", ""))
         raw_answer = question.get("answer")
@@ -144,10 +153,16 @@ class Engine:
         base = {"question_id": question_id, "image_id": image_id, "question": text,
                 "answer": raw_answer if isinstance(raw_answer, str) else "",
                 "types": types if isinstance(types, dict) else {}}
-        if matches is None:
+        has_program = isinstance(question.get("semantic"), list) and bool(question.get("semantic"))
+        by_program = mode != "templates" and has_program
+        if mode == "programs" and has_program:
+            matches = []
+        elif matches is None:
             matches = self.match(text, self.select_templates(templates))
-        if not matches:
+        if not matches and not by_program:
             return [PerturbResult(**base, template=None, reason="no_match")]
+        if existing is None:
+            existing = {normalize_question(text)}
         results = []
         for m in matches:
             res = PerturbResult(**base, template=m.template.id, slots=self.slots_of(m))
@@ -158,9 +173,23 @@ class Engine:
             else:
                 if scene is None:
                     scene = SceneIndex.build(image_id, scene_graph, self.lex)
-                if existing is None:
-                    existing = {normalize_question(text)}
                 self._perturb_match(res, m, question, scene, corpus, max_k, seed, existing)
+            results.append(res)
+        if by_program:
+            res = PerturbResult(**base, template=PROGRAM_PATH, program=question["semantic"])
+            if not isinstance(raw_answer, str) or not raw_answer.strip():
+                res.reason = "no_answer"
+            elif scene_graph is None:
+                res.reason = "no_scene_graph"
+            else:
+                if scene is None:
+                    scene = SceneIndex.build(image_id, scene_graph, self.lex)
+                try:
+                    res.perturbations = ProgramEditor(scene, scene_graph, self.lex).perturb(
+                        question_id, question, max_k=max_k, seed=seed, existing=existing,
+                        normalize=normalize_question)
+                except EditRefusal as exc:
+                    res.reason = exc.reason
             results.append(res)
         return results
 

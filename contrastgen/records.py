@@ -29,12 +29,18 @@ RECORD_FIELDS = ("question_id", "image_id", "template", "question", "answer", "p
 
 def contrast_set_record(*, question_id: str, image_id: str, template: str | None, question: str, answer: str,
                         slots: dict[str, str], grounding: dict[str, Any],
-                        perturbations: list[dict[str, Any]], types: dict[str, Any]) -> dict[str, Any]:
+                        perturbations: list[dict[str, Any]], types: dict[str, Any],
+                        semantic: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """One line of contrast_sets.jsonl (the API adds `reason` to the same fields). `types` are the
-    original's GQA question types (`structural`, `semantic`, `detailed`), empty when it had none."""
-    return {"question_id": question_id, "image_id": image_id, "template": template,
-            "question": question, "answer": answer, "slots": slots,
-            "grounding": grounding, "perturbations": perturbations, "types": types}
+    original's GQA question types (`structural`, `semantic`, `detailed`), empty when it had none;
+    `semantic`, the original's program, is there on program-path records (the verifier compares
+    the edited program with it)."""
+    record = {"question_id": question_id, "image_id": image_id, "template": template,
+              "question": question, "answer": answer, "slots": slots,
+              "grounding": grounding, "perturbations": perturbations, "types": types}
+    if semantic is not None:
+        record["semantic"] = semantic
+    return record
 
 
 def question_type(record: Mapping[str, Any], level: str = "detailed") -> str:

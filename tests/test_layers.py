@@ -20,7 +20,7 @@ SOURCES = {"contrastgen": REPO / "contrastgen", "contrastgen.api": REPO / "api",
 
 # Stage -> the stages it may import (itself always). Order is the README's, lowest first.
 CORE = "core"  # the root modules of contrastgen/: errors, jsonio, answers, resources, records
-GENERATOR = ("language", "scene", "templates", "engine", "run", "writers")
+GENERATOR = ("language", "scene", "templates", "programs", "engine", "run", "writers")
 ALLOWED: dict[str, set[str]] = {
     CORE: set(),
     "datasets": {CORE},
@@ -29,8 +29,8 @@ ALLOWED: dict[str, set[str]] = {
     "scene": {CORE, "datasets", "language"},
     "templates": {CORE, "datasets", "language", "scene"},
     "programs": {CORE, "datasets", "language", "scene"},
-    "engine": {CORE, "datasets", "language", "scene", "templates"},
-    "run": {CORE, "datasets", "language", "scene", "templates", "engine"},
+    "engine": {CORE, "datasets", "language", "scene", "templates", "programs"},
+    "run": {CORE, "datasets", "language", "scene", "templates", "programs", "engine"},
     "writers": {CORE, "datasets", "run"},
     "mturk": {CORE},
     "ood": {CORE, "datasets"},

@@ -53,6 +53,12 @@ def match_cmd(questions: Path, show_all: bool, templates: tuple[str, ...]) -> No
             out.write(dumps({"question_id": qid, "template": None, "slots": {}}))
 
 
+_mode_option = click.option(
+    "--mode", type=click.Choice(["templates", "programs", "both"]), default="templates", show_default=True,
+    help="templates: the paper's six; programs: edit the program of a question that has one (the "
+         "templates for one that has none); both.")
+
+
 @click.command("generate")
 @click.option("--questions", required=True, type=click.Path(path_type=Path),
               help="GQA questions: one JSON file or a directory of shards.")
@@ -64,11 +70,12 @@ def match_cmd(questions: Path, show_all: bool, templates: tuple[str, ...]) -> No
 @click.option("--workers", default=None, type=click.IntRange(1, 64), help="Worker processes (default: CPUs).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @_templates_option
+@_mode_option
 def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int,
-                 workers: int | None, no_progress: bool, templates: tuple[str, ...]) -> None:
+                 workers: int | None, no_progress: bool, templates: tuple[str, ...], mode: str) -> None:
     """Generate contrast sets with proven answers; writes OUT atomically."""
     gen, timings = run_generate(questions, scene_graphs, out, max_k=max_k, seed=seed, workers=workers,
-                                progress=not no_progress, templates=_split(templates))
+                                progress=not no_progress, templates=_split(templates), mode=mode)
     from contrastgen.run.stats import stats_table
     console = Console(stderr=True)
     console.print(stats_table(gen.stats))
@@ -77,7 +84,7 @@ def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, see
 
 
 def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, seed: int,
-                 workers: int | None, progress: bool, templates: list[str] | None):
+                 workers: int | None, progress: bool, templates: list[str] | None, mode: str = "templates"):
     """Load, generate, write; returns the Generation and the seconds each phase took."""
     from contrastgen.run.generate import generate_from_files
     from contrastgen.writers import write_outputs
@@ -96,7 +103,7 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
     engine = _engine()
     lap("engine")
     gen = generate_from_files(engine, questions, scene_graphs, max_k=max_k, seed=seed,
-                              templates=templates, workers=workers, progress=progress, lap=lap)
+                              templates=templates, workers=workers, progress=progress, lap=lap, mode=mode)
     write_outputs(gen, out)
     lap("write")
     timings["total"] = sum(timings.values())
@@ -112,8 +119,9 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
 @click.option("--replace", is_flag=True, help="Drop as many originals as perturbations added (same size).")
 @click.option("--workers", default=None, type=click.IntRange(1, 64))
 @_templates_option
+@_mode_option
 def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int, replace: bool,
-                workers: int | None, templates: tuple[str, ...]) -> None:
+                workers: int | None, templates: tuple[str, ...], mode: str) -> None:
     """Write training questions plus their perturbations, in GQA format."""
     from contrastgen.datasets.gqa import load_questions, load_scene_graphs
     from contrastgen.run.generate import generate
@@ -122,7 +130,7 @@ def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed
     engine = _engine()  # before the data, as in run_generate
     qs = load_questions(questions)
     sg = load_scene_graphs(scene_graphs)
-    gen = generate(engine, qs, sg, max_k=max_k, seed=seed, templates=_split(templates),
+    gen = generate(engine, qs, sg, max_k=max_k, seed=seed, templates=_split(templates), mode=mode,
                              workers=workers, progress=True)
     counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed)
     click.echo(f"wrote {out}: {counts['original']} originals + {counts['added']} perturbations"

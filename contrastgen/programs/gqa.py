@@ -104,9 +104,12 @@ def attribute_types(path: str | None = None) -> dict[str, frozenset[str]]:
 
 @dataclass
 class Execution:
-    """The values of every step and the answer (the last step's value)."""
+    """The values of every step, the objects each reference argument denoted (`refs`: step index
+    -> ids, what a GQA program writes in the argument's parentheses) and the answer (the last
+    step's value)."""
 
     values: list[Value] = field(default_factory=list)
+    refs: dict[int, Objects] = field(default_factory=dict)
 
     @property
     def answer(self) -> str:
@@ -120,6 +123,8 @@ class GqaExecutor:
     """One scene graph's executor; cheap to build (the scene index is shared)."""
 
     def __init__(self, scene: SceneIndex, lex: Lexicon, graph: dict[str, Any] | None = None):
+        self.execution = Execution()
+        self.current = 0
         self.scene = scene
         self.lex = lex
         self.graph = graph or {}
@@ -128,11 +133,17 @@ class GqaExecutor:
     # -- the program ---------------------------------------------------------------------------
     def run(self, semantic: Any) -> Execution:
         steps = parse_program(semantic)
-        ex = Execution()
-        for step in steps:
+        ex = self.execution = Execution()
+        for i, step in enumerate(steps):
+            self.current = i
             ins = [ex.values[d] for d in step.dependencies]
             ex.values.append(self.step(step, ins))
         return ex
+
+    def referred(self, ids: Objects) -> Objects:
+        """Record the objects the current step's reference argument denotes."""
+        self.execution.refs[self.current] = ids
+        return ids
 
     def step(self, step: Step, ins: Sequence[Value]) -> Value:
         op = _OPS.get(step.head)
@@ -188,7 +199,7 @@ class GqaExecutor:
             return frozenset({self.scene.objects[oid].name})
         attrs = self.scene.objects[oid].attributes
         if kind == "color":
-            return frozenset(a for a in attrs if self.lex.is_color(a) or "color" in self.types.get(a, ()))
+            return frozenset(a for a in attrs if self.lex.is_color(a))  # as the colour template reads them
         return frozenset(a for a in attrs if kind in self.types.get(a, ()))
 
     def has(self, oid: str, kind: str, value: str) -> bool:
@@ -243,7 +254,7 @@ def _select(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
     name, ids = split_reference(step.argument)
     if name == SCENE and ids is None:
         return SCENE
-    return ex.named(name) if ids is None else ex.by_ids(name, ids)
+    return ex.referred(ex.named(name) if ids is None else ex.by_ids(name, ids))
 
 
 def _relation_parts(argument: str) -> tuple[str, str, str, Objects | None]:
@@ -267,8 +278,8 @@ def _relate(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
     sources = _objects(_only(ins, step), step)
     name, rel, role, ids = _relation_parts(step.argument)
     if ids is not None:
-        return ex.by_ids(name, ids)
-    return _related(ex, sources, name, rel, role)
+        return ex.referred(ex.by_ids(name, ids))
+    return ex.referred(_related(ex, sources, name, rel, role))
 
 
 def _filter(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
@@ -314,8 +325,9 @@ def _verify(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
             ex.by_ids(name, ids)
             edges = ex.scene.edges
             hold = [any(((i, rel, x) if role == "s" else (x, rel, i)) in edges for x in objects) for i in ids]
+            ex.referred(tuple(i for i, h in zip(ids, hold, strict=True) if h))
             return _yes(any(hold))
-        return _yes(bool(_related(ex, objects, name, rel, role)))
+        return _yes(bool(ex.referred(_related(ex, objects, name, rel, role))))
     if not objects:
         raise ProgramRefusal("empty", f"verify {step.kind} of nothing")
     value = step.argument.strip().lower()

@@ -21,9 +21,10 @@ import orjson
 from contrastgen.datasets.base import DictQuestions, QuestionSource
 from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.datasets.packing import PackedQuestions, pack_questions
-from contrastgen.engine import Engine, default_workers
+from contrastgen.engine import MODES, Engine, default_workers
 from contrastgen.errors import InputError
 from contrastgen.jsonio import dumps, no_gc
+from contrastgen.programs.edits import PROGRAM_PATH
 from contrastgen.run.entries import ViewEntry, view_entries
 from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image
 from contrastgen.run.stats import Outcome, compute_stats, outcome
@@ -105,9 +106,11 @@ def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
     for image_id in images:
         items = source.questions_of(image_id)
         out.questions += len(items)
-        # a record of None: the loader's screen found that no template can match
+        # a record of None: the loader's screen found that no template can match (it keeps every
+        # record when the program path may use it)
+        programs = options.mode != "templates"
         matched = [(qid, record, m) for qid, text, record in items
-                   if record is not None and (m := engine.match(text, templates))]
+                   if record is not None and ((m := engine.match(text, templates)) or programs)]
         if not matched:
             continue
         work = ImageWork(engine, image_id, graphs.get(image_id), (text for _, text, _ in items))
@@ -125,18 +128,21 @@ def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
 
 def generate(engine: Engine, questions: dict[str, dict], scene_graphs: dict[str, dict], *, max_k: int = 5,
              seed: int = 0, templates: Iterable[str] | None = None, workers: int | None = None,
-             progress: bool = False, corpus: Corpus | None = None) -> Generation:
+             progress: bool = False, corpus: Corpus | None = None, mode: str = "templates") -> Generation:
     """Perturb every question of a loaded dataset; results in input order, independent of `workers`."""
     return run_generation(engine, questions, scene_graphs, max_k=max_k, seed=seed,
                           templates=list(templates) if templates else None,
-                          workers=workers, progress=progress, corpus=corpus)
+                          workers=workers, progress=progress, corpus=corpus, mode=mode)
 
 
 def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
                    scene_graphs: dict[str, dict], *, max_k: int, seed: int, templates: list[str] | None,
-                   workers: int | None, progress: bool, corpus: Corpus | None) -> Generation:
+                   workers: int | None, progress: bool, corpus: Corpus | None,
+                   mode: str = "templates") -> Generation:
     if max_k < 1:
         raise ValueError("max_k must be at least 1")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     engine.select_templates(templates)  # validates ids before any work
     workers = default_workers() if workers is None else max(1, workers)
     # Freeze what is loaded: the collector then never walks the millions of loaded objects (nor,
@@ -146,7 +152,7 @@ def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
     gc.freeze()
     try:
         return _generate(engine, questions, scene_graphs, max_k=max_k, seed=seed, templates=templates,
-                         workers=workers, progress=progress, corpus=corpus)
+                         workers=workers, progress=progress, corpus=corpus, mode=mode)
     finally:
         if not frozen_before:
             gc.unfreeze()
@@ -154,13 +160,13 @@ def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
 
 def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scene_graphs: dict[str, dict],
               *, max_k: int, seed: int, templates: list[str] | None, workers: int, progress: bool,
-              corpus: Corpus | None) -> Generation:
+              corpus: Corpus | None, mode: str) -> Generation:
     corpus = corpus if corpus is not None else engine.build_corpus(scene_graphs)
     source = questions if isinstance(questions, PackedQuestions) else DictQuestions(questions)
     images = source.image_ids
     shards = [images[i:i + SHARD_IMAGES] for i in range(0, len(images), SHARD_IMAGES)]
     context = ShardContext(engine, source, scene_graphs,
-                           RunOptions(corpus=corpus, max_k=max_k, seed=seed, templates=templates))
+                           RunOptions(corpus=corpus, max_k=max_k, seed=seed, templates=templates, mode=mode))
     outcomes: list[Outcome] = []
     lines: dict[str, tuple[bytes, ...]] = {}
     views: list[ViewEntry] = []
@@ -184,13 +190,14 @@ def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scen
     _check_ids(views, set(source.order))
     return Generation(lines=[line for qid in source.order for line in lines.get(qid, ())], views=views,
                       stats=compute_stats(outcomes, len(source), set(images), scene_graphs, max_k, seed,
-                                          [t.id for t in engine.select_templates(templates)]),
+                                          [t.id for t in engine.select_templates(templates)]
+                                          + ([PROGRAM_PATH] if mode != "templates" else [])),
                       max_k=max_k, seed=seed, perturbed=[qid for qid in source.order if qid in lines])
 
 
 def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, max_k: int, seed: int,
                         templates: list[str] | None, workers: int | None, progress: bool,
-                        lap: Callable[[str], None] = lambda phase: None) -> Generation:
+                        lap: Callable[[str], None] = lambda phase: None, mode: str = "templates") -> Generation:
     """`contrastgen generate`'s run: load both inputs at once, then generate.
 
     The questions are streamed and packed (contrastgen.datasets.packing) in a second process while this
@@ -204,25 +211,31 @@ def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, 
     with no_gc():  # loading allocates only acyclic data: nothing for the collector to find
         if workers > 1:
             with mp.get_context("fork").Pool(1) as pool:
-                pending = pool.apply_async(_pack, (str(questions), chosen))
+                pending = pool.apply_async(_pack, (str(questions), chosen, mode))
                 graphs = load_scene_graphs(scene_graphs)
                 corpus = engine.build_corpus(graphs)
                 packed = pending.get()
         else:
-            packed = _pack(str(questions), chosen)
+            packed = _pack(str(questions), chosen, mode)
             graphs = load_scene_graphs(scene_graphs)
             corpus = engine.build_corpus(graphs)
     lap("load")
     gen = run_generation(engine, packed, graphs, max_k=max_k, seed=seed, templates=templates,
-                         workers=workers, progress=progress, corpus=corpus)
+                         workers=workers, progress=progress, corpus=corpus, mode=mode)
     lap("generation")
     return gen
 
 
-def _pack(path: str, template_ids: tuple[str, ...]) -> PackedQuestions:
+def _pack(path: str, template_ids: tuple[str, ...], mode: str = "templates") -> PackedQuestions:
     chosen = tuple(t for t in load_templates() if t.id in template_ids)
+    keep = screener(chosen) if mode == "templates" else _keep_all
     with no_gc():
-        return pack_questions(path, screener(chosen))
+        return pack_questions(path, keep)
+
+
+def _keep_all(text: str) -> bool:
+    """The program path may perturb any question: the loader keeps every record."""
+    return True
 
 
 def _key(entry: ViewEntry) -> str:

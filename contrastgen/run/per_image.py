@@ -26,6 +26,7 @@ class RunOptions:
     max_k: int
     seed: int
     templates: list[str] | None = None  # template ids; None: all
+    mode: str = "templates"  # engine.MODES: the templates, the program path, or both
 
 
 class ImageWork:
@@ -51,4 +52,4 @@ def perturb_in_image(work: ImageWork, question_id: str, question: dict[str, Any]
     return work.engine.perturb_question(
         question_id, question, work.graph, corpus=options.corpus, max_k=options.max_k,
         seed=options.seed, templates=options.templates, scene=work.scene if work.graph is not None else None,
-        existing=work.existing, matches=matches)
+        existing=work.existing, matches=matches, mode=options.mode)

@@ -36,6 +36,7 @@ from contrastgen.records import Failure, VerifyReport
 from contrastgen.verify.facts import check_fact
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex, object_id
 from contrastgen.verify.program import execute_program
+from contrastgen.verify.program_edits import program_edit_problems
 from contrastgen.verify.query import execute_query
 from contrastgen.verify.rules import VerifyRules, load_rules, normalize_name
 from contrastgen.verify.words import check_words
@@ -113,7 +114,7 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
             pid = p.get("question_id") if isinstance(p, dict) else None
             pid = pid if isinstance(pid, str) else f"perturbation {i}"
             try:  # inline rather than a context manager: this is the per-perturbation hot path
-                found = _perturbation_problems(p, record["answer"], graph, rules)
+                found = _perturbation_problems(p, record["answer"], graph, rules, record)
             except _GRAPH_ERRORS:
                 validate_scene_graph(str(image_id), scene_graphs[str(image_id)])
                 raise
@@ -211,7 +212,7 @@ def _identity_problems(p: Any, qid: str, pid: str, template: Any, seen: set[str]
 
 
 def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
-                           rules: VerifyRules) -> list[Problem]:
+                           rules: VerifyRules, record: dict[str, Any] | None = None) -> list[Problem]:
     if not isinstance(p, dict):
         return [(STRUCTURE, "perturbation is not a JSON object")]
     problems = _change_problems(p.get("change"))
@@ -237,6 +238,8 @@ def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
         problems.append((STRUCTURE, "evidence has no string 'answer'"))
     if not isinstance(query, dict):
         return problems + [(STRUCTURE, "evidence has no 'query' object")]
+    if query.get("op") == "program":  # a program edit: its words, programs and answer, not a query
+        return problems + program_edit_problems(record or {}, p, graph, rules)
     try:
         computed = execute_query(query, graph, rules)
     except EvidenceProblem as exc:

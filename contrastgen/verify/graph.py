@@ -57,6 +57,7 @@ class GraphIndex:
 
     def __init__(self, graph: dict[str, Any]):
         self.width: float = graph["width"]
+        self.height: float = float(graph.get("height") or 0)
         self.objects: dict[str, dict[str, Any]] = graph["objects"]
         self._by_name: dict[str, set[str]] = {}
         self._out: dict[str, frozenset[tuple[str, str]]] = {}
@@ -116,3 +117,16 @@ class GraphIndex:
     def side(self, oid: str) -> str:
         """`left` if the box centre is strictly left of the image's middle, else `right` (README)."""
         return "left" if self.center(oid) < self.width / 2 else "right"
+
+    def position(self, oid: str, axis: str) -> str | None:
+        """GQA's hposition / vposition of a box: left/right, top/bottom, `middle` within a tenth of
+        the size around the centre; None when the graph gives no height."""
+        o = self.obj(oid)
+        size = self.width if axis == "hposition" else self.height
+        if not size:
+            return None
+        c = o["x"] + o["w"] / 2 if axis == "hposition" else o["y"] + o["h"] / 2
+        if abs(c - size / 2) < 0.1 * size:
+            return "middle"
+        low, high = ("left", "right") if axis == "hposition" else ("top", "bottom")
+        return low if c < size / 2 else high

@@ -8,7 +8,9 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
 - `select: NAME (ids)`: the listed ids, each of which must be an object the name denotes; with
   `(-)`, every object the name denotes. An empty result is accepted only where absence is
   decidable: no object the name *may* denote, and the name not unannotated-prone.
-- `filter TYPE: VALUE`: the input objects that carry attribute VALUE.
+- `filter TYPE: VALUE`: the input objects that carry attribute VALUE (`not(VALUE)`: that do not);
+  hposition / vposition from the box: left/right, top/bottom, `middle` within a tenth of the size
+  around the centre.
 - `relate: NAME,REL,s|o (ids)`: objects the name denotes that are the subject (s) / object (o)
   of REL with an input object (both directions for symmetric relations); listed ids must be
   among them. Emptiness follows the select rule, with the related loose names.
@@ -17,6 +19,9 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
   edge, no on its opposite's, a failure when neither or both (contradiction) are annotated.
 - `query: color` / `query: hposition` / `choose hposition: ...`: of the one input object: its one
   colour attribute; its side of the image.
+- `query: TYPE` (name, material, pose, ...), `verify TYPE: V`, `choose TYPE: A|B`: the value of
+  that type all input objects share (types from rules/attribute_types.tsv, read here on its own;
+  `name` is the graph's name, and `choose name` asks which option names every input object).
 """
 
 from __future__ import annotations
@@ -56,6 +61,8 @@ class _Executor:
         self.anchor: list[str | None] = []  # the one object a relate step started from, if one
 
     def denoted(self, name: str, *, loose: bool = False) -> set[str]:
+        if name in ("_", ""):  # GQA's "any object" (relate: _,wearing,o)
+            return set(self.g.objects)
         return self.g.ids_named(self.nouns.names(name, loose=loose))
 
     def absent_ok(self, name: str, candidates: set[str], what: str) -> None:
@@ -101,6 +108,7 @@ class _Executor:
             self.anchor.append(next(iter(ins[0])) if op == "relate" and len(ins[0]) == 1 else None)
         if not out or not isinstance(out[-1], str):
             raise EvidenceProblem("the program's last step gives no answer")
+        self.values = out
         return out[-1]
 
     def ask(self, op: str, arg: str, ins: list[Value], deps: list[int]) -> dict[str, str]:
@@ -135,7 +143,12 @@ class _Executor:
             return found
         if op.startswith("filter") and len(ins) == 1 and isinstance(ins[0], set):
             value = normalize_name(arg)
-            return {o for o in ins[0] if value in self.g.attributes_of(o)}
+            negated = value.startswith("not(") and value.endswith(")")
+            value = value[4:-1].strip() if negated else value
+            kind = normalize_name(op.partition(" ")[2])
+            if kind in ("hposition", "vposition"):
+                return {o for o in ins[0] if (self.g.position(o, kind) == value) != negated}
+            return {o for o in ins[0] if (value in self.g.attributes_of(o)) != negated}
         if op == "relate" and len(ins) == 1 and isinstance(ins[0], set):
             name, rel, role, ids = _relation_parts(arg)
 
@@ -163,7 +176,47 @@ class _Executor:
                     raise EvidenceProblem(f"{what}: object {oid} has colours {colors}; one is needed")
                 return colors[0]
             return self.g.side(oid)
+        if len(ins) == 1 and isinstance(ins[0], set) and (op in ("query", "verify", "choose")
+                                                           or op.startswith(("verify ", "choose "))):
+            return self.attribute_step(what, op, arg, ins[0])
         raise EvidenceProblem(f"{what}: not an operation this executor runs on these inputs")
+
+    def values(self, oid: str, kind: str) -> set[str]:
+        """An object's values of one GQA attribute type; its name for `name`."""
+        if kind == "name":
+            return {self.g.name_of(oid)}
+        if kind == "hposition":
+            return {self.g.side(oid)}
+        attrs = set(self.g.attributes_of(oid))
+        if kind == "color":  # the lexicon's colour terms, as for the colour template
+            return attrs & self.rules.colors
+        return attrs & self.rules.attribute_types.get(kind, frozenset())
+
+    def attribute_step(self, what: str, op: str, arg: str, objects: set[str]) -> str:
+        """query TYPE, verify TYPE: V, choose TYPE: A|B (and choose name) of the input objects."""
+        if not objects:
+            raise EvidenceProblem(f"{what}: no object to ask")
+        kind = normalize_name(arg) if op == "query" else normalize_name(op.partition(" ")[2])
+        if op == "query":
+            answers = {frozenset(self.values(o, kind)) for o in objects}
+            if len(answers) != 1 or len(next(iter(answers))) != 1:
+                raise EvidenceProblem(f"{what}: the objects {sorted(objects)} do not have one {kind}")
+            return next(iter(next(iter(answers))))
+        if op.startswith("verify "):
+            value = normalize_name(arg)
+            held = {value in self.values(o, kind) or (kind == "name" and o in self.denoted(value))
+                    for o in objects}
+            if len(held) != 1:
+                raise EvidenceProblem(f"{what}: the objects disagree on {value!r}")
+            return "yes" if held.pop() else "no"
+        options = [normalize_name(x) for x in arg.split("|")]
+        if kind == "name":
+            holding = [x for x in options if objects <= self.denoted(x)]
+        else:
+            holding = [x for x in options if all(x in self.values(o, kind) for o in objects)]
+        if len(holding) != 1:
+            raise EvidenceProblem(f"{what}: {len(holding)} of {options} hold")
+        return holding[0]
 
     def verify_rel(self, what: str, arg: str, given: str) -> str:
         name, rel, role, ids = _relation_parts(arg)
@@ -189,3 +242,13 @@ def execute_program(semantic: list[Any], graph: GraphIndex, rules: VerifyRules,
     executor = _Executor(graph, rules, nouns or load_nouns())
     answer = executor.run(semantic)
     return answer, executor.asked[-1]
+
+
+def execute_program_steps(semantic: Any, graph: GraphIndex, rules: VerifyRules,
+                          nouns: NounTable | None = None) -> tuple[str, list[Value]]:
+    """The program's answer and every step's value (objects as sets of ids, or answers)."""
+    if not isinstance(semantic, list) or not semantic:
+        raise EvidenceProblem("'semantic' must be a non-empty list of program steps")
+    executor = _Executor(graph, rules, nouns or load_nouns())
+    answer = executor.run(semantic)
+    return answer, executor.values

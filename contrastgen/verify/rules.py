@@ -20,6 +20,7 @@ _RELATIONS = ("relations.tsv",)
 _COLORS = ("lexicon", "colors.txt")
 _UNANNOTATED_PRONE = ("lexicon", "unannotated_prone.txt")
 _TEMPLATES = ("templates.json",)
+_ATTRIBUTE_TYPES = ("attribute_types.tsv",)
 _NOUNS = ("lexicon", "nouns.tsv")
 _SYMMETRIC = "symmetric"
 
@@ -53,6 +54,8 @@ class VerifyRules:
     unannotated_prone: frozenset[str]
     unannotated_prone_source: str | None = None
     template_suffixes: dict[str, str] = field(default_factory=dict)
+    # GQA attribute type -> its values (rules/attribute_types.tsv), for `query: TYPE` in programs
+    attribute_types: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def is_unannotated_prone(self, name: str) -> bool:
         """True if `name`, or a naive singular of it, is prone to be missing from scene graphs.
@@ -116,11 +119,25 @@ def parse_word_list(text: str) -> frozenset[str]:
     return frozenset(normalize_name(e) for e in _entries(text))
 
 
+def parse_attribute_types(text: str) -> dict[str, frozenset[str]]:
+    """`value<TAB>type` lines -> type -> values."""
+    out: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        cols = line.split("#", 1)[0].split("\t")
+        if len(cols) >= 2 and cols[0].strip() and cols[1].strip():
+            out.setdefault(cols[1].strip().lower(), set()).add(normalize_name(cols[0]))
+    return {k: frozenset(v) for k, v in out.items()}
+
+
 def parse_template_suffixes(text: str, *, path: str = "rules/templates.json") -> dict[str, str]:
     """Template id -> `id_suffix` from templates.json; the patterns themselves are not read."""
     try:
-        templates = json.loads(text)["templates"]
-        return {str(t["id"]): str(t["id_suffix"]) for t in templates}
+        data = json.loads(text)
+        out = {str(t["id"]): str(t["id_suffix"]) for t in data["templates"]}
+        path_entry = data.get("program_path")
+        if isinstance(path_entry, dict):  # the program path's records, beside the templates'
+            out[str(path_entry["id"])] = str(path_entry["id_suffix"])
+        return out
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(f"cannot read template ids and id_suffix ({exc!r})", path=path) from None
 
@@ -175,7 +192,10 @@ def load_rules() -> VerifyRules:
     templates_node = _resource(_TEMPLATES)
     suffixes = (parse_template_suffixes(templates_node.read_text(encoding="utf-8"))
                 if templates_node.is_file() else {})
+    types_node = _resource(_ATTRIBUTE_TYPES)
+    types = parse_attribute_types(types_node.read_text(encoding="utf-8")) if types_node.is_file() else {}
     return VerifyRules(
+        attribute_types=types,
         template_suffixes=suffixes,
         opposites=opposites,
         symmetric=symmetric,

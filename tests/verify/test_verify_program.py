@@ -57,7 +57,7 @@ def test_a_program_that_does_not_give_the_claimed_answer_fails():
     wrong_rel, wrong_id, unknown = (copy.deepcopy(rec) for _ in range(3))
     wrong_rel["perturbations"][0]["semantic"][1]["argument"] = "boy,to the left of,s (2)"
     wrong_id["perturbations"][0]["semantic"][0]["argument"] = "woman (1)"  # object 1 is a person
-    unknown["perturbations"][0]["semantic"][1]["operation"] = "verify size"
+    unknown["perturbations"][0]["semantic"][1]["operation"] = "paint"
     for bad, says in ((wrong_rel, "the program gives 'yes'"), (wrong_id, "is not a 'woman'"),
                       (unknown, "not an operation this executor runs")):
         report = verify_contrast_sets([bad], GRAPHS)
