@@ -1,5 +1,5 @@
 """Perturbing a question of any GQA type by editing one argument of its program: the name of an
-object it selects.
+object it selects, or a relation it asks (to its opposite, from rules/relations.tsv).
 
 Why through the program: the program says what the question asks, whatever its type (GQA has over
 100), and executing the edited program on the graph gives the new answer. The words follow the
@@ -157,6 +157,17 @@ class ProgramEditor:
         seen_questions: set[str] = set()
         aligned = False
         for index, step in enumerate(steps):
+            if step.operation in ("relate", "verify rel"):
+                p = self._relation_edit(question, steps, semantic, index, gold)
+                if p is not None:
+                    aligned = True
+                    key = normalize(p["question"])
+                    if key not in existing and key not in seen_questions:
+                        seen_questions.add(key)
+                        found.append(p)
+                if len(found) >= max_k:
+                    break
+                continue
             if step.head != "select":
                 continue
             name, ids = split_reference(step.argument)
@@ -231,7 +242,8 @@ class ProgramEditor:
             return None
         if answer == "no" and not self._absence_decidable(steps, downstream):
             return None
-        if not self._absences_provable(edited, run) or not self._relations_decided(edited, run):
+        if (not self._absences_provable(edited, run) or not self._relations_decided(edited, run)
+                or not self._words_agree(edited, run)):
             return None
         out = [_with_ids(s, run.refs.get(i)) if i == index or i in downstream else s
                for i, s in enumerate(edited)]
@@ -244,6 +256,69 @@ class ProgramEditor:
                 "change": {"kind": "object", "slot": f"step{index}", "from": name, "to": cand},
                 "evidence": {"version": EVIDENCE_VERSION, "query": {"op": "program", "step": index},
                              "facts": facts, "answer": answer}}
+
+    def _relation_edit(self, question: dict[str, Any], steps: list[Step], semantic: list[dict[str, Any]],
+                       index: int, gold: str) -> dict[str, Any] | None:
+        """The relation of a `relate` or `verify rel` step replaced by its opposite, where the
+        question says the relation once in the program's words ("to the left of")."""
+        text = str(question["question"])
+        body, _ = split_reference(steps[index].argument)
+        parts = [x.strip() for x in body.split(",")]
+        if len(parts) < 3:
+            return None
+        name, rel, role = parts[0], ",".join(parts[1:-1]).strip(), parts[-1]
+        opp = self.lex.opposite_relation(rel)
+        found = list(regex.finditer(rf"(?<!\w){regex.escape(rel)}(?!\w)", text, flags=regex.IGNORECASE))
+        if opp is None or len(found) != 1 or any(
+                i != index and rel in s.argument for i, s in enumerate(steps)):
+            return None
+        downstream = dependents(steps, index)
+        if any(steps[i].operation == "choose rel" for i in downstream):
+            return None
+        edited = [dict(s) for s in semantic]
+        ids_part = "" if steps[index].operation == "relate" else edited[index]["argument"][len(body):]
+        edited[index] = {**edited[index], "argument": f"{name},{opp},{role}{ids_part}"}
+        for i in downstream:
+            edited[i] = _bare(edited[i])
+        try:
+            run = self.executor().run(edited)
+            answer = run.answer
+        except ProgramRefusal:
+            return None
+        if answer == gold:
+            return None
+        if steps[index].operation == "relate" and len(run.refs.get(index, ())) != 1:
+            return None  # "the cup to the right of the table" must be one cup
+        if answer == "no" and not self._absence_decidable(steps, downstream):
+            return None
+        if (not self._absences_provable(edited, run) or not self._relations_decided(edited, run)
+                or not self._words_agree(edited, run)):
+            return None
+        out = [_with_ids(s, run.refs.get(i)) if i == index or i in downstream else s
+               for i, s in enumerate(edited)]
+        m = found[0]
+        words = text[:m.start()] + opp + text[m.end():]
+        facts = [{"fact": "object", "id": o, "name": self.scene.objects[o].name}
+                 for o in sorted({o for i in sorted(run.refs) for o in run.refs[i]})]
+        if not facts:
+            return None
+        return {"question": words, "answer": answer, "semantic": out,
+                "change": {"kind": "relation", "slot": f"step{index}", "from": rel, "to": opp},
+                "evidence": {"version": EVIDENCE_VERSION, "query": {"op": "program", "step": index},
+                             "facts": facts, "answer": answer}}
+
+    def _words_agree(self, edited: list[dict[str, Any]], run: Any) -> bool:
+        """The program's ids must be what the words pick out: executed with every relation step
+        by name ("the person the umbrella is above": every person it is above), the program
+        must select the same objects and give the same answer. Two people under the umbrella
+        make the words ambiguous, whichever one GQA's ids name."""
+        by_words = [_bare(s) if s["operation"] in ("relate", "verify rel") else s for s in edited]
+        try:
+            again = self.executor().run(by_words)
+        except ProgramRefusal:
+            return False
+        return again.answer == run.answer and all(again.refs.get(i) == ids for i, ids in run.refs.items()
+                                                   if edited[i]["operation"] == "relate")
 
     def _kind_names(self, word: str) -> list[str]:
         """Every surface name of the kinds `word` denotes, and no name of another kind ("glasses"
@@ -259,7 +334,7 @@ class ProgramEditor:
         absence a graph can show, and with no object that may be one of them."""
         lex = self.lex
         for i, ids in run.refs.items():
-            if ids:
+            if ids or edited[i]["operation"] == "verify rel":  # its "no" is the relation check's
                 continue
             name = split_reference(edited[i]["argument"])[0].split(",")[0].strip()
             if name in ("_", ""):

@@ -105,8 +105,8 @@ def attribute_types(path: str | None = None) -> dict[str, frozenset[str]]:
 @dataclass
 class Execution:
     """The values of every step, the objects each reference argument denoted (`refs`: step index
-    -> ids, what a GQA program writes in the argument's parentheses) and the answer (the last
-    step's value)."""
+    -> ids, what a GQA program writes in the argument's parentheses: for `verify rel`, the objects
+    it names, related or not) and the answer (the last step's value)."""
 
     values: list[Value] = field(default_factory=list)
     refs: dict[int, Objects] = field(default_factory=dict)
@@ -325,9 +325,10 @@ def _verify(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
             ex.by_ids(name, ids)
             edges = ex.scene.edges
             hold = [any(((i, rel, x) if role == "s" else (x, rel, i)) in edges for x in objects) for i in ids]
-            ex.referred(tuple(i for i, h in zip(ids, hold, strict=True) if h))
+            ex.referred(ids)
             return _yes(any(hold))
-        return _yes(bool(ex.referred(_related(ex, objects, name, rel, role))))
+        ex.referred(ex.named(name))  # the objects the argument names, whether or not related
+        return _yes(bool(_related(ex, objects, name, rel, role)))
     if not objects:
         raise ProgramRefusal("empty", f"verify {step.kind} of nothing")
     value = step.argument.strip().lower()

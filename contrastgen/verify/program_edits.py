@@ -37,6 +37,14 @@ def _name(argument: str) -> str:
     return normalize_name(body.split(",")[0])
 
 
+def _relation(argument: str) -> str:
+    body = argument.strip()
+    if body.endswith(")") and "(" in body:
+        body = body[:-1].rpartition("(")[0]
+    parts = [x.strip() for x in body.split(",")]
+    return normalize_name(",".join(parts[1:-1])) if len(parts) >= 3 else ""
+
+
 def _edited_step(change: dict[str, Any]) -> int | None:
     slot = str(change.get("slot", ""))
     return int(slot[4:]) if slot.startswith("step") and slot[4:].isdigit() else None
@@ -56,9 +64,12 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
     end_a, end_b = len(a), len(b)
     while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
         end_a, end_b = end_a - 1, end_b - 1
-    nouns = load_nouns()
     before, after = normalize_name(str(change.get("from", ""))), normalize_name(str(change.get("to", "")))
-    old_names, new_names = nouns.names(before), nouns.names(after)
+    if change.get("kind") == "relation":  # a relation is said in the program's own words
+        old_names, new_names = {before}, {after}
+    else:
+        nouns = load_nouns()
+        old_names, new_names = nouns.names(before), nouns.names(after)
     for left in range(0, 4):
         for right in range(0, 4):
             s, ea, eb = start - left, end_a + right, end_b + right
@@ -87,7 +98,10 @@ def program_diff_problems(original: Any, edited: Any, change: dict[str, Any]) ->
         if o.get("operation") != e.get("operation") or o.get("dependencies") != e.get("dependencies"):
             return [("program", f"step {i} changed its operation or dependencies")]
         want = (normalize_name(str(change.get("from"))), normalize_name(str(change.get("to")))) if i == step else None
-        got = (_name(str(o.get("argument", ""))), _name(str(e.get("argument", ""))))
+        part = _relation if change.get("kind") == "relation" and i == step else _name
+        got = (part(str(o.get("argument", ""))), part(str(e.get("argument", ""))))
+        if part is _relation and _name(str(o.get("argument", ""))) != _name(str(e.get("argument", ""))):
+            return [("program", f"step {i} changed the object it names as well as its relation")]
         if want is not None and got != want:
             return [("program", f"step {i} names {got[0]!r} -> {got[1]!r}, not the change {want}")]
         if want is None and got[0] != got[1]:
@@ -114,6 +128,11 @@ def program_edit_problems(record: dict[str, Any], p: dict[str, Any], graph: Grap
         problems.append(("answer", "the answer did not change"))
     step = _edited_step(change)
     selected = values[step] if step is not None and step < len(values) else None
+    if change.get("kind") == "relation":
+        # a relate step's new relation must pick out one object ("the cup to the right of ...")
+        if isinstance(selected, set) and len(selected) != 1:
+            problems.append(("reference", f"step {step}'s new relation denotes {len(selected)} objects, not one"))
+        return problems
     onlys = [f for f in evidence.get("facts") or [] if isinstance(f, dict) and f.get("fact") == "only"]
     if not (isinstance(selected, set) and len(selected) == 1
             and any([str(i) for i in f.get("ids", [])] == sorted(selected) for f in onlys)):

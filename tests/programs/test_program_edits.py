@@ -115,3 +115,26 @@ def test_the_verifier_rejects_edits_whose_words_or_programs_say_more():
     also[1]["argument"] = "hat,wearing,o (4)"
     assert program_diff_problems(original, also, change)
     assert program_diff_problems(original, edited, {**change, "slot": "step1"})
+
+
+def test_a_relation_is_edited_to_its_opposite(engine):
+    graph = copy.deepcopy(GRAPH)
+    graph["objects"]["1"]["relations"].append({"name": "to the left of", "object": "3"})
+    graph["objects"]["3"]["relations"].append({"name": "to the right of", "object": "1"})
+    question = {"imageId": "img", "question": "Is the man to the left of the woman?", "answer": "yes",
+                "types": {"structural": "verify", "detailed": "relVerify"},
+                "annotations": {"question": {"2": "1", "8": "3"}},
+                "semantic": [{"operation": "select", "argument": "woman (3)", "dependencies": []},
+                             {"operation": "verify rel", "argument": "man,to the left of,s (1)",
+                              "dependencies": [0]}]}
+    gen = _run(engine, {"q1": question}, {"img": graph})
+    [rec] = gen.records
+    relation = [p for p in rec["perturbations"] if p["change"]["kind"] == "relation"]
+    assert [(p["question"], p["answer"]) for p in relation] == [("Is the man to the right of the woman?", "no")]
+    assert relation[0]["semantic"][1]["argument"] == "man,to the right of,s (1)"
+    assert verify_contrast_sets(gen.records, {"img": graph}).ok
+    # the verifier holds the words to the relation: a question that says another one fails
+    bad = copy.deepcopy(rec)
+    for p in bad["perturbations"]:
+        p["question"] = p["question"].replace("to the right of", "near")
+    assert not verify_contrast_sets([bad], {"img": graph}).ok
