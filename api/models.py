@@ -139,12 +139,19 @@ class PerturbRequest(_Closed):
     answer: str = Field(min_length=1, examples=["yes"])
     semantic: Program = Field(
         None, description="GQA's functional program; grounds slots to object ids when present")
+    annotations: dict[str, Any] | None = Field(
+        None, description="GQA's token annotations (question token index -> object id); the program "
+                          "path finds the words of an object through them")
+    types: dict[str, Any] | None = Field(None, description="GQA's question types, echoed in the result")
     scene_graph: SkipValidation[SceneGraph]  # validated once, by the library (see service._graph)
     question_id: str = Field("q", min_length=1, description="perturbations are named `<question_id>_c<rank>`")
     image_id: str = Field("image", min_length=1)
     max_k: int = Field(5, ge=1, description="at most this many perturbations, ranked 1..max_k")
     templates: list[str] | None = Field(None, description="only these template ids (default: all)")
     seed: int = Seed
+    mode: Literal["templates", "programs", "both"] = Field(
+        "templates", description="templates: the paper's six; programs: edit the program of a question "
+                                 "that has one (the templates for one that has none); both")
 
 
 class PerturbResult(_Open):
@@ -175,6 +182,9 @@ class BatchRequest(_Closed):
     max_k: int = Field(5, ge=1)
     templates: list[str] | None = None
     seed: int = Seed
+    mode: Literal["templates", "programs", "both"] = Field(
+        "templates", description="templates: the paper's six; programs: edit the program of a question "
+                                 "that has one (the templates for one that has none); both")
     corpus: Literal["request", "server"] = Field(
         "request",
         description="distractor statistics from the request's graphs (as `contrastgen generate` "

@@ -32,6 +32,7 @@ from contrastgen.errors import InputError
 from contrastgen.evaluation.contrast import evaluate_contrast
 from contrastgen.evaluation.predictions import parse_predictions
 from contrastgen.jsonio import dumps
+from contrastgen.programs.edits import PROGRAM_PATH
 from contrastgen.records import contrast_set_record
 from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image
 from contrastgen.run.stats import compute_stats, outcome
@@ -110,13 +111,14 @@ def perturb(state: EngineState, limits: Limits, body: bytes) -> bytes:
     templates = _templates(state, req.templates)
     graph = _graph(req.image_id, raw["scene_graph"], limits, ["body", "scene_graph"])
     question: dict[str, Any] = {"question": req.question, "answer": req.answer, "imageId": req.image_id}
-    if raw.get("semantic") is not None:
-        question["semantic"] = raw["semantic"]
+    for key in ("semantic", "annotations", "types"):
+        if raw.get(key) is not None:
+            question[key] = raw[key]
     corpus = state.corpus
     if corpus is None:
         corpus = state.single_graph_corpora.corpus_of(req.image_id, graph)
     res = state.engine.perturb(req.question_id, question, graph, corpus=corpus, max_k=max_k,
-                               seed=req.seed, templates=templates)
+                               seed=req.seed, templates=templates, mode=req.mode)
     return dumps(result_dict(res))
 
 
@@ -168,7 +170,7 @@ def prepare_batch(state: EngineState, limits: Limits, body: bytes) -> BatchJob:
         corpus = state.engine.build_corpus(graphs)
     images = {iid: ImageWork(state.engine, iid, graphs[iid], ts) for iid, ts in texts.items()}
     return BatchJob(questions, images, RunOptions(corpus=corpus, max_k=max_k, seed=req.seed,
-                                                  templates=templates))
+                                                  templates=templates, mode=req.mode))
 
 
 def batch_results(job: BatchJob, start: int, stop: int, deadline: Deadline) -> list[PerturbResult]:
@@ -187,6 +189,8 @@ def batch_response(state: EngineState, limits: Limits, body: bytes, deadline: De
     options = job.options
     template_ids = [t.id for t in state.engine.select_templates(options.templates)]
     graphs = {iid: work.graph for iid, work in job.images.items()}
+    if options.mode != "templates":
+        template_ids.append(PROGRAM_PATH)
     stats = compute_stats([outcome(r) for r in results], len(job.questions), set(job.images), graphs,
                           options.max_k, options.seed, template_ids)
     return dumps({"results": [result_dict(r) for r in results], "stats": stats})

@@ -195,10 +195,10 @@ class Engine:
 
     def perturb(self, question_id: str, question: dict[str, Any], scene_graph: dict | None, *,
                 corpus: Corpus | None = None, max_k: int = 5, seed: int = 0,
-                templates: Iterable[str] | None = None) -> PerturbResult:
-        """The first matched template's result that has perturbations (else the first result)."""
+                templates: Iterable[str] | None = None, mode: str = "templates") -> PerturbResult:
+        """The first result that has perturbations (else the first result)."""
         results = self.perturb_question(question_id, question, scene_graph, corpus=corpus,
-                                        max_k=max_k, seed=seed, templates=templates)
+                                        max_k=max_k, seed=seed, templates=templates, mode=mode)
         return next((r for r in results if r.perturbations), results[0])
 
     def slots_of(self, m: Match) -> dict[str, str]:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import orjson
+import pytest
 from server_harness import CLI_HASH_SEED
 
 from contrastgen.jsonio import dumps
@@ -20,22 +21,24 @@ def _jsonl_lines(results: list[dict]) -> bytes:
                     for r in results if r["perturbations"])
 
 
-def test_batch_equals_contrastgen_generate_byte_for_byte(server, sample, tmp_path):
+@pytest.mark.parametrize("mode", ["templates", "both"])
+def test_batch_equals_contrastgen_generate_byte_for_byte(server, sample, tmp_path, mode):
     questions, graphs = sample
     (tmp_path / "q.json").write_bytes(orjson.dumps(questions))
     (tmp_path / "g.json").write_bytes(orjson.dumps(graphs))
     out = tmp_path / "out"
     subprocess.run([sys.executable, "-m", "contrastgen", "generate", "--questions",
                     str(tmp_path / "q.json"), "--scene-graphs", str(tmp_path / "g.json"),
-                    "--out", str(out), "--seed", "5", "--max-k", "3", "--no-progress"],
+                    "--out", str(out), "--seed", "5", "--max-k", "3", "--no-progress", "--mode", mode],
                    check=True, capture_output=True, env={**os.environ, "PYTHONHASHSEED": CLI_HASH_SEED})
     with server.client() as c:
         r = c.post("/v1/perturb/batch",
-                   json={"questions": questions, "scene_graphs": graphs, "seed": 5, "max_k": 3})
+                   json={"questions": questions, "scene_graphs": graphs, "seed": 5, "max_k": 3, "mode": mode})
     assert r.status_code == 200, r.text[:500]
     body = r.json()
     cli = (out / "contrast_sets.jsonl").read_bytes()
     assert cli.count(b"\n") > 50
+    assert (b'"template":"program"' in cli) == (mode == "both")
     assert _jsonl_lines(body["results"]) == cli
     assert body["stats"] == orjson.loads((out / "stats.json").read_bytes())
 
