@@ -34,10 +34,10 @@ ALLOWED: dict[str, set[str]] = {
     "writers": {CORE, "datasets", "run"},
     "mturk": {CORE},
     "ood": {CORE, "datasets"},
-    "evaluation": {CORE, "datasets", "language", "scene", "templates", "engine", "run", "verify"},
-    "api": {CORE, "datasets", "language", "scene", "templates", "engine", "run", "writers",
+    "evaluation": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "verify"},
+    "api": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
             "verify", "evaluation"},
-    "cli": {CORE, "datasets", "language", "scene", "templates", "engine", "run", "writers",
+    "cli": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
             "verify", "evaluation", "ood", "mturk", "api"},
     "data": set(), "rules": set(),
 }
