@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ class Perturbation:
     rank: int
     kind: str  # object | attribute | relation
     record: Mapping[str, Any]  # the raw entry, kept for error analysis (change, evidence)
+    invariance: bool = False  # `kind: "invariance"`: the answer must not change
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,10 @@ class ContrastSet:
     perturbations: tuple[Perturbation, ...]
     record: dict[str, Any] = field(compare=False)  # the raw record, ids as strings
     question_type: str = "unknown"  # GQA's types.detailed of the original
+
+    def contrasts(self) -> ContrastSet:
+        """The set with its contrast perturbations only (invariance ones are scored apart)."""
+        return replace(self, perturbations=tuple(p for p in self.perturbations if not p.invariance))
 
     def up_to(self, k: int) -> tuple[Perturbation, ...]:
         """The nested set for k: perturbations of rank <= k."""
@@ -108,6 +113,7 @@ def _perturbation(raw: Any, *, parent: str, index: int, path: str | None) -> Per
         rank=rank,
         kind=kind,
         record=raw,
+        invariance=raw.get("kind") == "invariance",
     )
 
 

@@ -280,7 +280,10 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
     """
     if not predictions:
         raise InputError("no predictions given")
-    sets = parse_contrast_sets(records, path=path)
+    parsed = parse_contrast_sets(records, path=path)
+    sets = [c for cs in parsed if (c := cs.contrasts()).perturbations]
+    if not sets:
+        raise InputError("no contrast perturbations (only invariance ones)", path=path)
     k_values = resolve_ks(sets, ks)
     max_k = max(k_values)
     if oracle is None and ORACLE_NAME in predictions:
@@ -328,4 +331,32 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
     if oracle is not None:
         report["oracle"] = _oracle_section(sets, predictions[oracle], oracle, seed=seed,
                                            n_boot=n_boot)
+    if any(p.invariance for cs in parsed for p in cs.perturbations):
+        report["invariance"] = {name: invariance_consistency(parsed, preds)
+                                for name, preds in predictions.items()}
     return report
+
+
+def invariance_consistency(sets: Sequence[ContrastSet], preds: Mapping[str, str]) -> dict[str, Any]:
+    """Over the sets with invariance perturbations that the model answered: the share whose
+    every invariance answer is the model's answer to the original (`consistency`), and the share
+    of such answers kept; overall and per GQA question type."""
+    counts: dict[str, list[int]] = {}
+    overall = [0, 0, 0, 0]  # sets, sets with every answer kept, perturbations, answers kept
+    for cs in sets:
+        inv = [p for p in cs.perturbations if p.invariance]
+        if not inv or cs.question_id not in preds:
+            continue
+        base = normalize_answer(preds[cs.question_id])
+        kept = [p.question_id in preds and normalize_answer(preds[p.question_id]) == base for p in inv]
+        for c in (overall, counts.setdefault(cs.question_type, [0, 0, 0, 0])):
+            c[0] += 1
+            c[1] += all(kept)
+            c[2] += len(inv)
+            c[3] += sum(kept)
+
+    def shares(c: list[int]) -> dict[str, Any]:
+        return {"consistency": c[1] / c[0] if c[0] else None, "n_sets": c[0],
+                "answers_kept": c[3] / c[2] if c[2] else None, "n_perturbations": c[2]}
+
+    return {"overall": shares(overall), "by_question_type": {t: shares(c) for t, c in sorted(counts.items())}}

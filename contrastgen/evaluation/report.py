@@ -135,6 +135,17 @@ def _contrast_md(report: Mapping[str, Any]) -> list[str]:
         if breakdown == "by_template" and report.get("template_forms"):
             out += ["Templates: " + "; ".join(f"`{t}` = {form}" for t, form
                                               in report["template_forms"].items()), ""]
+    if report.get("invariance"):
+        out += ["## Invariance: answers that must not change", "",
+                "A set counts as consistent when the model gives its answer to the original on every "
+                "invariance perturbation (a synonym or kind that names the same one object).", ""]
+        rows = []
+        for model, inv in report["invariance"].items():
+            for group, m in [("overall", inv["overall"]), *inv["by_question_type"].items()]:
+                rows.append([model, group, str(m["n_sets"]), str(m["n_perturbations"]),
+                             pct(m["consistency"]), pct(m["answers_kept"])])
+        out += _md_table(["model", "question type", "sets", "perturbations", "consistency",
+                          "answers kept"], rows)
     if report.get("comparisons"):
         out += ["## Differences between models (paired bootstrap)", "",
                 "Each model minus the first; an interval that excludes 0 is a difference the data "

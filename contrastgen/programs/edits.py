@@ -179,8 +179,9 @@ class ProgramEditor:
             aligned = True
             relational = any(steps[i].operation in ("relate", "verify rel", "choose rel")
                              for i in dependents(steps, index))
-            for cand in self._candidates(name, steps, rng, same_category=relational):
-                p = self._try(question, steps, semantic, index, span, name, cand, gold)
+            for cand, invariance in self._with_invariants(
+                    name, ids or (), self._candidates(name, steps, rng, same_category=relational)):
+                p = self._try(question, steps, semantic, index, span, name, cand, gold, invariance=invariance)
                 if p is None:
                     continue
                 key = normalize(p["question"])
@@ -199,7 +200,7 @@ class ProgramEditor:
             p["question_id"] = f"{question_id}_{ID_SUFFIX}{rank}"
         return [{"question_id": p["question_id"], "question": p["question"], "answer": p["answer"],
                  "rank": p["rank"], "change": p["change"], "evidence": p["evidence"],
-                 "semantic": p["semantic"], "kind": "contrast"} for p in found]
+                 "semantic": p["semantic"], "kind": p.get("kind", "contrast")} for p in found]
 
     def _candidates(self, name: str, steps: list[Step], rng: random.Random, *,
                     same_category: bool) -> Iterator[str]:
@@ -221,7 +222,7 @@ class ProgramEditor:
         yield from pool
 
     def _try(self, question: dict[str, Any], steps: list[Step], semantic: list[dict[str, Any]], index: int,
-             span: Span, name: str, cand: str, gold: str) -> dict[str, Any] | None:
+             span: Span, name: str, cand: str, gold: str, *, invariance: bool = False) -> dict[str, Any] | None:
         scene, lex = self.scene, self.lex
         ids = denoted_ids(cand, scene, lex)
         if len(ids) != 1:
@@ -238,7 +239,7 @@ class ProgramEditor:
             answer = run.answer
         except ProgramRefusal:
             return None
-        if answer == gold or run.refs.get(index) != tuple(ids):
+        if (answer == gold) != invariance or run.refs.get(index) != tuple(ids):
             return None
         if answer == "no" and not self._absence_decidable(steps, downstream):
             return None
@@ -255,7 +256,23 @@ class ProgramEditor:
         return {"question": words, "answer": answer, "semantic": out,
                 "change": {"kind": "object", "slot": f"step{index}", "from": name, "to": cand},
                 "evidence": {"version": EVIDENCE_VERSION, "query": {"op": "program", "step": index},
-                             "facts": facts, "answer": answer}}
+                             "facts": facts, "answer": answer},
+                "kind": "invariance" if invariance else "contrast"}
+
+    def _with_invariants(self, name: str, ids: tuple[str, ...],
+                         contrasts: Iterator[str]) -> Iterator[tuple[str, bool]]:
+        """First the names that denote the same one object in other words (a synonym, or a kind
+        it is, when it is the only one: "the man" -> "the person"), whose answer must not change;
+        then the contrast candidates."""
+        lex = self.lex
+        if len(ids) == 1:
+            same = sorted((set(lex.synonyms(name)) | set(lex.kinds(name))) - {name, lex.canonical(name)})
+            for cand in same:
+                if (lex.is_known(cand) and not lex.is_plural(cand) and not lex.is_unannotated_prone(cand)
+                        and denoted_ids(cand, self.scene, lex) == list(ids)):
+                    yield cand, True
+        for cand in contrasts:
+            yield cand, False
 
     def _relation_edit(self, question: dict[str, Any], steps: list[Step], semantic: list[dict[str, Any]],
                        index: int, gold: str) -> dict[str, Any] | None:

@@ -203,11 +203,18 @@ class GqaExecutor:
         return frozenset(a for a in attrs if kind in self.types.get(a, ()))
 
     def has(self, oid: str, kind: str, value: str) -> bool:
+        """Does the object have `value` as a `kind`? Typed (verify, choose): one of its values of
+        that type; "attribute" (filter, untyped choose): any attribute it carries."""
         value = value.strip().lower()
-        if kind in ("hposition", "vposition", "name"):
-            return value in self.values_of(oid, kind) or (kind == "name" and self._is_named(
-                self.scene.objects[oid].name, value))
-        return value in self.scene.objects[oid].attributes
+        if kind == "name":
+            return self._is_named(self.scene.objects[oid].name, value)
+        if kind == "attribute":
+            return value in self.scene.objects[oid].attributes
+        if kind not in ("hposition", "vposition") and not (
+                self.lex.is_color(value) if kind == "color" else kind in self.types.get(value, ())):
+            # "verify color: dark": a value the rules do not type could be there and read as "no"
+            raise ProgramRefusal("not_decidable", f"{value!r} is not a {kind} the rules know")
+        return value in self.values_of(oid, kind)
 
     def _vertical(self, oid: str) -> str | None:
         o = self.scene.objects[oid]
@@ -288,7 +295,7 @@ def _filter(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
     negated = value.startswith("not(") and value.endswith(")")
     if negated:
         value = value[4:-1].strip()
-    kind = step.kind or "attribute"
+    kind = step.kind if step.kind in ("hposition", "vposition") else "attribute"
     return tuple(o for o in objects if ex.has(o, kind, value) != negated)
 
 

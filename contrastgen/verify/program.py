@@ -204,6 +204,9 @@ class _Executor:
             return next(iter(next(iter(answers))))
         if op.startswith("verify "):
             value = normalize_name(arg)
+            known = (self.rules.colors if kind == "color" else self.rules.attribute_types.get(kind, frozenset()))
+            if kind not in ("name", "hposition") and value not in known:
+                raise EvidenceProblem(f"{what}: {value!r} is not a {kind} the rules know")
             held = {value in self.values(o, kind) or (kind == "name" and o in self.denoted(value))
                     for o in objects}
             if len(held) != 1:
@@ -212,7 +215,13 @@ class _Executor:
         options = [normalize_name(x) for x in arg.split("|")]
         if kind == "name":
             holding = [x for x in options if objects <= self.denoted(x)]
+        elif not kind:  # an untyped choice: a name or any attribute
+            holding = [x for x in options if objects <= self.denoted(x)
+                       or all(x in self.g.attributes_of(o) for o in objects)]
         else:
+            known = (self.rules.colors if kind == "color" else self.rules.attribute_types.get(kind, frozenset()))
+            if kind != "hposition" and not set(options) <= known:
+                raise EvidenceProblem(f"{what}: {options} are not all {kind} values the rules know")
             holding = [x for x in options if all(x in self.values(o, kind) for o in objects)]
         if len(holding) != 1:
             raise EvidenceProblem(f"{what}: {len(holding)} of {options} hold")

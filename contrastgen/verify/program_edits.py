@@ -124,7 +124,10 @@ def program_edit_problems(record: dict[str, Any], p: dict[str, Any], graph: Grap
         problems.append(("answer", f"the program gives {answer!r}, the evidence claims {claimed!r}"))
     if normalize_name(str(p.get("answer"))) != normalize_name(answer):
         problems.append(("answer", f"the perturbation's answer {p.get('answer')!r} is not the program's {answer!r}"))
-    if normalize_name(answer) == normalize_name(str(record.get("answer", ""))):
+    kept = normalize_name(answer) == normalize_name(str(record.get("answer", "")))
+    if p.get("kind") == "invariance" and not kept:
+        problems.append(("answer", "an invariance perturbation's answer changed"))
+    elif p.get("kind") != "invariance" and kept:
         problems.append(("answer", "the answer did not change"))
     step = _edited_step(change)
     selected = values[step] if step is not None and step < len(values) else None

@@ -138,3 +138,30 @@ def test_a_relation_is_edited_to_its_opposite(engine):
     for p in bad["perturbations"]:
         p["question"] = p["question"].replace("to the right of", "near")
     assert not verify_contrast_sets([bad], {"img": graph}).ok
+
+
+def test_invariance_perturbations_keep_their_answer_and_are_scored_apart(engine):
+    from contrastgen.evaluation.contrast import evaluate_contrast
+
+    questions, graphs = synth.make_dataset(150, 2000, seed=4)
+    gen = _run(engine, questions, graphs, mode="both")
+    records = [r for r in gen.records if r["template"] == "program"]
+    inv = [(r, p) for r in records for p in r["perturbations"] if p["kind"] == "invariance"]
+    assert len(inv) > 50
+    assert all(p["answer"] == r["answer"] for r, p in inv)
+    assert verify_contrast_sets(records, graphs).ok
+    # the verifier refuses an invariance perturbation whose answer changed
+    bad = copy.deepcopy(inv[0][0])
+    p = next(p for p in bad["perturbations"] if p["kind"] == "invariance")
+    p["kind"] = "contrast"
+    assert not verify_contrast_sets([bad], graphs).ok
+    # a model that answers everything as gold keeps every invariance answer; one that changes them does not
+    gold = {r["question_id"]: r["answer"] for r in records}
+    gold |= {p["question_id"]: p["answer"] for r in records for p in r["perturbations"]}
+    flipper = {**gold, **{p["question_id"]: "something else" for _, p in inv}}
+    report = evaluate_contrast(records, {"gold": gold, "flipper": flipper}, n_boot=0)
+    assert report["invariance"]["gold"]["overall"]["consistency"] == 1.0
+    assert report["invariance"]["flipper"]["overall"]["consistency"] == 0.0
+    assert report["invariance"]["gold"]["by_question_type"]
+    # the contrast metrics leave invariance perturbations out: the flipper loses nothing there
+    assert report["results"]["flipper"]["5"]["overall"]["perturbed_accuracy"]["value"] == 1.0
