@@ -88,6 +88,20 @@ class GraphBuilder:
         if a != b and {"name": rel, "object": b} not in rels:
             rels.append({"name": rel, "object": b})
 
+    def answered(self, kind: str, objects: list[str], answer: str) -> None:
+        """What a question's last `query` or `choose` of `kind` says, with its gold answer."""
+        if not objects and kind in SCENE_FIELDS:  # select: scene
+            self.scene[SCENE_FIELDS[kind]] = answer
+        for i in objects:
+            if kind == "name":
+                self.obj(i, answer, answered=True)
+            elif kind == "hposition":
+                self.sides[i] = answer
+            elif kind == "vposition":
+                self.heights[i] = answer
+            else:
+                self.attr(i, answer)
+
     def add_question(self, q: dict[str, Any]) -> None:
         outs: list[list[str]] = []
         answer = str(q.get("answer", "")).lower()
@@ -133,32 +147,9 @@ class GraphBuilder:
                     elif not value.startswith("not("):
                         self.attr(i, value)
                 out = ins
-            elif op == "query" and last:
-                kind = arg.strip()
-                if not ins and kind in SCENE_FIELDS:  # select: scene
-                    self.scene[SCENE_FIELDS[kind]] = answer
-                for i in ins:
-                    if kind == "name":
-                        self.obj(i, answer, answered=True)
-                    elif kind == "hposition":
-                        self.sides[i] = answer
-                    elif kind == "vposition":
-                        self.heights[i] = answer
-                    else:
-                        self.attr(i, answer)
-            elif op.startswith("choose") and last:
-                kind = op[len("choose"):].strip()
-                if not ins and kind in SCENE_FIELDS:
-                    self.scene[SCENE_FIELDS[kind]] = answer
-                for i in ins:
-                    if kind == "name":
-                        self.obj(i, answer, answered=True)
-                    elif kind == "hposition":
-                        self.sides[i] = answer
-                    elif kind == "vposition":
-                        self.heights[i] = answer
-                    else:
-                        self.attr(i, answer)
+            elif (op == "query" or op.startswith("choose")) and last:
+                kind = arg.strip() if op == "query" else op[len("choose"):].strip()
+                self.answered(kind, ins, answer)
             elif op.startswith("verify ") and op != "verify rel" and ins:
                 kind, value = op[len("verify "):], arg.strip()
                 for i in ins:

@@ -1508,8 +1508,8 @@ def _chunks(n_images: int) -> list[tuple[int, int]]:
 def _iter_chunk(start: int, stop: int, n_images: int, n_questions: int, seed: int,
                 noise: Noise = DEFAULT_NOISE) -> Iterator[tuple[str, Graph, dict[str, Question]]]:
     vocab = load_vocabulary()
-    # The label keeps the name the generator had when the benchmark data was first drawn: changing
-    # it would change every synthetic dataset.
+    # The label is part of the seed: another label would change every synthetic dataset, and with
+    # it the benchmarks' cached data and the figures measured on it.
     rng = random.Random(f"contrastgen.synth/{seed}/{start}")  # str seeds hash with SHA-512: stable
     qnum = start * n_questions // n_images
     stripped = noise.no_program_share

@@ -96,7 +96,7 @@ class Engine:
         self.lex = lex
         self.templates = templates
         self.template_by_id = {t.id: t for t in templates}
-        # Every template bound to its handler now, so a rules entry without one fails at load.
+        # Every template is bound to its handler here, so a rules entry without one fails at load.
         self.bindings: dict[str, Binding] = bind(templates)
 
     @classmethod

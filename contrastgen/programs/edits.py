@@ -30,6 +30,7 @@ import regex
 from contrastgen.language.articles import article
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.programs.gqa import (
+    Execution,
     GqaExecutor,
     ProgramRefusal,
     Step,
@@ -223,15 +224,34 @@ class ProgramEditor:
 
     def _try(self, question: dict[str, Any], steps: list[Step], semantic: list[dict[str, Any]], index: int,
              span: Span, name: str, cand: str, gold: str, *, invariance: bool = False) -> dict[str, Any] | None:
-        scene, lex = self.scene, self.lex
-        ids = denoted_ids(cand, scene, lex)
+        lex = self.lex
+        ids = denoted_ids(cand, self.scene, lex)
         if len(ids) != 1:
             return None  # "the <cand>" must be one object
+        done = self._execute_edit(steps, semantic, index, cand, gold)
+        if done is None:
+            return None
+        edited, run, downstream = done
+        answer = run.answer
+        if (answer == gold) != invariance or run.refs.get(index) != tuple(ids):
+            return None
+        if not invariance and (lex.is_a(answer, cand) or answer in {f.lower() for f in lex.forms(cand)}):
+            return None  # "What kind of clock is it? clock": the new words give the answer away
+        facts = [{"fact": "only", "names": self._kind_names(cand), "ids": [ids[0]]}]
+        return self._perturbation(edited, run, index, downstream, self._rewrite(str(question["question"]), span, cand),
+                                  {"kind": "object", "slot": f"step{index}", "from": name, "to": cand},
+                                  facts, "invariance" if invariance else "contrast")
+
+    def _execute_edit(self, steps: list[Step], semantic: list[dict[str, Any]], index: int, argument: str,
+                      gold: str) -> tuple[list[dict[str, Any]], Execution, set[int]] | None:
+        """The program with step `index`'s argument replaced and the steps that read it by name,
+        executed; None where the result cannot be proven (a refusal, or a presupposition the
+        verifier would not grant)."""
         downstream = dependents(steps, index)
         if any(steps[i].operation == "choose rel" for i in downstream):
             return None  # its argument's ids cannot be recomputed from the trace
         edited = [dict(s) for s in semantic]
-        edited[index] = {**edited[index], "argument": cand}
+        edited[index] = {**edited[index], "argument": argument}
         for i in downstream:
             edited[i] = _bare(edited[i])
         try:
@@ -239,27 +259,26 @@ class ProgramEditor:
             answer = run.answer
         except ProgramRefusal:
             return None
-        if (answer == gold) != invariance or run.refs.get(index) != tuple(ids):
-            return None
-        if not invariance and (lex.is_a(answer, cand) or answer in {f.lower() for f in lex.forms(cand)}):
-            return None  # "What kind of clock is it? clock": the new words give the answer away
         if answer == "no" and not self._absence_decidable(steps, downstream):
             return None
         if (not self._absences_provable(edited, run) or not self._relations_decided(edited, run)
                 or not self._words_agree(edited, run)):
             return None
+        return edited, run, downstream
+
+    def _perturbation(self, edited: list[dict[str, Any]], run: Execution, index: int, downstream: set[int],
+                      words: str, change: dict[str, str], facts: list[dict[str, Any]],
+                      kind: str) -> dict[str, Any]:
+        """The perturbation of an executed edit: its program with every reference's ids from the
+        execution, and evidence listing every object the program touched."""
         out = [_with_ids(s, run.refs.get(i)) if i == index or i in downstream else s
                for i, s in enumerate(edited)]
-        words = self._rewrite(str(question["question"]), span, cand)
-        oid = ids[0]
-        facts = [{"fact": "object", "id": o, "name": scene.objects[o].name}
-                 for o in sorted({o for i in sorted(run.refs) for o in run.refs[i]})]
-        facts.append({"fact": "only", "names": self._kind_names(cand), "ids": [oid]})
-        return {"question": words, "answer": answer, "semantic": out,
-                "change": {"kind": "object", "slot": f"step{index}", "from": name, "to": cand},
+        objects = [{"fact": "object", "id": o, "name": self.scene.objects[o].name}
+                   for o in sorted({o for ids in run.refs.values() for o in ids})]
+        return {"question": words, "answer": run.answer, "semantic": out, "change": change,
                 "evidence": {"version": EVIDENCE_VERSION, "query": {"op": "program", "step": index},
-                             "facts": facts, "answer": answer},
-                "kind": "invariance" if invariance else "contrast"}
+                             "facts": objects + facts, "answer": run.answer},
+                "kind": kind}
 
     def _with_invariants(self, name: str, ids: tuple[str, ...],
                          contrasts: Iterator[str]) -> Iterator[tuple[str, bool]]:
@@ -291,40 +310,19 @@ class ProgramEditor:
         if opp is None or len(found) != 1 or any(
                 i != index and rel in s.argument for i, s in enumerate(steps)):
             return None
-        downstream = dependents(steps, index)
-        if any(steps[i].operation == "choose rel" for i in downstream):
+        ids_part = "" if steps[index].operation == "relate" else semantic[index]["argument"].strip()[len(body):]
+        done = self._execute_edit(steps, semantic, index, f"{name},{opp},{role}{ids_part}", gold)
+        if done is None:
             return None
-        edited = [dict(s) for s in semantic]
-        ids_part = "" if steps[index].operation == "relate" else edited[index]["argument"][len(body):]
-        edited[index] = {**edited[index], "argument": f"{name},{opp},{role}{ids_part}"}
-        for i in downstream:
-            edited[i] = _bare(edited[i])
-        try:
-            run = self.executor().run(edited)
-            answer = run.answer
-        except ProgramRefusal:
-            return None
-        if answer == gold:
+        edited, run, downstream = done
+        if run.answer == gold:
             return None
         if steps[index].operation == "relate" and len(run.refs.get(index, ())) != 1:
             return None  # "the cup to the right of the table" must be one cup
-        if answer == "no" and not self._absence_decidable(steps, downstream):
-            return None
-        if (not self._absences_provable(edited, run) or not self._relations_decided(edited, run)
-                or not self._words_agree(edited, run)):
-            return None
-        out = [_with_ids(s, run.refs.get(i)) if i == index or i in downstream else s
-               for i, s in enumerate(edited)]
         m = found[0]
-        words = text[:m.start()] + opp + text[m.end():]
-        facts = [{"fact": "object", "id": o, "name": self.scene.objects[o].name}
-                 for o in sorted({o for i in sorted(run.refs) for o in run.refs[i]})]
-        if not facts:
-            return None
-        return {"question": words, "answer": answer, "semantic": out,
-                "change": {"kind": "relation", "slot": f"step{index}", "from": rel, "to": opp},
-                "evidence": {"version": EVIDENCE_VERSION, "query": {"op": "program", "step": index},
-                             "facts": facts, "answer": answer}}
+        return self._perturbation(edited, run, index, downstream, text[:m.start()] + opp + text[m.end():],
+                                  {"kind": "relation", "slot": f"step{index}", "from": rel, "to": opp},
+                                  [], "contrast")
 
     def _words_agree(self, edited: list[dict[str, Any]], run: Any) -> bool:
         """The program's ids must be what the words pick out: executed with every relation step

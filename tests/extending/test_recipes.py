@@ -1,6 +1,6 @@
 """The README's recipes for extending contrastgen ("Inside contrastgen"), each done for real.
 
-A recipe that stops working (a registry that no longer picks up a decorated handler, a writer
+A recipe that breaks (a registry that misses a decorated handler, a writer
 that is not written, a reader's records the engine cannot take) fails here, not in a user's
 fork.
 """

@@ -165,3 +165,18 @@ def test_invariance_perturbations_keep_their_answer_and_are_scored_apart(engine)
     assert report["invariance"]["gold"]["by_question_type"]
     # the contrast metrics leave invariance perturbations out: the flipper loses nothing there
     assert report["results"]["flipper"]["5"]["overall"]["perturbed_accuracy"]["value"] == 1.0
+
+
+@pytest.mark.parametrize("semantic", [
+    None, [], "select: man", [{"operation": "select"}],
+    [{"operation": "select", "argument": "man (1)", "dependencies": [3]}],
+    [{"operation": "select", "argument": "man (99)", "dependencies": []},
+     {"operation": "query", "argument": "name", "dependencies": [0]}],
+    [{"operation": "select", "argument": "man (1)", "dependencies": []},
+     {"operation": "teleport", "argument": "x", "dependencies": [0]}],
+])
+def test_a_malformed_program_is_refused_with_a_reason_not_a_crash(engine, semantic):
+    question = {**QUESTION, "semantic": semantic}
+    results = engine.perturb_question("q1", question, GRAPH, mode="programs")
+    assert all(not r.perturbations for r in results)
+    assert {r.reason for r in results} <= {"program_mismatch", "not_executable", "no_match"}
