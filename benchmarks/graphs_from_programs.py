@@ -37,10 +37,11 @@ import orjson
 
 from contrastgen.jsonio import write_json
 from contrastgen.language.lexicon import Lexicon
+from contrastgen.programs import gqa as gqa_programs
 from contrastgen.programs.gqa import short_relation
 
 LEX = Lexicon.load()
-PRONOUNS = {"he", "she", "it", "they", "him", "her", "them"}
+PRONOUNS = gqa_programs.PRONOUNS
 OTHER_SIDE = {"left": "right", "right": "left", "top": "bottom", "bottom": "top"}
 SCENE_FIELDS = {"place": "location", "room": "location", "location": "location", "weather": "weather"}
 

@@ -53,7 +53,8 @@ _ASCII_PUNCT = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}
 MODES = ("templates", "programs", "both")
 REASONS = ("no_answer", "no_match", "no_scene_graph", "not_grounded", "ambiguous", "answer_mismatch",
            "no_distractor", "duplicate", "unannotated_prone", "unsupported_phrase", "no_relation",
-           "no_opposite", "inconsistent_graph", "program_mismatch", "not_executable", "unaligned")
+           "no_opposite", "inconsistent_graph", "program_mismatch", "not_executable", "unaligned",
+           "no_argument")
 
 
 def normalize_question(text: str) -> str:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contrastgen.errors import InputError
-from contrastgen.resources import lexicon_dir
+from contrastgen.resources import lexicon_dir, rules_file
 
 DEFAULT_RULES_DIR = lexicon_dir()
 
@@ -421,3 +421,15 @@ class Lexicon:
 @functools.cache
 def _load(rules_dir: Path) -> Lexicon:
     return Lexicon(rules_dir)
+
+
+@functools.cache
+def attribute_opposites() -> dict[str, frozenset[str]]:
+    """rules/attribute_opposites.tsv, both ways: attribute -> the attributes it excludes."""
+    out: dict[str, set[str]] = {}
+    for _, cols in iter_data_lines(rules_file("attribute_opposites.tsv")):
+        if len(cols) == 2 and all(c.strip() for c in cols):
+            a, b = normalize(cols[0]), normalize(cols[1])
+            out.setdefault(a, set()).add(b)
+            out.setdefault(b, set()).add(a)
+    return {k: frozenset(v) for k, v in out.items()}

@@ -1,42 +1,54 @@
-"""Perturbing a question of any GQA type by editing one argument of its program: the name of an
-object it selects, or a relation it asks (to its opposite, from rules/relations.tsv).
+"""Perturbing a question of any GQA type by editing one argument of one step of its program.
 
 Why through the program: the program says what the question asks, whatever its type (GQA has over
 100), and executing the edited program on the graph gives the new answer. The words follow the
-edit exactly: the annotations say which words name the selected object, and only those words
-(and an article before them) change.
+edit exactly: only the words that say the changed argument change (and an article before a noun).
+
+The edits, each at one step:
+- an object's name, in a `select`, or in the reference of a `relate`, `verify rel` or `choose rel`
+  (the words: the span GQA's annotations give the object's ids, or the name's one occurrence);
+- a relation of a `relate` or `verify rel`: its opposite (rules/relations.tsv), or another spatial
+  relation of that list (the words: the relation's one occurrence in the program's words);
+- an attribute value of a `filter`, `verify` or `choose` of a known type (colour, material, pose,
+  position...): another value of that type that some object of the graph has.
+An edit whose answer changes is a `contrast`; one whose answer provably stays is an `invariance`:
+a synonym or kind naming the same one object ("the man" -> "the person"), or a `choose` whose
+rejected option is replaced by another the graph excludes ("gray or yellow" -> "green or yellow").
 
 A candidate is kept only if:
 - the original program, executed with GQA's ids, gives the gold answer (else the graph and the
   annotation disagree, and nothing built on it is proven);
-- the new name is a noun the lexicon knows, of another kind than every object the program names
-  (and of the old one's category where the question asks about a relation of it), and it denotes
-  exactly one object of the graph (the new words say "the X'", so X' must be unique);
-- the edited program executes without refusal and gives another answer;
-- an answer "no" that rests on absence is about names whose absence a graph can show (not
-  unannotated-prone, and every kind they may denote known);
-- the new question is not already one of the image's questions.
+- a new name is a noun the lexicon knows, of another kind than every object the program names,
+  and it denotes exactly one object of the graph (the new words say "the X'");
+- the edited program executes without refusal, and every claim its answer rests on is shown by
+  the graph (`programs.proofs`: absences, relations, attributes, ids the words pick out);
+- the new words do not give the answer away, and the new question is not one of the image's.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-import regex
-
-from contrastgen.language.articles import article
-from contrastgen.language.lexicon import Lexicon
+from contrastgen.language.lexicon import Lexicon, attribute_opposites, read_word_list
 from contrastgen.programs.gqa import (
+    MIDDLE,
+    PRONOUNS,
+    SCENE,
     Execution,
     GqaExecutor,
     ProgramRefusal,
     Step,
     parse_program,
     split_reference,
+    step_of,
 )
+from contrastgen.programs.proofs import EditProofs, bare, negated
+from contrastgen.programs.wording import Span, aligned_span, replace, said_once
+from contrastgen.resources import lexicon_dir
 from contrastgen.scene.ground import denoted_ids, same_kind
 from contrastgen.scene.index import SceneIndex
 
@@ -44,10 +56,19 @@ PROGRAM_PATH = "program"  # the `template` of a program-path contrast set
 ID_SUFFIX = "p"
 EVIDENCE_VERSION = 1
 
-# GQA's question tokens (what `annotations` index): words, and punctuation on its own.
-_TOKEN = regex.compile(r"\w+(?:'\w+)?|[^\w\s]")
-_REFERENCE_OPS = ("select", "relate")
-_RELATION_ARGUMENT_OPS = ("relate", "verify", "choose")
+_REFERENCE_OPS = ("select", "relate", "verify rel", "choose rel")
+_RELATION_OPS = ("relate", "verify rel", "choose rel")
+_POSITION_VALUES = {"hposition": ("left", "right"), "vposition": ("top", "bottom")}
+
+
+@functools.cache
+def _referring_kinds() -> frozenset[str]:
+    return frozenset(read_word_list(lexicon_dir() / "referring_kinds.txt"))
+
+
+@functools.cache
+def _determinerless() -> frozenset[str]:
+    return frozenset(read_word_list(lexicon_dir() / "determinerless.txt"))
 
 
 class EditRefusal(Exception):
@@ -56,48 +77,6 @@ class EditRefusal(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
-
-
-@dataclass(frozen=True)
-class Span:
-    start: int  # character offsets in the question
-    end: int
-
-
-def tokens(text: str) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
-
-
-def aligned_span(question: dict[str, Any], text: str, ids: tuple[str, ...]) -> Span | None:
-    """The one span of words the annotations give to exactly these object ids, if there is one."""
-    ann = question.get("annotations")
-    ann = ann.get("question") if isinstance(ann, dict) else None
-    if not isinstance(ann, dict) or not ids:
-        return None
-    toks = tokens(text)
-    spans = []
-    for key, oid in ann.items():
-        if str(oid) not in ids:
-            continue
-        first, _, last = str(key).partition(":")
-        try:
-            a = int(first)
-            b = int(last) if last else a + 1
-        except ValueError:
-            return None
-        if not 0 <= a < b <= len(toks):
-            return None
-        spans.append(Span(toks[a][0], toks[b - 1][1]))
-    return spans[0] if len(spans) == 1 else None
-
-
-def named_span(text: str, name: str, steps: list[Step]) -> Span | None:
-    """Without annotations: the name's one occurrence as whole words, when no other step of the
-    program names the same thing (then the words cannot be about another object of the program)."""
-    if sum(1 for s in steps if split_reference(s.argument)[0].split(",")[0].strip() == name) != 1:
-        return None
-    found = [m for m in regex.finditer(rf"(?<!\w){regex.escape(name)}(?!\w)", text, flags=regex.IGNORECASE)]
-    return Span(found[0].start(), found[0].end()) if len(found) == 1 else None
 
 
 def dependents(steps: list[Step], index: int) -> set[int]:
@@ -109,12 +88,6 @@ def dependents(steps: list[Step], index: int) -> set[int]:
     return out
 
 
-def _bare(step: dict[str, Any]) -> dict[str, Any]:
-    """A step whose reference names objects by name, not by GQA's ids (they are the old ones)."""
-    name, ids = split_reference(step["argument"])
-    return step if ids is None else {**step, "argument": name}
-
-
 def _with_ids(step: dict[str, Any], ids: tuple[str, ...] | None) -> dict[str, Any]:
     name, old = split_reference(step["argument"])
     if old is None and ids is None:
@@ -122,9 +95,40 @@ def _with_ids(step: dict[str, Any], ids: tuple[str, ...] | None) -> dict[str, An
     return {**step, "argument": f"{name} ({','.join(ids) if ids else '-'})"}
 
 
-def semantic_str(steps: list[dict[str, Any]]) -> str:
-    return "->".join(f"{s['operation']}: {s['argument']}" + (f" [{', '.join(map(str, s['dependencies']))}]"
-                                                             if s["dependencies"] else "") for s in steps)
+def _reference_name(step: Step) -> str:
+    """The object name a reference argument gives: "man" in "man (12)" and in "man,wearing,s"."""
+    return split_reference(step.argument)[0].split(",")[0].strip()
+
+
+def _relation_of(step: Step) -> tuple[str, str, str]:
+    """(name, relation, role) of a relation argument; relation "" when it has none."""
+    parts = [p.strip() for p in split_reference(step.argument)[0].split(",")]
+    if len(parts) < 3:
+        return parts[0], "", ""
+    return parts[0], ",".join(parts[1:-1]).strip(), parts[-1]
+
+
+@dataclass
+class _Found:
+    """One question's perturbations so far, in rank order, without repeats of the image's
+    questions or of each other."""
+
+    existing: set[str]
+    normalize: Any
+    max_k: int
+    items: list[dict[str, Any]] = field(default_factory=list)
+    keys: set[str] = field(default_factory=set)
+    aligned: bool = False  # some step's argument was found in the words
+
+    def offer(self, p: dict[str, Any]) -> None:
+        key = self.normalize(p["question"])
+        if key not in self.existing and key not in self.keys:
+            self.keys.add(key)
+            self.items.append(p)
+
+    @property
+    def full(self) -> bool:
+        return len(self.items) >= self.max_k
 
 
 @dataclass
@@ -135,6 +139,9 @@ class ProgramEditor:
     graph: dict[str, Any]
     lex: Lexicon
 
+    def __post_init__(self) -> None:
+        self.proofs = EditProofs(self.scene, self.lex, self.executor)
+
     def executor(self) -> GqaExecutor:
         return GqaExecutor(self.scene, self.lex, self.graph)
 
@@ -142,11 +149,10 @@ class ProgramEditor:
                 existing: set[str], normalize: Any) -> list[dict[str, Any]]:
         """Up to `max_k` proven perturbations, ranked; EditRefusal when there is none."""
         semantic = question.get("semantic")
-        text = str(question.get("question", ""))
         gold = str(question.get("answer", "")).strip().lower()
         try:
             steps = parse_program(semantic)
-            original = self.executor().run(semantic)
+            original = self.executor().run_steps(steps)
             got = original.answer
         except ProgramRefusal as exc:
             raise EditRefusal("program_mismatch" if exc.reason in ("program_mismatch", "malformed_program")
@@ -154,252 +160,391 @@ class ProgramEditor:
         if got != gold:
             raise EditRefusal("answer_mismatch")
         rng = random.Random(f"{seed}/{question_id}/{PROGRAM_PATH}")
-        found: list[dict[str, Any]] = []
-        seen_questions: set[str] = set()
-        aligned = False
-        for index, step in enumerate(steps):
-            if step.operation in ("relate", "verify rel"):
-                p = self._relation_edit(question, steps, semantic, index, gold)
-                if p is not None:
-                    aligned = True
-                    key = normalize(p["question"])
-                    if key not in existing and key not in seen_questions:
-                        seen_questions.add(key)
-                        found.append(p)
-                if len(found) >= max_k:
+        found = _Found(existing, normalize, max_k)
+        edit = _Edit(self, question, steps, semantic, gold, original)
+        for index in range(len(steps)):
+            for p in edit.at(index, rng, found):
+                found.offer(p)
+                if found.full:
                     break
-                continue
-            if step.head != "select":
-                continue
-            name, ids = split_reference(step.argument)
-            span = aligned_span(question, text, ids or ()) or named_span(text, name, steps)
-            if span is None or text[span.start:span.end].lower() != name.lower():
-                continue  # the words for this object are not the program's name for it
-            if self.lex.is_plural(name):
-                continue  # "are the cabinets": the verb and the number would have to change too
-            aligned = True
-            relational = any(steps[i].operation in ("relate", "verify rel", "choose rel")
-                             for i in dependents(steps, index))
-            for cand, invariance in self._with_invariants(
-                    name, ids or (), self._candidates(name, steps, rng, same_category=relational)):
-                p = self._try(question, steps, semantic, index, span, name, cand, gold, invariance=invariance)
-                if p is None:
-                    continue
-                key = normalize(p["question"])
-                if key in existing or key in seen_questions:
-                    continue
-                seen_questions.add(key)
-                found.append(p)
-                if len(found) >= max_k:
-                    break
-            if len(found) >= max_k:
+            if found.full:
                 break
-        if not found:
-            raise EditRefusal("no_distractor" if aligned else "unaligned")
-        for rank, p in enumerate(found, 1):
-            p["rank"] = rank
-            p["question_id"] = f"{question_id}_{ID_SUFFIX}{rank}"
-        return [{"question_id": p["question_id"], "question": p["question"], "answer": p["answer"],
-                 "rank": p["rank"], "change": p["change"], "evidence": p["evidence"],
-                 "semantic": p["semantic"], "kind": p.get("kind", "contrast")} for p in found]
+        if not found.items:
+            if not any(edit.editable(i) for i in range(len(steps))):
+                raise EditRefusal("no_argument")  # "Which place is it?": nothing the words could change
+            raise EditRefusal("no_distractor" if found.aligned else "unaligned")
+        out = []
+        for rank, p in enumerate(found.items, 1):
+            out.append({"question_id": f"{question_id}_{ID_SUFFIX}{rank}", "question": p["question"],
+                        "answer": p["answer"], "rank": rank, "change": p["change"], "evidence": p["evidence"],
+                        "semantic": p["semantic"], "kind": p["kind"]})
+        return out
 
-    def _candidates(self, name: str, steps: list[Step], rng: random.Random, *,
-                    same_category: bool) -> Iterator[str]:
-        """Names of the graph's objects that may replace `name`. Where the object stands in a
-        relation the question asks about, only names of its category ("What is the man wearing?"
-        asks it of a person, not of a table); elsewhere any known noun: the executor then refuses
-        a candidate that lacks what the question asks of it (a colour, a pose)."""
-        lex, scene = self.lex, self.scene
-        category = lex.category(name)
-        if same_category and category is None:
-            return
-        named = [split_reference(s.argument)[0].split(",")[0] for s in steps
-                 if s.head in _REFERENCE_OPS or s.operation in ("verify rel", "choose rel")]
-        pool = sorted({o.name for o in scene.objects.values()
-                       if (not same_category or lex.category(o.name) == category) and lex.is_known(o.name)
-                       and not lex.is_plural(o.name) and not lex.is_unannotated_prone(o.name)
-                       and all(not same_kind(o.name, n, lex) for n in named if n not in ("_", ""))})
-        rng.shuffle(pool)
-        yield from pool
 
-    def _try(self, question: dict[str, Any], steps: list[Step], semantic: list[dict[str, Any]], index: int,
-             span: Span, name: str, cand: str, gold: str, *, invariance: bool = False) -> dict[str, Any] | None:
-        lex = self.lex
-        ids = denoted_ids(cand, self.scene, lex)
-        if len(ids) != 1:
-            return None  # "the <cand>" must be one object
-        done = self._execute_edit(steps, semantic, index, cand, gold)
-        if done is None:
-            return None
-        edited, run, downstream = done
-        answer = run.answer
-        if (answer == gold) != invariance or run.refs.get(index) != tuple(ids):
-            return None
-        if not invariance and (lex.is_a(answer, cand) or answer in {f.lower() for f in lex.forms(cand)}):
-            return None  # "What kind of clock is it? clock": the new words give the answer away
-        facts = [{"fact": "only", "names": self._kind_names(cand), "ids": [ids[0]]}]
-        return self._perturbation(edited, run, index, downstream, self._rewrite(str(question["question"]), span, cand),
-                                  {"kind": "object", "slot": f"step{index}", "from": name, "to": cand},
-                                  facts, "invariance" if invariance else "contrast")
+@dataclass
+class _Edit:
+    """The edits of one question: its program, its words and its gold answer."""
 
-    def _execute_edit(self, steps: list[Step], semantic: list[dict[str, Any]], index: int, argument: str,
-                      gold: str) -> tuple[list[dict[str, Any]], Execution, set[int]] | None:
+    editor: ProgramEditor
+    question: dict[str, Any]
+    steps: list[Step]
+    semantic: list[dict[str, Any]]
+    gold: str
+    original: Execution  # the original program's run: the values upstream of an edit stay these
+
+    @property
+    def text(self) -> str:
+        return str(self.question.get("question", ""))
+
+    def editable(self, index: int) -> bool:
+        """Has the step an argument some edit changes: a name, a relation, a typed value?"""
+        step = self.steps[index]
+        if step.operation in _REFERENCE_OPS and _reference_name(step) not in ("_", "", SCENE):
+            return True
+        return step.operation in ("relate", "verify rel") or (
+            step.head in ("filter", "verify", "choose") and step.kind not in ("", "rel", "name"))
+
+    def at(self, index: int, rng: random.Random, found: _Found) -> Iterator[dict[str, Any]]:
+        step = self.steps[index]
+        if step.operation in ("relate", "verify rel"):
+            yield from self._relations(index, rng, found)
+        if step.operation in _REFERENCE_OPS:
+            yield from self._references(index, rng, found)
+        if step.head in ("filter", "verify", "choose") and step.kind not in ("", "rel", "name"):
+            yield from self._attributes(index, rng, found)
+
+    # -- executing an edit ---------------------------------------------------------------------
+    def execute(self, index: int, argument: str) -> tuple[list[dict[str, Any]], Execution, set[int]] | None:
         """The program with step `index`'s argument replaced and the steps that read it by name,
-        executed; None where the result cannot be proven (a refusal, or a presupposition the
-        verifier would not grant)."""
-        downstream = dependents(steps, index)
-        if any(steps[i].operation == "choose rel" for i in downstream):
-            return None  # its argument's ids cannot be recomputed from the trace
-        edited = [dict(s) for s in semantic]
+        executed; None where the result cannot be proven. Returned with it: the steps whose ids
+        the execution rewrites.
+
+        A `choose rel` downstream keeps its ids: they name its own object, which the edit does
+        not change. An edited `filter` also frees the reference it narrows: GQA's ids there are
+        the objects the old value picked ("select: clothing (12)" is the white glove), and
+        "clothing that is blue" must be looked for among all the clothing."""
+        downstream = dependents(self.steps, index)
+        rewritten = downstream | {index} | self._narrowed(index)
+        edited = list(self.semantic)
+        parsed = list(self.steps)
         edited[index] = {**edited[index], "argument": argument}
-        for i in downstream:
-            edited[i] = _bare(edited[i])
+        parsed[index] = step_of(edited[index])
+        for i in rewritten - {index}:
+            if self.steps[i].operation != "choose rel":
+                edited[i] = bare(edited[i])
+                parsed[i] = step_of(edited[i])
         try:
-            run = self.executor().run(edited)
-            answer = run.answer
+            run = self.editor.executor().run_steps(parsed)
         except ProgramRefusal:
             return None
-        if answer == "no" and not self._absence_decidable(steps, downstream):
+        if not self.editor.proofs.holds(edited, parsed, self.steps, downstream, run):
             return None
-        if (not self._absences_provable(edited, run) or not self._relations_decided(edited, run)
-                or not self._words_agree(edited, run)):
-            return None
-        return edited, run, downstream
+        return edited, run, rewritten
 
-    def _perturbation(self, edited: list[dict[str, Any]], run: Execution, index: int, downstream: set[int],
-                      words: str, change: dict[str, str], facts: list[dict[str, Any]],
-                      kind: str) -> dict[str, Any]:
+    def _narrowed(self, index: int) -> set[int]:
+        """The `select` or `relate` whose objects a `filter` at `index` narrows (through other
+        filters), if any."""
+        j = index
+        while self.steps[j].head == "filter" and self.steps[j].dependencies:
+            j = self.steps[j].dependencies[0]
+        return {j} if j != index and self.steps[j].operation in ("select", "relate") else set()
+
+    def perturbation(self, edited: list[dict[str, Any]], run: Execution, index: int, rewritten: set[int],
+                     words: str, change: dict[str, str], facts: list[dict[str, Any]],
+                     kind: str, attributes: dict[str, list[str]] | None = None) -> dict[str, Any]:
         """The perturbation of an executed edit: its program with every reference's ids from the
-        execution, and evidence listing every object the program touched."""
-        out = [_with_ids(s, run.refs.get(i)) if i == index or i in downstream else s
-               for i, s in enumerate(edited)]
-        objects = [{"fact": "object", "id": o, "name": self.scene.objects[o].name}
-                   for o in sorted({o for ids in run.refs.values() for o in ids})]
+        execution, and evidence listing every object the program touched (with the attributes
+        the edit's answer rests on)."""
+        out = [_with_ids(s, run.refs.get(i)) if i in rewritten else s for i, s in enumerate(edited)]
+        scene = self.editor.scene
+        touched = {o for ids in run.refs.values() for o in ids} | set(attributes or {})
+        objects = []
+        for o in sorted(touched):
+            fact: dict[str, Any] = {"fact": "object", "id": o, "name": scene.objects[o].name}
+            if attributes and attributes.get(o):
+                fact["attributes"] = attributes[o]
+            objects.append(fact)
         return {"question": words, "answer": run.answer, "semantic": out, "change": change,
                 "evidence": {"version": EVIDENCE_VERSION, "query": {"op": "program", "step": index},
                              "facts": objects + facts, "answer": run.answer},
                 "kind": kind}
 
+    # -- objects -------------------------------------------------------------------------------
+    def _references(self, index: int, rng: random.Random, found: _Found) -> Iterator[dict[str, Any]]:
+        """Another name for the object a step refers to, where the words name it."""
+        lex, step = self.editor.lex, self.steps[index]
+        name = _reference_name(step)
+        if name in ("_", "", SCENE) or name in PRONOUNS or lex.is_plural(name):
+            return  # "are the cabinets": the verb and the number would have to change too
+        ids = split_reference(step.argument)[1] or ()
+        span = aligned_span(self.question, self.text, ids) or self._named_span(name)
+        if span is None or self.text[span.start:span.end].lower() != name.lower():
+            return  # the words for this object are not the program's name for it
+        found.aligned = True
+        relations = {_relation_of(self.steps[i])[1] for i in dependents(self.steps, index) | {index}
+                     if self.steps[i].operation in _RELATION_OPS}
+        # "What is the man wearing?" asks it of a person, not of a table; "to the left of" of anything
+        same_category = any(r and not self._spatial(r) for r in relations)
+        asks_kind = bool(lex.hyponyms(name)) and lex.is_a(self.gold, name)
+        for cand, invariance in self._with_invariants(
+                name, ids, self._candidates(name, rng, same_category=same_category, asks_kind=asks_kind)):
+            p = self._try_name(index, span, name, cand, invariance=invariance, asks_kind=asks_kind)
+            if p is not None:
+                yield p
+
+    def _named_span(self, name: str) -> Span | None:
+        """Without annotations: the name's one occurrence, when no other step names the same
+        thing (then the words cannot be about another object of the program)."""
+        if sum(1 for s in self.steps if _reference_name(s) == name) != 1:
+            return None
+        return said_once(self.text, name)
+
+    def _spatial(self, rel: str) -> bool:
+        return all(r.strip() in self.editor.lex.relations for r in rel.split("|"))
+
+    def _candidates(self, name: str, rng: random.Random, *, same_category: bool,
+                    asks_kind: bool) -> Iterator[str]:
+        """Names that may replace `name`: the graph's objects' names (only those of its category
+        where a non-spatial relation is asked of it), and where the question asks which kind of
+        thing something is ("What vehicle is it?"), the kinds the graph's objects are. The
+        executor then refuses a candidate that lacks what the question asks of it."""
+        lex, scene = self.editor.lex, self.editor.scene
+        category = lex.category(name)
+        if same_category and category is None:
+            return
+        named = [_reference_name(s) for s in self.steps if s.operation in _REFERENCE_OPS]
+        names = {o.name for o in scene.objects.values()
+                 if not same_category or lex.category(o.name) == category}
+        if asks_kind:
+            names |= {k for o in scene.objects.values() for k in (*lex.kinds(o.name), lex.category(o.name)) if k}
+        pool = sorted(n for n in names
+                      if lex.is_known(n) and not lex.is_plural(n) and not lex.is_unannotated_prone(n)
+                      and all(not same_kind(n, m, lex) for m in named if m not in ("_", "")))
+        rng.shuffle(pool)
+        yield from pool
+
     def _with_invariants(self, name: str, ids: tuple[str, ...],
                          contrasts: Iterator[str]) -> Iterator[tuple[str, bool]]:
-        """First the names that denote the same one object in other words (a synonym, or a kind
-        it is, when it is the only one: "the man" -> "the person"), whose answer must not change;
-        then the contrast candidates."""
-        lex = self.lex
+        """First the names that denote the same one object in other words (a synonym, or a
+        general noun for a kind it is, when it is the only one: "the man" -> "the person"), whose
+        answer must not change; then the contrast candidates."""
+        lex, scene = self.editor.lex, self.editor.scene
         if len(ids) == 1:
-            same = sorted((set(lex.synonyms(name)) | set(lex.kinds(name))) - {name, lex.canonical(name)})
-            for cand in same:
+            same = (set(lex.synonyms(name)) | (set(lex.kinds(name)) & _referring_kinds())) - _determinerless()
+            for cand in sorted(same - {name, lex.canonical(name)}):
                 if (lex.is_known(cand) and not lex.is_plural(cand) and not lex.is_unannotated_prone(cand)
-                        and denoted_ids(cand, self.scene, lex) == list(ids)):
+                        and not lex.is_uncountable(cand) and denoted_ids(cand, scene, lex) == list(ids)):
                     yield cand, True
         for cand in contrasts:
             yield cand, False
 
-    def _relation_edit(self, question: dict[str, Any], steps: list[Step], semantic: list[dict[str, Any]],
-                       index: int, gold: str) -> dict[str, Any] | None:
-        """The relation of a `relate` or `verify rel` step replaced by its opposite, where the
-        question says the relation once in the program's words ("to the left of")."""
-        text = str(question["question"])
-        body, _ = split_reference(steps[index].argument)
-        parts = [x.strip() for x in body.split(",")]
-        if len(parts) < 3:
+    def _try_name(self, index: int, span: Span, name: str, cand: str, *, invariance: bool,
+                  asks_kind: bool) -> dict[str, Any] | None:
+        lex, scene = self.editor.lex, self.editor.scene
+        ids = denoted_ids(cand, scene, lex)
+        if len(ids) != 1:
+            return None  # "the <cand>" must be one object
+        if self._cannot_answer(index, ids[0]):
             return None
-        name, rel, role = parts[0], ",".join(parts[1:-1]).strip(), parts[-1]
-        opp = self.lex.opposite_relation(rel)
-        found = list(regex.finditer(rf"(?<!\w){regex.escape(rel)}(?!\w)", text, flags=regex.IGNORECASE))
-        if opp is None or len(found) != 1 or any(
-                i != index and rel in s.argument for i, s in enumerate(steps)):
-            return None
-        ids_part = "" if steps[index].operation == "relate" else semantic[index]["argument"].strip()[len(body):]
-        done = self._execute_edit(steps, semantic, index, f"{name},{opp},{role}{ids_part}", gold)
+        step = self.steps[index]
+        argument = cand
+        if step.operation in _RELATION_OPS:
+            _, rel, role = _relation_of(step)
+            argument = f"{cand},{rel},{role}"
+        done = self.execute(index, argument)
         if done is None:
             return None
-        edited, run, downstream = done
-        if run.answer == gold:
+        edited, run, rewritten = done
+        answer = run.answer
+        if (answer == self.gold) != invariance or run.refs.get(index) != tuple(ids):
             return None
-        if steps[index].operation == "relate" and len(run.refs.get(index, ())) != 1:
-            return None  # "the cup to the right of the table" must be one cup
-        m = found[0]
-        return self._perturbation(edited, run, index, downstream, text[:m.start()] + opp + text[m.end():],
-                                  {"kind": "relation", "slot": f"step{index}", "from": rel, "to": opp},
-                                  [], "contrast")
+        if not invariance and self._gives_away(answer, cand, asks_kind):
+            return None
+        facts = [{"fact": "only", "names": self._kind_names(cand), "ids": [ids[0]]}]
+        return self.perturbation(edited, run, index, rewritten, replace(self.text, span, cand, noun=True),
+                                 {"kind": "object", "slot": f"step{index}", "from": name, "to": cand},
+                                 facts, "invariance" if invariance else "contrast")
 
-    def _words_agree(self, edited: list[dict[str, Any]], run: Any) -> bool:
-        """The program's ids must be what the words pick out: executed with every relation step
-        by name ("the person the umbrella is above": every person it is above), the program
-        must select the same objects and give the same answer. Two people under the umbrella
-        make the words ambiguous, whichever one GQA's ids name."""
-        by_words = [_bare(s) if s["operation"] in ("relate", "verify rel") else s for s in edited]
-        try:
-            again = self.executor().run(by_words)
-        except ProgramRefusal:
+    def _cannot_answer(self, index: int, oid: str) -> bool:
+        """A shortcut, never a decision: True only where executing the edit would surely be
+        refused, because the step reading the new object asks what it lacks (its one colour, an
+        edge of the relation) and nothing downstream could turn the empty result into an answer."""
+        step, scene = self.steps[index], self.editor.scene
+        if step.operation == "choose rel":  # the new object against the one it is asked of
+            sources = self.original.values[step.dependencies[0]] if step.dependencies else ()
+            _, rels, role = _relation_of(step)
+            return not isinstance(sources, str) and not any(
+                self._linked(oid, rel, x, role) for rel in rels.split("|") for x in sources)
+        if step.head != "select":
             return False
-        return again.answer == run.answer and all(again.refs.get(i) == ids for i, ids in run.refs.items()
-                                                   if edited[i]["operation"] == "relate")
+        exist_after = any(self.steps[i].operation == "exist" for i in dependents(self.steps, index))
+        for s in self.steps[index + 1:]:
+            if s.dependencies != (index,):
+                continue
+            if s.head == "query" and s.argument not in ("name", ""):
+                values = self.editor.executor().values_of(oid, s.argument)
+                if len(values) != 1 or values == {MIDDLE}:
+                    return True
+            elif s.operation == "relate" and not exist_after:
+                _, rel, role = _relation_of(s)
+                edges = scene.in_edges if role == "s" else scene.out_edges
+                if not any(r == rel for r, _ in edges.get(oid, ())):
+                    return True
+            elif s.operation == "choose rel":  # its own object (by GQA's ids) against the new one
+                named = split_reference(s.argument)[1] or ()
+                _, rels, role = _relation_of(s)
+                if not any(self._linked(n, rel, oid, role) for rel in rels.split("|") for n in named):
+                    return True
+            elif s.head == "choose" and s.kind not in ("", "rel", "name"):
+                values = self.editor.executor().values_of(oid, s.kind)
+                if not any(o.strip().lower() in values for o in s.argument.split("|")):
+                    return True
+        return False
+
+    def _linked(self, named: str, rel: str, source: str, role: str) -> bool:
+        """Is there the edge a relation argument asks: `named` its subject (s) or object (o)?"""
+        edge = (named, rel.strip(), source) if role == "s" else (source, rel.strip(), named)
+        return edge in self.editor.scene.edges
+
+    def _gives_away(self, answer: str, cand: str, asks_kind: bool) -> bool:
+        """"What kind of clock is it? clock": the new words say the answer. Where the question
+        asks which kind of a thing it is, the answer is a kind of the new word by design."""
+        lex = self.editor.lex
+        if answer in {f.lower() for f in lex.forms(cand)} or lex.canonical(answer) == lex.canonical(cand):
+            return True
+        return not asks_kind and lex.is_a(answer, cand)
 
     def _kind_names(self, word: str) -> list[str]:
         """Every surface name of the kinds `word` denotes, and no name of another kind ("glasses"
         is a form of "glass" but names spectacles): what an `only` fact must list."""
-        lex = self.lex
+        lex = self.editor.lex
         kinds = {lex.canonical(word)} | set(lex.hyponyms(word))
         names = {n.lower() for k in kinds for n in lex.forms(k) if lex.canonical(n) in kinds}
-        names |= {o.name for o in self.scene.objects.values() if o.canonical in kinds}
+        names |= {o.name for o in self.editor.scene.objects.values() if o.canonical in kinds}
         return sorted(names)
 
-    def _absences_provable(self, edited: list[dict[str, Any]], run: Any) -> bool:
-        """Every reference that came out empty is a claim of absence: only for names whose
-        absence a graph can show, and with no object that may be one of them."""
-        lex = self.lex
-        for i, ids in run.refs.items():
-            if ids or edited[i]["operation"] == "verify rel":  # its "no" is the relation check's
+    # -- relations -----------------------------------------------------------------------------
+    def _relations(self, index: int, rng: random.Random, found: _Found) -> Iterator[dict[str, Any]]:
+        """The relation of a `relate` or `verify rel` replaced by its opposite or another spatial
+        relation, where the question says it once in the program's words ("to the left of")."""
+        lex, step = self.editor.lex, self.steps[index]
+        name, rel, role = _relation_of(step)
+        if not rel:
+            return
+        span = said_once(self.text, rel)
+        if span is None or any(i != index and rel in s.argument for i, s in enumerate(self.steps)):
+            return
+        found.aligned = True
+        opp = lex.opposite_relation(rel)
+        others = sorted(r for r in lex.relations if r not in (rel, opp))
+        rng.shuffle(others)
+        ids_part = "" if step.operation == "relate" else self.semantic[index]["argument"].strip()[
+            len(split_reference(step.argument)[0]):]
+        sources = self.original.values[step.dependencies[0]] if step.dependencies else ()
+        if isinstance(sources, str):
+            return
+        for new in ([opp] if opp else []) + others:
+            if not self._may_relate(index, sources, new, role):
                 continue
-            name = split_reference(edited[i]["argument"])[0].split(",")[0].strip()
-            if name in ("_", ""):
+            done = self.execute(index, f"{name},{new},{role}{ids_part}")
+            if done is None:
                 continue
-            if lex.is_unannotated_prone(name) or not lex.absence_decidable(name):
-                return False
-            maybe = lex.may_denote(name)
-            if any(o.canonical in maybe for o in self.scene.objects.values()):
-                return False
-        return True
+            edited, run, rewritten = done
+            if run.answer == self.gold:
+                continue
+            if step.operation == "relate" and len(run.refs.get(index, ())) != 1:
+                continue  # "the cup to the right of the table" must be one cup
+            yield self.perturbation(edited, run, index, rewritten, replace(self.text, span, new),
+                                    {"kind": "relation", "slot": f"step{index}", "from": rel, "to": new},
+                                    [], "contrast")
 
-    def _relations_decided(self, edited: list[dict[str, Any]], run: Any) -> bool:
-        """A `verify rel` answers no only on the opposite relation's edge, never on a missing one."""
-        for step in edited:
-            if step["operation"] != "verify rel":
-                continue
-            name, rel, role = [p.strip() for p in split_reference(step["argument"])[0].split(",")][:3]
-            sources = run.values[step["dependencies"][0]] if step["dependencies"] else ()
-            named = denoted_ids(name, self.scene, self.lex)
-            if len(sources) != 1 or len(named) != 1:
-                return False
-            subject, obj = (named[0], sources[0]) if role == "s" else (sources[0], named[0])
-            opp = self.lex.opposite_relation(rel)
-            edges = self.scene.edges
-            yes = (subject, rel, obj) in edges
-            no = opp is not None and ((subject, opp, obj) in edges or (obj, rel, subject) in edges)
-            if yes == no:
-                return False
-        return True
+    def _may_relate(self, index: int, sources: tuple[str, ...], rel: str, role: str) -> bool:
+        """A shortcut, never a decision: False only where the edit would surely be refused. A
+        `relate` must find one object, so some source needs an edge of the relation; a `verify
+        rel` needs its one pair decided, by the edge or by its opposite's (`proofs`)."""
+        scene, step = self.editor.scene, self.steps[index]
+        if step.operation == "relate":
+            edges = scene.in_edges if role == "s" else scene.out_edges
+            return any(r == rel for x in sources for r, _ in edges.get(x, ()))
+        named = denoted_ids(_reference_name(step), scene, self.editor.lex)
+        if len(sources) != 1 or len(named) != 1:
+            return False
+        subject, obj = (named[0], sources[0]) if role == "s" else (sources[0], named[0])
+        return self.editor.proofs.relation_decided(subject, rel, obj) is not None
 
-    def _absence_decidable(self, steps: list[Step], downstream: set[int]) -> bool:
-        """A "no" downstream of the edit says some named object is absent: only where it may."""
-        for i in downstream:
-            s = steps[i]
-            if s.head in _RELATION_ARGUMENT_OPS and s.operation not in ("verify rel", "relate"):
+    # -- attributes ----------------------------------------------------------------------------
+    def _attributes(self, index: int, rng: random.Random, found: _Found) -> Iterator[dict[str, Any]]:
+        """Another value of the type a `filter`, `verify` or `choose` asks, said where the words
+        say the old one. A `choose` may change either option: the held one (a contrast, when
+        the object has the new value instead) or the rejected one (an invariance, when the graph
+        excludes the new value too)."""
+        step = self.steps[index]
+        value = step.argument.strip().lower()
+        if negated(value):
+            return
+        options = [o.strip() for o in value.split("|")] if step.head == "choose" else [value]
+        if step.head == "choose" and len(options) != 2:
+            return
+        pool = self._values_of_type(step.kind, rng)
+        for position, old in enumerate(options):
+            span = said_once(self.text, old)
+            if span is None:
                 continue
-            if s.operation in ("relate", "verify rel"):
-                other = split_reference(s.argument)[0].split(",")[0].strip()
-                if other in ("_", "") or self.lex.is_unannotated_prone(other) or not self.lex.absence_decidable(other):
-                    return False
-        return True
+            found.aligned = True
+            held = step.head == "choose" and old == self.gold
+            for new in pool:
+                if new in options:
+                    continue
+                if held and not self._all_have(step, new):
+                    continue  # neither option would hold: refused, so not tried
+                argument = "|".join(new if i == position else o for i, o in enumerate(options))
+                p = self._try_value(index, span, old, new, argument)
+                if p is not None:
+                    yield p
 
-    def _rewrite(self, text: str, span: Span, cand: str) -> str:
-        before, old, after = text[:span.start], text[span.start:span.end], text[span.end:]
-        new = cand.capitalize() if old[:1].isupper() else cand
-        m = regex.search(r"\b(a|an|A|An)\s+$", before)
-        if m:
-            art = article(cand)
-            art = art.capitalize() if m.group(1)[0].isupper() else art
-            before = before[:m.start(1)] + art + before[m.end(1):]
-        return before + new + after
+    def _all_have(self, step: Step, value: str) -> bool:
+        inputs = self.original.values[step.dependencies[0]] if step.dependencies else ()
+        ex = self.editor.executor()
+        return not isinstance(inputs, str) and all(value in ex.values_of(o, step.kind) for o in inputs)
+
+    def _values_of_type(self, kind: str, rng: random.Random) -> list[str]:
+        """The values of one attribute type that the graph's objects have, in a seeded order."""
+        if kind in _POSITION_VALUES:
+            values = list(_POSITION_VALUES[kind])
+        else:
+            ex = self.editor.executor()
+            values = sorted({v for o in self.editor.scene.objects for v in ex.values_of(o, kind)})
+        rng.shuffle(values)
+        return values
+
+    def _try_value(self, index: int, span: Span, old: str, new: str, argument: str) -> dict[str, Any] | None:
+        step = self.steps[index]
+        done = self.execute(index, argument)
+        if done is None:
+            return None
+        edited, run, rewritten = done
+        invariance = run.answer == self.gold
+        if invariance and step.head != "choose":
+            return None  # only a choice's rejected option is worth keeping the answer for
+        if step.head == "filter":
+            kept = run.values[index]
+            reads_all = any(self.steps[i].operation == "exist" and index in self.steps[i].dependencies
+                            for i in rewritten)
+            if not kept or (len(kept) != 1 and not reads_all):
+                return None  # "the red car" must still be one car
+        inputs = run.values[step.dependencies[0]] if step.dependencies else ()
+        attributes = {o: self._attributes_shown(o, step.kind, (old, new)) for o in inputs} \
+            if not isinstance(inputs, str) else {}
+        return self.perturbation(edited, run, index, rewritten, replace(self.text, span, new),
+                                 {"kind": "attribute", "slot": f"step{index}", "from": old, "to": new},
+                                 [], "invariance" if invariance else "contrast", attributes)
+
+    def _attributes_shown(self, oid: str, kind: str, values: tuple[str, ...]) -> list[str]:
+        """The object's attributes an attribute edit rests on: its values of the type, and any
+        opposite of the old or new value it carries."""
+        if kind in _POSITION_VALUES:
+            return []
+        attrs = set(self.editor.scene.objects[oid].attributes)
+        shown = set(self.editor.executor().values_of(oid, kind)) & attrs
+        shown |= {a for v in values for a in attribute_opposites().get(v, frozenset()) if a in attrs}
+        return sorted(shown)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contrastgen.language.lexicon import Lexicon, iter_data_lines
+from contrastgen.language.lexicon import Lexicon, iter_data_lines, read_word_list
 from contrastgen.resources import rules_file
 from contrastgen.scene.ground import denoted_ids
 from contrastgen.scene.index import SceneIndex
@@ -28,7 +28,7 @@ from contrastgen.scene.index import SceneIndex
 SCENE = "scene"  # the value of `select: scene` (place, weather, room questions)
 MIDDLE = "middle"  # a box within 10% of the centre: what `filter vposition: middle` selects
 # GQA's programs select "he (12)" for "he": the ids say who, the word says nothing of the kind.
-PRONOUNS = frozenset({"he", "she", "it", "they", "him", "her", "them"})
+PRONOUNS = frozenset(read_word_list(rules_file("pronouns.txt")))
 Objects = tuple[str, ...]
 Value = Objects | str
 
@@ -82,6 +82,12 @@ def parse_program(semantic: Any) -> list[Step]:
     return steps
 
 
+def step_of(step: dict[str, Any]) -> Step:
+    """One step of an already-validated program (an edit of a parsed one), as `parse_program` reads it."""
+    return Step(" ".join(step["operation"].split()), str(step.get("argument", "")).strip(),
+                tuple(step.get("dependencies", ())))
+
+
 def split_reference(argument: str) -> tuple[str, Objects | None]:
     """`"cat (12,13)"` -> ("cat", ("12", "13")); `"cat (-)"` -> ("cat", ()); `"cat"` -> ("cat", None)."""
     text = argument.strip()
@@ -105,8 +111,8 @@ def attribute_types(path: str | None = None) -> dict[str, frozenset[str]]:
 @dataclass
 class Execution:
     """The values of every step, the objects each reference argument denoted (`refs`: step index
-    -> ids, what a GQA program writes in the argument's parentheses: for `verify rel`, the objects
-    it names, related or not) and the answer (the last step's value)."""
+    -> ids, what a GQA program writes in the argument's parentheses: for `verify rel` and
+    `choose rel`, the objects they name, related or not) and the answer (the last step's value)."""
 
     values: list[Value] = field(default_factory=list)
     refs: dict[int, Objects] = field(default_factory=dict)
@@ -132,7 +138,10 @@ class GqaExecutor:
 
     # -- the program ---------------------------------------------------------------------------
     def run(self, semantic: Any) -> Execution:
-        steps = parse_program(semantic)
+        return self.run_steps(parse_program(semantic))
+
+    def run_steps(self, steps: Sequence[Step]) -> Execution:
+        """Execute parsed steps (the editor's edited programs are parsed once, not per run)."""
         ex = self.execution = Execution()
         for i, step in enumerate(steps):
             self.current = i
@@ -351,12 +360,12 @@ def _choose(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
         objects = _objects(value, step)
         name, rels, role, ids = _relation_parts(step.argument)
         options = [r.strip() for r in rels.split("|")]
+        named = ex.referred(ex.by_ids(name, ids) if ids is not None else ex.named(name))
         holding = []
         for rel in options:
             if ids is not None:
-                ex.by_ids(name, ids)
                 edges = ex.scene.edges
-                ok = any(((i, rel, x) if role == "s" else (x, rel, i)) in edges for i in ids for x in objects)
+                ok = any(((i, rel, x) if role == "s" else (x, rel, i)) in edges for i in named for x in objects)
             else:
                 ok = bool(_related(ex, objects, name, rel, role))
             if ok:

@@ -14,10 +14,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from contrastgen.language.lexicon import Lexicon
+from contrastgen.language.lexicon import Lexicon, attribute_opposites
 from contrastgen.language.nounphrase import NounPhrase
 from contrastgen.language.phrase import agree, finish, replace_spans
-from contrastgen.resources import rules_dir
 from contrastgen.scene.corpus import Corpus
 from contrastgen.scene.ground import Grounding, denoted_ids, same_kind
 from contrastgen.scene.index import SceneIndex
@@ -180,18 +179,6 @@ def single_id(g: Grounding | None) -> str:
     if len(g.ids) > 1:
         raise Refusal("ambiguous")
     return g.ids[0]
-
-
-@functools.cache
-def attribute_opposites() -> dict[str, frozenset[str]]:
-    """rules/attribute_opposites.tsv, both ways: attribute -> the attributes it excludes."""
-    out: dict[str, set[str]] = {}
-    for line in (rules_dir() / "attribute_opposites.tsv").read_text(encoding="utf-8").splitlines():
-        cols = [c.strip().lower() for c in line.split("#", 1)[0].split("\t")]
-        if len(cols) == 2 and all(cols):
-            out.setdefault(cols[0], set()).add(cols[1])
-            out.setdefault(cols[1], set()).add(cols[0])
-    return {k: frozenset(v) for k, v in out.items()}
 
 
 def contradicted(attributes: tuple[str, ...], held: frozenset[str]) -> bool:

@@ -17,6 +17,12 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
 - `exist`: yes iff the input is not empty. `or` / `and`: of the two inputs.
 - `verify rel: NAME,REL,s|o (ids)`: the one input object and the one named object; yes on the
   edge, no on its opposite's, a failure when neither or both (contradiction) are annotated.
+- `choose rel: NAME,R1|R2,s|o (ids)`: of the one input object and the one named object, the one
+  relation on its edge, the other refuted as `verify rel`'s no; answered short ("left", "front").
+- A "no" about an attribute (`verify TYPE` false, each option a `choose TYPE` rejects, a `filter`
+  that keeps none of its input) must be shown: the object carries an opposite of the value
+  (rules/attribute_opposites.tsv), or exactly one value of a single-valued type
+  (rules/single_valued_types.txt: colour) that is another.
 - `query: color` / `query: hposition` / `choose hposition: ...`: of the one input object: its one
   colour attribute; its side of the image.
 - `query: TYPE` (name, material, pose, ...), `verify TYPE: V`, `choose TYPE: A|B`: the value of
@@ -78,7 +84,7 @@ class _Executor:
     def listed(self, name: str, ids: list[str], what: str) -> set[str]:
         for i in ids:
             self.g.obj(i)
-            if i not in self.denoted(name):
+            if name not in self.rules.pronouns and i not in self.denoted(name):
                 raise EvidenceProblem(f"{what}: object {i} ({self.g.name_of(i)!r}) is not a {name!r}")
         return set(ids)
 
@@ -148,7 +154,11 @@ class _Executor:
             kind = normalize_name(op.partition(" ")[2])
             if kind in ("hposition", "vposition"):
                 return {o for o in ins[0] if (self.g.position(o, kind) == value) != negated}
-            return {o for o in ins[0] if (value in self.g.attributes_of(o)) != negated}
+            kept = {o for o in ins[0] if (value in self.g.attributes_of(o)) != negated}
+            if not kept and not negated:  # "no object is white": each one must be shown not to be
+                for o in ins[0]:
+                    self.not_having(what, o, kind, value)
+            return kept
         if op == "relate" and len(ins) == 1 and isinstance(ins[0], set):
             name, rel, role, ids = _relation_parts(arg)
 
@@ -167,6 +177,8 @@ class _Executor:
             return "yes" if (any(yes) if op == "or" else all(yes)) else "no"
         if op == "verify rel" and len(ins) == 1:
             return self.verify_rel(what, arg, self.one(ins[0], what))
+        if op == "choose rel" and len(ins) == 1:
+            return self.choose_rel(what, arg, self.one(ins[0], what))
         if (op == "query" and normalize_name(arg) in ("color", "hposition")
                 or op == "choose hposition") and len(ins) == 1:
             oid = self.one(ins[0], what)
@@ -211,6 +223,9 @@ class _Executor:
                     for o in objects}
             if len(held) != 1:
                 raise EvidenceProblem(f"{what}: the objects disagree on {value!r}")
+            if held == {False} and kind not in ("name", "hposition", "vposition"):
+                for o in objects:
+                    self.not_having(what, o, kind, value)
             return "yes" if held.pop() else "no"
         options = [normalize_name(x) for x in arg.split("|")]
         if kind == "name":
@@ -225,13 +240,58 @@ class _Executor:
             holding = [x for x in options if all(x in self.values(o, kind) for o in objects)]
         if len(holding) != 1:
             raise EvidenceProblem(f"{what}: {len(holding)} of {options} hold")
+        if kind and kind not in ("name", "hposition", "vposition"):
+            for o in objects:
+                for x in options:
+                    if x != holding[0]:
+                        self.not_having(what, o, kind, x)
         return holding[0]
+
+    def not_having(self, what: str, oid: str, kind: str, value: str) -> None:
+        """A "no" about an attribute rests on the graph, not on a missing annotation: the object
+        carries an opposite of the value, or the one value of a single-valued type (colour)."""
+        attrs = set(self.g.attributes_of(oid))
+        if attrs & self.rules.attribute_opposites.get(value, frozenset()):
+            return
+        types = {kind} if kind else {t for t, vs in self.rules.attribute_types.items() if value in vs}
+        if value in self.rules.colors:
+            types.add("color")
+        for t in sorted(types & self.rules.single_valued):
+            have = self.values(oid, t)
+            if len(have) == 1 and value not in have:
+                return
+        raise EvidenceProblem(f"{what}: nothing in the graph shows that object {oid} is not {value!r} "
+                              "(no opposite, and no single other value of a single-valued type)")
+
+    def choose_rel(self, what: str, arg: str, given: str) -> str:
+        """Which of two relations holds between the input object and the one named object: one
+        on its edge, the other refuted by the graph (as `verify rel`'s no); GQA's short answer."""
+        name, rels, role, ids = _relation_parts(arg)
+        named = self.listed(name, ids, what) if ids is not None else self.denoted(name)
+        other = self.one(named, what)
+        subject, obj = (other, given) if role == "s" else (given, other)
+        said = {}
+        for rel in [r.strip() for r in rels.split("|")]:
+            said[rel] = self.relation_said(what, subject, rel, obj)
+        holding = [r for r, yes in said.items() if yes]
+        if len(holding) != 1:
+            raise EvidenceProblem(f"{what}: {len(holding)} of {sorted(said)} hold")
+        answer = holding[0]
+        for prefix in ("to the ", "in ", "on "):
+            if answer.startswith(prefix) and answer.endswith(" of"):
+                answer = answer[len(prefix):]
+                break
+        return answer[:-3] if answer.endswith(" of") else answer
 
     def verify_rel(self, what: str, arg: str, given: str) -> str:
         name, rel, role, ids = _relation_parts(arg)
         named = self.listed(name, ids, what) if ids is not None else self.denoted(name)
         other = self.one(named, what)
         subject, obj = (other, given) if role == "s" else (given, other)
+        return "yes" if self.relation_said(what, subject, rel, obj) else "no"
+
+    def relation_said(self, what: str, subject: str, rel: str, obj: str) -> bool:
+        """True on the edge, False on its opposite's; a failure when neither or both are there."""
         opp = self.rules.opposites.get(rel)
         yes = self.linked(subject, rel, obj) or (opp is not None and self.g.has_edge(obj, opp, subject))
         no = opp is not None and (self.g.has_edge(subject, opp, obj) or self.g.has_edge(obj, rel, subject))
@@ -239,7 +299,7 @@ class _Executor:
             raise EvidenceProblem(f"{what}: the graph says both {rel!r} and {opp!r} of {subject}, {obj}")
         if not (yes or no):
             raise EvidenceProblem(f"{what}: the graph says neither {rel!r} nor its opposite of {subject}, {obj}")
-        return "yes" if yes else "no"
+        return yes
 
 
 def execute_program(semantic: list[Any], graph: GraphIndex, rules: VerifyRules,

@@ -1,17 +1,20 @@
 """Checking a program-path perturbation: the words, the program and the evidence say one edit.
 
 A program-path perturbation (`template: "program"`, evidence query `{"op": "program", "step": i}`)
-claims that the original question, with the words naming one selected object replaced, asks what
-the original program asks with that object's name replaced, and that this program's answer on the
-graph is the claimed one. Each part is checked here with the verifier's own code:
+claims that the original question, with the words saying one argument of step i replaced (an
+object's name, a relation, an attribute value), asks what the original program asks with that
+argument replaced, and that this program's answer on the graph is the claimed one. Each part is
+checked here with the verifier's own code:
 - the words: the original and the perturbed question differ in one run of words (and an "a"/"an"
-  before it), which is a form of `change.from` in the original and of `change.to` in the new one;
+  before it), which is a form of `change.from` in the original and of `change.to` in the new one
+  (a relation or an attribute value: the program's own words);
 - the programs: the record's original `semantic` and the perturbation's have the same operations
-  and dependencies, and differ in names only at step i, from `change.from` to `change.to` (ids may
-  differ: they follow the new object);
+  and dependencies, and differ only at step i, from `change.from` to `change.to` (ids may differ:
+  they follow the new objects);
 - the answer: the perturbation's program, executed by `verify.program`, gives the claimed answer,
-  which differs from the original's;
-- the reference: an `only` fact shows the new name denotes exactly the object step i selects.
+  which differs from the original's (a contrast) or is the original's (an invariance);
+- the reference: a new name denotes exactly the one object step i refers to (an `only` fact); a
+  new relation or filter value still picks out one object.
 """
 
 from __future__ import annotations
@@ -45,6 +48,18 @@ def _relation(argument: str) -> str:
     return normalize_name(",".join(parts[1:-1])) if len(parts) >= 3 else ""
 
 
+def _options(argument: str) -> list[str]:
+    """An attribute argument's values: "red" -> ["red"], "red|blue" -> ["red", "blue"]."""
+    return [normalize_name(x) for x in argument.split("|")]
+
+
+def _ids(argument: str) -> list[str]:
+    body = argument.strip()
+    if not (body.endswith(")") and "(" in body):
+        return []
+    return [i.strip() for i in body[:-1].rpartition("(")[2].split(",") if i.strip() not in ("", "-")]
+
+
 def _edited_step(change: dict[str, Any]) -> int | None:
     slot = str(change.get("slot", ""))
     return int(slot[4:]) if slot.startswith("step") and slot[4:].isdigit() else None
@@ -65,7 +80,7 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
     while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
         end_a, end_b = end_a - 1, end_b - 1
     before, after = normalize_name(str(change.get("from", ""))), normalize_name(str(change.get("to", "")))
-    if change.get("kind") == "relation":  # a relation is said in the program's own words
+    if change.get("kind") in ("relation", "attribute"):  # said in the program's own words
         old_names, new_names = {before}, {after}
     else:
         nouns = load_nouns()
@@ -98,6 +113,11 @@ def program_diff_problems(original: Any, edited: Any, change: dict[str, Any]) ->
         if o.get("operation") != e.get("operation") or o.get("dependencies") != e.get("dependencies"):
             return [("program", f"step {i} changed its operation or dependencies")]
         want = (normalize_name(str(change.get("from"))), normalize_name(str(change.get("to")))) if i == step else None
+        if change.get("kind") == "attribute" and i == step:
+            before, after = _options(str(o.get("argument", ""))), _options(str(e.get("argument", "")))
+            if [want[1] if x == want[0] else x for x in before] != after or want[0] not in before:
+                return [("program", f"step {i} says {before} -> {after}, not the change {want}")]
+            continue
         part = _relation if change.get("kind") == "relation" and i == step else _name
         got = (part(str(o.get("argument", ""))), part(str(e.get("argument", ""))))
         if part is _relation and _name(str(o.get("argument", ""))) != _name(str(e.get("argument", ""))):
@@ -129,15 +149,31 @@ def program_edit_problems(record: dict[str, Any], p: dict[str, Any], graph: Grap
         problems.append(("answer", "an invariance perturbation's answer changed"))
     elif p.get("kind") != "invariance" and kept:
         problems.append(("answer", "the answer did not change"))
+    return problems + reference_problems(p.get("semantic"), values, change, evidence)
+
+
+def reference_problems(semantic: Any, values: list[Any], change: dict[str, Any],
+                       evidence: dict[str, Any]) -> list[Problem]:
+    """The edited step still refers to one object where the words say "the": a new relation or
+    a new filter value picks out one object (a filter read by `exist` may keep several), and a
+    new name denotes the one object the step refers to, as an `only` fact shows."""
     step = _edited_step(change)
-    selected = values[step] if step is not None and step < len(values) else None
+    if step is None or not isinstance(semantic, list) or step >= min(len(values), len(semantic)):
+        return [("reference", "change.slot names no step of the program")]
+    selected, op = values[step], str(semantic[step].get("operation", "")) if isinstance(semantic[step], dict) else ""
     if change.get("kind") == "relation":
-        # a relate step's new relation must pick out one object ("the cup to the right of ...")
         if isinstance(selected, set) and len(selected) != 1:
-            problems.append(("reference", f"step {step}'s new relation denotes {len(selected)} objects, not one"))
-        return problems
+            return [("reference", f"step {step}'s new relation denotes {len(selected)} objects, not one")]
+        return []
+    if change.get("kind") == "attribute":
+        read_by_exist = any(isinstance(s, dict) and s.get("operation") == "exist"
+                            and step in (s.get("dependencies") or []) for s in semantic)
+        if op.startswith("filter") and (not selected or (len(selected) != 1 and not read_by_exist)):
+            return [("reference", f"step {step}'s new value picks out {len(selected)} objects, not one")]
+        return []
+    if not isinstance(selected, set):  # verify rel, choose rel: the objects their argument names
+        selected = set(_ids(str(semantic[step].get("argument", ""))))
     onlys = [f for f in evidence.get("facts") or [] if isinstance(f, dict) and f.get("fact") == "only"]
-    if not (isinstance(selected, set) and len(selected) == 1
-            and any([str(i) for i in f.get("ids", [])] == sorted(selected) for f in onlys)):
-        problems.append(("reference", f"no 'only' fact shows that step {step}'s new name denotes one object"))
-    return problems
+    if not (len(selected) == 1 and any([str(i) for i in f.get("ids", [])] == sorted(selected) for f in onlys)):
+        return [("reference", f"no 'only' fact shows that step {step}'s new name denotes one object")]
+    return []

@@ -21,6 +21,9 @@ _COLORS = ("lexicon", "colors.txt")
 _UNANNOTATED_PRONE = ("lexicon", "unannotated_prone.txt")
 _TEMPLATES = ("templates.json",)
 _ATTRIBUTE_TYPES = ("attribute_types.tsv",)
+_ATTRIBUTE_OPPOSITES = ("attribute_opposites.tsv",)
+_SINGLE_VALUED = ("single_valued_types.txt",)
+_PRONOUNS = ("pronouns.txt",)
 _NOUNS = ("lexicon", "nouns.tsv")
 _SYMMETRIC = "symmetric"
 
@@ -56,6 +59,12 @@ class VerifyRules:
     template_suffixes: dict[str, str] = field(default_factory=dict)
     # GQA attribute type -> its values (rules/attribute_types.tsv), for `query: TYPE` in programs
     attribute_types: dict[str, frozenset[str]] = field(default_factory=dict)
+    # attribute -> the attributes it excludes (rules/attribute_opposites.tsv, both ways), and the
+    # types of which one listed value excludes every other (rules/single_valued_types.txt): what a
+    # program's "no" about an attribute must rest on
+    attribute_opposites: dict[str, frozenset[str]] = field(default_factory=dict)
+    single_valued: frozenset[str] = frozenset()
+    pronouns: frozenset[str] = frozenset()  # "select: he (12)": the ids say who, not the word
 
     def is_unannotated_prone(self, name: str) -> bool:
         """True if `name`, or a naive singular of it, is prone to be missing from scene graphs.
@@ -129,6 +138,17 @@ def parse_attribute_types(text: str) -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
+def parse_pairs(text: str) -> dict[str, frozenset[str]]:
+    """`a<TAB>b` lines, read both ways: a -> {b}, b -> {a}."""
+    out: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        cols = [normalize_name(c) for c in line.split("#", 1)[0].split("\t")]
+        if len(cols) == 2 and all(cols):
+            out.setdefault(cols[0], set()).add(cols[1])
+            out.setdefault(cols[1], set()).add(cols[0])
+    return {k: frozenset(v) for k, v in out.items()}
+
+
 def parse_template_suffixes(text: str, *, path: str = "rules/templates.json") -> dict[str, str]:
     """Template id -> `id_suffix` from templates.json; the patterns themselves are not read."""
     try:
@@ -194,8 +214,13 @@ def load_rules() -> VerifyRules:
                 if templates_node.is_file() else {})
     types_node = _resource(_ATTRIBUTE_TYPES)
     types = parse_attribute_types(types_node.read_text(encoding="utf-8")) if types_node.is_file() else {}
+    opposites_text, _ = _read_required(_ATTRIBUTE_OPPOSITES)
+    single_text, _ = _read_required(_SINGLE_VALUED)
     return VerifyRules(
         attribute_types=types,
+        attribute_opposites=parse_pairs(opposites_text),
+        single_valued=parse_word_list(single_text),
+        pronouns=parse_word_list(_read_required(_PRONOUNS)[0]),
         template_suffixes=suffixes,
         opposites=opposites,
         symmetric=symmetric,

@@ -1,0 +1,183 @@
+"""What an executed program edit must satisfy before its answer counts as proven.
+
+Why beside the executor rather than in it: the executor answers as GQA's programs mean (a graph
+that lists no blue on the car says "no" to "Is the car blue?"), which is right for checking the
+original questions against their gold answers. An edit makes a new claim, and a new claim may
+rest only on what the graph shows: a "no" needs an opposite edge or attribute, an empty set needs
+names whose absence a graph can show, and the program's ids must be what the words pick out. The
+verifier checks the same rules with its own code (`contrastgen.verify.program`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from contrastgen.language.lexicon import Lexicon, attribute_opposites, read_word_list
+from contrastgen.programs.gqa import (
+    Execution,
+    GqaExecutor,
+    ProgramRefusal,
+    Step,
+    attribute_types,
+    split_reference,
+)
+from contrastgen.resources import rules_file
+from contrastgen.scene.ground import denoted_ids
+from contrastgen.scene.index import SceneIndex
+
+_RELATION_ARGUMENT_OPS = ("relate", "verify", "choose")
+_POSITIONS = ("hposition", "vposition")
+
+
+@functools.cache
+def single_valued_types() -> frozenset[str]:
+    """rules/single_valued_types.txt: types an object has one value of, where the graph lists one."""
+    return frozenset(read_word_list(rules_file("single_valued_types.txt")))
+
+
+def bare(step: dict[str, Any]) -> dict[str, Any]:
+    """A step whose reference names objects by name, not by GQA's ids (they are the old ones)."""
+    name, ids = split_reference(step["argument"])
+    return step if ids is None else {**step, "argument": name}
+
+
+def negated(value: str) -> bool:
+    return value.startswith("not(") and value.endswith(")")
+
+
+@dataclass
+class EditProofs:
+    """The checks, for one image's graph."""
+
+    scene: SceneIndex
+    lex: Lexicon
+    executor: Callable[[], GqaExecutor]
+
+    def holds(self, edited: list[dict[str, Any]], parsed: list[Step], steps: list[Step], downstream: set[int],
+              run: Execution) -> bool:
+        """`edited` and `parsed`: the edited program, as dicts and parsed; `steps`: the original."""
+        return (self._absence_decidable(steps, downstream) if run.answer == "no" else True) and \
+            self.absences_provable(edited, run) and self.relations_decided(edited, run) and \
+            self.attributes_decided(edited, run) and self.words_agree(parsed, run)
+
+    def absences_provable(self, edited: list[dict[str, Any]], run: Execution) -> bool:
+        """Every reference that came out empty is a claim of absence: only for names whose
+        absence a graph can show, and with no object that may be one of them."""
+        lex = self.lex
+        for i, ids in run.refs.items():
+            if ids or edited[i]["operation"] in ("verify rel", "choose rel"):  # decided by the edges
+                continue
+            name = split_reference(edited[i]["argument"])[0].split(",")[0].strip()
+            if name in ("_", ""):
+                continue
+            if lex.is_unannotated_prone(name) or not lex.absence_decidable(name):
+                return False
+            maybe = lex.may_denote(name)
+            if any(o.canonical in maybe for o in self.scene.objects.values()):
+                return False
+        return True
+
+    def relations_decided(self, edited: list[dict[str, Any]], run: Execution) -> bool:
+        """A relation answers no only on the opposite relation's edge, never on a missing one:
+        `verify rel` of one object and one named object, and each option `choose rel` rejects."""
+        for i, step in enumerate(edited):
+            if step["operation"] not in ("verify rel", "choose rel"):
+                continue
+            body = split_reference(step["argument"])[0]
+            parts = [p.strip() for p in body.split(",")]
+            name, rels, role = parts[0], ",".join(parts[1:-1]).strip(), parts[-1]
+            sources = run.values[step["dependencies"][0]] if step["dependencies"] else ()
+            named = run.refs.get(i) if step["operation"] == "choose rel" else None
+            named = named if named is not None else tuple(denoted_ids(name, self.scene, self.lex))
+            if len(sources) != 1 or len(named) != 1:
+                return False
+            subject, obj = (named[0], sources[0]) if role == "s" else (sources[0], named[0])
+            options = [r.strip() for r in rels.split("|")]
+            held = [self.relation_decided(subject, rel, obj) for rel in options]
+            if None in held:
+                return False
+            if step["operation"] == "verify rel":
+                continue
+            if held.count(True) != 1:
+                return False
+        return True
+
+    def relation_decided(self, subject: str, rel: str, obj: str) -> bool | None:
+        """True on the edge, False on its opposite's, None when the graph says neither or both."""
+        opp = self.lex.opposite_relation(rel)
+        edges = self.scene.edges
+        yes = (subject, rel, obj) in edges
+        no = opp is not None and ((subject, opp, obj) in edges or (obj, rel, subject) in edges)
+        return None if yes == no else yes
+
+    def excluded(self, oid: str, kind: str, value: str) -> bool:
+        """Does the graph show that the object is not `value`: it carries an opposite of it, or
+        the one value of a single-valued type (rules/single_valued_types.txt) that is another?"""
+        attrs = set(self.scene.objects[oid].attributes)
+        if attrs & attribute_opposites().get(value, frozenset()):
+            return True
+        types = {kind} if kind else set(attribute_types().get(value, ()))
+        if self.lex.is_color(value):
+            types.add("color")
+        for t in types & single_valued_types():
+            have = self.executor().values_of(oid, t)
+            if len(have) == 1 and value not in have:
+                return True
+        return False
+
+    def attributes_decided(self, edited: list[dict[str, Any]], run: Execution) -> bool:
+        """An attribute answers no only where the graph excludes it: a `verify TYPE` that says
+        no, each option a `choose TYPE` rejects, and a `filter` that keeps nothing of its input
+        (the objects' positions are read from their boxes, so always decided)."""
+        for i, step in enumerate(edited):
+            op = step["operation"]
+            head, _, kind = op.partition(" ")
+            if head not in ("verify", "choose", "filter") or kind in ("rel", "name", *_POSITIONS):
+                continue
+            inputs = run.values[step["dependencies"][0]] if step["dependencies"] else ()
+            if isinstance(inputs, str):
+                continue  # the scene: place and weather are the graph's own fields
+            value = step["argument"].strip().lower()
+            if head == "verify" and run.values[i] == "no":
+                rejected = [value]
+            elif head == "choose" and kind:
+                rejected = [o.strip().lower() for o in value.split("|") if o.strip().lower() != run.values[i]]
+            elif head == "filter" and not run.values[i] and inputs and not negated(value):
+                rejected = [value]
+            else:
+                continue
+            if not all(self.excluded(o, kind, v) for o in inputs for v in rejected):
+                return False
+        return True
+
+    def _absence_decidable(self, steps: list[Step], downstream: set[int]) -> bool:
+        """A "no" downstream of the edit says some named object is absent: only where it may."""
+        for i in downstream:
+            s = steps[i]
+            if s.head in _RELATION_ARGUMENT_OPS and s.operation not in ("verify rel", "relate"):
+                continue
+            if s.operation in ("relate", "verify rel"):
+                other = split_reference(s.argument)[0].split(",")[0].strip()
+                if other in ("_", "") or self.lex.is_unannotated_prone(other) or not self.lex.absence_decidable(other):
+                    return False
+        return True
+
+    def words_agree(self, parsed: list[Step], run: Execution) -> bool:
+        """The program's ids must be what the words pick out: executed with every relation step
+        by name ("the person the umbrella is above": every person it is above), the program
+        must select the same objects and give the same answer. Two people under the umbrella
+        make the words ambiguous, whichever one GQA's ids name."""
+        by_words = [Step(s.operation, split_reference(s.argument)[0], s.dependencies)
+                    if s.operation in ("relate", "verify rel") and split_reference(s.argument)[1] is not None
+                    else s for s in parsed]
+        if by_words == parsed:
+            return True  # no step names objects by id: the run was by the words already
+        try:
+            again = self.executor().run_steps(by_words)
+        except ProgramRefusal:
+            return False
+        return again.answer == run.answer and all(again.refs.get(i) == ids for i, ids in run.refs.items()
+                                                   if parsed[i].operation == "relate")

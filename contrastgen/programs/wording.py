@@ -1,0 +1,76 @@
+"""Where a program's argument is said in the question, and the question with it said otherwise.
+
+Why a module of its own: a program edit is only a perturbation of the question as written if the
+words that change are exactly the ones that say the changed argument. Finding those words (GQA's
+`annotations` for objects, the argument's one occurrence for attributes and relations) and
+rewriting them (capitalisation, "a"/"an" before a new noun) is one job, shared by every kind of
+edit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from contrastgen.language.articles import article
+
+# GQA's question tokens (what `annotations` index): words, and punctuation on its own.
+_TOKEN = regex.compile(r"\w+(?:'\w+)?|[^\w\s]")
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int  # character offsets in the question
+    end: int
+
+
+def tokens(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+def aligned_span(question: dict[str, Any], text: str, ids: tuple[str, ...]) -> Span | None:
+    """The one span of words the annotations give to exactly these object ids, if there is one."""
+    ann = question.get("annotations")
+    ann = ann.get("question") if isinstance(ann, dict) else None
+    if not isinstance(ann, dict) or not ids:
+        return None
+    toks = tokens(text)
+    spans = []
+    for key, oid in ann.items():
+        if str(oid) not in ids:
+            continue
+        first, _, last = str(key).partition(":")
+        try:
+            a = int(first)
+            b = int(last) if last else a + 1
+        except ValueError:
+            return None
+        if not 0 <= a < b <= len(toks):
+            return None
+        spans.append(Span(toks[a][0], toks[b - 1][1]))
+    return spans[0] if len(spans) == 1 else None
+
+
+def said_once(text: str, phrase: str) -> Span | None:
+    """The phrase's one occurrence as whole words (any case); None when absent or repeated, since
+    then the words cannot be tied to one argument."""
+    if not phrase.strip():
+        return None
+    found = list(regex.finditer(rf"(?<!\w){regex.escape(phrase)}(?!\w)", text, flags=regex.IGNORECASE))
+    return Span(found[0].start(), found[0].end()) if len(found) == 1 else None
+
+
+def replace(text: str, span: Span, new: str, *, noun: bool = False) -> str:
+    """The text with the span said as `new`, keeping a capital; for a noun, "a"/"an" before it
+    agrees with the new word."""
+    before, old, after = text[:span.start], text[span.start:span.end], text[span.end:]
+    said = new[:1].upper() + new[1:] if old[:1].isupper() else new
+    if noun:
+        m = regex.search(r"\b(a|an|A|An)\s+$", before)
+        if m:
+            art = article(new)
+            art = art.capitalize() if m.group(1)[0].isupper() else art
+            before = before[:m.start(1)] + art + before[m.end(1):]
+    return before + said + after

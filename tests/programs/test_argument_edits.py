@@ -1,0 +1,164 @@
+"""Program edits beyond a selected object's name: the object a relation step names (`choose rel`),
+another spatial relation, an attribute value of a `verify`, `filter` or `choose`, and which names an
+invariance may use. Each kept edit is checked by `contrastgen verify`; each refusal is the one the
+graph forces."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from contrastgen.engine import Engine
+from contrastgen.run.generate import generate
+from contrastgen.verify.checker import verify_contrast_sets
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return Engine.load()
+
+
+def _obj(name, x, attributes=(), relations=()):
+    return {"name": name, "x": x, "y": 200, "w": 40, "h": 40, "attributes": list(attributes),
+            "relations": [{"name": r, "object": o} for r, o in relations]}
+
+
+def _step(op, arg, *deps):
+    return {"operation": op, "argument": arg, "dependencies": list(deps)}
+
+
+def _run(engine, question, graph, max_k=5):
+    gen = generate(engine, {"q": question}, {"img": graph}, workers=1, mode="programs", max_k=max_k)
+    assert verify_contrast_sets(gen.records, {"img": graph}).ok, "every kept edit must verify"
+    return gen
+
+
+def _perturbations(gen):
+    return [p for r in gen.records for p in r["perturbations"]]
+
+
+# -- the object a `choose rel` names, and the object it is asked of ------------------------------
+LEFT_RIGHT = {"width": 640, "height": 480, "objects": {  # bench (x 50), giraffe (100), fence (300)
+    "1": _obj("giraffe", 100, relations=[("to the left of", "2"), ("to the right of", "3")]),
+    "2": _obj("fence", 300, relations=[("to the right of", "1"), ("to the right of", "3")]),
+    "3": _obj("bench", 50, relations=[("to the left of", "1"), ("to the left of", "2")]),
+}}
+CHOOSE_REL = {"imageId": "img", "question": "Is the giraffe to the right or to the left of the fence?",
+              "answer": "left", "annotations": {"question": {"2": "1", "12": "2"}},
+              "semantic": [_step("select", "fence (2)"),
+                           _step("choose rel", "giraffe,to the left of|to the right of,s (1)", 0)]}
+
+
+def test_the_object_a_choose_rel_is_asked_about_is_replaced(engine):
+    ps = _perturbations(_run(engine, CHOOSE_REL, LEFT_RIGHT))
+    by_change = {(p["change"]["from"], p["change"]["to"]): p for p in ps}
+    p = by_change[("fence", "bench")]
+    assert (p["question"], p["answer"], p["kind"]) == (
+        "Is the giraffe to the right or to the left of the bench?", "right", "contrast")
+    assert p["semantic"][1]["argument"] == "giraffe,to the left of|to the right of,s (1)"  # its ids kept
+
+
+def test_no_choose_rel_edit_where_the_graph_does_not_decide_the_side(engine):
+    undecided = copy.deepcopy(LEFT_RIGHT)
+    undecided["objects"]["1"]["relations"] = [{"name": "to the left of", "object": "2"}]  # nothing about the bench
+    undecided["objects"]["3"]["relations"] = []
+    ps = _perturbations(generate(engine, {"q": CHOOSE_REL}, {"img": undecided}, workers=1, mode="programs"))
+    assert not any(p["change"]["to"] == "bench" for p in ps)
+
+
+# -- attribute values ----------------------------------------------------------------------------
+def _color_scene(car_colors):
+    return {"width": 640, "height": 480, "objects": {
+        "1": _obj("car", 100, car_colors), "2": _obj("bus", 400, ["blue"]), "3": _obj("kite", 500, ["green"])}}
+
+
+VERIFY_COLOR = {"imageId": "img", "question": "Is the car red?", "answer": "yes",
+                "annotations": {"question": {"2": "1"}},
+                "semantic": [_step("select", "car (1)"), _step("verify color", "red", 0)]}
+
+
+def test_a_verify_value_is_replaced_and_its_no_rests_on_the_one_colour(engine):
+    ps = [p for p in _perturbations(_run(engine, VERIFY_COLOR, _color_scene(["red"])))
+          if p["change"]["kind"] == "attribute"]
+    assert {(p["question"], p["answer"]) for p in ps} == {("Is the car blue?", "no"), ("Is the car green?", "no")}
+    for p in ps:
+        assert p["change"]["slot"] == "step1" and p["semantic"][1]["argument"] == p["change"]["to"]
+        assert {"fact": "object", "id": "1", "name": "car", "attributes": ["red"]} in p["evidence"]["facts"]
+
+
+def test_no_attribute_no_where_the_graph_lists_two_colours(engine):
+    gen = generate(engine, {"q": VERIFY_COLOR}, {"img": _color_scene(["red", "white"])}, workers=1, mode="programs")
+    assert not [p for p in _perturbations(gen) if p["change"]["kind"] == "attribute"]
+
+
+def test_the_verifier_refuses_an_attribute_no_the_graph_does_not_show(engine):
+    gen = _run(engine, VERIFY_COLOR, _color_scene(["red"]))
+    # the same output, checked against a graph that lists a second colour: "no" to blue is then
+    # what a missing annotation would also give, and the verifier must not grant it
+    report = verify_contrast_sets(gen.records, {"img": _color_scene(["red", "white"])})
+    assert not report.ok
+    assert any("is not 'blue'" in f.problem for f in report.failures)
+    assert any("is not 'green'" in f.problem for f in report.failures)
+
+
+CHOOSE_COLOR = {"imageId": "img", "question": "Is the car red or yellow?", "answer": "red",
+                "annotations": {"question": {"2": "1"}},
+                "semantic": [_step("select", "car (1)"), _step("choose color", "red|yellow", 0)]}
+
+
+def test_a_choice_keeps_its_answer_when_its_rejected_option_is_replaced(engine):
+    ps = [p for p in _perturbations(_run(engine, CHOOSE_COLOR, _color_scene(["red"])))
+          if p["change"]["kind"] == "attribute"]
+    assert {(p["question"], p["answer"], p["kind"]) for p in ps} == {
+        ("Is the car red or blue?", "red", "invariance"), ("Is the car red or green?", "red", "invariance")}
+
+
+FILTER = {"imageId": "img", "question": "Which kind of clothing is white?", "answer": "glove",
+          "annotations": {"question": {"3": "1"}},
+          "semantic": [_step("select", "clothing (1)"), _step("filter color", "white", 0),
+                       _step("query", "name", 1)]}
+
+
+def test_a_filter_value_is_replaced_where_it_still_picks_out_one_object(engine):
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": _obj("glove", 100, ["white"]), "2": _obj("dress", 300, ["blue"]), "3": _obj("hat", 500, ["blue"])}}
+    assert not [p for p in _perturbations(generate(engine, {"q": FILTER}, {"img": graph}, workers=1,
+                                                   mode="programs")) if p["change"]["kind"] == "attribute"]
+    graph["objects"]["3"]["attributes"] = ["black"]
+    ps = [p for p in _perturbations(_run(engine, FILTER, graph)) if p["change"]["kind"] == "attribute"]
+    assert {(p["question"], p["answer"]) for p in ps} == {
+        ("Which kind of clothing is blue?", "dress"), ("Which kind of clothing is black?", "hat")}
+
+
+# -- relations -----------------------------------------------------------------------------------
+def test_a_relation_may_become_another_spatial_one_that_picks_out_one_object(engine):
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": _obj("cup", 100, relations=[("on", "2")]), "2": _obj("table", 300),
+        "3": _obj("lamp", 320, relations=[("behind", "2")])}}
+    question = {"imageId": "img", "question": "What is on the table?", "answer": "cup",
+                "annotations": {"question": {"4": "2"}},
+                "semantic": [_step("select", "table (2)"), _step("relate", "_,on,s (1)", 0), _step("query", "name", 1)]}
+    ps = [p for p in _perturbations(_run(engine, question, graph)) if p["change"]["kind"] == "relation"]
+    assert [(p["question"], p["answer"]) for p in ps] == [("What is behind the table?", "lamp")]
+
+
+# -- names an invariance may use -----------------------------------------------------------------
+def test_an_invariance_calls_the_object_only_by_names_people_use(engine):
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": _obj("man", 100, relations=[("wearing", "2")]), "2": _obj("shirt", 110, ["red"])}}
+    question = {"imageId": "img", "question": "What is the man wearing?", "answer": "shirt",
+                "annotations": {"question": {"3": "1"}},
+                "semantic": [_step("select", "man (1)"), _step("relate", "_,wearing,o (2)", 0),
+                             _step("query", "name", 1)]}
+    names = {p["change"]["to"] for p in _perturbations(_run(engine, question, graph)) if p["kind"] == "invariance"}
+    assert "person" in names
+    assert not names & {"adult", "someone", "somebody", "individual", "human"}
+
+
+def test_a_program_with_nothing_to_edit_is_counted_as_such(engine):
+    question = {"imageId": "img", "question": "Which place is it?", "answer": "kitchen",
+                "semantic": [_step("select", "scene"), _step("query", "place", 0)]}
+    graph = {**_color_scene(["red"]), "location": "kitchen"}
+    gen = generate(engine, {"q": question}, {"img": graph}, workers=1, mode="programs")
+    assert gen.stats["templates"]["program"]["reasons"] == {"no_argument": 1}
