@@ -7,8 +7,9 @@ edit exactly: only the words that say the changed argument change (and an articl
 The edits, each at one step:
 - an object's name, in a `select`, or in the reference of a `relate`, `verify rel` or `choose rel`
   (the words: the span GQA's annotations give the object's ids, or the name's one occurrence);
-- a relation of a `relate` or `verify rel`: its opposite (rules/relations.tsv), or another spatial
-  relation of that list (the words: the relation's one occurrence in the program's words);
+- a relation of a `relate` or `verify rel`: its opposite (rules/relations.tsv), or, for a spatial
+  relation of that list, another one (the words: the relation's one occurrence in the program's
+  words);
 - an attribute value of a `filter`, `verify` or `choose` of a known type (colour, material, pose,
   position...): another value of that type that some object of the graph has.
 An edit whose answer changes is a `contrast`; one whose answer provably stays is an `invariance`:
@@ -46,7 +47,7 @@ from contrastgen.programs.gqa import (
     split_reference,
     step_of,
 )
-from contrastgen.programs.proofs import EditProofs, bare, negated
+from contrastgen.programs.proofs import EditProofs, bare, negated, shades
 from contrastgen.programs.wording import Span, aligned_span, replace, said_once
 from contrastgen.resources import lexicon_dir
 from contrastgen.scene.ground import denoted_ids, same_kind
@@ -316,7 +317,8 @@ class _Edit:
         names = {o.name for o in scene.objects.values()
                  if not same_category or lex.category(o.name) == category}
         if asks_kind:
-            names |= {k for o in scene.objects.values() for k in (*lex.kinds(o.name), lex.category(o.name)) if k}
+            names |= {k for o in scene.objects.values() for k in (*lex.kinds(o.name), lex.category(o.name))
+                      if k in _referring_kinds()}
         pool = sorted(n for n in names
                       if lex.is_known(n) and not lex.is_plural(n) and not lex.is_unannotated_prone(n)
                       and all(not same_kind(n, m, lex) for m in named if m not in ("_", "")))
@@ -436,7 +438,9 @@ class _Edit:
             return
         found.aligned = True
         opp = lex.opposite_relation(rel)
-        others = sorted(r for r in lex.relations if r not in (rel, opp))
+        # a spatial relation may become another; "wearing" only its opposite, if it has one:
+        # "What is the man to the left of?" no longer asks what "What is the man wearing?" asked
+        others = sorted(r for r in lex.relations if r not in (rel, opp)) if rel in lex.relations else []
         rng.shuffle(others)
         ids_part = "" if step.operation == "relate" else self.semantic[index]["argument"].strip()[
             len(split_reference(step.argument)[0]):]
@@ -493,8 +497,8 @@ class _Edit:
             found.aligned = True
             held = step.head == "choose" and old == self.gold
             for new in pool:
-                if new in options:
-                    continue
+                if any(shades(new, o) for o in options):
+                    continue  # "blue or light blue" asks nothing
                 if held and not self._all_have(step, new):
                     continue  # neither option would hold: refused, so not tried
                 argument = "|".join(new if i == position else o for i, o in enumerate(options))

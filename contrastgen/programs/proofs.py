@@ -38,6 +38,13 @@ def single_valued_types() -> frozenset[str]:
     return frozenset(read_word_list(rules_file("single_valued_types.txt")))
 
 
+def shades(a: str, b: str) -> bool:
+    """Is one value the other or a shade of it ("light blue" and "blue")? Then one listed value
+    does not exclude the other."""
+    wa, wb = a.split(), b.split()
+    return a == b or (len(wa) > 1 and b in wa) or (len(wb) > 1 and a in wb)
+
+
 def bare(step: dict[str, Any]) -> dict[str, Any]:
     """A step whose reference names objects by name, not by GQA's ids (they are the old ones)."""
     name, ids = split_reference(step["argument"])
@@ -124,7 +131,7 @@ class EditProofs:
             types.add("color")
         for t in types & single_valued_types():
             have = self.executor().values_of(oid, t)
-            if len(have) == 1 and value not in have:
+            if len(have) == 1 and not shades(value, next(iter(have))):
                 return True
         return False
 

@@ -22,7 +22,8 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
 - A "no" about an attribute (`verify TYPE` false, each option a `choose TYPE` rejects, a `filter`
   that keeps none of its input) must be shown: the object carries an opposite of the value
   (rules/attribute_opposites.tsv), or exactly one value of a single-valued type
-  (rules/single_valued_types.txt: colour) that is another.
+  (rules/single_valued_types.txt: colour) that is another, and not a shade of it ("light blue"
+  does not exclude "blue").
 - `query: color` / `query: hposition` / `choose hposition: ...`: of the one input object: its one
   colour attribute; its side of the image.
 - `query: TYPE` (name, material, pose, ...), `verify TYPE: V`, `choose TYPE: A|B`: the value of
@@ -49,6 +50,11 @@ def _named(arg: str) -> tuple[str, list[str] | None]:
     body, _, inner = arg[:-1].rpartition("(")
     ids = [i.strip() for i in inner.split(",") if i.strip()]
     return body.strip(), None if ids in ([], ["-"]) else ids
+
+
+def _shade_of(a: str, b: str) -> bool:
+    """The same value, or one a shade of the other ("light blue", "blue"): not an exclusion."""
+    return a == b or b in a.split()[1:] or a in b.split()[1:] or b in a.split()[:-1] or a in b.split()[:-1]
 
 
 def _relation_parts(arg: str) -> tuple[str, str, str, list[str] | None]:
@@ -258,7 +264,7 @@ class _Executor:
             types.add("color")
         for t in sorted(types & self.rules.single_valued):
             have = self.values(oid, t)
-            if len(have) == 1 and value not in have:
+            if len(have) == 1 and not _shade_of(value, next(iter(have))):
                 return
         raise EvidenceProblem(f"{what}: nothing in the graph shows that object {oid} is not {value!r} "
                               "(no opposite, and no single other value of a single-valued type)")

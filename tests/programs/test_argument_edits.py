@@ -134,13 +134,26 @@ def test_a_filter_value_is_replaced_where_it_still_picks_out_one_object(engine):
 # -- relations -----------------------------------------------------------------------------------
 def test_a_relation_may_become_another_spatial_one_that_picks_out_one_object(engine):
     graph = {"width": 640, "height": 480, "objects": {
-        "1": _obj("cup", 100, relations=[("on", "2")]), "2": _obj("table", 300),
+        "1": _obj("cup", 100, relations=[("above", "2")]), "2": _obj("table", 300),
         "3": _obj("lamp", 320, relations=[("behind", "2")])}}
-    question = {"imageId": "img", "question": "What is on the table?", "answer": "cup",
+    question = {"imageId": "img", "question": "What is above the table?", "answer": "cup",
                 "annotations": {"question": {"4": "2"}},
-                "semantic": [_step("select", "table (2)"), _step("relate", "_,on,s (1)", 0), _step("query", "name", 1)]}
+                "semantic": [_step("select", "table (2)"), _step("relate", "_,above,s (1)", 0),
+                             _step("query", "name", 1)]}
     ps = [p for p in _perturbations(_run(engine, question, graph)) if p["change"]["kind"] == "relation"]
     assert [(p["question"], p["answer"]) for p in ps] == [("What is behind the table?", "lamp")]
+
+
+def test_a_relation_that_is_not_spatial_becomes_only_its_opposite(engine):
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": _obj("man", 100, relations=[("wearing", "2"), ("to the left of", "3")]),
+        "2": _obj("shirt", 110, ["red"]), "3": _obj("lamp", 400)}}
+    question = {"imageId": "img", "question": "What is the man wearing?", "answer": "shirt",
+                "annotations": {"question": {"3": "1"}},
+                "semantic": [_step("select", "man (1)"), _step("relate", "_,wearing,o (2)", 0),
+                             _step("query", "name", 1)]}
+    gen = generate(engine, {"q": question}, {"img": graph}, workers=1, mode="programs")
+    assert not [p for p in _perturbations(gen) if p["change"]["kind"] == "relation"]  # not "to the left of?"
 
 
 # -- names an invariance may use -----------------------------------------------------------------
@@ -162,3 +175,12 @@ def test_a_program_with_nothing_to_edit_is_counted_as_such(engine):
     graph = {**_color_scene(["red"]), "location": "kitchen"}
     gen = generate(engine, {"q": question}, {"img": graph}, workers=1, mode="programs")
     assert gen.stats["templates"]["program"]["reasons"] == {"no_argument": 1}
+
+
+def test_a_shade_is_never_offered_as_the_rejected_option(engine):
+    question = {"imageId": "img", "question": "Is the car light blue or yellow?", "answer": "light blue",
+                "annotations": {"question": {"2": "1"}},
+                "semantic": [_step("select", "car (1)"), _step("choose color", "light blue|yellow", 0)]}
+    ps = [p for p in _perturbations(_run(engine, question, _color_scene(["light blue"])))
+          if p["change"]["kind"] == "attribute"]
+    assert [p["question"] for p in ps] == ["Is the car light blue or green?"]  # never "light blue or blue"

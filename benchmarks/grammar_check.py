@@ -1,0 +1,140 @@
+"""Rule-based grammar checks of perturbed questions, per path (the paper's templates vs program
+edits), beside the same checks on the original questions as a baseline.
+
+Why rules and not a model: no trained grammar checker can be installed here (spaCy's pipelines and
+LanguageTool are downloads). The checks cover the errors a one-atom edit can introduce, which are
+the ones the templates' linguistic fixer exists for (the paper's Table 10):
+- `article`: "a"/"an" that does not fit the next word's sound ("a umbrella");
+- `determinerless`: "the" or "a" before a word that takes none ("the someone");
+- `a_plural`: "a"/"an" before a plural or uncountable noun ("a jeans", "a water");
+- `number`: "is/does the X" with X plural, or "are/do the X" with X singular (the first noun the
+  lexicon knows within three words of the determiner; a plural-only or uncountable noun is skipped);
+- `doubled`: a word said twice in a row ("the the").
+The originals are GQA's own questions, so their rate is the checks' false-alarm floor. A sample of
+perturbations is printed for reading by eye (`--show N`).
+
+    python benchmarks/grammar_check.py OUT/contrast_sets.jsonl [--show 40] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+import orjson
+import regex
+
+from contrastgen.language.articles import article
+from contrastgen.language.lexicon import Lexicon
+from contrastgen.resources import lexicon_dir
+
+WORD = regex.compile(r"[\p{L}\p{N}'-]+")
+SINGULAR_VERBS = {"is", "does", "was", "has"}
+PLURAL_VERBS = {"are", "do", "were", "have"}
+DETERMINERS = {"the", "this", "that", "these", "those"}
+
+
+def _words(path: Path) -> set[str]:
+    return {line.strip().lower() for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")}
+
+
+class Checker:
+    def __init__(self) -> None:
+        self.lex = Lexicon.load()
+        self.determinerless = _words(lexicon_dir() / "determinerless.txt")
+
+    def _noun_after(self, words: list[str], i: int) -> tuple[str, bool] | None:
+        """The first known noun (one or two words) within three words after position i, and whether
+        the lexicon reads it as plural; None where none is known or its number is not told."""
+        lex = self.lex
+        for j in range(i + 1, min(i + 4, len(words))):
+            for span in (2, 1):
+                if j + span > len(words):
+                    continue
+                noun = " ".join(words[j:j + span])
+                if lex.is_known(noun):
+                    if lex.is_plural_only(noun) or lex.is_uncountable(noun):
+                        return None
+                    return noun, lex.is_plural(noun)
+        return None
+
+    def problems(self, text: str) -> list[str]:
+        words = [w.lower() for w in WORD.findall(text)]
+        found = []
+        for i, w in enumerate(words):
+            nxt = words[i + 1] if i + 1 < len(words) else ""
+            if nxt and nxt == w:
+                found.append("doubled")
+            if w in ("a", "an") and nxt:
+                if article(nxt) != w:
+                    found.append("article")
+                noun = self._noun_after(words, i)
+                if noun and noun[0].split()[0] == nxt and (noun[1] or self.lex.is_uncountable(nxt)):
+                    found.append("a_plural")
+            if w in ("the", "a", "an") and nxt in self.determinerless:
+                found.append("determinerless")
+            if w in SINGULAR_VERBS | PLURAL_VERBS and nxt in DETERMINERS:
+                noun = self._noun_after(words, i + 1)
+                if noun is not None and noun[1] != (w in PLURAL_VERBS):
+                    found.append("number")
+        return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("contrast_sets", type=Path)
+    ap.add_argument("--show", type=int, default=0, help="print this many program-path perturbations to read")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    checker = Checker()
+    counts: dict[str, Counter[str]] = {}
+    totals: Counter[str] = Counter()
+    flagged: dict[str, list[str]] = {}
+    originals: set[str] = set()
+    program_texts: list[tuple[str, str]] = []
+    for line in args.contrast_sets.read_bytes().splitlines():
+        rec = orjson.loads(line)
+        path = "program" if rec["template"] == "program" else "templates"
+        if rec["question"] not in originals:
+            originals.add(rec["question"])
+            totals["original"] += 1
+            for p in checker.problems(rec["question"]):
+                counts.setdefault("original", Counter())[p] += 1
+        for pert in rec["perturbations"]:
+            key = f"{path} ({pert.get('kind', 'contrast')})"
+            totals[key] += 1
+            problems = checker.problems(pert["question"])
+            for p in problems:
+                counts.setdefault(key, Counter())[p] += 1
+            if problems:
+                flagged.setdefault(key, []).append(f"{pert['question']}  [{', '.join(problems)}]")
+            if path == "program":
+                program_texts.append((rec["question"], pert["question"]))
+    kinds = ["article", "determinerless", "a_plural", "number", "doubled"]
+    print(f"| questions | n | {' | '.join(kinds)} | with any problem |")
+    print("|---|---|" + "---|" * (len(kinds) + 1))
+    for key in sorted(totals):
+        c = counts.get(key, Counter())
+        n = totals[key]
+        flagged_n = len(flagged.get(key, [])) if key != "original" else sum(
+            1 for q in originals if checker.problems(q))
+        print(f"| {key} | {n:,} | " + " | ".join(str(c[k]) for k in kinds)
+              + f" | {flagged_n:,} ({100 * flagged_n / max(n, 1):.2f}%) |")
+    for key, items in sorted(flagged.items()):
+        print(f"\nflagged, {key} (first 10):")
+        for item in items[:10]:
+            print("  ", item)
+    if args.show:
+        rng = random.Random(args.seed)
+        print(f"\n{args.show} program-path perturbations to read (seed {args.seed}):")
+        for before, after in rng.sample(program_texts, min(args.show, len(program_texts))):
+            print(f"   {before}  ->  {after}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
