@@ -10,7 +10,8 @@ the ones the templates' linguistic fixer exists for (the paper's Table 10):
 - `number`: "is/does the X" with X plural, or "are/do the X" with X singular (the first noun the
   lexicon knows within three words of the determiner; a plural-only or uncountable noun is skipped);
 - `doubled`: a word said twice in a row ("the the").
-The originals are GQA's own questions, so their rate is the checks' false-alarm floor. A sample of
+The originals are GQA's own questions, so their rate is the checks' false-alarm floor; a
+perturbation's problems that its original does not have are counted as introduced by the edit. A sample of
 perturbations is printed for reading by eye (`--show N`).
 
     python benchmarks/grammar_check.py OUT/contrast_sets.jsonl [--show 40] [--seed 0]
@@ -72,8 +73,11 @@ class Checker:
             if w in ("a", "an") and nxt:
                 if article(nxt) != w:
                     found.append("article")
-                noun = self._noun_after(words, i)
-                if noun and noun[0].split()[0] == nxt and (noun[1] or self.lex.is_uncountable(nxt)):
+                after = words[i + 2] if i + 2 < len(words) else ""
+                head = not (after and self.lex.is_known(after))  # "a coffee cup": "coffee" modifies
+                lex = self.lex
+                if head and lex.is_known(nxt) and (lex.is_plural(nxt) or lex.is_plural_only(nxt)
+                                                   or lex.is_uncountable(nxt)):
                     found.append("a_plural")
             if w in ("the", "a", "an") and nxt in self.determinerless:
                 found.append("determinerless")
@@ -93,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     checker = Checker()
     counts: dict[str, Counter[str]] = {}
     totals: Counter[str] = Counter()
+    introduced: Counter[str] = Counter()  # perturbations with a problem their original lacks
     flagged: dict[str, list[str]] = {}
     originals: set[str] = set()
     program_texts: list[tuple[str, str]] = []
@@ -112,18 +117,24 @@ def main(argv: list[str] | None = None) -> int:
                 counts.setdefault(key, Counter())[p] += 1
             if problems:
                 flagged.setdefault(key, []).append(f"{pert['question']}  [{', '.join(problems)}]")
+            new = Counter(problems) - Counter(checker.problems(rec["question"]))
+            if new:
+                introduced[key] += 1
+                flagged.setdefault(f"{key}, introduced by the edit", []).append(
+                    f"{rec['question']}  ->  {pert['question']}  [{', '.join(new)}]")
             if path == "program":
                 program_texts.append((rec["question"], pert["question"]))
     kinds = ["article", "determinerless", "a_plural", "number", "doubled"]
-    print(f"| questions | n | {' | '.join(kinds)} | with any problem |")
-    print("|---|---|" + "---|" * (len(kinds) + 1))
+    print(f"| questions | n | {' | '.join(kinds)} | with any problem | introduced by the edit |")
+    print("|---|---|" + "---|" * (len(kinds) + 2))
     for key in sorted(totals):
         c = counts.get(key, Counter())
         n = totals[key]
         flagged_n = len(flagged.get(key, [])) if key != "original" else sum(
             1 for q in originals if checker.problems(q))
+        fresh = "-" if key == "original" else f"{introduced[key]:,} ({100 * introduced[key] / max(n, 1):.2f}%)"
         print(f"| {key} | {n:,} | " + " | ".join(str(c[k]) for k in kinds)
-              + f" | {flagged_n:,} ({100 * flagged_n / max(n, 1):.2f}%) |")
+              + f" | {flagged_n:,} ({100 * flagged_n / max(n, 1):.2f}%) | {fresh} |")
     for key, items in sorted(flagged.items()):
         print(f"\nflagged, {key} (first 10):")
         for item in items[:10]:

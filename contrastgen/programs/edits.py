@@ -48,7 +48,14 @@ from contrastgen.programs.gqa import (
     step_of,
 )
 from contrastgen.programs.proofs import EditProofs, bare, negated, shades
-from contrastgen.programs.wording import Span, aligned_span, replace, said_once
+from contrastgen.programs.wording import (
+    Span,
+    aligned_span,
+    doubled_words,
+    follows_indefinite,
+    replace,
+    said_once,
+)
 from contrastgen.resources import lexicon_dir
 from contrastgen.scene.ground import denoted_ids, same_kind
 from contrastgen.scene.index import SceneIndex
@@ -321,6 +328,7 @@ class _Edit:
                       if k in _referring_kinds()}
         pool = sorted(n for n in names
                       if lex.is_known(n) and not lex.is_plural(n) and not lex.is_unannotated_prone(n)
+                      and n not in _determinerless()
                       and all(not same_kind(n, m, lex) for m in named if m not in ("_", "")))
         rng.shuffle(pool)
         yield from pool
@@ -343,6 +351,8 @@ class _Edit:
     def _try_name(self, index: int, span: Span, name: str, cand: str, *, invariance: bool,
                   asks_kind: bool) -> dict[str, Any] | None:
         lex, scene = self.editor.lex, self.editor.scene
+        if follows_indefinite(self.text, span) and (lex.is_uncountable(cand) or lex.is_plural_only(cand)):
+            return None  # "Is there a board?" cannot become "Is there a fog?"
         ids = denoted_ids(cand, scene, lex)
         if len(ids) != 1:
             return None  # "the <cand>" must be one object
@@ -363,7 +373,10 @@ class _Edit:
         if not invariance and self._gives_away(answer, cand, asks_kind):
             return None
         facts = [{"fact": "only", "names": self._kind_names(cand), "ids": [ids[0]]}]
-        return self.perturbation(edited, run, index, rewritten, replace(self.text, span, cand, noun=True),
+        words = replace(self.text, span, cand, noun=True)
+        if not self._reads_well(words):
+            return None
+        return self.perturbation(edited, run, index, rewritten, words,
                                  {"kind": "object", "slot": f"step{index}", "from": name, "to": cand},
                                  facts, "invariance" if invariance else "contrast")
 
@@ -407,6 +420,10 @@ class _Edit:
         """Is there the edge a relation argument asks: `named` its subject (s) or object (o)?"""
         edge = (named, rel.strip(), source) if role == "s" else (source, rel.strip(), named)
         return edge in self.editor.scene.edges
+
+    def _reads_well(self, words: str) -> bool:
+        """The new words add no doubled word ("the grass the person is near near the umbrella")."""
+        return doubled_words(words) <= doubled_words(self.text)
 
     def _gives_away(self, answer: str, cand: str, asks_kind: bool) -> bool:
         """"What kind of clock is it? clock": the new words say the answer. Where the question
@@ -458,7 +475,10 @@ class _Edit:
                 continue
             if step.operation == "relate" and len(run.refs.get(index, ())) != 1:
                 continue  # "the cup to the right of the table" must be one cup
-            yield self.perturbation(edited, run, index, rewritten, replace(self.text, span, new),
+            words = replace(self.text, span, new)
+            if not self._reads_well(words):
+                continue
+            yield self.perturbation(edited, run, index, rewritten, words,
                                     {"kind": "relation", "slot": f"step{index}", "from": rel, "to": new},
                                     [], "contrast")
 
@@ -536,10 +556,13 @@ class _Edit:
                             for i in rewritten)
             if not kept or (len(kept) != 1 and not reads_all):
                 return None  # "the red car" must still be one car
+        words = replace(self.text, span, new)
+        if not self._reads_well(words):
+            return None
         inputs = run.values[step.dependencies[0]] if step.dependencies else ()
         attributes = {o: self._attributes_shown(o, step.kind, (old, new)) for o in inputs} \
             if not isinstance(inputs, str) else {}
-        return self.perturbation(edited, run, index, rewritten, replace(self.text, span, new),
+        return self.perturbation(edited, run, index, rewritten, words,
                                  {"kind": "attribute", "slot": f"step{index}", "from": old, "to": new},
                                  [], "invariance" if invariance else "contrast", attributes)
 

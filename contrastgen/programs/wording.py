@@ -74,3 +74,14 @@ def replace(text: str, span: Span, new: str, *, noun: bool = False) -> str:
             art = art.capitalize() if m.group(1)[0].isupper() else art
             before = before[:m.start(1)] + art + before[m.end(1):]
     return before + said + after
+
+
+def follows_indefinite(text: str, span: Span) -> bool:
+    """Is the span said after "a"/"an"? Then a new noun there must be countable and singular."""
+    return regex.search(r"\b(a|an)\s+$", text[:span.start], flags=regex.IGNORECASE) is not None
+
+
+def doubled_words(text: str) -> int:
+    """How many words repeat the word before them ("near near"): an edit must not add one."""
+    words = [w.lower() for w in regex.findall(r"\w+", text)]
+    return sum(1 for a, b in zip(words, words[1:], strict=False) if a == b)

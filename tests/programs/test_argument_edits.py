@@ -184,3 +184,14 @@ def test_a_shade_is_never_offered_as_the_rejected_option(engine):
     ps = [p for p in _perturbations(_run(engine, question, _color_scene(["light blue"])))
           if p["change"]["kind"] == "attribute"]
     assert [p["question"] for p in ps] == ["Is the car light blue or green?"]  # never "light blue or blue"
+
+
+def test_no_new_noun_after_a_that_takes_no_a(engine):
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": _obj("lamp", 100, ["white"]), "2": _obj("bottle", 300, ["green"]), "3": _obj("milk", 500, ["blue"])}}
+    question = {"imageId": "img", "question": "Is there a lamp that is white?", "answer": "yes",
+                "annotations": {"question": {"3": "1"}},
+                "semantic": [_step("select", "lamp (1)"), _step("filter color", "white", 0), _step("exist", "?", 1)]}
+    said = {p["question"] for p in _perturbations(_run(engine, question, graph)) if p["change"]["kind"] == "object"}
+    assert "Is there a bottle that is white?" in said  # "no": the bottle's one colour is green
+    assert not any("milk" in q for q in said)  # never "Is there a milk that is white?"

@@ -1,0 +1,33 @@
+"""benchmarks/grammar_check.py: the rule checks behind the README's grammar figures flag the
+errors they name and pass GQA-style questions without them."""
+
+from __future__ import annotations
+
+import pytest
+from grammar_check import Checker
+
+
+@pytest.fixture(scope="module")
+def checker():
+    return Checker()
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("Is there a umbrella near the car?", "article"),
+    ("Is there an car near the man?", "article"),
+    ("What is the someone holding?", "determinerless"),
+    ("Is there a jeans on the bed?", "a_plural"),
+    ("Are the car red?", "number"),
+    ("Is the cars red?", "number"),
+    ("Is the the car red?", "doubled"),
+])
+def test_each_error_is_flagged(checker, text, problem):
+    assert problem in checker.problems(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Is there an umbrella near the car?", "What is the person holding?", "Are the cars red?",
+    "Is the car to the left or to the right of the man?", "What color are the pants the man is wearing?",
+])
+def test_good_questions_pass(checker, text):
+    assert checker.problems(text) == []
