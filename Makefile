@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NLTK_DATA ?= ../shared/nltk_data
 
-.PHONY: demo test lint lexicon bench clean
+.PHONY: demo test lint lexicon bench screenshot clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ lexicon: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_generate.py --images 2000 --questions 30000
+
+# Rewrites docs/viewer.png, the README's picture of the viewer, from the browser test that checks it.
+screenshot: $(STAMP)
+	CONTRASTGEN_SCREENSHOT=$(CURDIR)/docs/viewer.png $(BIN)/python -m pytest -q \
+	    tests/viewer/test_viewer_browser.py -k first_set_shows
 
 clean:
 	rm -rf out build dist *.egg-info

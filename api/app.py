@@ -21,9 +21,11 @@ from contrastgen.api.settings import Settings
 from contrastgen.api.state import EngineState, load_state
 from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from starlette.routing import Mount
 from starlette.types import ASGIApp
 
 from contrastgen import __version__
+from contrastgen.viewer.app import viewer_routes
 
 DESCRIPTION = """\
 Contrast sets for VQA, proven from scene graphs. Each question is perturbed by exactly one atom
@@ -59,6 +61,9 @@ def create_app(settings: Settings | None = None, *, state: EngineState | None = 
                            allow_methods=["GET", "POST"],
                            allow_headers=["Authorization", "Content-Type", "Accept", "X-Request-ID"])
     dependencies = [Depends(bearer_auth(settings.token))] if settings.token else []
+    if settings.viewer_site:
+        app.router.routes.append(Mount("/viewer", routes=viewer_routes(settings.viewer_site, settings.viewer_images),
+                                       name="viewer"))
     app.include_router(routes_meta.router)
     app.include_router(routes_v1.router, prefix="/v1", dependencies=dependencies)
     install_openapi(app, routes_v1.REQUEST_MODELS)

@@ -49,6 +49,10 @@ class Settings:
     # A server-side corpus for distractor statistics, named by the operator on the command line
     # and read once at start-up. No endpoint reads a path named by a client.
     scene_graphs: str | None = None
+    # A contrast-set viewer built at start-up (`--viewer OUT_DIR`), mounted at /viewer, and the
+    # folder its images are served from (`--viewer-images`).
+    viewer_site: str | None = None
+    viewer_images: str | None = None
     insecure: bool = False
     cors_origins: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)

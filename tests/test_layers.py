@@ -35,10 +35,11 @@ ALLOWED: dict[str, set[str]] = {
     "mturk": {CORE},
     "ood": {CORE, "datasets"},
     "evaluation": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "verify"},
+    "viewer": {CORE, "evaluation"},
     "api": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
-            "verify", "evaluation"},
+            "verify", "evaluation", "viewer"},
     "cli": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
-            "verify", "evaluation", "ood", "mturk", "api"},
+            "verify", "evaluation", "ood", "mturk", "api", "viewer"},
     "data": set(), "rules": set(),
 }
 CORE_MODULES = {"__init__", "__main__", "answers", "errors", "jsonio", "records", "resources"}

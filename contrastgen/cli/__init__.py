@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "contrastgen.cli.serve_cmds",
     "contrastgen.cli.lexicon_cmds",
     "contrastgen.cli.verify_cmds",
+    "contrastgen.cli.view_cmds",
 )
 
 

@@ -7,7 +7,10 @@ Authentication: set `CONTRASTGEN_API_TOKEN` to require `Authorization: Bearer <t
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import click
@@ -48,9 +51,17 @@ def register(group: click.Group) -> None:
               type=click.IntRange(min=1), help="Requests that may wait for a thread (503 beyond).")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
+@click.option("--viewer", "viewer_out", type=click.Path(exists=True, path_type=Path),
+              help="Also serve this output directory's contrast-set viewer at /viewer.")
+@click.option("--viewer-scene-graphs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The viewer's scene graphs (boxes to draw).")
+@click.option("--viewer-images", metavar="DIR_OR_URL", help="The viewer's images: a folder or a base URL.")
+@click.option("--viewer-predictions", multiple=True, metavar="NAME=PATH", help="Models' predictions for the viewer.")
 def serve_cmd(host: str, port: int, workers: int, scene_graphs: Path | None, insecure: bool,
               cors_origins: tuple[str, ...], max_body_mib: int, max_objects: int, max_batch: int,
-              timeout: float, threads: int, max_pending: int, log_level: str) -> None:
+              timeout: float, threads: int, max_pending: int, log_level: str, viewer_out: Path | None,
+              viewer_scene_graphs: Path | None, viewer_images: str | None,
+              viewer_predictions: tuple[str, ...]) -> None:
     """Serve perturb, verify and evaluate over HTTP; the OpenAPI page is at /docs.
 
     Logs are JSON lines on stderr, one per request. Stop with Ctrl-C.
@@ -60,8 +71,19 @@ def serve_cmd(host: str, port: int, workers: int, scene_graphs: Path | None, ins
     limits = Limits(max_body_bytes=max_body_mib * MIB, max_objects_per_graph=max_objects,
                     max_questions_per_batch=max_batch, request_timeout_s=timeout,
                     worker_threads=threads, max_pending=max_pending)
+    site = images_folder = None
+    if viewer_out is not None:  # built once here; every worker process serves the same folder
+        from contrastgen.cli.view_cmds import build_site
+
+        site = Path(tempfile.mkdtemp(prefix="contrastgen-viewer-")) / "site"
+        atexit.register(shutil.rmtree, site.parent, True)
+        _, images_folder = build_site(viewer_out, site, scene_graphs=viewer_scene_graphs,
+                                      predictions=viewer_predictions, review=None, images=viewer_images,
+                                      served=True)
     settings = Settings(host=host, port=port, workers=workers,
                         scene_graphs=str(scene_graphs) if scene_graphs else None,
+                        viewer_site=str(site) if site else None,
+                        viewer_images=str(images_folder) if images_folder else None,
                         insecure=insecure, cors_origins=cors_origins, limits=limits,
                         token=os.environ.get(TOKEN_ENV) or None)
     if port:

@@ -1,4 +1,5 @@
-"""A minimal Chrome DevTools Protocol client over `--remote-debugging-pipe`.
+"""A minimal Chrome DevTools Protocol client over `--remote-debugging-pipe`, for the browser tests
+(the crowd preview, the viewer) and the viewer's first-paint benchmark.
 
 Why a pipe: it needs no TCP port (nothing to collide between parallel tests, nothing listening
 on the network) and no websocket library; Chromium reads NUL-terminated JSON commands on fd 3
@@ -8,6 +9,7 @@ and writes responses and events on fd 4.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import select
@@ -42,8 +44,11 @@ class PipeBrowser:
         self._from_child_r, from_child_w = os.pipe()
 
         def wire_fds() -> None:  # runs in the child: its fd 3 reads commands, fd 4 writes replies
-            os.dup2(to_child_r, 3)
-            os.dup2(from_child_w, 4)
+            # move both ends above 4 first: a pipe that got fd 3 or 4 itself would be overwritten
+            r = fcntl.fcntl(to_child_r, fcntl.F_DUPFD, 10)
+            w = fcntl.fcntl(from_child_w, fcntl.F_DUPFD, 10)
+            os.dup2(r, 3)
+            os.dup2(w, 4)
 
         self.proc = subprocess.Popen(
             [chromium, *OFFLINE_FLAGS, "--remote-debugging-pipe", f"--user-data-dir={user_data_dir}",
@@ -123,6 +128,7 @@ class PipeBrowser:
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         self.send("Page.enable", session=session)
         self.send("Runtime.enable", session=session)
+        self.send("Log.enable", session=session)  # resource errors (a missing script) arrive here
         self.events.clear()
         self.send("Page.navigate", {"url": url}, session=session)
         self.wait_event("Page.loadEventFired")
@@ -134,3 +140,28 @@ class PipeBrowser:
         if "exceptionDetails" in res:
             raise RuntimeError(f"page script failed: {res['exceptionDetails']}")
         return res["result"].get("value")
+
+    def screenshot(self, session: str) -> bytes:
+        """The page as a PNG, at the window's size."""
+        import base64
+
+        return base64.b64decode(self.send("Page.captureScreenshot", {"format": "png"}, session=session)["data"])
+
+    def set_window(self, session: str, width: int, height: int) -> None:
+        self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
+                                                          "deviceScaleFactor": 1, "mobile": False},
+                  session=session)
+
+    def errors(self) -> list[str]:
+        """Console errors and uncaught exceptions the pages reported so far."""
+        with contextlib.suppress(TimeoutError):
+            self._read_messages(time.monotonic() + 0.2)
+        out = []
+        for ev in self.events:
+            if ev["method"] == "Runtime.exceptionThrown":
+                out.append(str(ev["params"]["exceptionDetails"].get("text")))
+            elif ev["method"] == "Runtime.consoleAPICalled" and ev["params"].get("type") == "error":
+                out.append(" ".join(str(a.get("value", a.get("description"))) for a in ev["params"]["args"]))
+            elif ev["method"] == "Log.entryAdded" and ev["params"]["entry"].get("level") == "error":
+                out.append(str(ev["params"]["entry"].get("text")))
+        return out

@@ -1,0 +1,86 @@
+"""`contrastgen view`: look at contrast sets in the browser, served locally or as a static site."""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+from pathlib import Path
+
+import click
+
+from contrastgen.viewer.app import IMAGES
+from contrastgen.viewer.site import read_inputs, write_site
+
+
+def register(group: click.Group) -> None:
+    group.add_command(view_cmd)
+
+
+def parse_named(values: tuple[str, ...]) -> dict[str, Path]:
+    out = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise click.BadParameter(f"{value!r}: expected NAME=PATH", param_hint="--predictions")
+        if name in out:
+            raise click.BadParameter(f"model {name!r} given twice", param_hint="--predictions")
+        out[name] = Path(path)
+    return out
+
+
+def images_base(images: str | None, *, served: bool) -> tuple[str | None, Path | None]:
+    """(the base the page loads images from, the folder a server must serve) for --images."""
+    if images is None:
+        return None, None
+    if "://" in images:
+        return images, None
+    folder = Path(images)
+    if not folder.is_dir():
+        raise click.BadParameter(f"{images}: not a folder or a URL", param_hint="--images")
+    return (IMAGES, folder) if served else (folder.resolve().as_uri(), None)
+
+
+def build_site(out_dir: Path, site: Path, *, scene_graphs: Path | None, predictions: tuple[str, ...],
+               review: Path | None, images: str | None, served: bool) -> tuple[Path, Path | None]:
+    """Write the viewer of OUT_DIR to `site`; returns its index.html and the images folder a
+    server must serve (None for a static site or images at a URL)."""
+    base, folder = images_base(images, served=served)
+    local = Path(images) if images is not None and "://" not in images else None
+    index = write_site(read_inputs(out_dir, scene_graphs=scene_graphs, predictions=parse_named(predictions),
+                                   review=review, images=base, images_dir=local), site)
+    return index, folder
+
+
+@click.command("view")
+@click.argument("out_dir", type=click.Path(exists=True, path_type=Path))
+@click.option("--scene-graphs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The scene graphs the sets were made from: boxes to draw (on the image, or alone).")
+@click.option("--images", metavar="DIR_OR_URL", help="Where {image_id}.jpg|png are: a folder or a base URL.")
+@click.option("--predictions", multiple=True, metavar="NAME=PATH",
+              help="A model's predictions ({qid: answer} or GQA submission); repeat for several models.")
+@click.option("--review", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="`contrastgen mturk ingest`'s review.jsonl: filter on what the crowd disagreed with.")
+@click.option("--static", "static_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write a self-contained static site here instead of serving.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+def view_cmd(out_dir: Path, scene_graphs: Path | None, images: str | None, predictions: tuple[str, ...],
+             review: Path | None, static_dir: Path | None, host: str, port: int) -> None:
+    """Open OUT_DIR's contrast sets in the browser: image and evidence boxes, the perturbations
+    with their changed words, the evidence in words, models' answers; filters and search."""
+    if static_dir is not None:
+        index, _ = build_site(out_dir, static_dir, scene_graphs=scene_graphs, predictions=predictions,
+                              review=review, images=images, served=False)
+        click.echo(f"wrote {static_dir} (open {index.resolve().as_uri()})")
+        return
+    import uvicorn  # only for serving
+
+    from contrastgen.viewer.app import viewer_app
+
+    site = Path(tempfile.mkdtemp(prefix="contrastgen-view-")) / "site"
+    atexit.register(shutil.rmtree, site.parent, True)
+    _, folder = build_site(out_dir, site, scene_graphs=scene_graphs, predictions=predictions, review=review,
+                           images=images, served=True)
+    click.echo(f"contrastgen view: http://{host}:{port}/ (Ctrl-C stops)", err=True)
+    uvicorn.run(viewer_app(site, folder), host=host, port=port, log_level="warning")
