@@ -117,23 +117,26 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
 @click.option("--max-k", default=5, show_default=True, type=click.IntRange(1, 50))
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--replace", is_flag=True, help="Drop as many originals as perturbations added (same size).")
+@click.option("--lxmert-out", type=click.Path(path_type=Path),
+              help="The same questions in LXMERT's format [default: OUT with .lxmert before its suffix].")
 @click.option("--workers", default=None, type=click.IntRange(1, 64))
 @_templates_option
 @_mode_option
 def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int, replace: bool,
-                workers: int | None, templates: tuple[str, ...], mode: str) -> None:
-    """Write training questions plus their perturbations, in GQA format."""
+                lxmert_out: Path | None, workers: int | None, templates: tuple[str, ...], mode: str) -> None:
+    """Write training questions plus their perturbations, in GQA format and in LXMERT's."""
     from contrastgen.datasets.gqa import load_questions, load_scene_graphs
     from contrastgen.run.generate import generate
-    from contrastgen.writers.augmented import write_augmented_training
+    from contrastgen.writers.augmented import lxmert_path, write_augmented_training
 
     engine = _engine()  # before the data, as in run_generate
     qs = load_questions(questions)
     sg = load_scene_graphs(scene_graphs)
     gen = generate(engine, qs, sg, max_k=max_k, seed=seed, templates=_split(templates), mode=mode,
                              workers=workers, progress=True)
-    counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed)
-    click.echo(f"wrote {out}: {counts['original']} originals + {counts['added']} perturbations"
+    lxmert = lxmert_out or lxmert_path(out)
+    counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed, lxmert_file=lxmert)
+    click.echo(f"wrote {out} and {lxmert}: {counts['original']} originals + {counts['added']} perturbations"
                f" - {counts['dropped']} dropped = {counts['total']} questions", err=True)
     if replace and counts["total"] != counts["original"]:
         click.echo("warning: more perturbations than originals; --replace could not keep the size"

@@ -123,6 +123,20 @@ def test_augment_replace_keeps_size(tmp_path):
     assert len(json.loads(plain.read_text())) > len(original)
 
 
+def test_augment_writes_the_same_questions_in_lxmert_format(tmp_path):
+    out = tmp_path / "train_aug.json"
+    r = CliRunner().invoke(cli, ["augment", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS),
+                                 "--out", str(out), "--max-k", "1", "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    gqa = json.loads(out.read_text())
+    lxmert = json.loads((tmp_path / "train_aug.lxmert.json").read_text())
+    assert [item["question_id"] for item in lxmert] == sorted(gqa)
+    for item in lxmert:
+        q = gqa[item["question_id"]]
+        assert (item["sent"], item["img_id"], item["label"]) == (q["question"], q["imageId"], {q["answer"]: 1.0})
+    assert any("contrast" in gqa[item["question_id"]] for item in lxmert)
+
+
 # -- bad input -----------------------------------------------------------------------------------
 
 def _bad(tmp_path: Path, questions: str | None = None, graphs: str | None = None, *extra: str):
