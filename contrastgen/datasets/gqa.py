@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import regex
 
 from contrastgen.datasets.base import Questions, SceneGraphs
 from contrastgen.errors import InputError
@@ -175,13 +176,74 @@ def gqa_json(q: dict[str, Any]) -> bytes:
     return orjson.dumps(q, option=_SORTED)
 
 
+def _swap_once(text: str, old: str, new: str) -> str | None:
+    """`text` with the one whole-word occurrence of `old` said as `new` (a capital kept); None
+    when `old` is not there exactly once."""
+    found = list(regex.finditer(rf"(?<![\w-]){regex.escape(old)}(?![\w-])", text, flags=regex.IGNORECASE))
+    if len(found) != 1 or not old:
+        return None
+    m = found[0]
+    said = new[:1].upper() + new[1:] if m.group()[:1].isupper() else new
+    return text[:m.start()] + said + text[m.end():]
+
+
+def full_answer(original: dict[str, Any], p: dict[str, Any]) -> str:
+    """GQA's `fullAnswer` for a perturbation: "Yes." / "No." for a yes/no answer; otherwise the
+    original's full answer with the changed word and the answer each swapped where each occurs
+    exactly once ("The jacket is purple." -> "The shirt is red."); else the answer as a sentence.
+
+    Why not more: GQA's full answers to "no" state the true fact in words of their own, which no
+    substitution recovers; a short one is right where a rewritten one could be false.
+    """
+    answer = str(p.get("answer", ""))
+    if answer.lower() in ("yes", "no"):
+        return answer.capitalize() + "."
+    said, change = original.get("fullAnswer"), p.get("change") if isinstance(p.get("change"), dict) else {}
+    old_word, new_word = str(change.get("from") or ""), str(change.get("to") or "")
+    # the verb after the word agrees with its number: "The trousers have" must not become "The
+    # clock have"; a final "s" on both or on neither stands in for the same number
+    if isinstance(said, str) and said and old_word and new_word and \
+            (change.get("kind") != "object" or old_word.endswith("s") == new_word.endswith("s")):
+        swapped = _swap_once(said, old_word, new_word)
+        if swapped is not None:
+            if answer == str(original.get("answer", "")):
+                return swapped
+            swapped = _swap_once(swapped, str(original.get("answer", "")), answer)
+            if swapped is not None:
+                return swapped
+    return answer[:1].upper() + answer[1:] + "."
+
+
+def perturbation_groups(original: dict[str, Any], p: dict[str, Any]) -> dict[str, Any]:
+    """GQA's `groups` for a perturbation: the original's global group (the same kind of answer;
+    the new word where the changed one was it), and its local group with the changed word swapped
+    ("10q-jacket_color" -> "10q-shirt_color"), as GQA-OOD groups questions by it; for a new object
+    the key does not name, None (unknown), and for a relation or attribute the key does not name,
+    the original's."""
+    groups = original.get("groups") if isinstance(original.get("groups"), dict) else {}
+    local, kept = groups.get("local"), groups.get("global")
+    change = p.get("change") if isinstance(p.get("change"), dict) else {}
+    old, new = str(change.get("from") or ""), str(change.get("to") or "")
+    if kept == old and new:  # "What animal is it?" -> "What furniture is it?": its answers' class
+        kept = new
+    if isinstance(local, str) and old and new:
+        swapped = regex.sub(rf"(?<![A-Za-z]){regex.escape(old.replace(' ', '_'))}(?![A-Za-z])",
+                            new.replace(" ", "_"), local)
+        # an object the key does not name by the question's word ("trousers" in "10q-pants_color"):
+        # which group the new object falls in is not known
+        local = swapped if swapped != local or change.get("kind") != "object" else None
+    return {"global": kept, "local": local}
+
+
 def perturbation_as_gqa(record: dict[str, Any], p: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]:
-    """A perturbation in GQA's question format, with its edited program when the original had one."""
+    """A perturbation in GQA's question format, with its edited program when the original had one.
+    `types` are the original's (one atom changes, not the kind of question); `fullAnswer` and
+    `groups` are derived from the original's and the change (`full_answer`, `perturbation_groups`)."""
     semantic = p.get("semantic") or []
     return {
         "imageId": record["image_id"], "question": p["question"], "answer": p["answer"],
-        "fullAnswer": p["answer"], "isBalanced": bool(original.get("isBalanced", True)),
-        "types": original.get("types", {}), "groups": {"global": None, "local": None},
+        "fullAnswer": full_answer(original, p), "isBalanced": bool(original.get("isBalanced", True)),
+        "types": original.get("types", {}), "groups": perturbation_groups(original, p),
         "semantic": semantic, "semanticStr": semantic_str(semantic), "annotations": {}, "entailed": [], "equivalent": [],
         "contrast": {"original_question_id": record["question_id"], "template": record["template"],
                      "rank": p["rank"], "change": p["change"], "evidence": p["evidence"]},
