@@ -9,6 +9,7 @@ a worker process.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -176,10 +177,21 @@ def gqa_json(q: dict[str, Any]) -> bytes:
     return orjson.dumps(q, option=_SORTED)
 
 
+@functools.lru_cache(maxsize=4096)
+def _word_pattern(word: str, *, ignore_case: bool) -> regex.Pattern[str]:
+    """One word or phrase, whole; compiled once per word (regex's cache costs more per call)."""
+    return regex.compile(rf"(?<![\w-]){regex.escape(word)}(?![\w-])", flags=regex.IGNORECASE if ignore_case else 0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_pattern(word: str) -> regex.Pattern[str]:
+    return regex.compile(rf"(?<![A-Za-z]){regex.escape(word)}(?![A-Za-z])")
+
+
 def _swap_once(text: str, old: str, new: str) -> str | None:
     """`text` with the one whole-word occurrence of `old` said as `new` (a capital kept); None
     when `old` is not there exactly once."""
-    found = list(regex.finditer(rf"(?<![\w-]){regex.escape(old)}(?![\w-])", text, flags=regex.IGNORECASE))
+    found = list(_word_pattern(old, ignore_case=True).finditer(text))
     if len(found) != 1 or not old:
         return None
     m = found[0]
@@ -227,8 +239,7 @@ def perturbation_groups(original: dict[str, Any], p: dict[str, Any]) -> dict[str
     if kept == old and new:  # "What animal is it?" -> "What furniture is it?": its answers' class
         kept = new
     if isinstance(local, str) and old and new:
-        swapped = regex.sub(rf"(?<![A-Za-z]){regex.escape(old.replace(' ', '_'))}(?![A-Za-z])",
-                            new.replace(" ", "_"), local)
+        swapped = _key_pattern(old.replace(" ", "_")).sub(new.replace(" ", "_").replace("\\", "\\\\"), local)
         # an object the key does not name by the question's word ("trousers" in "10q-pants_color"):
         # which group the new object falls in is not known
         local = swapped if swapped != local or change.get("kind") != "object" else None

@@ -384,7 +384,7 @@ class _Edit:
         """A shortcut, never a decision: True only where executing the edit would surely be
         refused, because the step reading the new object asks what it lacks (its one colour, an
         edge of the relation) and nothing downstream could turn the empty result into an answer."""
-        step, scene = self.steps[index], self.editor.scene
+        step, scene, proofs = self.steps[index], self.editor.scene, self.editor.proofs
         if step.operation == "choose rel":  # the new object against the one it is asked of
             sources = self.original.values[step.dependencies[0]] if step.dependencies else ()
             _, rels, role = _relation_of(step)
@@ -400,11 +400,30 @@ class _Edit:
                 values = self.editor.executor().values_of(oid, s.argument)
                 if len(values) != 1 or values == {MIDDLE}:
                     return True
-            elif s.operation == "relate" and not exist_after:
-                _, rel, role = _relation_of(s)
+            elif s.operation == "relate":
+                name, rel, role = _relation_of(s)
                 edges = scene.in_edges if role == "s" else scene.out_edges
-                if not any(r == rel for r, _ in edges.get(oid, ())):
+                if not any(r == rel for r, _ in edges.get(oid, ())) and (
+                        not exist_after or (name not in ("_", "") and not proofs.absence_shown(name))):
+                    return True  # nothing so related, and no answer could rest on that
+            elif s.operation == "verify rel":
+                name, rel, role = _relation_of(s)
+                named = denoted_ids(name, scene, self.editor.lex)
+                if len(named) != 1:
                     return True
+                subject, obj = (named[0], oid) if role == "s" else (oid, named[0])
+                if proofs.relation_decided(subject, rel, obj) is None:
+                    return True
+            elif s.head in ("filter", "verify") and s.kind not in ("", "rel", "name", "hposition", "vposition"):
+                value = s.argument.strip().lower()
+                if negated(value):
+                    continue
+                try:  # as the executor reads the step: a filter any attribute, a verify its type
+                    held = self.editor.executor().has(oid, "attribute" if s.head == "filter" else s.kind, value)
+                except ProgramRefusal:
+                    return True
+                if not held and not proofs.excluded(oid, s.kind, value):
+                    return True  # its "no" could not be shown
             elif s.operation == "choose rel":  # its own object (by GQA's ids) against the new one
                 named = split_reference(s.argument)[1] or ()
                 _, rels, role = _relation_of(s)

@@ -73,19 +73,22 @@ class EditProofs:
     def absences_provable(self, edited: list[dict[str, Any]], run: Execution) -> bool:
         """Every reference that came out empty is a claim of absence: only for names whose
         absence a graph can show, and with no object that may be one of them."""
-        lex = self.lex
         for i, ids in run.refs.items():
             if ids or edited[i]["operation"] in ("verify rel", "choose rel"):  # decided by the edges
                 continue
             name = split_reference(edited[i]["argument"])[0].split(",")[0].strip()
-            if name in ("_", ""):
-                continue
-            if lex.is_unannotated_prone(name) or not lex.absence_decidable(name):
-                return False
-            maybe = lex.may_denote(name)
-            if any(o.canonical in maybe for o in self.scene.objects.values()):
+            if name not in ("_", "") and not self.absence_shown(name):
                 return False
         return True
+
+    def absence_shown(self, name: str) -> bool:
+        """Can the graph show that nothing is a `name`: a name whose absence a graph can show
+        (not unannotated-prone, every kind it may denote known), and no object that may be one?"""
+        lex = self.lex
+        if lex.is_unannotated_prone(name) or not lex.absence_decidable(name):
+            return False
+        maybe = lex.may_denote(name)
+        return not any(o.canonical in maybe for o in self.scene.objects.values())
 
     def relations_decided(self, edited: list[dict[str, Any]], run: Execution) -> bool:
         """A relation answers no only on the opposite relation's edge, never on a missing one:

@@ -9,6 +9,7 @@ edit.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,16 @@ from contrastgen.language.articles import article
 
 # GQA's question tokens (what `annotations` index): words, and punctuation on its own.
 _TOKEN = regex.compile(r"\w+(?:'\w+)?|[^\w\s]")
+_WORD = regex.compile(r"\w+")
+_INDEFINITE_BEFORE = regex.compile(r"\b(a|an)\s+$", flags=regex.IGNORECASE)
+_ARTICLE_BEFORE = regex.compile(r"\b(a|an|A|An)\s+$")
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_words(phrase: str) -> regex.Pattern[str]:
+    """A phrase as whole words, any case; compiled once (regex's own cache costs more per call
+    than a program edit's execution)."""
+    return regex.compile(rf"(?<!\w){regex.escape(phrase)}(?!\w)", flags=regex.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -58,7 +69,7 @@ def said_once(text: str, phrase: str) -> Span | None:
     then the words cannot be tied to one argument."""
     if not phrase.strip():
         return None
-    found = list(regex.finditer(rf"(?<!\w){regex.escape(phrase)}(?!\w)", text, flags=regex.IGNORECASE))
+    found = list(_whole_words(phrase).finditer(text))
     return Span(found[0].start(), found[0].end()) if len(found) == 1 else None
 
 
@@ -68,7 +79,7 @@ def replace(text: str, span: Span, new: str, *, noun: bool = False) -> str:
     before, old, after = text[:span.start], text[span.start:span.end], text[span.end:]
     said = new[:1].upper() + new[1:] if old[:1].isupper() else new
     if noun:
-        m = regex.search(r"\b(a|an|A|An)\s+$", before)
+        m = _ARTICLE_BEFORE.search(before)
         if m:
             art = article(new)
             art = art.capitalize() if m.group(1)[0].isupper() else art
@@ -78,10 +89,10 @@ def replace(text: str, span: Span, new: str, *, noun: bool = False) -> str:
 
 def follows_indefinite(text: str, span: Span) -> bool:
     """Is the span said after "a"/"an"? Then a new noun there must be countable and singular."""
-    return regex.search(r"\b(a|an)\s+$", text[:span.start], flags=regex.IGNORECASE) is not None
+    return _INDEFINITE_BEFORE.search(text[:span.start]) is not None
 
 
 def doubled_words(text: str) -> int:
     """How many words repeat the word before them ("near near"): an edit must not add one."""
-    words = [w.lower() for w in regex.findall(r"\w+", text)]
+    words = [w.lower() for w in _WORD.findall(text)]
     return sum(1 for a, b in zip(words, words[1:], strict=False) if a == b)
