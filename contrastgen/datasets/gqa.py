@@ -9,14 +9,12 @@ a worker process.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
-import regex
 
 from contrastgen.datasets.base import Questions, SceneGraphs
 from contrastgen.errors import InputError
@@ -177,26 +175,30 @@ def gqa_json(q: dict[str, Any]) -> bytes:
     return orjson.dumps(q, option=_SORTED)
 
 
-@functools.lru_cache(maxsize=4096)
-def _word_pattern(word: str, *, ignore_case: bool) -> regex.Pattern[str]:
-    """One word or phrase, whole; compiled once per word (regex's cache costs more per call)."""
-    return regex.compile(rf"(?<![\w-]){regex.escape(word)}(?![\w-])", flags=regex.IGNORECASE if ignore_case else 0)
-
-
-@functools.lru_cache(maxsize=4096)
-def _key_pattern(word: str) -> regex.Pattern[str]:
-    return regex.compile(rf"(?<![A-Za-z]){regex.escape(word)}(?![A-Za-z])")
+def _occurrences(text: str, word: str, joined: str) -> list[int]:
+    """Where `word` occurs in `text` (any case) as a whole word: not inside a longer run of
+    letters, digits or the characters in `joined`. Plain string search: a view is written per
+    perturbation, and compiling a pattern per word costs more than the rest of it."""
+    low, w = text.lower(), word.lower()
+    out, i = [], low.find(w)
+    while i >= 0 and w:
+        before = low[i - 1] if i else " "
+        after = low[i + len(w)] if i + len(w) < len(low) else " "
+        if not (before.isalnum() or before in joined) and not (after.isalnum() or after in joined):
+            out.append(i)
+        i = low.find(w, i + 1)
+    return out
 
 
 def _swap_once(text: str, old: str, new: str) -> str | None:
     """`text` with the one whole-word occurrence of `old` said as `new` (a capital kept); None
     when `old` is not there exactly once."""
-    found = list(_word_pattern(old, ignore_case=True).finditer(text))
-    if len(found) != 1 or not old:
+    found = _occurrences(text, old, "_-")
+    if len(found) != 1:
         return None
-    m = found[0]
-    said = new[:1].upper() + new[1:] if m.group()[:1].isupper() else new
-    return text[:m.start()] + said + text[m.end():]
+    i = found[0]
+    said = new[:1].upper() + new[1:] if text[i:i + 1].isupper() else new
+    return text[:i] + said + text[i + len(old):]
 
 
 def full_answer(original: dict[str, Any], p: dict[str, Any]) -> str:
@@ -239,7 +241,11 @@ def perturbation_groups(original: dict[str, Any], p: dict[str, Any]) -> dict[str
     if kept == old and new:  # "What animal is it?" -> "What furniture is it?": its answers' class
         kept = new
     if isinstance(local, str) and old and new:
-        swapped = _key_pattern(old.replace(" ", "_")).sub(new.replace(" ", "_").replace("\\", "\\\\"), local)
+        key_old, key_new = old.replace(" ", "_"), new.replace(" ", "_")
+        swapped = local
+        for i in reversed(_occurrences(local, key_old, "")):  # "10q-jacket_color": "_" and "-" separate
+            if not local[i - 1:i].isalpha() and not local[i + len(key_old):i + len(key_old) + 1].isalpha():
+                swapped = swapped[:i] + key_new + swapped[i + len(key_old):]
         # an object the key does not name by the question's word ("trousers" in "10q-pants_color"):
         # which group the new object falls in is not known
         local = swapped if swapped != local or change.get("kind") != "object" else None
