@@ -12,9 +12,12 @@ The edits, each at one step:
   words);
 - an attribute value of a `filter`, `verify` or `choose` of a known type (colour, material, pose,
   position...): another value of that type that some object of the graph has.
+- a redundant attribute of a `filter` dropped (Super-CLEVR's rd-: "the white car" -> "the car"
+  where the car is the only one).
 An edit whose answer changes is a `contrast`; one whose answer provably stays is an `invariance`:
-a synonym or kind naming the same one object ("the man" -> "the person"), or a `choose` whose
-rejected option is replaced by another the graph excludes ("gray or yellow" -> "green or yellow").
+a synonym or kind naming the same one object ("the man" -> "the person"), a `choose` whose
+rejected option is replaced by another the graph excludes ("gray or yellow" -> "green or yellow"),
+or a dropped redundant attribute.
 
 A candidate is kept only if:
 - the original program, executed with GQA's ids, gives the gold answer (else the graph and the
@@ -55,6 +58,7 @@ from contrastgen.programs.wording import (
     follows_indefinite,
     replace,
     said_once,
+    without,
 )
 from contrastgen.resources import lexicon_dir
 from contrastgen.scene.ground import denoted_ids, same_kind
@@ -220,6 +224,8 @@ class _Edit:
             yield from self._references(index, rng, found)
         if step.head in ("filter", "verify", "choose") and step.kind not in ("", "rel", "name"):
             yield from self._attributes(index, rng, found)
+        if step.head == "filter":
+            yield from self._redundant(index, found)
 
     # -- executing an edit ---------------------------------------------------------------------
     def execute(self, index: int, argument: str) -> tuple[list[dict[str, Any]], Execution, set[int]] | None:
@@ -273,7 +279,8 @@ class _Edit:
                 fact["attributes"] = attributes[o]
             objects.append(fact)
         return {"question": words, "answer": run.answer, "semantic": out, "change": change,
-                "evidence": {"version": EVIDENCE_VERSION, "query": {"op": "program", "step": index},
+                "evidence": {"version": EVIDENCE_VERSION,
+                             "query": {"op": "program", "step": index if index >= 0 else int(change["slot"][4:])},
                              "facts": objects + facts, "answer": run.answer},
                 "kind": kind}
 
@@ -544,6 +551,49 @@ class _Edit:
                 p = self._try_value(index, span, old, new, argument)
                 if p is not None:
                     yield p
+
+    # -- redundancy (Super-CLEVR's rd-) -------------------------------------------------------
+    def _redundant(self, index: int, found: _Found) -> Iterator[dict[str, Any]]:
+        """The attribute of a `filter` dropped where it says nothing the reference needs ("the
+        white car" -> "the car" when the car is the only one): an invariance, Super-CLEVR's rd-.
+        The words lose the value (and "an" may become "a"); the program loses the step."""
+        step, lex, scene = self.steps[index], self.editor.lex, self.editor.scene
+        value = step.argument.strip().lower()
+        if step.kind in ("", "hposition", "vposition") or negated(value) or len(step.dependencies) != 1:
+            return
+        source = step.dependencies[0]
+        if self.steps[source].operation != "select":
+            return
+        kept, narrowed = self.original.values[index], self.original.values[source]
+        name = _reference_name(self.steps[source])
+        if isinstance(narrowed, str) or set(kept) != set(narrowed) or not kept \
+                or set(denoted_ids(name, scene, lex)) != set(narrowed):
+            return  # the value narrows the reference, or the name alone does not say these objects
+        span = said_once(self.text, value)
+        if span is None or not self.text[span.end:].lstrip().lower().startswith(name.lower()):
+            return  # only a word before the noun ("the white car"), never a predicate ("... is white?")
+        found.aligned = True
+        edited = []
+        for j, s in enumerate(self.semantic):
+            if j != index:
+                deps = [source if d == index else d - 1 if d > index else d for d in s["dependencies"]]
+                edited.append({**s, "dependencies": deps})
+        parsed = [step_of(s) for s in edited]
+        try:
+            run = self.editor.executor().run_steps(parsed)
+        except ProgramRefusal:
+            return
+        if run.answer != self.gold or not self.editor.proofs.holds(edited, parsed, parsed, set(), run):
+            return
+        words = without(self.text, span)
+        if not self._reads_well(words):
+            return
+        ids = sorted(narrowed)
+        facts = [{"fact": "only", "names": self._kind_names(name), "ids": ids}]
+        attributes = {o: self._attributes_shown(o, step.kind, (value,)) for o in ids}
+        yield self.perturbation(edited, run, -1, set(), words,
+                                {"kind": "attribute", "slot": f"step{index}", "from": value, "to": ""},
+                                facts, "invariance", attributes)
 
     def _all_have(self, step: Step, value: str) -> bool:
         inputs = self.original.values[step.dependencies[0]] if step.dependencies else ()

@@ -22,6 +22,7 @@ _TOKEN = regex.compile(r"\w+(?:'\w+)?|[^\w\s]")
 _WORD = regex.compile(r"\w+")
 _INDEFINITE_BEFORE = regex.compile(r"\b(a|an)\s+$", flags=regex.IGNORECASE)
 _ARTICLE_BEFORE = regex.compile(r"\b(a|an|A|An)\s+$")
+_ARTICLE_ENDS = regex.compile(r"\b(a|an|A|An)\s*$")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -96,3 +97,20 @@ def doubled_words(text: str) -> int:
     """How many words repeat the word before them ("near near"): an edit must not add one."""
     words = [w.lower() for w in _WORD.findall(text)]
     return sum(1 for a, b in zip(words, words[1:], strict=False) if a == b)
+
+
+def without(text: str, span: Span) -> str:
+    """The text with the span's words removed, one space with them, and "a"/"an" before the
+    next word made to agree ("an old car" -> "a car")."""
+    before, after = text[:span.start], text[span.end:]
+    if before.endswith(" ") and (after.startswith(" ") or after[:1] in ("?", ",", ".")):
+        before = before[:-1]
+    elif after.startswith(" "):
+        after = after[1:]
+    m = _ARTICLE_ENDS.search(before)
+    nxt = after.lstrip().split(" ", 1)[0].strip("?,.")
+    if m and nxt:
+        art = article(nxt)
+        art = art.capitalize() if m.group(1)[0].isupper() else art
+        before = before[:m.start(1)] + art + before[m.end(1):]
+    return before + after

@@ -99,12 +99,45 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
              f"{' '.join(b[start:end_b])!r}, not in the change {before!r} -> {after!r}")]
 
 
+def _dropped(original: list[Any], step: int) -> list[Any]:
+    """The original without step `step`: what reads it reads its input instead (a filter's)."""
+    source = (original[step].get("dependencies") or [None])[0]
+    out = []
+    for j, s in enumerate(original):
+        if j == step:
+            continue
+        deps = [source if d == step else d - 1 if d > step else d for d in s.get("dependencies") or []]
+        out.append({**s, "dependencies": deps})
+    return out
+
+
+def removal_problems(original: list[Any], edited: list[Any], change: dict[str, Any], step: int) -> list[Problem]:
+    """An attribute dropped (Super-CLEVR's rd-): step i was a filter of that value, and the edited
+    program is the original without it, names and all."""
+    gone = original[step] if 0 <= step < len(original) and isinstance(original[step], dict) else {}
+    if not str(gone.get("operation", "")).startswith("filter") or \
+            normalize_name(str(gone.get("argument", ""))) != normalize_name(str(change.get("from"))):
+        return [("program", f"step {step} is not a filter of {change.get('from')!r} to drop")]
+    want = _dropped(original, step)
+    if len(want) != len(edited):
+        return [("program", "the edited program is not the original less one step")]
+    for i, (o, e) in enumerate(zip(want, edited, strict=True)):
+        if not isinstance(e, dict) or o.get("operation") != e.get("operation") \
+                or o.get("dependencies") != e.get("dependencies") or _name(str(o.get("argument", ""))) != \
+                _name(str(e.get("argument", ""))):
+            return [("program", f"edited step {i} is not the original's with step {step} dropped")]
+    return []
+
+
 def program_diff_problems(original: Any, edited: Any, change: dict[str, Any]) -> list[Problem]:
-    """Same steps, one name changed, at the step the change names."""
+    """Same steps, one name changed, at the step the change names (or, for a dropped
+    attribute, the step gone)."""
     step = _edited_step(change)
     if not isinstance(original, list) or not isinstance(edited, list) or step is None:
         return [("program", "a program edit needs the record's 'semantic', the perturbation's, "
                  "and change.slot 'step<i>'")]
+    if change.get("kind") == "attribute" and change.get("to") == "":
+        return removal_problems(original, edited, change, step)
     if len(original) != len(edited) or not 0 <= step < len(edited):
         return [("program", "the edited program has other steps than the original")]
     for i, (o, e) in enumerate(zip(original, edited, strict=True)):
@@ -149,11 +182,11 @@ def program_edit_problems(record: dict[str, Any], p: dict[str, Any], graph: Grap
         problems.append(("answer", "an invariance perturbation's answer changed"))
     elif p.get("kind") != "invariance" and kept:
         problems.append(("answer", "the answer did not change"))
-    return problems + reference_problems(p.get("semantic"), values, change, evidence)
+    return problems + reference_problems(p.get("semantic"), values, change, evidence, record.get("semantic"))
 
 
 def reference_problems(semantic: Any, values: list[Any], change: dict[str, Any],
-                       evidence: dict[str, Any]) -> list[Problem]:
+                       evidence: dict[str, Any], original: Any = None) -> list[Problem]:
     """The edited step still refers to one object where the words say "the": a new relation or
     a new filter value picks out one object (a filter read by `exist` may keep several), and a
     new name denotes the one object the step refers to, as an `only` fact shows."""
@@ -164,6 +197,18 @@ def reference_problems(semantic: Any, values: list[Any], change: dict[str, Any],
     if change.get("kind") == "relation":
         if isinstance(selected, set) and len(selected) != 1:
             return [("reference", f"step {step}'s new relation denotes {len(selected)} objects, not one")]
+        return []
+    if change.get("kind") == "attribute" and change.get("to") == "":  # dropped: the words alone say the objects
+        # (`step` is the original's numbering; the filter's input keeps its place before it)
+        gone = original[step] if isinstance(original, list) and step < len(original) else {}
+        source = ((gone.get("dependencies") or [None])[0]) if isinstance(gone, dict) else None
+        if not isinstance(source, int):
+            return [("reference", f"the original's step {step} reads no step")]
+        onlys = [f for f in evidence.get("facts") or [] if isinstance(f, dict) and f.get("fact") == "only"]
+        kept = values[source] if source < len(values) else None
+        if not (isinstance(kept, set) and kept and
+                any(sorted(str(i) for i in f.get("ids", [])) == sorted(kept) for f in onlys)):
+            return [("reference", "no 'only' fact shows the reference without its attribute says the same objects")]
         return []
     if change.get("kind") == "attribute":
         read_by_exist = any(isinstance(s, dict) and s.get("operation") == "exist"

@@ -195,3 +195,38 @@ def test_no_new_noun_after_a_that_takes_no_a(engine):
     said = {p["question"] for p in _perturbations(_run(engine, question, graph)) if p["change"]["kind"] == "object"}
     assert "Is there a bottle that is white?" in said  # "no": the bottle's one colour is green
     assert not any("milk" in q for q in said)  # never "Is there a milk that is white?"
+
+
+# -- redundancy (rd-) ----------------------------------------------------------------------------
+RD_QUESTION = {"imageId": "img", "question": "What is the white car made of?", "answer": "metal",
+               "annotations": {"question": {"4": "1"}},
+               "semantic": [_step("select", "car (1)"), _step("filter color", "white", 0), _step("query", "material", 1)]}
+
+
+def _rd_scene(*extra):
+    objects = {"1": _obj("car", 100, ["white", "metal"]), "2": _obj("bench", 400, ["brown", "wood"])}
+    for i, o in enumerate(extra, 3):
+        objects[str(i)] = o
+    return {"width": 640, "height": 480, "objects": objects}
+
+
+def test_a_redundant_attribute_is_dropped_as_an_invariance(engine):
+    ps = [p for p in _perturbations(_run(engine, RD_QUESTION, _rd_scene())) if p["change"]["to"] == ""]
+    assert [(p["question"], p["answer"], p["kind"]) for p in ps] == [("What is the car made of?", "metal", "invariance")]
+    [p] = ps
+    assert [s["operation"] for s in p["semantic"]] == ["select", "query"]
+    assert p["semantic"][1]["dependencies"] == [0]
+    assert any(f["fact"] == "only" and f["ids"] == ["1"] and "car" in f["names"] for f in p["evidence"]["facts"])
+
+
+def test_no_drop_where_the_attribute_tells_the_objects_apart_or_is_the_predicate(engine):
+    two_cars = _rd_scene(_obj("car", 300, ["red", "metal"]))
+    gen = generate(engine, {"q": RD_QUESTION}, {"img": two_cars}, workers=1, mode="programs")
+    assert not [p for p in _perturbations(gen) if p["change"]["to"] == ""]
+    predicate = {**RD_QUESTION, "question": "Which material is the car that is white?"}
+    gen = generate(engine, {"q": predicate}, {"img": _rd_scene()}, workers=1, mode="programs")
+    assert not [p for p in _perturbations(gen) if p["change"]["to"] == ""]
+    # the verifier refuses the drop once the graph has a second car: "the car" is no longer one
+    ok = _run(engine, RD_QUESTION, _rd_scene())
+    report = verify_contrast_sets(ok.records, {"img": two_cars})
+    assert not report.ok and any(f.check == "fact" or "reference" in f.check for f in report.failures)
