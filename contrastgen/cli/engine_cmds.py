@@ -59,6 +59,29 @@ _mode_option = click.option(
          "templates for one that has none); both.")
 
 
+_backend_options = [
+    click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                 help="local: this machine's worker processes; ray: tasks on a Ray cluster (pip install "
+                      "'contrastgen[ray]'). The output is the same."),
+    click.option("--address", metavar="auto|HOST:PORT|ray://HOST:PORT",
+                 help="The Ray cluster (with --backend ray); without it, a Ray instance on this machine."),
+]
+
+
+def _backend_option(fn):
+    for option in reversed(_backend_options):
+        fn = option(fn)
+    return fn
+
+
+def _backend(name: str, address: str | None):
+    from contrastgen.run.generate import Backend
+
+    if address and name != "ray":
+        raise click.BadParameter("--address needs --backend ray", param_hint="--address")
+    return Backend(name, address)
+
+
 @click.command("generate")
 @click.option("--questions", required=True, type=click.Path(path_type=Path),
               help="GQA questions: one JSON file or a directory of shards.")
@@ -71,11 +94,14 @@ _mode_option = click.option(
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @_templates_option
 @_mode_option
+@_backend_option
 def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int,
-                 workers: int | None, no_progress: bool, templates: tuple[str, ...], mode: str) -> None:
+                 workers: int | None, no_progress: bool, templates: tuple[str, ...], mode: str,
+                 backend: str, address: str | None) -> None:
     """Generate contrast sets with proven answers; writes OUT atomically."""
     gen, timings = run_generate(questions, scene_graphs, out, max_k=max_k, seed=seed, workers=workers,
-                                progress=not no_progress, templates=_split(templates), mode=mode)
+                                progress=not no_progress, templates=_split(templates), mode=mode,
+                                backend=_backend(backend, address))
     from contrastgen.run.stats import stats_table
     console = Console(stderr=True)
     console.print(stats_table(gen.stats))
@@ -84,9 +110,10 @@ def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, see
 
 
 def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, seed: int,
-                 workers: int | None, progress: bool, templates: list[str] | None, mode: str = "templates"):
+                 workers: int | None, progress: bool, templates: list[str] | None, mode: str = "templates",
+                 backend=None):
     """Load, generate, write; returns the Generation and the seconds each phase took."""
-    from contrastgen.run.generate import generate_from_files
+    from contrastgen.run.generate import LOCAL, generate_from_files
     from contrastgen.writers import write_outputs
 
     timings: dict[str, float] = {}
@@ -103,7 +130,8 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
     engine = _engine()
     lap("engine")
     gen = generate_from_files(engine, questions, scene_graphs, max_k=max_k, seed=seed,
-                              templates=templates, workers=workers, progress=progress, lap=lap, mode=mode)
+                              templates=templates, workers=workers, progress=progress, lap=lap, mode=mode,
+                              backend=backend or LOCAL)
     write_outputs(gen, out)
     lap("write")
     timings["total"] = sum(timings.values())
@@ -122,8 +150,10 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
 @click.option("--workers", default=None, type=click.IntRange(1, 64))
 @_templates_option
 @_mode_option
+@_backend_option
 def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int, replace: bool,
-                lxmert_out: Path | None, workers: int | None, templates: tuple[str, ...], mode: str) -> None:
+                lxmert_out: Path | None, workers: int | None, templates: tuple[str, ...], mode: str,
+                backend: str, address: str | None) -> None:
     """Write training questions plus their perturbations, in GQA format and in LXMERT's."""
     from contrastgen.datasets.gqa import load_questions, load_scene_graphs
     from contrastgen.run.generate import generate
@@ -133,7 +163,7 @@ def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed
     qs = load_questions(questions)
     sg = load_scene_graphs(scene_graphs)
     gen = generate(engine, qs, sg, max_k=max_k, seed=seed, templates=_split(templates), mode=mode,
-                             workers=workers, progress=True)
+                   workers=workers, progress=True, backend=_backend(backend, address))
     lxmert = lxmert_out or lxmert_path(out)
     counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed, lxmert_file=lxmert)
     click.echo(f"wrote {out} and {lxmert}: {counts['original']} originals + {counts['added']} perturbations"

@@ -126,19 +126,34 @@ def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
     return out
 
 
+@dataclass(frozen=True)
+class Backend:
+    """Where the shards run: the local worker pool, or a Ray cluster (`address`: "auto", HOST:PORT,
+    ray://HOST:PORT; None starts a Ray instance on this machine)."""
+
+    name: str = "local"
+    address: str | None = None
+
+
+BACKENDS = ("local", "ray")
+LOCAL = Backend()
+
+
 def generate(engine: Engine, questions: dict[str, dict], scene_graphs: dict[str, dict], *, max_k: int = 5,
              seed: int = 0, templates: Iterable[str] | None = None, workers: int | None = None,
-             progress: bool = False, corpus: Corpus | None = None, mode: str = "templates") -> Generation:
-    """Perturb every question of a loaded dataset; results in input order, independent of `workers`."""
+             progress: bool = False, corpus: Corpus | None = None, mode: str = "templates",
+             backend: Backend = LOCAL) -> Generation:
+    """Perturb every question of a loaded dataset; results in input order, independent of `workers`
+    and of the backend."""
     return run_generation(engine, questions, scene_graphs, max_k=max_k, seed=seed,
                           templates=list(templates) if templates else None,
-                          workers=workers, progress=progress, corpus=corpus, mode=mode)
+                          workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend)
 
 
 def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
                    scene_graphs: dict[str, dict], *, max_k: int, seed: int, templates: list[str] | None,
                    workers: int | None, progress: bool, corpus: Corpus | None,
-                   mode: str = "templates") -> Generation:
+                   mode: str = "templates", backend: Backend = LOCAL) -> Generation:
     if max_k < 1:
         raise ValueError("max_k must be at least 1")
     if mode not in MODES:
@@ -152,7 +167,7 @@ def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
     gc.freeze()
     try:
         return _generate(engine, questions, scene_graphs, max_k=max_k, seed=seed, templates=templates,
-                         workers=workers, progress=progress, corpus=corpus, mode=mode)
+                         workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend)
     finally:
         if not frozen_before:
             gc.unfreeze()
@@ -160,7 +175,7 @@ def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
 
 def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scene_graphs: dict[str, dict],
               *, max_k: int, seed: int, templates: list[str] | None, workers: int, progress: bool,
-              corpus: Corpus | None, mode: str) -> Generation:
+              corpus: Corpus | None, mode: str, backend: Backend = LOCAL) -> Generation:
     corpus = corpus if corpus is not None else engine.build_corpus(scene_graphs)
     source = questions if isinstance(questions, PackedQuestions) else DictQuestions(questions)
     images = source.image_ids
@@ -178,7 +193,11 @@ def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scen
         advance(shard.questions)
 
     with _progress(progress, len(source)) as advance:
-        if workers > 1 and len(shards) > 1:
+        if backend.name == "ray":
+            from contrastgen.run.ray_backend import run_on_ray
+
+            run_on_ray(source, scene_graphs, context.options, shards, collect, address=backend.address)
+        elif workers > 1 and len(shards) > 1:
             # Forked after loading, so the workers share the loaded data copy-on-write.
             with mp.get_context("fork").Pool(workers, initializer=_adopt, initargs=(context,)) as pool:
                 for shard_out in pool.imap_unordered(_run_forked_shard, shards, chunksize=1):
@@ -197,7 +216,8 @@ def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scen
 
 def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, max_k: int, seed: int,
                         templates: list[str] | None, workers: int | None, progress: bool,
-                        lap: Callable[[str], None] = lambda phase: None, mode: str = "templates") -> Generation:
+                        lap: Callable[[str], None] = lambda phase: None, mode: str = "templates",
+                        backend: Backend = LOCAL) -> Generation:
     """`contrastgen generate`'s run: load both inputs at once, then generate.
 
     The questions are streamed and packed (contrastgen.datasets.packing) in a second process while this
@@ -221,7 +241,7 @@ def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, 
             corpus = engine.build_corpus(graphs)
     lap("load")
     gen = run_generation(engine, packed, graphs, max_k=max_k, seed=seed, templates=templates,
-                         workers=workers, progress=progress, corpus=corpus, mode=mode)
+                         workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend)
     lap("generation")
     return gen
 

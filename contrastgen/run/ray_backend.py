@@ -1,0 +1,114 @@
+"""Running a generation's shards on a Ray cluster instead of the local worker pool.
+
+Why Ray, and why this shape: a shard (`run_shard`: the questions of some images) is already a pure
+function of its questions, their scene graphs and the run's options, so a cluster needs nothing
+else. Each task gets exactly its shard's questions and graphs (no node needs the whole input);
+the options, with the corpus statistics, go to the object store once; each worker process loads
+the engine once, from the rules the package ships. Results come back as the same `ShardResult`
+bytes the local pool returns, and the driver merges them as it does for the pool (order-free), so
+the output is byte-identical to a local run. A task whose worker dies is retried by Ray
+(`max_retries`); a retried shard recomputes the same bytes, and the driver keeps one result per
+shard, so nothing is lost or doubled.
+
+Ray is an optional dependency (`pip install 'contrastgen[ray]'`); this module imports it only when
+a run asks for it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from contrastgen.datasets.base import QuestionItem, QuestionSource
+from contrastgen.errors import ContrastgenError
+
+MAX_RETRIES = 3
+# A fault injection for the tests: the first attempt of the task of this shard index kills its
+# worker process (the retry runs normally). Read in the worker, so the driver's environment must
+# reach it (Ray passes the driver's through `runtime_env`).
+CRASH_ENV = "CONTRASTGEN_TEST_CRASH_SHARD"
+CRASH_MARKER_ENV = "CONTRASTGEN_TEST_CRASH_MARKER"
+
+
+class RayUnavailable(ContrastgenError):
+    """Ray is not installed, or the cluster cannot be reached."""
+
+
+@dataclass
+class ShardQuestions:
+    """One shard's questions as a `QuestionSource`: what a Ray task carries."""
+
+    items: dict[str, list[QuestionItem]]  # image id -> its questions, in input order
+
+    @property
+    def order(self) -> list[str]:
+        return [qid for items in self.items.values() for qid, _, _ in items]
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self.items.values())
+
+    @property
+    def image_ids(self) -> list[str]:
+        return list(self.items)
+
+    def questions_of(self, image_id: str) -> list[QuestionItem]:
+        return self.items.get(image_id, [])
+
+
+_ENGINE: Any = None  # a worker process's engine, loaded by its first task
+
+
+def _shard_task(options: Any, index: int, items: dict[str, list[QuestionItem]],
+                graphs: dict[str, dict[str, Any]]) -> Any:
+    """What a Ray worker runs: one shard, with the engine this process loaded once."""
+    global _ENGINE
+    from contrastgen.engine import Engine
+    from contrastgen.run.generate import ShardContext, run_shard
+
+    marker = os.environ.get(CRASH_MARKER_ENV)
+    if os.environ.get(CRASH_ENV) == str(index) and marker and not os.path.exists(marker):
+        with open(marker, "w") as fh:  # only the first attempt dies
+            fh.write(str(os.getpid()))
+        os._exit(1)
+    if _ENGINE is None:
+        _ENGINE = Engine.load()
+    return run_shard(ShardContext(_ENGINE, ShardQuestions(items), graphs, options), list(items))
+
+
+def run_on_ray(source: QuestionSource, scene_graphs: dict[str, dict[str, Any]], options: Any,
+               shards: list[list[str]], collect: Callable[[Any], None], *, address: str | None) -> None:
+    """Run every shard as a Ray task and `collect` each result once, in completion order."""
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable("the ray backend needs Ray: pip install 'contrastgen[ray]'") from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        env = {k: v for k, v in os.environ.items() if k in (CRASH_ENV, CRASH_MARKER_ENV)}
+        try:
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False,
+                     runtime_env={"env_vars": env} if env else None)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise RayUnavailable(f"cannot reach the Ray cluster at {address or 'a new local instance'}: {exc}") from None
+    try:
+        task = ray.remote(max_retries=MAX_RETRIES)(_shard_task)
+        options_ref = ray.put(options)
+        pending = {}
+        for index, images in enumerate(shards):
+            items = {image: source.questions_of(image) for image in images}
+            graphs = {image: scene_graphs[image] for image in images if image in scene_graphs}
+            pending[task.remote(options_ref, index, items, graphs)] = index
+        done: set[int] = set()
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                index = pending.pop(ref)
+                result = ray.get(ref)
+                if index not in done:  # one result per shard, whatever Ray retried
+                    done.add(index)
+                    collect(result)
+    finally:
+        if started_here:
+            ray.shutdown()
