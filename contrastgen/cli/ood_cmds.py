@@ -1,4 +1,4 @@
-"""`contrastgen ood gqa|vqavs`: build GQA-OOD and VQA-VS out-of-distribution splits.
+"""`contrastgen ood gqa|vqavs|superclevr`: build GQA-OOD, VQA-VS and Super-CLEVR's splits.
 
 Scoring predictions on the result is `contrastgen evaluate --ood DIR` (contrastgen.ood.evaluate_ood).
 """
@@ -32,7 +32,7 @@ def _shortcut_list(_ctx: click.Context, _param: click.Parameter, value: str | No
 
 @click.group("ood")
 def ood() -> None:
-    """Build GQA-OOD and VQA-VS out-of-distribution splits."""
+    """Build GQA-OOD, VQA-VS and Super-CLEVR out-of-distribution splits."""
 
 
 @ood.command("gqa")
@@ -89,6 +89,26 @@ def vqavs_cmd(questions: Path, annotations: Path | None, objects: Path | None, o
         console.print(f"[yellow]{', '.join(skipped)} skipped: no object annotations; pass --objects "
                       "(COCO instances, GQA scene graphs or an image -> names mapping) to build them.[/yellow]")
     console.print(f"wrote {out}/ood/, splits.json, answers.json, concepts.jsonl, groups.json, stats.json, stats.md")
+
+
+@ood.command("superclevr")
+@click.option("--scenes", required=True, type=_FILE, help="A scene file, a folder of them, or CLEVR's {\"scenes\": [...]}.")
+@click.option("--questions", "question_files", required=True, multiple=True, type=_FILE,
+              help="A CLEVR question file ({\"questions\": [...]}); repeat for several.")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output directory.")
+@click.option("--head-share", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0, min_open=True),
+              help="Head concepts: the most frequent ones covering this share of the objects.")
+@click.option("--train-share", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0),
+              help="Hold combinations out while at least this share of the scenes has none of them.")
+def superclevr_cmd(scenes: Path, question_files: tuple[Path, ...], out: Path, head_share: float,
+                   train_share: float) -> None:
+    """Super-CLEVR: concept-distribution (head / tail) and compositionality (held-out shape-colour
+    combinations) splits of existing scenes and questions, with their statistics."""
+    from contrastgen.ood.superclevr import SuperClevrConfig, render_markdown, run_superclevr
+
+    stats = run_superclevr(scenes, list(question_files), out, SuperClevrConfig(head_share=head_share, train_share=train_share))
+    click.echo(render_markdown(stats))
+    click.echo(f"wrote {out}/head.json, tail.json, none.json, co_train.json, co_test.json, concepts.json, stats.json, stats.md")
 
 
 def register(group: click.Group) -> None:

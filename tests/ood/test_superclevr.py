@@ -1,0 +1,106 @@
+"""`contrastgen ood superclevr`: concept-distribution and compositionality splits of scenes and
+questions, on a handwritten CLEVR-format fixture and on the shared Super-CLEVR data."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from contrastgen.cli import cli
+from contrastgen.errors import InputError
+from contrastgen.ood.superclevr import (
+    build_superclevr,
+    concept_words,
+    head_and_tail,
+    question_concepts,
+    read_questions,
+    read_scenes,
+    tail_parameter,
+)
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "super-clevr"
+
+
+def _obj(shape, color, material="metal"):
+    return {"shape": shape, "color": color, "material": material, "size": "large"}
+
+
+def test_the_tail_parameter_is_the_papers_a():
+    long = Counter({f"c{i}": round(1000 * 2.0 ** -i) for i in range(6)})
+    assert tail_parameter(long) == pytest.approx(2.0, rel=0.02)
+    assert tail_parameter(Counter({"a": 5, "b": 5, "c": 5})) == pytest.approx(1.0)
+    assert head_and_tail(Counter({"a": 6, "b": 3, "c": 1}), 0.5) == (["a"], ["b", "c"])
+    assert head_and_tail(Counter({"a": 4, "b": 4, "c": 2}), 0.5) == (["a", "b"], ["c"])
+
+
+def test_splits_of_a_clevr_format_fixture(tmp_path):
+    scenes = {"scenes": [
+        {"image_filename": "s1.png", "objects": [_obj("truck", "red"), _obj("truck", "red"), _obj("jet", "blue")]},
+        {"image_filename": "s2.png", "objects": [_obj("truck", "red"), _obj("jet", "blue", "rubber")]},
+        {"image_filename": "s3.png", "objects": [_obj("truck", "gray"), _obj("jet", "blue")]},
+    ]}
+    (tmp_path / "scenes.json").write_text(json.dumps(scenes))
+    questions = {"questions": [
+        {"image": "s1", "question": "Is there a red truck?", "answer": True},
+        {"image": "s2", "question": "What color is the jet?", "answer": "blue"},
+        {"image": "s3", "question": "Is there a gray truck?", "answer": True},
+        {"image": "s3", "question": "How many things are there?", "answer": 2},
+    ]}
+    (tmp_path / "q.json").write_text(json.dumps(questions))
+    built = build_superclevr(read_scenes(tmp_path / "scenes.json"), read_questions([tmp_path / "q.json"]))
+    assert built.counts["color"] == Counter({"red": 3, "blue": 3, "gray": 1})
+    assert built.head["color"] == ["blue", "red"] and built.tail["color"] == ["gray"]
+    assert built.head["shape"] == ["truck"] and built.tail["shape"] == ["jet"]
+    assert [q["question"] for q in built.splits["head"]] == ["Is there a red truck?"]
+    assert [q["question"] for q in built.splits["none"]] == ["How many things are there?"]
+    assert built.held_out == [("truck", "gray")]  # the rarest combination of a shape seen otherwise too
+    assert [q["image"] for q in built.splits["co_test"]] == ["s3", "s3"]
+    result = CliRunner().invoke(cli, ["ood", "superclevr", "--scenes", str(tmp_path / "scenes.json"),
+                                      "--questions", str(tmp_path / "q.json"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert stats["questions"] == {"head": 1, "tail": 2, "none": 1, "co_train": 2, "co_test": 2}
+    assert stats["tail_parameter_a"]["color"] > 1
+    assert json.loads((tmp_path / "out" / "co_test.json").read_text())["questions"] == built.splits["co_test"]
+
+
+def test_bad_files_are_named(tmp_path):
+    bad = tmp_path / "scene.json"
+    bad.write_text(json.dumps({"image_filename": "x.png", "objects": [{"shape": "truck"}]}))
+    with pytest.raises(InputError, match="scene.json.*object 0 has no color, material"):
+        read_scenes(bad)
+    (tmp_path / "q.json").write_text(json.dumps({"questions": [{"question": 3}]}))
+    with pytest.raises(InputError, match="question 0"):
+        read_questions([tmp_path / "q.json"])
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["ood", "superclevr", "--scenes", str(bad), "--questions",
+                                      str(tmp_path / "q.json"), "--out", str(out)])
+    assert result.exit_code == 2 and not out.exists()
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data/super-clevr is not here (a user's clone)")
+def test_the_shared_super_clevr_data():
+    scenes = read_scenes(SHARED / "scenes")
+    questions = read_questions([SHARED / "superCLEVR_questions_5.json", SHARED / "superCLEVR_questions_part_5.json"])
+    built = build_superclevr(scenes, questions)
+    assert len(scenes) == 10 and len(questions) == 463
+    s = built.splits
+    assert len(s["head"]) + len(s["tail"]) + len(s["none"]) == len(s["co_train"]) + len(s["co_test"]) == 463
+    words = concept_words()
+    for q in s["tail"]:
+        assert any(c not in built.head[t] for t, c in question_concepts(q, words))
+    for q in s["head"]:
+        assert all(c in built.head[t] for t, c in question_concepts(q, words))
+    held = set(built.held_out)
+    assert held
+    for q in s["co_train"]:
+        assert not held & {(o["shape"], o["color"]) for o in scenes[q["image"]]}
+    for q in s["co_test"]:
+        assert held & {(o["shape"], o["color"]) for o in scenes[q["image"]]}
+    asked = {q["image"] for q in questions}
+    train_images = {q["image"] for q in s["co_train"]}
+    assert len(train_images) >= len(asked) / 2  # half the scenes asked about keep no held-out combination
