@@ -128,3 +128,10 @@ def test_serve_mounts_the_viewer(tmp_path, sample_output):
         image = next(sample_output["images"].iterdir())
         assert client.get(f"/viewer/images/{image.name}").status_code == 200
         assert client.get("/healthz").status_code == 200  # the service's own routes still answer
+
+
+def test_the_crowds_review_list_marks_its_sets(tmp_path):
+    records = [_record("a", "t1", ["object"]), _record("b", "t1", ["object"])]
+    _, rows, pages = bundle(ViewerInputs(records=records, review_ids={"b_1"}))
+    assert [r[6] for r in rows] == [0, 1]  # set b: one of its perturbations was disagreed on
+    assert [s["disagreed"] for s in pages[0]["sets"]] == [False, True]
