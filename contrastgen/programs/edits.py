@@ -13,7 +13,8 @@ The edits, each at one step:
 - an attribute value of a `filter`, `verify` or `choose` of a known type (colour, material, pose,
   position...): another value of that type that some object of the graph has.
 - a redundant attribute of a `filter` dropped (Super-CLEVR's rd-: "the white car" -> "the car"
-  where the car is the only one).
+  where the car is the only one), or every attribute of a selected object added (rd+: "the car"
+  -> "the large white metal car").
 An edit whose answer changes is a `contrast`; one whose answer provably stays is an `invariance`:
 a synonym or kind naming the same one object ("the man" -> "the person"), a `choose` whose
 rejected option is replaced by another the graph excludes ("gray or yellow" -> "green or yellow"),
@@ -71,6 +72,9 @@ EVIDENCE_VERSION = 1
 _REFERENCE_OPS = ("select", "relate", "verify rel", "choose rel")
 _RELATION_OPS = ("relate", "verify rel", "choose rel")
 _POSITION_VALUES = {"hposition": ("left", "right"), "vposition": ("top", "bottom")}
+# rd+ says an object's attributes before its noun in English adjective order (size, age, shape,
+# colour, material)
+RD_PLUS_TYPES = ("size", "age", "shape", "color", "material")
 
 
 @functools.cache
@@ -174,13 +178,14 @@ class ProgramEditor:
         rng = random.Random(f"{seed}/{question_id}/{PROGRAM_PATH}")
         found = _Found(existing, normalize, max_k)
         edit = _Edit(self, question, steps, semantic, gold, original)
-        for index in range(len(steps)):
-            for p in edit.at(index, rng, found):
-                found.offer(p)
+        for edits in (lambda i: edit.at(i, rng, found), lambda i: edit.redundancy_at(i, found)):
+            for index in range(len(steps)):
                 if found.full:
                     break
-            if found.full:
-                break
+                for p in edits(index):
+                    found.offer(p)
+                    if found.full:
+                        break
         if not found.items:
             if not any(edit.editable(i) for i in range(len(steps))):
                 raise EditRefusal("no_argument")  # "Which place is it?": nothing the words could change
@@ -224,8 +229,15 @@ class _Edit:
             yield from self._references(index, rng, found)
         if step.head in ("filter", "verify", "choose") and step.kind not in ("", "rel", "name"):
             yield from self._attributes(index, rng, found)
+
+    def redundancy_at(self, index: int, found: _Found) -> Iterator[dict[str, Any]]:
+        """rd- and rd+ at one step: offered after every other edit of the question, so that the
+        redundancy invariances fill ranks the contrasts leave free."""
+        step = self.steps[index]
         if step.head == "filter":
             yield from self._redundant(index, found)
+        if step.operation == "select":
+            yield from self._all_attributes(index, found)
 
     # -- executing an edit ---------------------------------------------------------------------
     def execute(self, index: int, argument: str) -> tuple[list[dict[str, Any]], Execution, set[int]] | None:
@@ -594,6 +606,60 @@ class _Edit:
         yield self.perturbation(edited, run, -1, set(), words,
                                 {"kind": "attribute", "slot": f"step{index}", "from": value, "to": ""},
                                 facts, "invariance", attributes)
+
+    def _all_attributes(self, index: int, found: _Found) -> Iterator[dict[str, Any]]:
+        """Every attribute the object has said before its noun (Super-CLEVR's rd+: "the car" ->
+        "the large white metal car"): an invariance, since true attributes of the one object a
+        reference names keep naming it. Types in English adjective order (RD_PLUS_TYPES), one
+        value each; never a type the question asks (that would say the answer), never a value the
+        words already say."""
+        step, lex = self.steps[index], self.editor.lex
+        name, ids = _reference_name(step), split_reference(step.argument)[1] or ()
+        if len(ids) != 1 or name in PRONOUNS or lex.is_plural(name):
+            return
+        span = aligned_span(self.question, self.text, ids) or self._named_span(name)
+        if span is None or self.text[span.start:span.end].lower() != name.lower():
+            return
+        asked = {s.kind or s.argument.strip() for s in self.steps if s.head in ("query", "verify", "choose")}
+        asked |= {s.argument.strip() for s in self.steps if s.head == "query"}
+        ex = self.editor.executor()
+        words = set(self.text.lower().split())
+        added = []
+        for kind in RD_PLUS_TYPES:
+            values = ex.values_of(ids[0], kind)
+            if kind in asked or len(values) != 1:
+                continue
+            value = next(iter(values))
+            if value in words or any(v in words for v in value.split()):
+                continue
+            added.append((kind, value))
+        if not added or any(s.head == "filter" and s.dependencies == (index,) for s in self.steps):
+            return  # nothing to add, or the reference has filters of its own (their words)
+        edited = []
+        shift = len(added)
+        for j, s in enumerate(self.semantic):
+            deps = [d + shift if d > index else (index + shift if d == index else d) for d in s["dependencies"]]
+            edited.append({**s, "dependencies": deps})
+            if j == index:
+                edited[-1]["dependencies"] = list(s["dependencies"])
+                for n, (kind, value) in enumerate(added):
+                    edited.append({"operation": f"filter {kind}", "argument": value, "dependencies": [index + n]})
+        parsed = [step_of(s) for s in edited]
+        try:
+            run = ex.run_steps(parsed)
+        except ProgramRefusal:
+            return
+        if run.answer != self.gold or run.values[index + shift] != (ids[0],) \
+                or not self.editor.proofs.holds(edited, parsed, parsed, set(), run):
+            return
+        said = " ".join(value for _, value in added)
+        found.aligned = True
+        text = replace(self.text, span, f"{said} {self.text[span.start:span.end]}", noun=True)
+        if not self._reads_well(text):
+            return
+        yield self.perturbation(edited, run, -1, set(), text,
+                                {"kind": "attribute", "slot": f"step{index}", "from": "", "to": said},
+                                [], "invariance", {ids[0]: [value for _, value in added]})
 
     def _all_have(self, step: Step, value: str) -> bool:
         inputs = self.original.values[step.dependencies[0]] if step.dependencies else ()

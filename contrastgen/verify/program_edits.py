@@ -129,6 +129,30 @@ def removal_problems(original: list[Any], edited: list[Any], change: dict[str, A
     return []
 
 
+def addition_problems(original: list[Any], edited: list[Any], change: dict[str, Any], step: int) -> list[Problem]:
+    """Attributes added (Super-CLEVR's rd+): right after step i, filters whose values are the
+    change's words, then the original's steps, reading the last filter where they read step i."""
+    n = len(edited) - len(original)
+    inserted = edited[step + 1:step + 1 + n] if n > 0 else []
+    if not inserted or any(not isinstance(f, dict) or not str(f.get("operation", "")).startswith("filter ")
+                           or f.get("dependencies") != [step + k] for k, f in enumerate(inserted)):
+        return [("program", f"no filters right after step {step} to add {change.get('to')!r}")]
+    said = " ".join(normalize_name(str(f.get("argument", ""))) for f in inserted)
+    if said != normalize_name(str(change.get("to"))):
+        return [("program", f"the added filters say {said!r}, not the change {change.get('to')!r}")]
+    want = []
+    for j, o in enumerate(original):
+        deps = [d + n if d > step else (step + n if d == step else d) for d in o.get("dependencies") or []]
+        want.append({**o, "dependencies": list(o.get("dependencies") or []) if j == step else deps})
+        if j == step:
+            want.extend(inserted)
+    for i, (w, e) in enumerate(zip(want, edited, strict=True)):
+        if w.get("operation") != e.get("operation") or w.get("dependencies") != e.get("dependencies") \
+                or _name(str(w.get("argument", ""))) != _name(str(e.get("argument", ""))):
+            return [("program", f"edited step {i} is not the original's with the filters added")]
+    return []
+
+
 def program_diff_problems(original: Any, edited: Any, change: dict[str, Any]) -> list[Problem]:
     """Same steps, one name changed, at the step the change names (or, for a dropped
     attribute, the step gone)."""
@@ -138,6 +162,8 @@ def program_diff_problems(original: Any, edited: Any, change: dict[str, Any]) ->
                  "and change.slot 'step<i>'")]
     if change.get("kind") == "attribute" and change.get("to") == "":
         return removal_problems(original, edited, change, step)
+    if change.get("kind") == "attribute" and change.get("from") == "":
+        return addition_problems(original, edited, change, step)
     if len(original) != len(edited) or not 0 <= step < len(edited):
         return [("program", "the edited program has other steps than the original")]
     for i, (o, e) in enumerate(zip(original, edited, strict=True)):
@@ -197,6 +223,12 @@ def reference_problems(semantic: Any, values: list[Any], change: dict[str, Any],
     if change.get("kind") == "relation":
         if isinstance(selected, set) and len(selected) != 1:
             return [("reference", f"step {step}'s new relation denotes {len(selected)} objects, not one")]
+        return []
+    if change.get("kind") == "attribute" and change.get("from") == "":  # added: still the one object
+        ids = set(_ids(str(semantic[step].get("argument", "")))) if isinstance(semantic[step], dict) else set()
+        last = values[step + len(semantic) - len(original or [])] if isinstance(original, list) else None
+        if len(ids) != 1 or last != ids:
+            return [("reference", f"the added attributes do not pick out step {step}'s one object")]
         return []
     if change.get("kind") == "attribute" and change.get("to") == "":  # dropped: the words alone say the objects
         # (`step` is the original's numbering; the filter's input keeps its place before it)

@@ -230,3 +230,36 @@ def test_no_drop_where_the_attribute_tells_the_objects_apart_or_is_the_predicate
     ok = _run(engine, RD_QUESTION, _rd_scene())
     report = verify_contrast_sets(ok.records, {"img": two_cars})
     assert not report.ok and any(f.check == "fact" or "reference" in f.check for f in report.failures)
+
+
+# -- redundancy (rd+) ----------------------------------------------------------------------------
+def test_every_attribute_is_said_before_the_noun_but_never_the_one_asked(engine):
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": _obj("car", 100, ["large", "white", "metal"]), "2": _obj("bench", 400, ["brown"])}}
+    made_of = {"imageId": "img", "question": "What is the car made of?", "answer": "metal",
+               "annotations": {"question": {"3": "1"}},
+               "semantic": [_step("select", "car (1)"), _step("query", "material", 0)]}
+    ps = [p for p in _perturbations(_run(engine, made_of, graph)) if p["change"]["from"] == ""]
+    assert [(p["question"], p["answer"], p["kind"]) for p in ps] == [
+        ("What is the large white car made of?", "metal", "invariance")]
+    assert [s["operation"] for s in ps[0]["semantic"]] == ["select", "filter size", "filter color", "query"]
+    assert ps[0]["semantic"][3]["dependencies"] == [2]
+    color = {**made_of, "question": "What color is the car?", "answer": "white",
+             "annotations": {"question": {"4": "1"}},
+             "semantic": [_step("select", "car (1)"), _step("query", "color", 0)]}
+    ps = [p for p in _perturbations(_run(engine, color, graph)) if p["change"]["from"] == ""]
+    assert [p["question"] for p in ps] == ["What color is the large metal car?"]  # not "white": the answer
+
+
+def test_the_verifier_refuses_added_words_the_program_does_not_say(engine):
+    graph = {"width": 640, "height": 480, "objects": {"1": _obj("car", 100, ["large", "white", "metal"])}}
+    made_of = {"imageId": "img", "question": "What is the car made of?", "answer": "metal",
+               "annotations": {"question": {"3": "1"}},
+               "semantic": [_step("select", "car (1)"), _step("query", "material", 0)]}
+    gen = _run(engine, made_of, graph)
+    records = [dict(r) for r in gen.records]
+    for r in records:
+        r["perturbations"] = [{**p, "question": p["question"].replace("large white", "small white")}
+                              for p in r["perturbations"] if p["change"]["from"] == ""]
+    report = verify_contrast_sets(records, {"img": graph})
+    assert not report.ok and any("text_mismatch" in f.check or "differ" in f.problem for f in report.failures)
