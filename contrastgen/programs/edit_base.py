@@ -1,0 +1,87 @@
+"""What every kind of program edit shares: reading a step's argument, the steps that read another,
+the word lists the name edits consult, and the perturbations found so far.
+
+Why apart from `edits`: each kind of edit has a module of its own (`edit_objects`,
+`edit_relations`, `edit_attributes`, `edit_redundancy`), and they all need these.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+from contrastgen.language.lexicon import read_word_list
+from contrastgen.programs.gqa import Step, split_reference
+from contrastgen.resources import lexicon_dir
+
+REFERENCE_OPS = ("select", "relate", "verify rel", "choose rel")
+RELATION_OPS = ("relate", "verify rel", "choose rel")
+POSITION_VALUES = {"hposition": ("left", "right"), "vposition": ("top", "bottom")}
+# rd+ says an object's attributes before its noun in English adjective order (size, age, shape,
+# colour, material)
+RD_PLUS_TYPES = ("size", "age", "shape", "color", "material")
+
+
+@functools.cache
+def referring_kinds() -> frozenset[str]:
+    """rules/lexicon/referring_kinds.txt: the general nouns an invariance may call an object by."""
+    return frozenset(read_word_list(lexicon_dir() / "referring_kinds.txt"))
+
+
+@functools.cache
+def determinerless() -> frozenset[str]:
+    """rules/lexicon/determinerless.txt: nouns that never take "the"."""
+    return frozenset(read_word_list(lexicon_dir() / "determinerless.txt"))
+
+
+def dependents(steps: list[Step], index: int) -> set[int]:
+    """Steps that read `index`'s value, directly or through others."""
+    out: set[int] = set()
+    for i, s in enumerate(steps):
+        if i > index and any(d == index or d in out for d in s.dependencies):
+            out.add(i)
+    return out
+
+
+def with_ids(step: dict[str, Any], ids: tuple[str, ...] | None) -> dict[str, Any]:
+    name, old = split_reference(step["argument"])
+    if old is None and ids is None:
+        return step
+    return {**step, "argument": f"{name} ({','.join(ids) if ids else '-'})"}
+
+
+def reference_name(step: Step) -> str:
+    """The object name a reference argument gives: "man" in "man (12)" and in "man,wearing,s"."""
+    return split_reference(step.argument)[0].split(",")[0].strip()
+
+
+def relation_of(step: Step) -> tuple[str, str, str]:
+    """(name, relation, role) of a relation argument; relation "" when it has none."""
+    parts = [p.strip() for p in split_reference(step.argument)[0].split(",")]
+    if len(parts) < 3:
+        return parts[0], "", ""
+    return parts[0], ",".join(parts[1:-1]).strip(), parts[-1]
+
+
+@dataclass
+class Found:
+    """One question's perturbations so far, in rank order, without repeats of the image's
+    questions or of each other."""
+
+    existing: set[str]
+    normalize: Any
+    max_k: int
+    items: list[dict[str, Any]] = field(default_factory=list)
+    keys: set[str] = field(default_factory=set)
+    aligned: bool = False  # some step's argument was found in the words
+
+    def offer(self, p: dict[str, Any]) -> None:
+        key = self.normalize(p["question"])
+        if key not in self.existing and key not in self.keys:
+            self.keys.add(key)
+            self.items.append(p)
+
+    @property
+    def full(self) -> bool:
+        return len(self.items) >= self.max_k

@@ -1,0 +1,216 @@
+"""Edits of an object's name: the object a `select`, `relate`, `verify rel` or `choose rel` refers to.
+
+Why their own module: finding the words that name an object, choosing names that may replace it
+(and those that name the same object: the invariances) and the shortcuts that skip sure refusals are
+one job, apart from relations and attributes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+from contrastgen.programs.edit_base import (
+    REFERENCE_OPS,
+    RELATION_OPS,
+    Found,
+    dependents,
+    determinerless,
+    reference_name,
+    referring_kinds,
+    relation_of,
+)
+from contrastgen.programs.gqa import (
+    MIDDLE,
+    PRONOUNS,
+    SCENE,
+    ProgramRefusal,
+    split_reference,
+)
+from contrastgen.programs.proofs import negated
+from contrastgen.programs.wording import Span, aligned_span, follows_indefinite, replace, said_once
+from contrastgen.scene.ground import denoted_ids, same_kind
+
+
+class ObjectEdits:
+    """Name edits, mixed into the question's `_Edit` (which holds the program, the words and the graph)."""
+
+    def _references(self, index: int, rng: random.Random, found: Found) -> Iterator[dict[str, Any]]:
+        """Another name for the object a step refers to, where the words name it."""
+        lex, step = self.editor.lex, self.steps[index]
+        name = reference_name(step)
+        if name in ("_", "", SCENE) or name in PRONOUNS or lex.is_plural(name):
+            return  # "are the cabinets": the verb and the number would have to change too
+        ids = split_reference(step.argument)[1] or ()
+        span = aligned_span(self.question, self.text, ids) or self._named_span(name)
+        if span is None or self.text[span.start:span.end].lower() != name.lower():
+            return  # the words for this object are not the program's name for it
+        found.aligned = True
+        relations = {relation_of(self.steps[i])[1] for i in dependents(self.steps, index) | {index}
+                     if self.steps[i].operation in RELATION_OPS}
+        # "What is the man wearing?" asks it of a person, not of a table; "to the left of" of anything
+        same_category = any(r and not self._spatial(r) for r in relations)
+        asks_kind = bool(lex.hyponyms(name)) and lex.is_a(self.gold, name)
+        for cand, invariance in self._with_invariants(
+                name, ids, self._candidates(name, rng, same_category=same_category, asks_kind=asks_kind)):
+            p = self._try_name(index, span, name, cand, invariance=invariance, asks_kind=asks_kind)
+            if p is not None:
+                yield p
+
+    def _named_span(self, name: str) -> Span | None:
+        """Without annotations: the name's one occurrence, when no other step names the same
+        thing (then the words cannot be about another object of the program)."""
+        if sum(1 for s in self.steps if reference_name(s) == name) != 1:
+            return None
+        return said_once(self.text, name)
+
+    def _spatial(self, rel: str) -> bool:
+        return all(r.strip() in self.editor.lex.relations for r in rel.split("|"))
+
+    def _candidates(self, name: str, rng: random.Random, *, same_category: bool,
+                    asks_kind: bool) -> Iterator[str]:
+        """Names that may replace `name`: the graph's objects' names (only those of its category
+        where a non-spatial relation is asked of it), and where the question asks which kind of
+        thing something is ("What vehicle is it?"), the kinds the graph's objects are. The
+        executor then refuses a candidate that lacks what the question asks of it."""
+        lex, scene = self.editor.lex, self.editor.scene
+        category = lex.category(name)
+        if same_category and category is None:
+            return
+        named = [reference_name(s) for s in self.steps if s.operation in REFERENCE_OPS]
+        names = {o.name for o in scene.objects.values()
+                 if not same_category or lex.category(o.name) == category}
+        if asks_kind:
+            names |= {k for o in scene.objects.values() for k in (*lex.kinds(o.name), lex.category(o.name))
+                      if k in referring_kinds()}
+        pool = sorted(n for n in names
+                      if lex.is_known(n) and not lex.is_plural(n) and not lex.is_unannotated_prone(n)
+                      and n not in determinerless()
+                      and all(not same_kind(n, m, lex) for m in named if m not in ("_", "")))
+        rng.shuffle(pool)
+        yield from pool
+
+    def _with_invariants(self, name: str, ids: tuple[str, ...],
+                         contrasts: Iterator[str]) -> Iterator[tuple[str, bool]]:
+        """First the names that denote the same one object in other words (a synonym, or a
+        general noun for a kind it is, when it is the only one: "the man" -> "the person"), whose
+        answer must not change; then the contrast candidates."""
+        lex, scene = self.editor.lex, self.editor.scene
+        if len(ids) == 1:
+            same = (set(lex.synonyms(name)) | (set(lex.kinds(name)) & referring_kinds())) - determinerless()
+            for cand in sorted(same - {name, lex.canonical(name)}):
+                if (lex.is_known(cand) and not lex.is_plural(cand) and not lex.is_unannotated_prone(cand)
+                        and not lex.is_uncountable(cand) and denoted_ids(cand, scene, lex) == list(ids)):
+                    yield cand, True
+        for cand in contrasts:
+            yield cand, False
+
+    def _try_name(self, index: int, span: Span, name: str, cand: str, *, invariance: bool,
+                  asks_kind: bool) -> dict[str, Any] | None:
+        lex, scene = self.editor.lex, self.editor.scene
+        if follows_indefinite(self.text, span) and (lex.is_uncountable(cand) or lex.is_plural_only(cand)):
+            return None  # "Is there a board?" cannot become "Is there a fog?"
+        ids = denoted_ids(cand, scene, lex)
+        if len(ids) != 1:
+            return None  # "the <cand>" must be one object
+        if self._cannot_answer(index, ids[0]):
+            return None
+        step = self.steps[index]
+        argument = cand
+        if step.operation in RELATION_OPS:
+            _, rel, role = relation_of(step)
+            argument = f"{cand},{rel},{role}"
+        done = self.execute(index, argument)
+        if done is None:
+            return None
+        edited, run, rewritten = done
+        answer = run.answer
+        if (answer == self.gold) != invariance or run.refs.get(index) != tuple(ids):
+            return None
+        if not invariance and self._gives_away(answer, cand, asks_kind):
+            return None
+        facts = [{"fact": "only", "names": self._kind_names(cand), "ids": [ids[0]]}]
+        words = replace(self.text, span, cand, noun=True)
+        if not self._reads_well(words):
+            return None
+        return self.perturbation(edited, run, index, rewritten, words,
+                                 {"kind": "object", "slot": f"step{index}", "from": name, "to": cand},
+                                 facts, "invariance" if invariance else "contrast")
+
+    def _cannot_answer(self, index: int, oid: str) -> bool:
+        """A shortcut, never a decision: True only where executing the edit would surely be
+        refused, because the step reading the new object asks what it lacks (its one colour, an
+        edge of the relation) and nothing downstream could turn the empty result into an answer."""
+        step, scene, proofs = self.steps[index], self.editor.scene, self.editor.proofs
+        if step.operation == "choose rel":  # the new object against the one it is asked of
+            sources = self.original.values[step.dependencies[0]] if step.dependencies else ()
+            _, rels, role = relation_of(step)
+            return not isinstance(sources, str) and not any(
+                self._linked(oid, rel, x, role) for rel in rels.split("|") for x in sources)
+        if step.head != "select":
+            return False
+        exist_after = any(self.steps[i].operation == "exist" for i in dependents(self.steps, index))
+        for s in self.steps[index + 1:]:
+            if s.dependencies != (index,):
+                continue
+            if s.head == "query" and s.argument not in ("name", ""):
+                values = self.editor.executor().values_of(oid, s.argument)
+                if len(values) != 1 or values == {MIDDLE}:
+                    return True
+            elif s.operation == "relate":
+                name, rel, role = relation_of(s)
+                edges = scene.in_edges if role == "s" else scene.out_edges
+                if not any(r == rel for r, _ in edges.get(oid, ())) and (
+                        not exist_after or (name not in ("_", "") and not proofs.absence_shown(name))):
+                    return True  # nothing so related, and no answer could rest on that
+            elif s.operation == "verify rel":
+                name, rel, role = relation_of(s)
+                named = denoted_ids(name, scene, self.editor.lex)
+                if len(named) != 1:
+                    return True
+                subject, obj = (named[0], oid) if role == "s" else (oid, named[0])
+                if proofs.relation_decided(subject, rel, obj) is None:
+                    return True
+            elif s.head in ("filter", "verify") and s.kind not in ("", "rel", "name", "hposition", "vposition"):
+                value = s.argument.strip().lower()
+                if negated(value):
+                    continue
+                try:  # as the executor reads the step: a filter any attribute, a verify its type
+                    held = self.editor.executor().has(oid, "attribute" if s.head == "filter" else s.kind, value)
+                except ProgramRefusal:
+                    return True
+                if not held and not proofs.excluded(oid, s.kind, value):
+                    return True  # its "no" could not be shown
+            elif s.operation == "choose rel":  # its own object (by GQA's ids) against the new one
+                named = split_reference(s.argument)[1] or ()
+                _, rels, role = relation_of(s)
+                if not any(self._linked(n, rel, oid, role) for rel in rels.split("|") for n in named):
+                    return True
+            elif s.head == "choose" and s.kind not in ("", "rel", "name"):
+                values = self.editor.executor().values_of(oid, s.kind)
+                if not any(o.strip().lower() in values for o in s.argument.split("|")):
+                    return True
+        return False
+
+    def _linked(self, named: str, rel: str, source: str, role: str) -> bool:
+        """Is there the edge a relation argument asks: `named` its subject (s) or object (o)?"""
+        edge = (named, rel.strip(), source) if role == "s" else (source, rel.strip(), named)
+        return edge in self.editor.scene.edges
+
+    def _gives_away(self, answer: str, cand: str, asks_kind: bool) -> bool:
+        """"What kind of clock is it? clock": the new words say the answer. Where the question
+        asks which kind of a thing it is, the answer is a kind of the new word by design."""
+        lex = self.editor.lex
+        if answer in {f.lower() for f in lex.forms(cand)} or lex.canonical(answer) == lex.canonical(cand):
+            return True
+        return not asks_kind and lex.is_a(answer, cand)
+
+    def _kind_names(self, word: str) -> list[str]:
+        """Every surface name of the kinds `word` denotes, and no name of another kind ("glasses"
+        is a form of "glass" but names spectacles): what an `only` fact must list."""
+        lex = self.editor.lex
+        kinds = {lex.canonical(word)} | set(lex.hyponyms(word))
+        names = {n.lower() for k in kinds for n in lex.forms(k) if lex.canonical(n) in kinds}
+        names |= {o.name for o in self.editor.scene.objects.values() if o.canonical in kinds}
+        return sorted(names)
