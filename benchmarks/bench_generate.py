@@ -122,13 +122,13 @@ def count_questions(path: Path) -> int:
 
 
 def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
-        n_questions: int | None = None) -> dict[str, object]:
+        n_questions: int | None = None, mode: str = "templates") -> dict[str, object]:
     out_parent = Path(tempfile.mkdtemp(prefix="bench-generate-"))
     out = keep or out_parent / "out"
     exe = shutil.which("contrastgen", path=str(Path(sys.executable).parent)) or "contrastgen"
     cmd = [exe, "generate", "--questions", str(data / "questions.json"),
            "--scene-graphs", str(data / "scene_graphs.json"), "--out", str(out),
-           "--max-k", str(max_k), "--no-progress"]
+           "--max-k", str(max_k), "--no-progress", "--mode", mode]
     if workers:
         cmd += ["--workers", str(workers)]
     print("running:", " ".join(cmd), flush=True)
@@ -188,12 +188,14 @@ def main(argv: list[str] | None = None) -> None:
                     help="dataset directory (questions.json, scene_graphs.json); made there if absent")
     ap.add_argument("--workers", type=int, help="passed to contrastgen generate (default: its own)")
     ap.add_argument("--max-k", type=int, default=5)
+    ap.add_argument("--mode", choices=("templates", "programs", "both"), default="templates",
+                    help="passed to contrastgen generate (the program path's speed: --mode both)")
     ap.add_argument("--keep", type=Path, help="keep the generated output here")
     ap.add_argument("--json", action="store_true", help="print the result as one JSON object")
     args = ap.parse_args(argv)
     made_here = args.data is None or not (args.data / "questions.json").is_file()
     data = ensure_data(args.images, args.questions, args.seed, args.data)
-    result = run(data, args.workers, args.max_k, args.keep, args.questions if made_here else None)
+    result = run(data, args.workers, args.max_k, args.keep, args.questions if made_here else None, args.mode)
     if args.json:
         print(json.dumps(result, sort_keys=True))
         return
