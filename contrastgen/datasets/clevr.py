@@ -1,0 +1,183 @@
+"""Reading CLEVR and Super-CLEVR scene and question files into the data model.
+
+Scenes come as one file per scene (Super-CLEVR's `scenes/*.json`) or as CLEVR's
+`{"scenes": [...]}`; questions as `{"questions": [...]}`. A scene becomes a `SceneGraph` keyed by
+its image name (the file name without extension, which is what a question's `image` field
+holds):
+- an object's id is its index in the scene (CLEVR's programs refer to objects by index), its
+  `name` its shape, its attributes its size, colour and material;
+- Super-CLEVR's parts become `parts`: raw part name -> {"name": the part in words, "attributes"};
+- `relationships[r][i]` (the objects in relation r to object i) become relations on those objects
+  ("to the left of" object i), named as the GQA model names spatial relations;
+- a box is built around `pixel_coords`: CLEVR files give an object's centre and depth, not its
+  extent, so the box is a square whose side shrinks with depth and with size "small". It is
+  for drawing (the viewer, the crowd pages); no proof rests on it.
+A question keeps its record and gains `imageId` (= `image`), `answer` as words ("yes"/"no" for
+CLEVR's booleans, digits for counts) and, when the file has one, its `program`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from contrastgen.clevr.vocab import RELATION_NAMES, load_vocabulary, part_display
+from contrastgen.datasets.base import Questions, SceneGraphs
+from contrastgen.datasets.gqa import json_files
+from contrastgen.errors import InputError
+from contrastgen.jsonio import read_json
+
+_OBJECT_FIELDS = ("shape", "size", "color", "material")
+# Box side in pixels at depth 1 for a large object; CLEVR's camera puts objects at depth 7-15.
+_BOX_SCALE = {"large": 1000.0, "small": 550.0}
+_IMAGE_SIZE = (480.0, 320.0)  # CLEVR 1.0's renders; Super-CLEVR's files give their own
+
+
+def image_name(scene: Mapping[str, Any], *, path: str, record: str) -> str:
+    name = scene.get("image_filename")
+    if isinstance(name, str) and name:
+        return os.path.splitext(os.path.basename(name))[0]
+    raise InputError("scene has no 'image_filename'", path=path, record=record)
+
+
+def _box(obj: Mapping[str, Any], where: str, path: str) -> tuple[float, float, float, float, float, float]:
+    coords = obj.get("pixel_coords")
+    size = None
+    if isinstance(coords, list) and len(coords) == 2 and isinstance(coords[0], list):  # Super-CLEVR
+        coords, size = coords
+    if not (isinstance(coords, list) and len(coords) >= 3 and all(isinstance(v, (int, float)) for v in coords[:3])):
+        raise InputError("object has no pixel_coords [x, y, depth]", path=path, record=where)
+    width, height = (size if isinstance(size, list) and len(size) == 2 else _IMAGE_SIZE)
+    x, y, depth = (float(v) for v in coords[:3])
+    side = _BOX_SCALE.get(obj["size"], _BOX_SCALE["large"]) / max(depth, 1.0)
+    left, top = max(0.0, x - side / 2), max(0.0, y - side / 2)
+    w, h = min(float(width), x + side / 2) - left, min(float(height), y + side / 2) - top
+    return round(left, 1), round(top, 1), round(w, 1), round(h, 1), float(width), float(height)
+
+
+def scene_graph(scene: Any, *, path: str, record: str) -> tuple[str, dict[str, Any]]:
+    """One CLEVR-family scene as (image id, data-model scene graph)."""
+    if not isinstance(scene, Mapping):
+        raise InputError("scene is not an object", path=path, record=record)
+    image_id = image_name(scene, path=path, record=record)
+    record = f"scene {image_id}"
+    objects_in = scene.get("objects")
+    if not isinstance(objects_in, list):
+        raise InputError("scene has no list of 'objects'", path=path, record=record)
+    vocab = load_vocabulary()
+    objects: dict[str, dict[str, Any]] = {}
+    width = height = None
+    for i, obj in enumerate(objects_in):
+        where = f"{record} object {i}"
+        if not isinstance(obj, Mapping):
+            raise InputError("object is not an object", path=path, record=where)
+        for name in _OBJECT_FIELDS:
+            if not isinstance(obj.get(name), str):
+                raise InputError(f"object has no {name!r}", path=path, record=where)
+        if obj["shape"] not in vocab.values["Shape"]:
+            raise InputError(f"unknown shape {obj['shape']!r}", path=path, record=where)
+        x, y, w, h, width, height = _box(obj, where, path)
+        item: dict[str, Any] = {"name": obj["shape"], "x": x, "y": y, "w": w, "h": h,
+                                "attributes": [obj["size"], obj["color"], obj["material"]], "relations": []}
+        parts = obj.get("parts")
+        if isinstance(parts, Mapping) and parts:
+            item["parts"] = {
+                str(p): {"name": part_display(str(p)),
+                         "attributes": [v.get(k) for k in ("size", "color", "material") if isinstance(v.get(k), str)]}
+                for p, v in parts.items() if isinstance(v, Mapping)}
+        objects[str(i)] = item
+    relationships = scene.get("relationships")
+    if not isinstance(relationships, Mapping):
+        raise InputError("scene has no 'relationships'", path=path, record=record)
+    for relation, name in RELATION_NAMES.items():
+        rows = relationships.get(relation, [])
+        if not isinstance(rows, list) or len(rows) not in (0, len(objects_in)):
+            raise InputError(f"relationships[{relation!r}] does not have one list per object", path=path,
+                             record=record)
+        for target, members in enumerate(rows):
+            for member in members if isinstance(members, list) else ():
+                if str(member) not in objects:
+                    raise InputError(f"relationships[{relation!r}][{target}] names object {member}, which "
+                                     "does not exist", path=path, record=record)
+                objects[str(member)]["relations"].append({"name": name, "object": str(target)})
+    graph: dict[str, Any] = {"width": width or _IMAGE_SIZE[0], "height": height or _IMAGE_SIZE[1],
+                             "objects": objects, "dataset": "clevr"}
+    return image_id, graph
+
+
+def load_scenes(path: str | os.PathLike[str]) -> SceneGraphs:
+    """Scenes from one file (a scene, or `{"scenes": [...]}`) or a directory of scene files."""
+    graphs: SceneGraphs = {}
+    for file in json_files(Path(path)):
+        data = read_json(file)
+        scenes = data.get("scenes") if isinstance(data, Mapping) and "scenes" in data else [data]
+        if not isinstance(scenes, list):
+            raise InputError("'scenes' is not a list", path=str(file))
+        for i, scene in enumerate(scenes):
+            image_id, graph = scene_graph(scene, path=str(file), record=f"scene {i}")
+            if image_id in graphs:
+                raise InputError("scene appears twice", path=str(file), record=f"scene {image_id}")
+            graphs[image_id] = graph  # type: ignore[assignment]
+    if not graphs:
+        raise InputError("no scenes found", path=str(path))
+    return graphs
+
+
+def _answer_words(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def load_questions(path: str | os.PathLike[str]) -> Questions:
+    """Questions of `{"questions": [...]}` files, keyed by `question_index`; a directory of files
+    keys them `<file stem>/<question_index>`, since each file numbers its questions from 0."""
+    files = json_files(Path(path))
+    prefixed = Path(path).is_dir()
+    out: Questions = {}
+    for file in files:
+        data = read_json(file)
+        rows = data.get("questions") if isinstance(data, Mapping) else None
+        if not isinstance(rows, list):
+            raise InputError("expected {\"questions\": [...]}", path=str(file))
+        for i, q in enumerate(rows):
+            where = f"question {i}"
+            if not isinstance(q, Mapping):
+                raise InputError("question is not an object", path=str(file), record=where)
+            index = q.get("question_index", i)
+            qid = f"{file.stem}/{index}" if prefixed else str(index)
+            where = f"question {qid}"
+            for name, kind in (("question", str), ("image", str)):
+                if not isinstance(q.get(name), kind):
+                    raise InputError(f"missing field {name!r}", path=str(file), record=where)
+            if qid in out:
+                raise InputError("question id appears twice", path=str(file), record=where)
+            record = dict(q)
+            record["imageId"] = q["image"]
+            if "answer" in q:
+                record["answer"] = _answer_words(q["answer"])
+            out[qid] = record  # type: ignore[assignment]
+    if not out:
+        raise InputError("no questions found", path=str(path))
+    return out
+
+
+def detect_format(questions: str | os.PathLike[str]) -> str:
+    """'clevr' when the first file's top-level keys are CLEVR's (`questions`, `info`), else 'gqa'
+    (an object keyed by question id). Reads only up to the first key, so a 1M-question file costs
+    nothing."""
+    import ijson
+
+    first = json_files(Path(questions))[0]
+    with open(first, "rb") as handle:
+        try:
+            for prefix, event, value in ijson.parse(handle):
+                if prefix == "" and event == "map_key":
+                    return "clevr" if value in ("questions", "info") else "gqa"
+                if prefix == "" and event == "start_array":
+                    return "gqa"
+        except ijson.JSONError as exc:
+            raise InputError(f"not valid JSON ({exc})", path=str(first)) from exc
+    return "gqa"
