@@ -120,6 +120,11 @@ def read_question(record: Mapping[str, Any]) -> Reading | Refusal:
 
 def build_program(family: Family, values: Mapping[str, str]) -> list[dict[str, Any]]:
     """The family's program with `values` filled in, expanded as the generator expands it."""
+    return build_program_and_map(family, values)[0]
+
+
+def build_program_and_map(family: Family, values: Mapping[str, str]) -> tuple[list[dict[str, Any]], dict[int, int]]:
+    """The program, and for each template node the program node that holds its output."""
     program: list[dict[str, Any]] = []
     at: dict[int, int] = {}  # template node -> program node holding its output
 
@@ -146,7 +151,7 @@ def build_program(family: Family, values: Mapping[str, str]) -> list[dict[str, A
             at[t] = last
         else:
             at[t] = add(kind, inputs, [values[p] for p in side])
-    return program
+    return program, at
 
 
 def normalize_program(program: Any) -> list[dict[str, Any]] | None:

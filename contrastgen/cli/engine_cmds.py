@@ -82,10 +82,17 @@ def _backend(name: str, address: str | None):
     return Backend(name, address)
 
 
+_format_option = click.option(
+    "--format", "data_format", type=click.Choice(["auto", "gqa", "clevr"]), default="auto", show_default=True,
+    help="The dataset family; auto: CLEVR for {\"questions\": [...]} files, else GQA.")
+
+
 @click.command("generate")
 @click.option("--questions", required=True, type=click.Path(path_type=Path),
-              help="GQA questions: one JSON file or a directory of shards.")
-@click.option("--scene-graphs", required=True, type=click.Path(path_type=Path), help="GQA scene graphs JSON.")
+              help="GQA questions (one JSON file or a directory of shards), or a CLEVR/Super-CLEVR "
+                   "{\"questions\": [...]} file or directory of them.")
+@click.option("--scene-graphs", required=True, type=click.Path(path_type=Path),
+              help="GQA scene graphs JSON, or CLEVR scenes: one file or a directory of scene files.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (replaced atomically).")
 @click.option("--max-k", default=5, show_default=True, type=click.IntRange(1, 50),
               help="Perturbations per question and template at most.")
@@ -95,13 +102,17 @@ def _backend(name: str, address: str | None):
 @_templates_option
 @_mode_option
 @_backend_option
+@_format_option
 def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int,
                  workers: int | None, no_progress: bool, templates: tuple[str, ...], mode: str,
-                 backend: str, address: str | None) -> None:
+                 backend: str, address: str | None, data_format: str) -> None:
     """Generate contrast sets with proven answers; writes OUT atomically."""
-    gen, timings = run_generate(questions, scene_graphs, out, max_k=max_k, seed=seed, workers=workers,
-                                progress=not no_progress, templates=_split(templates), mode=mode,
-                                backend=_backend(backend, address))
+    if resolve_format(data_format, questions) == "clevr":
+        gen, timings = run_generate_clevr(questions, scene_graphs, out, max_k=max_k, seed=seed)
+    else:
+        gen, timings = run_generate(questions, scene_graphs, out, max_k=max_k, seed=seed, workers=workers,
+                                    progress=not no_progress, templates=_split(templates), mode=mode,
+                                    backend=_backend(backend, address))
     from contrastgen.run.stats import stats_table
     console = Console(stderr=True)
     console.print(stats_table(gen.stats))
@@ -136,6 +147,30 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
     lap("write")
     timings["total"] = sum(timings.values())
     return gen, timings
+
+
+def resolve_format(data_format: str, questions: Path) -> str:
+    if data_format != "auto":
+        return data_format
+    from contrastgen.datasets.clevr import detect_format
+    return detect_format(questions)
+
+
+def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, seed: int):
+    """The CLEVR-family run: read questions back into programs, edit, prove, write."""
+    from contrastgen.clevr.generate import generate_clevr
+    from contrastgen.datasets.clevr import load_questions, load_scenes
+    from contrastgen.writers import write_outputs
+
+    start = time.perf_counter()
+    qs, graphs = load_questions(questions), load_scenes(scenes)
+    loaded = time.perf_counter()
+    gen = generate_clevr(qs, graphs, max_k=max_k, seed=seed)
+    generated = time.perf_counter()
+    write_outputs(gen, out)
+    done = time.perf_counter()
+    return gen, {"load": loaded - start, "generate": generated - loaded, "write": done - generated,
+                 "total": done - start}
 
 
 @click.command("augment")
