@@ -49,6 +49,11 @@ def sample_dir() -> Path:
     return Path(str(files("contrastgen.data"))) / "sample"
 
 
+def clevr_sample_dir() -> Path:
+    """The bundled Super-CLEVR sample (questions/, scenes/, images/) the demo's CLEVR loop runs on."""
+    return Path(str(files("contrastgen.data"))) / "sample_clevr"
+
+
 def api_file(name: str) -> Path:
     """A data file of the HTTP service (its OpenAPI examples)."""
     return Path(str(files("contrastgen.api"))) / name

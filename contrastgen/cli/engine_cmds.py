@@ -232,9 +232,31 @@ def demo_cmd(out: Path, seed: int) -> None:
         demo_loop = None
     if demo_loop is not None:
         console.print(demo_loop(contrast_dir, questions, graphs, out / "evaluation"))
+    clevr_dir = _clevr_demo(console, out / "clevr", seed)
     console.print(f"\nresults: {contrast_dir.resolve()}  (contrast_sets.jsonl, augmented.json, lxmert/, stats.md)")
     if demo_loop is not None:
         console.print(f"evaluation: {(out / 'evaluation').resolve()}")
+    console.print(f"CLEVR (Super-CLEVR sample): {clevr_dir.resolve()}  (contrast/, evaluation/)")
+
+
+def _clevr_demo(console: Console, out: Path, seed: int) -> Path:
+    """The same loop on the bundled Super-CLEVR sample: read, edit, prove, verify, evaluate."""
+    from contrastgen.datasets.clevr import load_scenes
+    from contrastgen.evaluation.clevr_demo import clevr_demo_loop
+    from contrastgen.resources import clevr_sample_dir
+    from contrastgen.verify.checker import verify_contrast_sets
+
+    sample = clevr_sample_dir()
+    gen, _ = run_generate_clevr(sample / "questions", sample / "scenes", out / "contrast", max_k=5, seed=seed)
+    from contrastgen.run.stats import stats_table
+    console.print(stats_table(gen.stats))
+    scenes = load_scenes(sample / "scenes")
+    report = verify_contrast_sets(gen.records, scenes)
+    console.print(f"verify (CLEVR): {report.checked} perturbations checked, {len(report.failures)} failed")
+    if not report.ok:
+        raise click.ClickException("the independent verifier rejected some CLEVR perturbations")
+    console.print(clevr_demo_loop(out / "contrast", scenes, out / "evaluation", seed=seed))
+    return out
 
 
 def register(group: click.Group) -> None:

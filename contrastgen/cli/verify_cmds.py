@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from contrastgen.datasets.gqa import load_scene_graphs
+from contrastgen.datasets.clevr import load_any_scene_graphs
 from contrastgen.jsonio import dumps
 from contrastgen.records import VerifyReport, contrast_file, read_contrast_records
 from contrastgen.verify.checker import verify_contrast_sets
@@ -24,7 +24,8 @@ def register(group: click.Group) -> None:
 @click.command("verify")
 @click.argument("out_dir", type=click.Path(path_type=Path))
 @click.option("--scene-graphs", "scene_graphs", required=True, type=click.Path(path_type=Path),
-              help="GQA scene graphs (a JSON file keyed by image id, or a directory of them).")
+              help="GQA scene graphs (a JSON file keyed by image id, or a directory of them), or CLEVR "
+                   "scenes (a {\"scenes\": [...]} file or a directory of scene files).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--show", default=10, show_default=True, type=click.IntRange(min=0),
               help="How many failures to list in the text summary.")
@@ -39,7 +40,7 @@ def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int) -> N
     """
     path = contrast_file(out_dir)
     records = read_contrast_records(path)  # fails on a missing or empty file before the slow graph load
-    graphs = load_scene_graphs(scene_graphs)
+    graphs = load_any_scene_graphs(scene_graphs)
     rules = load_rules()
     report = verify_contrast_sets(records, graphs, rules=rules)
     prone_source = rules.unannotated_prone_source

@@ -181,3 +181,31 @@ def detect_format(questions: str | os.PathLike[str]) -> str:
         except ijson.JSONError as exc:
             raise InputError(f"not valid JSON ({exc})", path=str(first)) from exc
     return "gqa"
+
+
+def is_clevr_scenes(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` holds CLEVR scenes: `{"scenes": [...]}` or scene files (with `objects` and
+    `image_filename` at the top), rather than GQA's graphs keyed by image id."""
+    import ijson
+
+    first = json_files(Path(path))[0]
+    with open(first, "rb") as handle:
+        try:
+            for prefix, event, value in ijson.parse(handle):
+                if prefix == "" and event == "map_key":
+                    if value in ("scenes", "objects", "image_filename", "relationships", "directions", "info"):
+                        return True
+                    if not value.isidentifier() or value.isdigit():
+                        return False
+                    return False
+        except ijson.JSONError as exc:
+            raise InputError(f"not valid JSON ({exc})", path=str(first)) from exc
+    return False
+
+
+def load_any_scene_graphs(path: str | os.PathLike[str]) -> SceneGraphs:
+    """CLEVR scenes or GQA scene graphs, whichever `path` holds, in the data model."""
+    if is_clevr_scenes(path):
+        return load_scenes(path)
+    from contrastgen.datasets.gqa import load_scene_graphs
+    return load_scene_graphs(path)

@@ -33,6 +33,7 @@ import regex
 from contrastgen.answers import normalize_answer as _normalize_answer
 from contrastgen.datasets.gqa import validate_scene_graph
 from contrastgen.records import Failure, VerifyReport
+from contrastgen.verify.clevr import clevr_problems
 from contrastgen.verify.facts import check_fact
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex, object_id
 from contrastgen.verify.program import execute_program
@@ -118,7 +119,9 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
             except _GRAPH_ERRORS:
                 validate_scene_graph(str(image_id), scene_graphs[str(image_id)])
                 raise
-            found += _identity_problems(p, qid, pid, record.get("template"), seen_perturbations, rules)
+            # CLEVR perturbations are program edits and are numbered as the program path's are
+            template = "program" if record.get("dataset") == "clevr" else record.get("template")
+            found += _identity_problems(p, qid, pid, template, seen_perturbations, rules)
             report.failures.extend(Failure(qid, pid, message, check) for check, message in found)
     return report
 
@@ -174,6 +177,10 @@ def _record_problems(record: dict[str, Any], qid: str, seen: set[tuple[str, str]
     template = record.get("template")
     if not isinstance(template, str):
         problems.append((STRUCTURE, "record has no string 'template'"))
+    elif record.get("dataset") == "clevr":  # CLEVR records name their question family's file
+        family = record.get("family") if isinstance(record.get("family"), dict) else {}
+        if template != str(family.get("template_filename", "")).removesuffix(".json"):
+            problems.append((STRUCTURE, f"template {template!r} is not the record's family file"))
     elif rules.template_suffixes and template not in rules.template_suffixes:
         problems.append((STRUCTURE, f"template {template!r} is not in rules/templates.json"))
     key = (qid, str(template))
@@ -240,6 +247,8 @@ def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
         return problems + [(STRUCTURE, "evidence has no 'query' object")]
     if query.get("op") == "program":  # a program edit: its words, programs and answer, not a query
         return problems + program_edit_problems(record or {}, p, graph, rules)
+    if query.get("op") == "clevr_program":  # a CLEVR-family edit: its own program, trace and words
+        return problems + clevr_problems(record or {}, p, graph)
     try:
         computed = execute_query(query, graph, rules)
     except EvidenceProblem as exc:

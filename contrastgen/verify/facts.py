@@ -104,7 +104,28 @@ def _color(f: Fact, g: GraphIndex, rules: VerifyRules) -> None:
                               f"not {sorted(claimed)}")
 
 
+def _part(f: Fact, g: GraphIndex, rules: VerifyRules) -> None:
+    """A Super-CLEVR part: the object has a part of that name, with those attributes."""
+    oid = object_id(f, "object", "part fact")
+    name = field(f, "name", str, "part fact")
+    part = (g.obj(oid).get("parts") or {}).get(name)
+    if part is None:
+        raise EvidenceProblem(f"part fact: object {oid} has no part {name!r}")
+    missing = sorted(set(f.get("attributes") or []) - set(part.get("attributes", [])))
+    if missing:
+        raise EvidenceProblem(f"part fact: part {name!r} of object {oid} lacks attributes {missing}")
+
+
+def _object_count(f: Fact, g: GraphIndex, rules: VerifyRules) -> None:
+    """The closed world an absence rests on: a CLEVR scene lists every object, and this many."""
+    count = field(f, "count", int, "object_count fact")
+    if count != len(g.objects):
+        raise EvidenceProblem(f"object_count fact: the scene has {len(g.objects)} objects, not {count}")
+
+
 FACTS: dict[str, Callable[[Fact, GraphIndex, VerifyRules], None]] = {
+    "part": _part,
+    "object_count": _object_count,
     "object": _object,
     "relation": _relation,
     "absent": _absent,

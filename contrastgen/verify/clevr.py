@@ -1,0 +1,227 @@
+"""Re-checking a CLEVR-family perturbation: its program, its answer, its words and its facts.
+
+Independent of the generator's executor (`contrastgen.clevr.executor`) on purpose: this module
+interprets CLEVR programs itself, straight over the scene graph's objects, so a bug in one is
+caught by the other. What it shares with the generator is rule data: the Super-CLEVR shape
+categories (rules/clevr/metadata_superclevr.json) and the question families, through which it
+reads the perturbation's words back into a program (the words must say what the program does).
+
+Checks, each a failure of its own:
+- the program runs: every `unique` denotes exactly one object or part;
+- its trace equals the evidence's trace, and its answer the evidence's and the perturbation's;
+- a contrast's answer differs from the original's, an invariance one's equals it;
+- a contrast changes exactly one value of the original program; a redundancy edit only adds or
+  drops attribute filters;
+- the question's words, read with the record's family, give exactly the perturbation's program.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from contrastgen.resources import rules_resource
+from contrastgen.verify.graph import GraphIndex
+
+Problem = tuple[str, str]
+_POSITION = {"right", "left", "front", "back", "center", "mid", "s"}
+_RELATIONS = {"left": "to the left of", "right": "to the right of", "behind": "behind", "front": "in front of"}
+_ATTRS = ("size", "color", "material")
+_FILTERS = {"filter_size", "filter_color", "filter_material", "filter_shape",
+            "partfilter_size", "partfilter_color", "partfilter_material", "partfilter_partname"}
+
+
+class ProgramFails(Exception):
+    pass
+
+
+@functools.lru_cache(maxsize=1)
+def _categories() -> dict[str, str]:
+    meta = orjson.loads(rules_resource("clevr", "metadata_superclevr.json").read_bytes())
+    return {shape: cat for cat, shapes in meta["types"]["Shape"].items() for shape in shapes}
+
+
+@functools.lru_cache(maxsize=1)
+def _value_types() -> dict[str, str]:
+    meta = orjson.loads(rules_resource("clevr", "metadata_clevr.json").read_bytes())
+    return {v: kind.lower() for kind in ("Size", "Color", "Material") for v in meta["types"][kind]}
+
+
+def _words(raw: str) -> tuple[str, ...]:
+    parts = raw.split("_")
+    if parts[-1] == "s":
+        parts = parts[:-1]
+    return tuple(sorted(parts))  # the same words in any order name the same part
+
+
+def _kind(raw: str) -> str:
+    return "_".join(w for w in raw.split("_") if w not in _POSITION)
+
+
+class _Scene:
+    def __init__(self, objects: Mapping[str, Mapping[str, Any]]):
+        types = _value_types()
+        self.n = len(objects)
+        self.attrs: list[dict[str, str]] = []
+        self.parts: list[dict[str, dict[str, str]]] = []
+        self.rel: dict[tuple[str, int], set[int]] = {}
+        for i in range(self.n):
+            obj = objects[str(i)]
+            typed = {types[a]: a for a in obj.get("attributes", []) if a in types}
+            typed["shape"] = obj["name"]
+            self.attrs.append(typed)
+            self.parts.append({name: {types[a]: a for a in p.get("attributes", []) if a in types}
+                               for name, p in (obj.get("parts") or {}).items()})
+            for r in obj.get("relations", []):
+                self.rel.setdefault((r["name"], int(r["object"])), set()).add(i)
+
+    def matches(self, item: Any, attribute: str, value: str) -> bool:
+        if isinstance(item, list):  # a part: [object, name]
+            obj, name = item
+            if attribute == "partname":
+                return _words(name) == _words(value) or _kind(name) == value
+            return self.parts[obj][name].get(attribute) == value
+        actual = self.attrs[item][attribute]
+        return actual == value or (attribute == "shape" and _categories().get(actual) == value)
+
+
+def run_program(program: list[dict[str, Any]], objects: Mapping[str, Mapping[str, Any]]) -> list[Any]:
+    """Every node's output, in the evidence's JSON shape; ProgramFails when a node has no output."""
+    scene = _Scene(objects)
+    out: list[Any] = []
+    for n, node in enumerate(program):
+        kind, args = node["type"], [out[i] for i in node["inputs"]]
+        value = (node.get("value_inputs") or [None])[0]
+        if kind == "scene":
+            result: Any = list(range(scene.n))
+        elif kind in ("unique", "uniquepart"):
+            if len(args[0]) != 1:
+                raise ProgramFails(f"node {n} ({kind}) denotes {len(args[0])} things, not one")
+            result = args[0][0]
+        elif kind.startswith(("filter_", "partfilter_")):
+            attribute = kind.split("_", 1)[1]
+            result = [x for x in args[0] if scene.matches(x, attribute, value)]
+        elif kind == "relate":
+            result = sorted(scene.rel.get((_RELATIONS[value], args[0]), ()))
+        elif kind.startswith("same_"):
+            attribute = kind[5:]
+            result = [j for j in range(scene.n) if j != args[0] and scene.attrs[j][attribute] == scene.attrs[args[0]][attribute]]
+        elif kind.startswith(("query_", "partquery_")):
+            attribute = kind.split("_", 1)[1]
+            target = args[0]
+            if isinstance(target, list):
+                result = target[1] if attribute == "partname" else scene.parts[target[0]][target[1]][attribute]
+            else:
+                result = scene.attrs[target][attribute]
+        elif kind == "object2part":
+            objs = args[0] if isinstance(args[0], list) else [args[0]]
+            result = [[o, name] for o in objs for name in _ordered_parts(scene, o)]
+        elif kind == "part2object":
+            parts = [args[0]] if args[0] and isinstance(args[0][0], int) else args[0]
+            result = sorted({p[0] for p in parts})
+        elif kind in ("union", "intersect"):
+            a, b = set(args[0]), set(args[1])
+            result = sorted(a | b if kind == "union" else a & b)
+        elif kind == "count":
+            result = len(args[0])
+        elif kind == "exist":
+            result = bool(args[0])
+        elif kind.startswith("equal_"):
+            result = args[0] == args[1]
+        elif kind in ("less_than", "greater_than"):
+            result = args[0] < args[1] if kind == "less_than" else args[0] > args[1]
+        else:
+            raise ProgramFails(f"node {n}: unknown function {kind!r}")
+        out.append(result)
+    return out
+
+
+def _ordered_parts(scene: _Scene, obj: int) -> list[str]:
+    return _part_order(scene.attrs[obj]["shape"], tuple(scene.parts[obj]))
+
+
+@functools.lru_cache(maxsize=4096)
+def _part_order(shape: str, names: tuple[str, ...]) -> list[str]:
+    order = _part_dict().get(shape, [])
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+
+
+@functools.lru_cache(maxsize=1)
+def _part_dict() -> dict[str, list[str]]:
+    return orjson.loads(rules_resource("clevr", "part_dict.json").read_bytes())
+
+
+def answer_words(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    meta = _shape_names()
+    if value in meta:
+        return meta[value]
+    if "_" in value:
+        words = value.split("_")
+        if words[-1] == "s":
+            words.pop()
+        while words and words[-1] in _POSITION - {"s"}:
+            words.insert(0, words.pop())
+        return " ".join(words)
+    return value
+
+
+@functools.lru_cache(maxsize=1)
+def _shape_names() -> dict[str, str]:
+    return orjson.loads(rules_resource("clevr", "metadata_superclevr.json").read_bytes())["types"]["Shapename"]
+
+
+def _edit_problems(original: Any, edited: list[dict[str, Any]], invariance: bool) -> list[Problem]:
+    if not isinstance(original, list):
+        return [("program", "record has no original 'program' to compare the edit with")]
+    if invariance:
+        core = [(n["type"], n["value_inputs"]) for n in original if n["type"] not in _FILTERS]
+        core_new = [(n["type"], n["value_inputs"]) for n in edited if n["type"] not in _FILTERS]
+        if core != core_new:
+            return [("program", "a redundancy edit may only add or drop attribute filters")]
+        return []
+    if [(n["type"], n["inputs"]) for n in original] != [(n["type"], n["inputs"]) for n in edited]:
+        return [("program", "a contrast must keep the program's shape and change one value")]
+    changed = sum(1 for a, b in zip(original, edited, strict=True) if a["value_inputs"] != b["value_inputs"])
+    if changed != 1:
+        return [("program", f"a contrast must change exactly one value; this one changes {changed}")]
+    return []
+
+
+def clevr_problems(record: Mapping[str, Any], p: Mapping[str, Any], graph: GraphIndex) -> list[Problem]:
+    """Everything wrong with one CLEVR-family perturbation (an empty list: it holds)."""
+    from contrastgen.clevr.recover import Reading, read_question  # the family texts: rule data
+
+    program = p.get("program")
+    if not isinstance(program, list) or not all(isinstance(n, Mapping) for n in program):
+        return [("structure", "CLEVR perturbation has no 'program' list")]
+    problems: list[Problem] = []
+    evidence = p.get("evidence") or {}
+    try:
+        trace = run_program(program, graph.objects)
+    except (ProgramFails, KeyError, IndexError, TypeError) as exc:
+        return [("query", f"the program does not run on the scene: {exc}")]
+    if trace != evidence.get("trace"):
+        problems.append(("query", "the evidence's trace is not what the program computes"))
+    computed = answer_words(trace[-1])
+    if computed != p.get("answer") or computed != evidence.get("answer"):
+        problems.append(("answer", f"the program answers {computed!r}; the perturbation says {p.get('answer')!r}"))
+    invariance = p.get("kind") == "invariance"
+    if (computed == record.get("answer")) != invariance:
+        problems.append(("answer", "an invariance edit must keep the answer" if invariance
+                         else "a contrast must change the answer"))
+    problems += _edit_problems(record.get("program"), program, invariance)
+    family = record.get("family") or {}
+    reading = read_question({"question": p.get("question", ""), **family})
+    if not isinstance(reading, Reading):
+        problems.append(("text_mismatch", f"the question cannot be read with its family: {reading.reason}"))
+    elif reading.program() != program:
+        problems.append(("text_mismatch", "the words say a different program from the perturbation's"))
+    return problems
