@@ -5,8 +5,9 @@ earlier nodes' indices. Semantics, as Super-CLEVR's `question_engine.py` defines
 choices it leaves open made explicit (the README's CLEVR section has the table):
 - `scene` is every object; `filter_<attr>[v]` keeps objects whose attribute is v, and for shapes
   also objects whose category is v ("bus" keeps every bus); `partfilter_<attr>` does the same on
-  parts, where a part name matches a part written with the same words ("front left wheel"
-  names both `front_left_wheel` and `wheel_front_left`) or of the same kind ("wheel").
+  parts, where a part name matches every part whose words include its words ("front wheel"
+  names `wheel_front` and a bus's `wheel_front_left`, "wheel" every wheel), so a reference to
+  "the front wheel" is only unique when it is in English.
 - `unique` of anything but exactly one object or part is not an answer: execution stops with
   `Invalid`, the reason naming the node, so a caller refuses instead of guessing.
 - `relate[r]` of object i is the objects in relation r to i (`relationships[r][i]`);
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contrastgen.clevr.scene import ClevrScene, Part
-from contrastgen.clevr.vocab import load_vocabulary, part_display, part_kind
+from contrastgen.clevr.vocab import load_vocabulary, part_display
 
 Value = Any  # tuple of objects or parts, an object (int), a part, an int, a bool or a str
 
@@ -44,7 +45,10 @@ class Execution:
 
 
 def part_matches(raw: str, value: str) -> bool:
-    return raw == value or part_display(raw) == part_display(value) or part_kind(raw) == value
+    """A part name names every part whose words include its words: "front wheel" names a bus's
+    `wheel_front_left` too (a front left wheel is a front wheel), as Super-CLEVR's engine, which
+    matches by substring, also reads it; "wheel" names every wheel."""
+    return set(part_display(value).split()) <= set(part_display(raw).split())
 
 
 def _attribute_filter(attribute: str) -> Callable[[ClevrScene, list[Value], str], Value]:

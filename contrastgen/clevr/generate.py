@@ -26,7 +26,7 @@ from contrastgen.clevr.recover import (
     words_and_program_agree,
 )
 from contrastgen.clevr.scene import ClevrScene, clevr_scene
-from contrastgen.clevr.vocab import RELATION_NAMES, load_vocabulary
+from contrastgen.clevr.vocab import RELATION_NAMES, load_vocabulary, part_display
 from contrastgen.jsonio import dumps
 from contrastgen.records import contrast_set_record
 from contrastgen.run.entries import ViewEntry
@@ -89,6 +89,26 @@ def evidence(program: list[dict[str, Any]], execution: Execution, scene: ClevrSc
             "trace": [trace_json(o) for o in execution.outputs], "facts": facts, "answer": answer}
 
 
+def engine_program(program: list[dict[str, Any]], execution: Execution) -> list[dict[str, Any]]:
+    """The program with each part name as the scene's own raw name, so Super-CLEVR's engine, which
+    matches raw names exactly, runs it as it is: "front left door" is `front_left_door` on a car
+    and `door_front_left` on a bus. A name no part in scope is written with exactly (a kind such
+    as "wheel") stays, as the engine matches it by substring; one written two ways in scope stays
+    as read (that engine could not say it)."""
+    out = []
+    for node in program:
+        if node["type"] == "partfilter_partname":
+            value = node["value_inputs"][0]
+            scope = execution.outputs[node["inputs"][0]]
+            words = sorted(part_display(value).split())
+            raw = {name for _, name in scope if sorted(part_display(name).split()) == words} \
+                if isinstance(scope, tuple) else set()
+            if len(raw) == 1:
+                node = {**node, "value_inputs": [raw.pop()]}
+        out.append(node)
+    return out
+
+
 def _types(reading: Reading) -> dict[str, str]:
     return {"structural": reading.family.nodes[-1]["type"], "semantic": reading.family.file.removesuffix(".json"),
             "detailed": reading.family.key}
@@ -122,7 +142,7 @@ def perturb_question(qid: str, q: Mapping[str, Any], scene: ClevrScene, *, max_k
         p: dict[str, Any] = {
             "question_id": f"{qid}_p{rank}", "question": edit.question, "answer": edit.answer, "rank": rank,
             "change": edit.change, "evidence": evidence(edit.program, edit.execution, scene, edit.answer),
-            "program": edit.program}
+            "program": engine_program(edit.program, edit.execution)}
         if edit.invariance:
             p["kind"] = "invariance"
         perturbations.append(p)
@@ -132,7 +152,7 @@ def perturb_question(qid: str, q: Mapping[str, Any], scene: ClevrScene, *, max_k
         grounding={}, perturbations=perturbations, types=_types(reading))
     record["dataset"] = "clevr"
     record["family"] = {"template_filename": reading.family.file, "question_family_index": reading.family.index}
-    record["program"] = program
+    record["program"] = engine_program(program, original)
     return record, None, reading
 
 

@@ -25,6 +25,7 @@ _COMMAND_MODULES = (
     "contrastgen.cli.lexicon_cmds",
     "contrastgen.cli.verify_cmds",
     "contrastgen.cli.view_cmds",
+    "contrastgen.cli.clevr_cmds",
 )
 
 

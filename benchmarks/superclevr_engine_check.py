@@ -1,0 +1,71 @@
+"""Runs Super-CLEVR's own question engine on contrastgen's CLEVR-format programs.
+
+Usage: python benchmarks/superclevr_engine_check.py ENGINE_DIR OUT_DIR SCENES_DIR
+ENGINE_DIR holds Super-CLEVR's `question_generation/question_engine.py` (github.com/Lizw14/Super-CLEVR;
+not shipped with contrastgen); OUT_DIR is a `contrastgen generate` output on Super-CLEVR data.
+Prints how many original and perturbed programs the engine executes to the answer contrastgen
+recorded, and lists the others: the check that the programs are CLEVR's format "as they are".
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+from contrastgen.clevr.vocab import load_vocabulary
+from contrastgen.resources import rules_file
+
+
+def _engine(engine_dir: Path):
+    spec = importlib.util.spec_from_file_location("question_engine", engine_dir / "question_engine.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _metadata() -> dict:
+    meta = json.loads(rules_file("clevr", "metadata_superclevr.json").read_text())
+    meta["_shape_hier"] = {s: cat for cat, shapes in meta["types"]["Shape"].items() for s in shapes}
+    meta["types"]["Partname"] = json.loads(rules_file("clevr", "part_dict.json").read_text())
+    return meta
+
+
+def _with_parts(scene: dict, meta: dict) -> dict:
+    """The engine reads parts from `_parts`, numbered by the shape's part list, as its generator
+    prepares scenes before asking questions."""
+    scene = copy.deepcopy(scene)
+    for obj in scene["objects"]:
+        names = meta["types"]["Partname"].get(obj["shape"], [])
+        obj["_parts"] = {i: {"partname": n, **obj.get("parts", {})[n]} for i, n in enumerate(names)
+                         if n in obj.get("parts", {})}
+    return scene
+
+
+def main(engine_dir: str, out_dir: str, scenes_dir: str) -> int:
+    engine = _engine(Path(engine_dir))
+    meta = _metadata()
+    vocab = load_vocabulary()
+    scenes = {p.stem: json.loads(p.read_text()) for p in Path(scenes_dir).glob("*.json")}
+    ok = bad = 0
+    for line in Path(out_dir, "contrast_sets.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        scene = _with_parts(scenes[record["image_id"]], meta)
+        items = [(record["question_id"], record["program"], record["answer"])]
+        items += [(p["question_id"], p["program"], p["answer"]) for p in record["perturbations"]]
+        for qid, program, answer in items:
+            nodes = [{"type": n["type"], "inputs": n["inputs"], "side_inputs": n["value_inputs"]} for n in program]
+            got = engine.answer_question({"nodes": nodes}, meta, copy.deepcopy(scene), cache_outputs=False)
+            if got != "__INVALID__" and vocab.answer_words(got) == answer:
+                ok += 1
+            else:
+                bad += 1
+                print(f"{qid}: engine {got!r}, contrastgen {answer!r}")
+    print(f"Super-CLEVR's engine agrees on {ok} of {ok + bad} programs")
+    return 0 if bad == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:4]))
