@@ -1,0 +1,74 @@
+"""Reading CLEVR-family files: both scene layouts, format detection, and located errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from contrastgen.datasets.clevr import detect_format, is_clevr_scenes, load_questions, load_scenes
+from contrastgen.errors import InputError
+
+
+def test_scene_dir_and_scenes_file_give_the_same_graphs(sample, tmp_path):
+    from_dir = load_scenes(sample / "scenes")
+    scenes = [json.loads(p.read_text()) for p in sorted((sample / "scenes").glob("*.json"))]
+    bundle = tmp_path / "scenes.json"
+    bundle.write_text(json.dumps({"info": {}, "scenes": scenes}))
+    assert load_scenes(bundle) == from_dir
+    graph = from_dir["superCLEVR_new_000000"]
+    obj = graph["objects"]["0"]
+    assert obj["name"] == "truck" and set(obj["attributes"]) == {"small", "red", "rubber"}
+    assert obj["parts"]["trunk"]["name"] == "trunk"
+    # relationships["left"][0] lists the objects left of object 0; they carry the relation
+    left_of_0 = {o for o, v in graph["objects"].items()
+                 if {"name": "to the left of", "object": "0"} in v["relations"]}
+    assert left_of_0 == {str(i) for i in scenes[0]["relationships"]["left"][0]}
+    assert 0 < obj["w"] < graph["width"]
+
+
+def test_formats_are_detected(sample):
+    assert detect_format(sample / "questions") == "clevr"
+    assert is_clevr_scenes(sample / "scenes")
+    from contrastgen.resources import sample_dir
+    assert detect_format(sample_dir() / "questions.json") == "gqa"
+    assert not is_clevr_scenes(sample_dir() / "scene_graphs.json")
+
+
+def test_question_ids_and_answers(sample):
+    one = load_questions(sample / "questions" / "superCLEVR_questions_5.json")
+    both = load_questions(sample / "questions")
+    assert "0" in one and "superCLEVR_questions_5/0" in both and "superCLEVR_questions_part_5/0" in both
+    assert one["0"]["imageId"] == "superCLEVR_new_000000"
+    assert {q["answer"] for q in one.values()} >= {"yes", "no"}  # CLEVR's booleans, as words
+
+
+@pytest.mark.parametrize("scene, message", [
+    ({"objects": []}, "image_filename"),
+    ({"image_filename": "a.png", "objects": [{"shape": "cube"}], "relationships": {}}, "'size'"),
+    ({"image_filename": "a.png", "objects": [{"shape": "dragon", "size": "small", "color": "red",
+                                               "material": "metal", "pixel_coords": [1, 2, 3]}],
+      "relationships": {}}, "unknown shape"),
+    ({"image_filename": "a.png", "objects": [{"shape": "cube", "size": "small", "color": "red",
+                                               "material": "metal", "pixel_coords": [1, 2, 3]}],
+      "relationships": {"left": [[4]]}}, "does not exist"),
+])
+def test_malformed_scene_names_file_and_record(tmp_path, scene, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(scene))
+    with pytest.raises(InputError) as err:
+        load_scenes(path)
+    assert message in str(err.value) and "bad.json" in str(err.value)
+
+
+def test_cli_error_exit_code_and_no_output(sample, tmp_path):
+    bad = tmp_path / "q.json"
+    bad.write_text(json.dumps({"questions": [{"question": "Is it?"}]}))
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "contrastgen", "generate", "--questions", str(bad),
+                           "--scene-graphs", str(sample / "scenes"), "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "q.json" in done.stderr and "question 0" in done.stderr and "'image'" in done.stderr
+    assert not out.exists()
