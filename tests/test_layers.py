@@ -20,7 +20,7 @@ SOURCES = {"contrastgen": REPO / "contrastgen", "contrastgen.api": REPO / "api",
 
 # Stage -> the stages it may import (itself always). Order is the README's, lowest first.
 CORE = "core"  # the root modules of contrastgen/: errors, jsonio, answers, resources, records
-GENERATOR = ("language", "scene", "templates", "programs", "engine", "run", "writers")
+GENERATOR = ("language", "scene", "templates", "programs", "engine", "run", "writers", "clevr")
 ALLOWED: dict[str, set[str]] = {
     CORE: set(),
     "datasets": {CORE},
@@ -32,14 +32,16 @@ ALLOWED: dict[str, set[str]] = {
     "engine": {CORE, "datasets", "language", "scene", "templates", "programs"},
     "run": {CORE, "datasets", "language", "scene", "templates", "programs", "engine"},
     "writers": {CORE, "datasets", "run"},
+    "clevr": {CORE, "datasets", "run"},
     "mturk": {CORE},
     "ood": {CORE, "datasets"},
-    "evaluation": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "verify"},
+    "evaluation": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "verify",
+                   "clevr"},
     "viewer": {CORE, "evaluation"},
     "api": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
-            "verify", "evaluation", "viewer"},
+            "verify", "evaluation", "viewer", "clevr"},
     "cli": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
-            "verify", "evaluation", "ood", "mturk", "api", "viewer"},
+            "verify", "evaluation", "ood", "mturk", "api", "viewer", "clevr"},
     "data": set(), "rules": set(),
 }
 CORE_MODULES = {"__init__", "__main__", "answers", "errors", "jsonio", "records", "resources"}

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from contrastgen.clevr.executor import Execution, Invalid, execute
-from contrastgen.clevr.recover import (
+from contrastgen.clevr.render import render
+from contrastgen.clevr.scene import ClevrScene
+from contrastgen.datasets.clevr_reading import (
     Reading,
     build_program,
     build_program_and_map,
@@ -29,9 +31,7 @@ from contrastgen.clevr.recover import (
     null_value,
     read_question,
 )
-from contrastgen.clevr.render import render
-from contrastgen.clevr.scene import ClevrScene
-from contrastgen.clevr.vocab import load_vocabulary
+from contrastgen.datasets.clevr_vocab import load_vocabulary
 
 EDITABLE = ("Size", "Color", "Material", "Shape", "Relation")
 CHANGE_KIND = {"Size": "attribute", "Color": "attribute", "Material": "attribute", "Shape": "object",

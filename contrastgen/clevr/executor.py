@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contrastgen.clevr.scene import ClevrScene, Part
-from contrastgen.clevr.vocab import load_vocabulary, part_display
+from contrastgen.datasets.clevr_vocab import load_vocabulary, part_display
 
 Value = Any  # tuple of objects or parts, an object (int), a part, an int, a bool or a str
 

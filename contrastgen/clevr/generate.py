@@ -19,14 +19,14 @@ from typing import Any
 
 from contrastgen.clevr.edits import Edit, Editor
 from contrastgen.clevr.executor import Execution, Invalid, Value, execute
-from contrastgen.clevr.recover import (
+from contrastgen.clevr.scene import ClevrScene, clevr_scene
+from contrastgen.datasets.clevr_reading import (
     Reading,
     Refusal,
     read_question,
     words_and_program_agree,
 )
-from contrastgen.clevr.scene import ClevrScene, clevr_scene
-from contrastgen.clevr.vocab import RELATION_NAMES, load_vocabulary, part_display
+from contrastgen.datasets.clevr_vocab import RELATION_NAMES, load_vocabulary, part_display
 from contrastgen.jsonio import dumps
 from contrastgen.records import contrast_set_record
 from contrastgen.run.entries import ViewEntry

@@ -4,7 +4,8 @@ A perturbation is written the way the generator wrote the original, from the sam
 same family: the optionals the original kept, the synonyms it chose (a value's synonym is kept
 when the new value has it, e.g. "tiny" for small), "other" kept or dropped by the generator's own
 rule. So the words are grammatical by construction, and reading them back
-(`recover.read_question`) gives the edited program: `edits` checks that before keeping one.
+(`datasets.clevr_reading.read_question`) gives the edited program: `clevr.edits` checks that
+before keeping one.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from collections.abc import Mapping
 
 import regex
 
-from contrastgen.clevr.recover import Reading, keeps_other
-from contrastgen.clevr.vocab import load_vocabulary
+from contrastgen.datasets.clevr_reading import Reading, keeps_other
+from contrastgen.datasets.clevr_vocab import load_vocabulary
 
 _OPTIONAL = regex.compile(r"\[([^\]]*)\]")
 _PARAM = regex.compile(r"<[A-Z]\d?>")

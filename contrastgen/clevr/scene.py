@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from contrastgen.clevr.vocab import RELATION_VALUES, Vocabulary, load_vocabulary
+from contrastgen.datasets.clevr_vocab import RELATION_VALUES, Vocabulary, load_vocabulary
 from contrastgen.errors import InputError
 
 Part = tuple[int, str]  # (object index, raw part name)

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from contrastgen.clevr.vocab import RELATION_NAMES, load_vocabulary, part_display
 from contrastgen.datasets.base import Questions, SceneGraphs
+from contrastgen.datasets.clevr_vocab import RELATION_NAMES, load_vocabulary, part_display
 from contrastgen.datasets.gqa import json_files
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from contrastgen.clevr.recover import Reading, read_question
-from contrastgen.clevr.vocab import part_display
 from contrastgen.datasets.clevr import load_scenes
+from contrastgen.datasets.clevr_reading import Reading, read_question
+from contrastgen.datasets.clevr_vocab import part_display
 from contrastgen.records import load_contrast_records
 from contrastgen.verify.checker import verify_contrast_sets
 

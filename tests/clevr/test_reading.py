@@ -8,12 +8,12 @@ from collections import Counter
 import pytest
 
 from contrastgen.clevr.executor import Execution, execute
-from contrastgen.clevr.recover import Reading, read_question
 from contrastgen.clevr.render import render
 from contrastgen.clevr.scene import clevr_scene
-from contrastgen.clevr.templates import PATTERNS_FILE, build_patterns
-from contrastgen.clevr.vocab import load_vocabulary
 from contrastgen.datasets.clevr import load_questions, load_scenes
+from contrastgen.datasets.clevr_reading import Reading, read_question
+from contrastgen.datasets.clevr_templates import PATTERNS_FILE, build_patterns
+from contrastgen.datasets.clevr_vocab import load_vocabulary
 from contrastgen.resources import rules_file
 
 QUESTION_FILES = ("superCLEVR_questions_5.json", "superCLEVR_questions_part_5.json")

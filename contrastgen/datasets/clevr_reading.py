@@ -1,6 +1,6 @@
 """Reading a CLEVR-family question back into its parameters and its program.
 
-The question names its family; the family's compiled texts (`templates.compiled_patterns`) say
+The question names its family; the family's compiled texts (`clevr_templates.compiled_patterns`) say
 which words each parameter was written with. A reading is kept only when it is the one reading
 the generator could have produced: the template's NULL constraints hold (a parameter the family
 leaves open is open), the word "other" is there exactly when the generator would have kept it,
@@ -20,14 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from contrastgen.clevr.templates import (
+from contrastgen.datasets.clevr_templates import (
     PARAM_TYPES,
     Family,
     compiled_patterns,
     group_name,
     load_families,
 )
-from contrastgen.clevr.vocab import NULL_PART, NULL_SHAPE, load_vocabulary, part_display
+from contrastgen.datasets.clevr_vocab import NULL_PART, NULL_SHAPE, load_vocabulary, part_display
 
 _SPECIAL = ("filter_unique", "filter_count", "filter_exist", "filter", "relate_filter", "relate_filter_unique",
             "relate_filter_count", "relate_filter_exist", "partfilter_unique", "partfilter")
@@ -76,7 +76,7 @@ def keeps_other(values: Mapping[str, str]) -> bool:
 
 
 def constraints_hold(family: Family, values: Mapping[str, str]) -> bool:
-    """The family's NULL constraints (OUT_NEQ needs the scene: see `edits`)."""
+    """The family's NULL constraints (OUT_NEQ needs the scene: see `contrastgen.clevr.edits`)."""
     for c in family.constraints:
         if c["type"] == "NULL":
             param = c["params"][0]

@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 import regex
 
-from contrastgen.clevr.vocab import Vocabulary, load_vocabulary
+from contrastgen.datasets.clevr_vocab import Vocabulary, load_vocabulary
 from contrastgen.errors import InputError
 from contrastgen.resources import rules_dir, rules_resource
 
