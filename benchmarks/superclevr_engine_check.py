@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from contrastgen.clevr.vocab import load_vocabulary
+from contrastgen.datasets.clevr_vocab import load_vocabulary
 from contrastgen.resources import rules_file
 
 

@@ -18,7 +18,7 @@ def clevr_group() -> None:
 @clevr_group.command("compile")
 def compile_cmd() -> None:
     """Rebuild rules/clevr/question_patterns.json from the template files and the vocabulary."""
-    from contrastgen.clevr.templates import write_patterns
+    from contrastgen.datasets.clevr_templates import write_patterns
 
     click.echo(f"wrote {write_patterns()}", err=True)
 
@@ -28,8 +28,8 @@ def compile_cmd() -> None:
 def read_cmd(questions: Path) -> None:
     """Print each question's recovered parameters and CLEVR-format program (JSONL), or why it
     cannot be read."""
-    from contrastgen.clevr.recover import Refusal, read_question
     from contrastgen.datasets.clevr import load_questions
+    from contrastgen.datasets.clevr_reading import Refusal, read_question
 
     out = sys.stdout.buffer
     for qid, q in load_questions(questions).items():

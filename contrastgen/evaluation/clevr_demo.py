@@ -18,7 +18,7 @@ from rich.console import RenderableType
 
 from contrastgen.clevr.executor import Execution, execute
 from contrastgen.clevr.scene import clevr_scene
-from contrastgen.clevr.vocab import load_vocabulary
+from contrastgen.datasets.clevr_vocab import load_vocabulary
 from contrastgen.evaluation.baselines import prior_predictions, to_submission
 from contrastgen.evaluation.contrast import evaluate_contrast
 from contrastgen.evaluation.report import render_report, write_report

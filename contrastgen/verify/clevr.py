@@ -204,7 +204,10 @@ def _edit_problems(original: Any, edited: list[dict[str, Any]], invariance: bool
 
 def clevr_problems(record: Mapping[str, Any], p: Mapping[str, Any], graph: GraphIndex) -> list[Problem]:
     """Everything wrong with one CLEVR-family perturbation (an empty list: it holds)."""
-    from contrastgen.clevr.recover import Reading, read_question  # the family texts: rule data
+    from contrastgen.datasets.clevr_reading import (  # the family texts: rule data
+        Reading,
+        read_question,
+    )
 
     program = p.get("program")
     if not isinstance(program, list) or not all(isinstance(n, Mapping) for n in program):
