@@ -34,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "writers": {CORE, "datasets", "run"},
     "clevr": {CORE, "datasets", "run"},
     "mturk": {CORE},
-    "ood": {CORE, "datasets"},
+    "ood": {CORE, "datasets", "clevr"},
     "evaluation": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "verify",
                    "clevr"},
     "viewer": {CORE, "evaluation"},

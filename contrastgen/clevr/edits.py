@@ -103,6 +103,7 @@ class Editor:
         self.original = original
         self.taken = taken  # the image's questions, which an edit must not repeat
         self.vocab = load_vocabulary()
+        self._null_params = {c["params"][0] for c in reading.family.constraints if c["type"] == "NULL"}
 
     def _try(self, values: dict[str, str], *, invariance: bool, change: dict[str, str]) -> Edit | None:
         reading = self.reading
@@ -116,7 +117,8 @@ class Editor:
         old_answer = self.vocab.answer_words(self.original.answer)
         if (new_answer == old_answer) != invariance:
             return None
-        if _degenerate(program, self.scene, execution.answer):
+        # rd+ says what is redundant on purpose; Super-CLEVR's generator skips this check for it too
+        if change.get("edit") != "rd+" and _degenerate(program, self.scene, execution.answer):
             return None
         if invariance and not self._same_referents(at, execution):
             return None
@@ -163,35 +165,65 @@ class Editor:
                     out.append(edit)
         return out
 
-    def _rd_minus(self, params: list[str]) -> Edit | None:
+    def whole_question(self, edit: str) -> Edit | None:
+        """rd- or rd+ applied to every reference of the question at once (Super-CLEVR's rd- and
+        rd+ datasets): None when there is nothing to drop or add, or the result is not valid."""
+        values, said = self._whole_values(edit)
+        if values == self.reading.values:
+            return None
+        return self._try(values, invariance=True, change=self._rd_change(edit, said, values))
+
+    def at_level(self, edit: str) -> bool:
+        """Whether the question already is what `edit` would make it: no reference has an
+        attribute to drop (rd-) or to add (rd+)."""
+        return self._whole_values(edit)[0] == self.reading.values
+
+    def _whole_values(self, edit: str) -> tuple[dict[str, str], list[str]]:
         values = dict(self.reading.values)
-        dropped = []
-        for p in params:  # in the template's order (size, colour, material, shape): deterministic
+        said: list[str] = []
+        for t, tnode in enumerate(self.reading.family.nodes):
+            if tnode["type"] not in _REFERENCES:
+                continue
+            params = [p for p in tnode.get("side_inputs", []) if self.reading.family.params[p] in _ATTRIBUTE_OF]
+            said += params
+            values = self._dropped(params, values) if edit == "rd-" else self._added(t, params, values)
+        return values, said
+
+    def _dropped(self, params: list[str], values: dict[str, str]) -> dict[str, str]:
+        for p in params:
             kind = self.reading.family.params[p]
             if is_null(kind, values[p]):
                 continue
             trial = {**values, p: null_value(kind)}
-            program = build_program(self.reading.family, trial)
-            if self._keeps_referents(trial, program):
+            if self._keeps_referents(trial, build_program(self.reading.family, trial)):
                 values = trial
-                dropped.append(p)
-        if not dropped:
-            return None
-        return self._try(values, invariance=True, change=self._rd_change("rd-", params, values))
+        return values
 
-    def _rd_plus(self, t: int, params: list[str]) -> Edit | None:
+    def _added(self, t: int, params: list[str], values: dict[str, str]) -> dict[str, str]:
         _, at = template_outputs(self.reading, self.reading.values)
         referent = self.original.outputs[at[t]]
-        if isinstance(referent, tuple):  # a part: its object's attributes are not the part's
+        if isinstance(referent, tuple):
             attributes = self.scene.objects[referent[0]].parts[referent[1]]
         else:
             obj = self.scene.objects[referent]
             attributes = {"size": obj.size, "color": obj.color, "material": obj.material, "shape": obj.shape}
-        values = dict(self.reading.values)
+        values = dict(values)
         for p in params:
             kind = self.reading.family.params[p]
+            if p in self._null_params:  # the family keeps it open (e.g. the colour a question asks)
+                continue
             if is_null(kind, values[p]) and _ATTRIBUTE_OF[kind] in attributes:
                 values[p] = attributes[_ATTRIBUTE_OF[kind]]
+        return values
+
+    def _rd_minus(self, params: list[str]) -> Edit | None:
+        values = self._dropped(params, dict(self.reading.values))
+        if values == self.reading.values:
+            return None
+        return self._try(values, invariance=True, change=self._rd_change("rd-", params, values))
+
+    def _rd_plus(self, t: int, params: list[str]) -> Edit | None:
+        values = self._added(t, params, dict(self.reading.values))
         if values == self.reading.values:
             return None
         return self._try(values, invariance=True, change=self._rd_change("rd+", params, values))

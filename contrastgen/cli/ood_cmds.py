@@ -102,13 +102,15 @@ def vqavs_cmd(questions: Path, annotations: Path | None, objects: Path | None, o
               help="Hold combinations out while at least this share of the scenes has none of them.")
 def superclevr_cmd(scenes: Path, question_files: tuple[Path, ...], out: Path, head_share: float,
                    train_share: float) -> None:
-    """Super-CLEVR: concept-distribution (head / tail) and compositionality (held-out shape-colour
-    combinations) splits of existing scenes and questions, with their statistics."""
+    """Super-CLEVR: concept-distribution (head / tail), compositionality (held-out shape-colour
+    combinations) and question-redundancy (rd- / rd / rd+) splits of existing scenes and questions,
+    with their statistics."""
     from contrastgen.ood.superclevr import SuperClevrConfig, render_markdown, run_superclevr
 
     stats = run_superclevr(scenes, list(question_files), out, SuperClevrConfig(head_share=head_share, train_share=train_share))
     click.echo(render_markdown(stats))
-    click.echo(f"wrote {out}/head.json, tail.json, none.json, co_train.json, co_test.json, concepts.json, stats.json, stats.md")
+    click.echo(f"wrote {out}/head.json, tail.json, none.json, co_train.json, co_test.json, rd-.json, rd.json, "
+               "rd+.json, concepts.json, stats.json, stats.md")
 
 
 def register(group: click.Group) -> None:

@@ -11,7 +11,8 @@ holds):
   ("to the left of" object i), named as the GQA model names spatial relations;
 - a box is built around `pixel_coords`: CLEVR files give an object's centre and depth, not its
   extent, so the box is a square whose side shrinks with depth and with size "small". It is
-  for drawing (the viewer, the crowd pages); no proof rests on it.
+  for drawing (the viewer, the crowd pages); no proof rests on it. Without `pixel_coords` the
+  box is empty (0 x 0), and without `relationships` an object has no relations.
 A question keeps its record and gains `imageId` (= `image`), `answer` as words ("yes"/"no" for
 CLEVR's booleans, digits for counts) and, when the file has one, its `program`.
 """
@@ -44,6 +45,8 @@ def image_name(scene: Mapping[str, Any], *, path: str, record: str) -> str:
 
 def _box(obj: Mapping[str, Any], where: str, path: str) -> tuple[float, float, float, float, float, float]:
     coords = obj.get("pixel_coords")
+    if coords is None:  # a scene without renders (or coordinates): no box to draw
+        return 0.0, 0.0, 0.0, 0.0, _IMAGE_SIZE[0], _IMAGE_SIZE[1]
     size = None
     if isinstance(coords, list) and len(coords) == 2 and isinstance(coords[0], list):  # Super-CLEVR
         coords, size = coords
@@ -88,9 +91,9 @@ def scene_graph(scene: Any, *, path: str, record: str) -> tuple[str, dict[str, A
                          "attributes": [v.get(k) for k in ("size", "color", "material") if isinstance(v.get(k), str)]}
                 for p, v in parts.items() if isinstance(v, Mapping)}
         objects[str(i)] = item
-    relationships = scene.get("relationships")
+    relationships = scene.get("relationships", {})  # absent: a scene without relations
     if not isinstance(relationships, Mapping):
-        raise InputError("scene has no 'relationships'", path=path, record=record)
+        raise InputError("'relationships' is not an object", path=path, record=record)
     for relation, name in RELATION_NAMES.items():
         rows = relationships.get(relation, [])
         if not isinstance(rows, list) or len(rows) not in (0, len(objects_in)):

@@ -14,8 +14,9 @@ split shifts that factor:
   added while at least `train_share` of the scenes keep none; `co_train` are the questions whose
   scene has no object of a held-out combination, `co_test` the others, as the paper's co-1 / co-2
   hold combinations out of training;
-- question redundancy (rd- / rd0 / rd+) needs each question's program and is not computed here:
-  the CLEVR adapter recovers programs (the README says which parts of issue 13 exist).
+- question redundancy: rd (the questions as they are), rd- and rd+ (each question rewritten with
+  every redundant attribute dropped, or every attribute said), from programs read back from the
+  words (`contrastgen.ood.redundancy`).
 Where this had to choose (the head share, one held-out colour per shape, text matching of
 concepts through rules/ood/superclevr_concepts.tsv) the README says so.
 """
@@ -54,6 +55,7 @@ class SuperClevrSplits:
     cooccurrence: dict[str, dict[str, int]]
     held_out: list[tuple[str, str]]
     splits: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    redundancy: dict[str, Any] = field(default_factory=dict)
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -65,7 +67,7 @@ class SuperClevrSplits:
             "head": self.head, "tail": self.tail,
             "held_out_combinations": [list(p) for p in self.held_out],
             "questions": {name: len(qs) for name, qs in self.splits.items()},
-            "redundancy": "not computed: needs each question's program (the CLEVR adapter)",
+            "redundancy": self.redundancy,
         }
 
 
@@ -181,7 +183,9 @@ def _held_out(scenes: dict[str, list[dict[str, Any]]], train_share: float) -> li
 
 
 def build_superclevr(scenes: dict[str, list[dict[str, Any]]], questions: list[dict[str, Any]],
-                     config: SuperClevrConfig | None = None) -> SuperClevrSplits:
+                     config: SuperClevrConfig | None = None,
+                     graphs: dict[str, dict[str, Any]] | None = None) -> SuperClevrSplits:
+    """The concept splits; with `graphs` (the scenes in the data model), the redundancy splits too."""
     config = config or SuperClevrConfig()
     objects = [o for objs in scenes.values() for o in objs]
     counts = {t: Counter(str(o[t]) for o in objects) for t in CONCEPT_TYPES}
@@ -209,9 +213,15 @@ def build_superclevr(scenes: dict[str, list[dict[str, Any]]], questions: list[di
             splits["head"].append(q)
         in_scene = {(str(o["shape"]), str(o["color"])) for o in scenes[image]}
         splits["co_test" if in_scene & held_set else "co_train"].append(q)
+    redundancy: dict[str, Any] = {}
+    if graphs is not None:
+        from contrastgen.ood.redundancy import redundancy_splits
+
+        rd_splits, redundancy = redundancy_splits(questions, graphs)
+        splits.update(rd_splits)
     return SuperClevrSplits(counts=counts, tail_parameter={t: tail_parameter(counts[t]) for t in CONCEPT_TYPES},
                             head=heads, tail=tails, cooccurrence={s: dict(sorted(c.items())) for s, c in sorted(co.items())},
-                            held_out=held, splits=splits)
+                            held_out=held, splits=splits, redundancy=redundancy)
 
 
 def render_markdown(stats: dict[str, Any]) -> str:
@@ -224,15 +234,25 @@ def render_markdown(stats: dict[str, Any]) -> str:
     lines += [f"| {name} | {n} |" for name, n in stats["questions"].items()]
     lines += ["", "Held-out shape/colour combinations: "
               + ", ".join(f"{s} {c}" for s, c in stats["held_out_combinations"]), "",
-              f"Redundancy: {stats['redundancy']}.", ""]
+              ""]
+    rd = stats.get("redundancy") or {}
+    if rd:
+        lines += ["| redundancy | questions | attributes said per question |", "|---|---|---|"]
+        lines += [f"| {level} | {n} | {rd['mean_attributes_said'][level]} |" for level, n in rd["questions"].items()]
+        lines += ["", "Originals: " + ", ".join(f"{k} {v}" for k, v in rd["originals"].items()) + ".",
+                  "Left out: " + (", ".join(f"{lvl}: {k} {v}" for lvl, c in rd["left_out"].items()
+                                            for k, v in c.items()) or "none") + ".", ""]
     return "\n".join(lines)
 
 
 def run_superclevr(scenes: PathLike, questions: list[PathLike], out_dir: PathLike,
                    config: SuperClevrConfig | None = None) -> dict[str, Any]:
-    """Read, split, write `out_dir` atomically: the splits ({"questions": [...]} each),
+    """Read, split, write `out_dir` atomically: the splits ({"questions": [...]} each; rd-, rd, rd+
+    with each question's program),
     concepts.json (frequencies, co-occurrence), stats.json and stats.md; returns the stats."""
-    built = build_superclevr(read_scenes(scenes), read_questions(questions), config)
+    from contrastgen.datasets.clevr import load_scenes
+
+    built = build_superclevr(read_scenes(scenes), read_questions(questions), config, graphs=load_scenes(scenes))
     stats = built.stats()
     with atomic_dir(out_dir) as tmp:
         for name, qs in built.splits.items():

@@ -63,7 +63,10 @@ def test_splits_of_a_clevr_format_fixture(tmp_path):
                                       "--questions", str(tmp_path / "q.json"), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     stats = json.loads((tmp_path / "out" / "stats.json").read_text())
-    assert stats["questions"] == {"head": 1, "tail": 2, "none": 1, "co_train": 2, "co_test": 2}
+    assert stats["questions"] == {"head": 1, "tail": 2, "none": 1, "co_train": 2, "co_test": 2,
+                                  "rd-": 0, "rd": 0, "rd+": 0}
+    # records without a template family cannot be read into programs: counted, not split
+    assert stats["redundancy"]["originals"] == {"unread (no_family)": 4}
     assert stats["tail_parameter_a"]["color"] > 1
     assert json.loads((tmp_path / "out" / "co_test.json").read_text())["questions"] == built.splits["co_test"]
 
@@ -104,3 +107,38 @@ def test_the_shared_super_clevr_data():
     asked = {q["image"] for q in questions}
     train_images = {q["image"] for q in s["co_train"]}
     assert len(train_images) >= len(asked) / 2  # half the scenes asked about keep no held-out combination
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data/super-clevr is not here (a user's clone)")
+def test_redundancy_splits_on_the_shared_data():
+    """rd- says fewer attributes than rd, rd+ more; every rewrite keeps the answer, reads back, and
+    in rd- no attribute can be dropped, in rd+ none added."""
+    from contrastgen.clevr.edits import Editor
+    from contrastgen.clevr.executor import execute
+    from contrastgen.clevr.scene import clevr_scene
+    from contrastgen.datasets.clevr import load_scenes
+    from contrastgen.datasets.clevr_reading import Reading, read_question
+    from contrastgen.datasets.clevr_vocab import load_vocabulary
+    from contrastgen.ood.redundancy import attribute_filters, redundancy_splits
+
+    graphs = load_scenes(SHARED / "scenes")
+    questions = read_questions([SHARED / "superCLEVR_questions_5.json", SHARED / "superCLEVR_questions_part_5.json"])
+    splits, stats = redundancy_splits(questions, graphs)
+    assert stats["questions"]["rd"] == 463 and stats["questions"]["rd-"] >= 400 and stats["questions"]["rd+"] >= 400
+    mean = stats["mean_attributes_said"]
+    assert mean["rd-"] < mean["rd"] < mean["rd+"]
+    gold = {(q["image"], q["question_index"], q["template_filename"]): q["answer"] for q in questions}
+    vocab = load_vocabulary()
+    for level in ("rd-", "rd+"):
+        for q in splits[level]:
+            reading = read_question(q)
+            assert isinstance(reading, Reading) and reading.program() == q["program"], q["question"]
+            scene = clevr_scene(q["image"], graphs[q["image"]])
+            result = execute(q["program"], scene)
+            original = gold[(q["image"], q["question_index"], q["template_filename"])]
+            assert vocab.answer_words(result.answer) == vocab.answer_words(original)
+            assert Editor(reading, scene, result, taken=set()).at_level(level), (level, q["question"])
+    by_key = {(q["image"], q["question_index"], q["template_filename"]): q for q in splits["rd"]}
+    for q in splits["rd-"]:
+        assert attribute_filters(q["program"]) <= attribute_filters(by_key[(q["image"], q["question_index"],
+                                                                                q["template_filename"])]["program"])
