@@ -125,8 +125,25 @@ class _Tokens:
                 return tok
 
 
-def image_url(base: str, image_id: str) -> str:
-    return f"{base.rstrip('/')}/{urllib.parse.quote(image_id)}.jpg"
+def image_url(base: str, image_id: str, file_name: str | None = None) -> str:
+    """`{base}/{image_id}.jpg` (GQA's and VQA's images are JPEGs named by id), or `{base}/{file_name}`
+    when the image's real file is known (CLEVR's renders are PNGs)."""
+    return f"{base.rstrip('/')}/{urllib.parse.quote(file_name or image_id + '.jpg')}"
+
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
+
+
+def image_files(folder: str | Path) -> dict[str, str]:
+    """Image id -> file name of the images in `folder` (`{image_id}.jpg|jpeg|png`)."""
+    path = Path(folder)
+    if not path.is_dir():
+        raise InputError("--images must be a folder of {image_id}.jpg|png files", path=str(path))
+    found: dict[str, str] = {}
+    for f in sorted(path.iterdir()):
+        if f.suffix.lower() in IMAGE_SUFFIXES:
+            found.setdefault(f.stem, f.name)
+    return found
 
 
 def _check_base_url(url: str) -> str:
@@ -146,9 +163,12 @@ def _parse_reward(reward: float | str | Decimal) -> Decimal:
     return value
 
 
-def _pair_items(pair: SampledPair, tokens: _Tokens, base_url: str) -> tuple[HitItem, HitItem]:
+def _pair_items(pair: SampledPair, tokens: _Tokens, base_url: str,
+                files: Mapping[str, str] | None = None) -> tuple[HitItem, HitItem]:
     rec, pert = pair.record, pair.perturbation
-    url = image_url(base_url, pair.image_id)
+    if files is not None and pair.image_id not in files:
+        raise InputError(f"image {pair.image_id!r} has no file ({', '.join(IMAGE_SUFFIXES)}) in --images")
+    url = image_url(base_url, pair.image_id, files.get(pair.image_id) if files is not None else None)
     original = HitItem(
         token=tokens.new(), role="original", image_id=pair.image_id, image_url=url,
         question=display_question(rec["question"]), answers=[normalize_answer(rec["answer"])],
@@ -182,7 +202,8 @@ def _gold_item(g: GoldItem, tokens: _Tokens, base_url: str) -> HitItem:
 
 
 def build_hits(pairs: list[SampledPair], *, rng: random.Random, base_url: str, items_per_hit: int,
-               gold: list[GoldItem] | None, gold_per_hit: int) -> tuple[list[Hit], list[str]]:
+               gold: list[GoldItem] | None, gold_per_hit: int,
+               files: Mapping[str, str] | None = None) -> tuple[list[Hit], list[str]]:
     """Lay sampled pairs out in HITs; returns the HITs and any warnings.
 
     The two questions about an image go to positions i and N+i of one long list that is cut
@@ -199,7 +220,7 @@ def build_hits(pairs: list[SampledPair], *, rng: random.Random, base_url: str, i
     first: list[HitItem] = []
     second: list[HitItem] = []
     for pair in order:
-        a, b = _pair_items(pair, tokens, base_url)
+        a, b = _pair_items(pair, tokens, base_url, files)
         if rng.random() < 0.5:
             a, b = b, a
         first.append(a)
@@ -269,10 +290,13 @@ def hit_properties(*, title: str, items_per_hit: int, assignments: int, reward: 
 def export_hits(records: Iterable[Mapping[str, Any]], *, images_base_url: str, sample: int, seed: int,
                 assignments: int = 3, items_per_hit: int = 10, reward: float | str | Decimal = "0.10",
                 gold: Iterable[GoldItem | Mapping[str, Any]] | None = None, out_dir: str | Path,
-                gold_per_hit: int = 1, title: str = DEFAULT_TITLE, source: str = "<records>") -> ExportSummary:
+                gold_per_hit: int = 1, title: str = DEFAULT_TITLE, source: str = "<records>",
+                files_by_image: Mapping[str, str] | None = None) -> ExportSummary:
     """Sample, blind and write a MTurk batch to `out_dir` (replaced atomically).
 
     `records` are `contrast_sets.jsonl` lines. Same records and seed give byte-identical files.
+    `files_by_image` (image id -> file name, from `image_files(folder)`) makes each URL point at the
+    image's real file; without it, `{image_id}.jpg` is assumed.
     """
     if items_per_hit < 1:
         raise InputError(f"--items-per-hit must be at least 1, got {items_per_hit}")
@@ -288,7 +312,7 @@ def export_hits(records: Iterable[Mapping[str, Any]], *, images_base_url: str, s
     rng = random.Random(seed)
     pairs = sample_pairs(recs, sample, rng)
     hits, warnings = build_hits(pairs, rng=rng, base_url=images_base_url, items_per_hit=items_per_hit,
-                                gold=gold_items, gold_per_hit=gold_per_hit)
+                                gold=gold_items, gold_per_hit=gold_per_hit, files=files_by_image)
     if assignments < 2:
         warnings.append("--assignments 1 gives no agreement statistics; the paper's kappa needs at least 2")
 

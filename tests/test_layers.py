@@ -37,7 +37,7 @@ ALLOWED: dict[str, set[str]] = {
     "ood": {CORE, "datasets", "clevr"},
     "evaluation": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "verify",
                    "clevr"},
-    "viewer": {CORE, "evaluation"},
+    "viewer": {CORE, "datasets", "evaluation"},
     "api": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
             "verify", "evaluation", "viewer", "clevr"},
     "cli": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",

@@ -31,8 +31,12 @@ def mturk_group() -> None:
 @mturk_group.command("export")
 @click.option("--contrast", "contrast", required=True, type=click.Path(path_type=Path),
               help="Output directory of `contrastgen generate` (or its contrast_sets.jsonl).")
-@click.option("--images-base-url", required=True,
-              help="Where workers' browsers fetch images: {URL}/{image_id}.jpg (use https for MTurk).")
+@click.option("--images-base-url", default=None,
+              help="Where workers' browsers fetch images: {URL}/{image_id}.jpg, or the file --images finds "
+                   "(use https for MTurk). Default with --images: that folder as a file:// URL (previews).")
+@click.option("--images", "images", type=click.Path(path_type=Path), default=None,
+              help="The folder of the real images ({image_id}.jpg|jpeg|png, e.g. Super-CLEVR's PNGs): URLs name "
+                   "each image's own file, and a sampled image without one is an error.")
 @click.option("--sample", required=True, type=int, help="Number of images; each gives an original and a perturbed question.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of sampling, shuffling and item tokens.")
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="HIT directory to write (replaced atomically).")
@@ -43,20 +47,26 @@ def mturk_group() -> None:
               help="Gold items (JSON list or JSONL of {id?, image_id, question, answer|answers, image_url?}).")
 @click.option("--gold-per-hit", default=1, show_default=True, type=int, help="Gold items per HIT when --gold is given.")
 @click.option("--title", default=None, help="HIT title shown to workers.")
-def export_cmd(contrast: Path, images_base_url: str, sample: int, seed: int, out: Path, assignments: int,
-               items_per_hit: int, reward: str, gold: Path | None, gold_per_hit: int, title: str | None) -> None:
+def export_cmd(contrast: Path, images_base_url: str | None, images: Path | None, sample: int, seed: int, out: Path,
+               assignments: int, items_per_hit: int, reward: str, gold: Path | None, gold_per_hit: int,
+               title: str | None) -> None:
     """Sample images stratified by template and write a blinded MTurk batch to OUT.
 
     OUT/upload/ holds what goes to MTurk (batch_input.csv, hit_layout.html, question.xml,
     hit_properties.json, api_hits.jsonl); OUT/manifest.json is private and maps items back.
     """
     from contrastgen.mturk import export_hits, load_contrast_sets, load_gold
+    from contrastgen.mturk.export import image_files
     from contrastgen.mturk.layout import DEFAULT_TITLE
     from contrastgen.records import contrast_file
 
+    if images_base_url is None and images is None:
+        raise click.UsageError("give --images-base-url, --images, or both")
+    files = image_files(images) if images is not None else None
+    base_url = images_base_url or images.resolve().as_uri()  # type: ignore[union-attr]
     records = load_contrast_sets(contrast)
     gold_items = load_gold(gold) if gold is not None else None
-    summary = export_hits(records, images_base_url=images_base_url, sample=sample, seed=seed,
+    summary = export_hits(records, images_base_url=base_url, sample=sample, seed=seed, files_by_image=files,
                           assignments=assignments, items_per_hit=items_per_hit, reward=reward,
                           gold=gold_items, out_dir=out, gold_per_hit=gold_per_hit,
                           title=title or DEFAULT_TITLE, source=str(contrast_file(contrast)))

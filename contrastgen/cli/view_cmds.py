@@ -54,8 +54,9 @@ def build_site(out_dir: Path, site: Path, *, scene_graphs: Path | None, predicti
 
 @click.command("view")
 @click.argument("out_dir", type=click.Path(exists=True, path_type=Path))
-@click.option("--scene-graphs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="The scene graphs the sets were made from: boxes to draw (on the image, or alone).")
+@click.option("--scene-graphs", type=click.Path(exists=True, path_type=Path),
+              help="The scene graphs the sets were made from (GQA's file, or CLEVR scenes: a file or a "
+                   "folder): boxes to draw (on the image, or alone).")
 @click.option("--images", metavar="DIR_OR_URL", help="Where {image_id}.jpg|png are: a folder or a base URL.")
 @click.option("--predictions", multiple=True, metavar="NAME=PATH",
               help="A model's predictions ({qid: answer} or GQA submission); repeat for several models.")

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from contrastgen.datasets.clevr import is_clevr_scenes, load_scenes
 from contrastgen.errors import InputError
 from contrastgen.evaluation.predictions import load_predictions
 from contrastgen.jsonio import atomic_dir, dumps, read_json, read_jsonl
@@ -53,7 +54,10 @@ def read_inputs(out_dir: str | os.PathLike[str], *, scene_graphs: str | os.PathL
     records = [s.record for s in load_contrast_sets(path)]  # validated: errors name the file and line
     graphs: dict[str, dict[str, Any]] = {}
     if scene_graphs is not None:
-        loaded = read_json(scene_graphs)
+        if is_clevr_scenes(scene_graphs):  # a CLEVR scene file, {"scenes": [...]} or a folder of them
+            loaded: Any = load_scenes(scene_graphs)
+        else:
+            loaded = read_json(scene_graphs)
         if not isinstance(loaded, dict):
             raise InputError("expected an object of scene graphs by image id", path=str(scene_graphs))
         wanted = {str(r.get("image_id")) for r in records}

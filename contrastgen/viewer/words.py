@@ -67,6 +67,12 @@ def fact_in_words(fact: dict[str, Any], names: dict[str, str], said: str | None 
                 f"{fact.get('image_width')}: on the {fact.get('side')}")
     if kind == "color":
         return f"{_name(names, fact.get('id'))} has the colour {_list(fact.get('colors') or [])}"
+    if kind == "part":  # Super-CLEVR
+        attrs = fact.get("attributes") or []
+        part = str(fact.get("name", "")).replace("_", " ")
+        return f"{_name(names, fact.get('object'))} has a part {part}" + (f": {', '.join(attrs)}" if attrs else "")
+    if kind == "object_count":  # CLEVR scenes list every object: what an absence rests on
+        return f"the scene has {fact.get('count')} objects, and lists them all"
     return f"{kind}: " + ", ".join(f"{k} {v}" for k, v in fact.items() if k != "fact")
 
 

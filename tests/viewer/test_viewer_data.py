@@ -28,6 +28,9 @@ NAMES = {"1": "man", "2": "car"}
     ({"fact": "side", "id": "2", "x": 10, "w": 20, "image_width": 640, "center": 20.0, "side": "left"},
      "car (2) has its centre at x = 20.0 of 640: on the left"),
     ({"fact": "color", "id": "2", "colors": ["red"]}, "car (2) has the colour red"),
+    ({"fact": "part", "object": "2", "name": "front_left_door", "attributes": ["small", "cyan"]},
+     "car (2) has a part front left door: small, cyan"),
+    ({"fact": "object_count", "count": 7}, "the scene has 7 objects, and lists them all"),
 ])
 def test_each_fact_kind_reads_as_a_sentence(fact, words):
     assert fact_in_words(fact, NAMES) == words

@@ -1,0 +1,37 @@
+"""CLEVR output in the other consumers: the viewer's data and the crowd export, with the real renders."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from click.testing import CliRunner
+
+from contrastgen.cli import cli
+from contrastgen.viewer.bundle import bundle
+from contrastgen.viewer.site import read_inputs
+
+
+def test_viewer_reads_clevr_scenes_and_finds_the_renders(generated, sample):
+    inputs = read_inputs(generated, scene_graphs=sample / "scenes", images_dir=sample / "images",
+                         images="images")
+    assert set(inputs.scene_graphs) == {f"superCLEVR_new_00000{i}" for i in range(5)}
+    assert all(name and name.endswith(".jpg") for name in inputs.image_files.values())
+    pages = bundle(inputs)
+    text = json.dumps(pages, default=str)
+    assert "the scene has" in text and "has a part" in text  # CLEVR facts in words
+    assert '"w"' in text  # boxes of the scene objects, drawn over the render
+
+
+def test_mturk_export_points_at_each_images_real_file(generated, sample, tmp_path):
+    out = tmp_path / "hits"
+    result = CliRunner().invoke(cli, ["mturk", "export", "--contrast", str(generated), "--images",
+                                      str(sample / "images"), "--images-base-url", "https://example.org/sc",
+                                      "--sample", "5", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    csv_text = (out / "upload" / "batch_input.csv").read_text()
+    urls = set(re.findall(r"https://example\.org/sc/[^,\s]+", csv_text))
+    assert urls and all(u.endswith(".jpg") and (sample / "images" / u.rsplit("/", 1)[1]).is_file() for u in urls)
+    missing = CliRunner().invoke(cli, ["mturk", "export", "--contrast", str(generated), "--images",
+                                       str(sample / "scenes"), "--sample", "5", "--out", str(tmp_path / "x")])
+    assert missing.exit_code == 2 and "has no file" in missing.output and not (tmp_path / "x").exists()
