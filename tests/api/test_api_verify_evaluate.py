@@ -93,3 +93,27 @@ def test_evaluate_errors_are_422(server, records):
     assert bad_list.json()["detail"][0]["loc"] == ["body", "predictions", "m"]
     assert too_many_boot.status_code == 422
     assert too_many_boot.json()["detail"][0]["loc"] == ["body", "n_boot"]
+
+
+def test_clevr_records_verify_and_evaluate_over_http(server):
+    """CLEVR contrast sets need nothing new of the service: the same routes, the data model."""
+    from contrastgen.clevr.generate import generate_clevr
+    from contrastgen.datasets.clevr import load_questions, load_scenes
+    from contrastgen.resources import clevr_sample_dir
+
+    sample = clevr_sample_dir()
+    graphs = load_scenes(sample / "scenes")
+    questions = load_questions(sample / "questions" / "superCLEVR_questions_part_5.json")
+    records = generate_clevr(questions, graphs, max_k=3, seed=0).records[:40]
+    with server.client() as c:
+        body = c.post("/v1/verify", json={"records": records, "scene_graphs": graphs}).json()
+        assert body["ok"] is True and body["checked"] == sum(len(r["perturbations"]) for r in records)
+        bad = copy.deepcopy(records)
+        bad[0]["perturbations"][0]["question"] = bad[0]["question"]
+        body = c.post("/v1/verify", json={"records": bad, "scene_graphs": graphs}).json()
+        assert body["ok"] is False and "text_mismatch" in body["by_check"]
+        gold = {r["question_id"]: r["answer"] for r in records}
+        gold |= {p["question_id"]: p["answer"] for r in records for p in r["perturbations"]}
+        r = c.post("/v1/evaluate", json={"records": records, "predictions": {"gold": gold}, "seed": 3, "n_boot": 50})
+    assert r.status_code == 200, r.text[:500]
+    assert r.content == dumps(evaluate_contrast(records, {"gold": gold}, seed=3, n_boot=50, path="records"))
