@@ -103,16 +103,19 @@ _format_option = click.option(
 @_mode_option
 @_backend_option
 @_format_option
+@click.option("--images", type=click.Path(path_type=Path), default=None,
+              help="The folder of the images ({image_id}.jpg|jpeg|png): each record names its file "
+                   "(`image_file`); a missing image is an error.")
 def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int,
                  workers: int | None, no_progress: bool, templates: tuple[str, ...], mode: str,
-                 backend: str, address: str | None, data_format: str) -> None:
+                 backend: str, address: str | None, data_format: str, images: Path | None) -> None:
     """Generate contrast sets with proven answers; writes OUT atomically."""
     if resolve_format(data_format, questions) == "clevr":
-        gen, timings = run_generate_clevr(questions, scene_graphs, out, max_k=max_k, seed=seed)
+        gen, timings = run_generate_clevr(questions, scene_graphs, out, max_k=max_k, seed=seed, images=images)
     else:
         gen, timings = run_generate(questions, scene_graphs, out, max_k=max_k, seed=seed, workers=workers,
                                     progress=not no_progress, templates=_split(templates), mode=mode,
-                                    backend=_backend(backend, address))
+                                    backend=_backend(backend, address), images=images)
     from contrastgen.run.stats import stats_table
     console = Console(stderr=True)
     console.print(stats_table(gen.stats))
@@ -122,7 +125,7 @@ def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, see
 
 def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, seed: int,
                  workers: int | None, progress: bool, templates: list[str] | None, mode: str = "templates",
-                 backend=None):
+                 backend=None, images: Path | None = None):
     """Load, generate, write; returns the Generation and the seconds each phase took."""
     from contrastgen.run.generate import LOCAL, generate_from_files
     from contrastgen.writers import write_outputs
@@ -143,6 +146,9 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
     gen = generate_from_files(engine, questions, scene_graphs, max_k=max_k, seed=seed,
                               templates=templates, workers=workers, progress=progress, lap=lap, mode=mode,
                               backend=backend or LOCAL)
+    if images is not None:
+        from contrastgen.run.images import with_image_files
+        gen.lines = with_image_files(gen.lines, images)
     write_outputs(gen, out)
     lap("write")
     timings["total"] = sum(timings.values())
@@ -156,7 +162,8 @@ def resolve_format(data_format: str, questions: Path) -> str:
     return detect_format(questions)
 
 
-def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, seed: int):
+def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, seed: int,
+                       images: Path | None = None):
     """The CLEVR-family run: read questions back into programs, edit, prove, write."""
     from contrastgen.clevr.generate import generate_clevr
     from contrastgen.datasets.clevr import load_questions, load_scenes
@@ -166,6 +173,9 @@ def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, 
     qs, graphs = load_questions(questions), load_scenes(scenes)
     loaded = time.perf_counter()
     gen = generate_clevr(qs, graphs, max_k=max_k, seed=seed)
+    if images is not None:
+        from contrastgen.run.images import with_image_files
+        gen.lines = with_image_files(gen.lines, images)
     generated = time.perf_counter()
     write_outputs(gen, out)
     done = time.perf_counter()

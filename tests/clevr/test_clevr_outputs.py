@@ -35,3 +35,35 @@ def test_mturk_export_points_at_each_images_real_file(generated, sample, tmp_pat
     missing = CliRunner().invoke(cli, ["mturk", "export", "--contrast", str(generated), "--images",
                                        str(sample / "scenes"), "--sample", "5", "--out", str(tmp_path / "x")])
     assert missing.exit_code == 2 and "has no file" in missing.output and not (tmp_path / "x").exists()
+
+
+def test_generate_images_names_each_records_file_or_fails_before_writing(sample, tmp_path):
+    out = tmp_path / "out"
+    args = ["generate", "--questions", str(sample / "questions" / "superCLEVR_questions_part_5.json"),
+            "--scene-graphs", str(sample / "scenes"), "--max-k", "1", "--out", str(out)]
+    result = CliRunner().invoke(cli, [*args, "--images", str(sample / "images")])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (out / "contrast_sets.jsonl").read_text().splitlines()]
+    assert records and all(r["image_file"] == str((sample / "images" / f"{r['image_id']}.jpg").resolve())
+                           for r in records)
+    bad = CliRunner().invoke(cli, [*args[:-1], str(tmp_path / "bad"), "--images", str(sample / "scenes")])
+    assert bad.exit_code == 2 and "has no file" in bad.output and not (tmp_path / "bad").exists()
+
+
+def test_generate_images_on_gqa_data(tmp_path):
+    from PIL import Image
+
+    from contrastgen.resources import sample_dir
+
+    graphs = json.loads((sample_dir() / "scene_graphs.json").read_text())
+    images = tmp_path / "images"
+    images.mkdir()
+    for image_id in graphs:
+        Image.new("RGB", (8, 8)).save(images / f"{image_id}.png")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["generate", "--questions", str(sample_dir() / "questions.json"),
+                                      "--scene-graphs", str(sample_dir() / "scene_graphs.json"), "--workers", "1",
+                                      "--no-progress", "--images", str(images), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    first = json.loads((out / "contrast_sets.jsonl").read_text().splitlines()[0])
+    assert first["image_file"].endswith(f"{first['image_id']}.png")

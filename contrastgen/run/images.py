@@ -1,0 +1,46 @@
+"""Pointing a run's records at the real image files (`generate --images DIR`).
+
+Why here and not in the readers: the files are a property of a user's disk, not of the dataset,
+and a record that names its image file lets every later tool (the viewer, a crowd export, a
+script) open the right file without guessing GQA's `.jpg` or CLEVR's `.png`. A record whose image
+is missing is an error before anything is written, naming the image and the folder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+
+from contrastgen.errors import InputError
+from contrastgen.jsonio import dumps
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
+
+
+def image_index(folder: str | os.PathLike[str]) -> dict[str, Path]:
+    """Image id -> its file in `folder` (`{image_id}.jpg|jpeg|png`, the first suffix found)."""
+    path = Path(folder)
+    if not path.is_dir():
+        raise InputError("--images must be a folder of {image_id}.jpg|png files", path=str(path))
+    found: dict[str, Path] = {}
+    for f in sorted(path.iterdir()):
+        if f.suffix.lower() in IMAGE_SUFFIXES:
+            found.setdefault(f.stem, f.resolve())
+    return found
+
+
+def with_image_files(lines: list[bytes], folder: str | os.PathLike[str]) -> list[bytes]:
+    """contrast_sets.jsonl lines with `image_file`, the absolute path of each record's image."""
+    files = image_index(folder)
+    out = []
+    for line in lines:
+        record = orjson.loads(line)
+        image_id = str(record["image_id"])
+        if image_id not in files:
+            raise InputError(f"image {image_id!r} has no file ({', '.join(IMAGE_SUFFIXES)}) in this folder",
+                             path=str(folder), record=f"question {record['question_id']}")
+        record["image_file"] = str(files[image_id])
+        out.append(dumps(record))
+    return out
