@@ -1,6 +1,7 @@
 """Runs Super-CLEVR's own question engine on contrastgen's CLEVR-format programs.
 
-Usage: python benchmarks/superclevr_engine_check.py ENGINE_DIR OUT_DIR SCENES_DIR
+Usage: python benchmarks/superclevr_engine_check.py ENGINE_DIR OUT_DIR SCENES (a folder of scene files,
+or CLEVR's {"scenes": [...]} file)
 ENGINE_DIR holds Super-CLEVR's `question_generation/question_engine.py` (github.com/Lizw14/Super-CLEVR;
 not shipped with contrastgen); OUT_DIR is a `contrastgen generate` output on Super-CLEVR data.
 Prints how many original and perturbed programs the engine executes to the answer contrastgen
@@ -48,7 +49,11 @@ def main(engine_dir: str, out_dir: str, scenes_dir: str) -> int:
     engine = _engine(Path(engine_dir))
     meta = _metadata()
     vocab = load_vocabulary()
-    scenes = {p.stem: json.loads(p.read_text()) for p in Path(scenes_dir).glob("*.json")}
+    scenes = {}
+    for path in sorted(Path(scenes_dir).glob("*.json")) if Path(scenes_dir).is_dir() else [Path(scenes_dir)]:
+        data = json.loads(path.read_text())
+        for scene in data.get("scenes", [data]):
+            scenes[Path(scene["image_filename"]).stem] = scene
     ok = bad = 0
     for line in Path(out_dir, "contrast_sets.jsonl").read_text().splitlines():
         record = json.loads(line)
