@@ -196,19 +196,32 @@ def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, 
 @_templates_option
 @_mode_option
 @_backend_option
+@_format_option
 def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int, replace: bool,
                 lxmert_out: Path | None, workers: int | None, templates: tuple[str, ...], mode: str,
-                backend: str, address: str | None) -> None:
-    """Write training questions plus their perturbations, in GQA format and in LXMERT's."""
-    from contrastgen.datasets.gqa import load_questions, load_scene_graphs
-    from contrastgen.run.generate import generate
+                backend: str, address: str | None, data_format: str) -> None:
+    """Write training questions plus their perturbations, in GQA format and in LXMERT's.
+
+    CLEVR-family input gives the same file keyed by question id, each entry a CLEVR question record
+    with its program (the originals' recovered, the perturbations' edited)."""
     from contrastgen.writers.augmented import lxmert_path, write_augmented_training
 
-    engine = _engine()  # before the data, as in run_generate
-    qs = load_questions(questions)
-    sg = load_scene_graphs(scene_graphs)
-    gen = generate(engine, qs, sg, max_k=max_k, seed=seed, templates=_split(templates), mode=mode,
-                   workers=workers, progress=True, backend=_backend(backend, address))
+    if resolve_format(data_format, questions) == "clevr":
+        from contrastgen.clevr.generate import generate_clevr
+        from contrastgen.datasets.clevr import load_questions as load_clevr_questions
+        from contrastgen.datasets.clevr import load_scenes
+
+        qs = load_clevr_questions(questions)
+        gen = generate_clevr(qs, load_scenes(scene_graphs), max_k=max_k, seed=seed)
+    else:
+        from contrastgen.datasets.gqa import load_questions, load_scene_graphs
+        from contrastgen.run.generate import generate
+
+        engine = _engine()  # before the data, as in run_generate
+        qs = load_questions(questions)
+        sg = load_scene_graphs(scene_graphs)
+        gen = generate(engine, qs, sg, max_k=max_k, seed=seed, templates=_split(templates), mode=mode,
+                       workers=workers, progress=True, backend=_backend(backend, address))
     lxmert = lxmert_out or lxmert_path(out)
     counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed, lxmert_file=lxmert)
     click.echo(f"wrote {out} and {lxmert}: {counts['original']} originals + {counts['added']} perturbations"

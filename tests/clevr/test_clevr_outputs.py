@@ -67,3 +67,22 @@ def test_generate_images_on_gqa_data(tmp_path):
     assert result.exit_code == 0, result.output
     first = json.loads((out / "contrast_sets.jsonl").read_text().splitlines()[0])
     assert first["image_file"].endswith(f"{first['image_id']}.png")
+
+
+def test_augment_on_clevr_writes_originals_and_edited_programs(sample, tmp_path):
+    questions = sample / "questions" / "superCLEVR_questions_part_5.json"
+    out = tmp_path / "train_augmented.json"
+    result = CliRunner().invoke(cli, ["augment", "--questions", str(questions), "--scene-graphs",
+                                      str(sample / "scenes"), "--max-k", "3", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    entries = json.loads(out.read_text())
+    n_orig = len(json.loads(questions.read_text())["questions"])
+    perturbed = {k: v for k, v in entries.items() if "_p" in k}
+    assert len(entries) - len(perturbed) == n_orig and perturbed
+    # every entry is a CLEVR question with its program; a perturbation's differs from its original's
+    assert all(isinstance(e.get("program"), list) and e["program"] for e in entries.values())
+    some_id, some = next(iter(sorted(perturbed.items())))
+    original = entries[some_id.rsplit("_p", 1)[0]]
+    assert some["question"] != original["question"]
+    lxmert = json.loads(out.with_name("train_augmented.lxmert.json").read_text())
+    assert len(lxmert) == len(entries) and {e["question_id"] for e in lxmert} == set(entries)
