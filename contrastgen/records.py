@@ -150,7 +150,13 @@ def parse_contrast_sets(records: Iterable[Any], *, path: str | None = None) -> l
     An original may head one set per template it matches; every perturbation id is unique and
     no perturbation id is an original's.
     """
-    out: list[ContrastSet] = []
+    return list(iter_contrast_sets(records, path=path))
+
+
+def iter_contrast_sets(records: Iterable[Any], *, path: str | None = None) -> Iterator[ContrastSet]:
+    """`parse_contrast_sets`, one set at a time: a reader that streams (the exporter) holds only
+    the ids seen, not every record. A bad record raises when it is reached."""
+    seen = 0
     set_keys: set[tuple[str, str]] = set()
     original_ids: set[str] = set()
     pert_ids: set[str] = set()
@@ -166,10 +172,10 @@ def parse_contrast_sets(records: Iterable[Any], *, path: str | None = None) -> l
             raise InputError("question id appears twice", path=path, record=f"question {clash}")
         set_keys.add((qid, cs.template))
         original_ids.add(qid)
-        out.append(cs)
-    if not out:
+        seen += 1
+        yield cs
+    if not seen:
         raise InputError("no contrast sets found (file is empty)", path=path)
-    return out
 
 
 def contrast_file(path: str | os.PathLike[str]) -> Path:

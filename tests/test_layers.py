@@ -34,6 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "writers": {CORE, "datasets", "run"},
     "clevr": {CORE, "datasets", "run"},
     "mturk": {CORE},
+    "export": {CORE},
     "ood": {CORE, "datasets", "clevr"},
     "evaluation": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "verify",
                    "clevr"},
@@ -41,7 +42,7 @@ ALLOWED: dict[str, set[str]] = {
     "api": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
             "verify", "evaluation", "viewer", "clevr"},
     "cli": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
-            "verify", "evaluation", "ood", "mturk", "api", "viewer", "clevr"},
+            "verify", "evaluation", "ood", "mturk", "api", "viewer", "clevr", "export"},
     "data": set(), "rules": set(),
 }
 CORE_MODULES = {"__init__", "__main__", "answers", "errors", "jsonio", "records", "resources"}

@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "contrastgen.cli.verify_cmds",
     "contrastgen.cli.view_cmds",
     "contrastgen.cli.clevr_cmds",
+    "contrastgen.cli.export_cmds",
 )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from contrastgen.errors import InputError
-from contrastgen.jsonio import read_json
+from contrastgen.jsonio import read_json, read_jsonl
 
 # (id key, answer key) pairs of the list formats, in the order they are tried.
 _LIST_FORMATS: tuple[tuple[str, str], ...] = (
@@ -86,6 +86,52 @@ def parse_predictions(data: Any, *, path: str = "<predictions>") -> dict[str, st
     return out
 
 
+def _table_rows(tables: list[Any], path: str) -> list[dict[str, Any]]:
+    """The id and answer columns of Arrow tables as rows, for `_from_list`'s column matching."""
+    names = set(tables[0].column_names) if tables else set()
+    keys = next(((k, a) for k, a in _LIST_FORMATS if k in names and a in names), None)
+    if keys is None:
+        raise InputError("predictions table needs columns 'questionId' and 'prediction' (GQA) or "
+                         f"'question_id' and 'answer' (VQA/LXMERT); it has {sorted(names)}", path=path)
+    rows: list[dict[str, Any]] = []
+    for t in tables:
+        rows.extend(t.select(list(keys)).to_pylist())
+    return rows
+
+
+def _arrow_files(folder: Path) -> list[Path]:
+    """A Hugging Face `save_to_disk` folder's Arrow shards (every split), or a folder's Parquet."""
+    return sorted(folder.rglob("*.arrow")) or sorted(folder.rglob("*.parquet"))
+
+
+def _read_table(file: Path) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        if file.suffix == ".parquet":
+            return pq.read_table(file)
+        with pa.memory_map(str(file)) as source:  # `datasets` writes Arrow's streaming format
+            return pa.ipc.open_stream(source).read_all()
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"not a readable {file.suffix[1:]} file ({exc})", path=str(file)) from None
+
+
 def load_predictions(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Load predictions (GQA submission, `{qid: answer}`, LXMERT or VQA results) from a file."""
-    return parse_predictions(read_json(path), path=str(Path(path)))
+    """Load predictions from a file or folder: a JSON document (GQA submission, `{qid: answer}`,
+    LXMERT or VQA results), JSON lines of the list formats' entries, a Parquet file, or a folder
+    holding a Hugging Face dataset (`save_to_disk`) or Parquet files, with the same column names
+    as the list formats (`contrastgen export` writes all three shapes)."""
+    p = Path(path)
+    if p.is_dir():
+        files = _arrow_files(p)
+        if not files:
+            raise InputError("folder holds no Hugging Face dataset (*.arrow) or Parquet files", path=str(p))
+        return parse_predictions(_table_rows([_read_table(f) for f in files], str(p)), path=str(p))
+    if p.suffix == ".parquet":
+        if not p.is_file():
+            raise InputError("file not found", path=str(p))
+        return parse_predictions(_table_rows([_read_table(p)], str(p)), path=str(p))
+    if p.suffix == ".jsonl":
+        return parse_predictions(list(read_jsonl(p)), path=str(p))
+    return parse_predictions(read_json(path), path=str(p))
