@@ -23,8 +23,7 @@ from pathlib import Path
 
 from bench_generate import ensure_data, machine
 
-from contrastgen.datasets.gqa import load_scene_graphs
-from contrastgen.datasets.packing import pack_questions
+from contrastgen.datasets.packing import pack_questions, pack_scene_graphs
 from contrastgen.jsonio import no_gc
 from contrastgen.run.generate import generate
 from contrastgen.templates.patterns import screener
@@ -67,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     with no_gc():
         qs = phase("stream and pack questions", lambda: pack_questions(
             data / "questions.json", screener(engine.templates)))
-        sg = phase("load scene graphs", lambda: load_scene_graphs(data / "scene_graphs.json"))
+        sg = phase("stream and pack scene graphs", lambda: pack_scene_graphs(data / "scene_graphs.json"))
         corpus = phase("build corpus", lambda: engine.build_corpus(sg))
     gen = phase("perturb (workers)", lambda: generate(engine,
         qs, sg, max_k=args.max_k, seed=0, workers=args.workers, progress=False, corpus=corpus))

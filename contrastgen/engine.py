@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,7 +104,7 @@ class Engine:
     def load(cls) -> Engine:
         return cls(Lexicon.load(), load_templates())
 
-    def build_corpus(self, scene_graphs: dict[str, dict]) -> Corpus:
+    def build_corpus(self, scene_graphs: Mapping[str, dict]) -> Corpus:
         return Corpus.from_graphs(scene_graphs, self.lex)
 
     def select_templates(self, ids: Iterable[str] | None) -> tuple[Template, ...]:

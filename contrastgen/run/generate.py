@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import gc
 import multiprocessing as mp
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,8 +19,7 @@ from typing import Any
 import orjson
 
 from contrastgen.datasets.base import DictQuestions, QuestionSource
-from contrastgen.datasets.gqa import load_scene_graphs
-from contrastgen.datasets.packing import PackedQuestions, pack_questions
+from contrastgen.datasets.packing import PackedQuestions, pack_questions, pack_scene_graphs
 from contrastgen.engine import MODES, Engine, default_workers
 from contrastgen.errors import InputError
 from contrastgen.jsonio import dumps, no_gc
@@ -41,7 +40,7 @@ class ShardContext:
 
     engine: Engine
     questions: QuestionSource
-    scene_graphs: dict[str, dict]
+    scene_graphs: Mapping[str, dict]  # dicts, or PackedGraphs parsed per image
     options: RunOptions
 
 
@@ -151,7 +150,7 @@ def generate(engine: Engine, questions: dict[str, dict], scene_graphs: dict[str,
 
 
 def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
-                   scene_graphs: dict[str, dict], *, max_k: int, seed: int, templates: list[str] | None,
+                   scene_graphs: Mapping[str, dict], *, max_k: int, seed: int, templates: list[str] | None,
                    workers: int | None, progress: bool, corpus: Corpus | None,
                    mode: str = "templates", backend: Backend = LOCAL) -> Generation:
     if max_k < 1:
@@ -173,7 +172,7 @@ def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
             gc.unfreeze()
 
 
-def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scene_graphs: dict[str, dict],
+def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scene_graphs: Mapping[str, dict],
               *, max_k: int, seed: int, templates: list[str] | None, workers: int, progress: bool,
               corpus: Corpus | None, mode: str, backend: Backend = LOCAL) -> Generation:
     corpus = corpus if corpus is not None else engine.build_corpus(scene_graphs)
@@ -221,9 +220,10 @@ def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, 
     """`contrastgen generate`'s run: load both inputs at once, then generate.
 
     The questions are streamed and packed (contrastgen.datasets.packing) in a second process while this
-    one loads the scene graphs and builds the corpus: the two loads take similar time, and the
-    packed questions cost a fraction of their parsed size, so the run's peak memory is the
-    scene graphs' plus the packed questions', not a million parsed records. `lap(name)` is called
+    one streams and packs the scene graphs and builds the corpus: the two loads take similar time,
+    and packed data cost a fraction of their parsed size, so the run's peak memory is the packed
+    graphs' and questions' (about their JSON's size), not a million parsed records and 75k
+    parsed graphs. `lap(name)` is called
     as each phase ends (the CLI prints the seconds).
     """
     chosen = tuple(t.id for t in engine.select_templates(templates))
@@ -232,12 +232,12 @@ def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, 
         if workers > 1:
             with mp.get_context("fork").Pool(1) as pool:
                 pending = pool.apply_async(_pack, (str(questions), chosen, mode))
-                graphs = load_scene_graphs(scene_graphs)
+                graphs = pack_scene_graphs(scene_graphs)
                 corpus = engine.build_corpus(graphs)
                 packed = pending.get()
         else:
             packed = _pack(str(questions), chosen, mode)
-            graphs = load_scene_graphs(scene_graphs)
+            graphs = pack_scene_graphs(scene_graphs)
             corpus = engine.build_corpus(graphs)
     lap("load")
     gen = run_generation(engine, packed, graphs, max_k=max_k, seed=seed, templates=templates,

@@ -17,11 +17,12 @@ a run asks for it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from contrastgen.datasets.base import QuestionItem, QuestionSource
+from contrastgen.datasets.packing import PackedGraphs
 from contrastgen.errors import ContrastgenError
 
 MAX_RETRIES = 3
@@ -61,7 +62,7 @@ _ENGINE: Any = None  # a worker process's engine, loaded by its first task
 
 
 def _shard_task(options: Any, index: int, items: dict[str, list[QuestionItem]],
-                graphs: dict[str, dict[str, Any]]) -> Any:
+                graphs: Mapping[str, dict[str, Any]]) -> Any:
     """What a Ray worker runs: one shard, with the engine this process loaded once."""
     global _ENGINE
     from contrastgen.engine import Engine
@@ -77,7 +78,7 @@ def _shard_task(options: Any, index: int, items: dict[str, list[QuestionItem]],
     return run_shard(ShardContext(_ENGINE, ShardQuestions(items), graphs, options), list(items))
 
 
-def run_on_ray(source: QuestionSource, scene_graphs: dict[str, dict[str, Any]], options: Any,
+def run_on_ray(source: QuestionSource, scene_graphs: Mapping[str, dict[str, Any]], options: Any,
                shards: list[list[str]], collect: Callable[[Any], None], *, address: str | None) -> None:
     """Run every shard as a Ray task and `collect` each result once, in completion order."""
     try:
@@ -98,7 +99,9 @@ def run_on_ray(source: QuestionSource, scene_graphs: dict[str, dict[str, Any]], 
         pending = {}
         for index, images in enumerate(shards):
             items = {image: source.questions_of(image) for image in images}
-            graphs = {image: scene_graphs[image] for image in images if image in scene_graphs}
+            # packed graphs travel as their JSON (smaller than pickled dicts; the task parses them)
+            graphs = (scene_graphs.subset(images) if isinstance(scene_graphs, PackedGraphs)
+                      else {image: scene_graphs[image] for image in images if image in scene_graphs})
             pending[task.remote(options_ref, index, items, graphs)] = index
         done: set[int] = set()
         while pending:

@@ -4,6 +4,7 @@ shown as Markdown (stats.md) and as a terminal table."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from rich.table import Table
@@ -38,7 +39,7 @@ TYPE_LEVELS = ("structural", "detailed")
 
 
 def compute_stats(results: list[Outcome], n_questions: int, images: set[str],
-                  scene_graphs: dict[str, dict], max_k: int, seed: int,
+                  scene_graphs: Mapping[str, dict], max_k: int, seed: int,
                   template_ids: list[str]) -> dict[str, Any]:
     """Counts as in the paper's Tables 5-8, plus a count per reason for no perturbation.
 

@@ -10,12 +10,14 @@ Python loop over every pair of objects.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import sparse
 
+from contrastgen.datasets.packing import PackedGraphs
 from contrastgen.language.lexicon import Lexicon
 
 TOP_COOCCURRING = 40
@@ -55,11 +57,14 @@ class Corpus:
         return cls(kinds=kinds, index=index, frequency=freq, cooccurrence=co)
 
     @classmethod
-    def from_graphs(cls, scene_graphs: dict, lex: Lexicon) -> Corpus:
+    def from_graphs(cls, scene_graphs: Mapping[str, dict], lex: Lexicon) -> Corpus:
         canon = functools.lru_cache(maxsize=None)(lex.canonical)
-        return cls.build(
-            [canon(o["name"].strip().lower()) for o in g["objects"].values()]
-            for _, g in sorted(scene_graphs.items()))
+        if isinstance(scene_graphs, PackedGraphs):  # the names were kept apart: no graph is parsed
+            names = scene_graphs.object_names()
+        else:
+            names = ((i, [o["name"] for o in g["objects"].values()]) for i, g in scene_graphs.items())
+        return cls.build([canon(n.strip().lower()) for n in image_names]
+                         for _, image_names in sorted(names, key=_first))
 
     def cooccurring(self, kind: str) -> tuple[str, ...]:
         """Kinds that appear in images with `kind`, most frequent first (ties by name)."""
@@ -79,3 +84,7 @@ class Corpus:
             out = tuple(self.kinds[j] for j in cols[order])
         self._top[kind] = out
         return out
+
+
+def _first(pair: tuple[str, Any]) -> str:
+    return pair[0]

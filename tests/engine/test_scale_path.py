@@ -16,7 +16,7 @@ import pytest
 
 from contrastgen.cli.engine_cmds import sample_paths
 from contrastgen.datasets.gqa import load_questions
-from contrastgen.datasets.packing import pack_questions
+from contrastgen.datasets.packing import pack_questions, pack_scene_graphs
 from contrastgen.errors import InputError
 from contrastgen.run.entries import ViewEntry
 from contrastgen.run.generate import generate, generate_from_files
@@ -110,6 +110,45 @@ def test_a_question_id_in_two_shards_is_an_error(tmp_path):
     with pytest.raises(InputError, match="appears twice") as err:
         pack_questions(tmp_path, screener())
     assert err.value.record == "question q1" and err.value.path.endswith("b.json")
+
+
+def test_packed_graphs_equal_the_loaded_ones_and_give_the_same_corpus(engine):
+    from contrastgen.datasets.gqa import load_scene_graphs
+
+    loaded = load_scene_graphs(GRAPHS)
+    packed = pack_scene_graphs(GRAPHS)
+    assert list(packed) == list(loaded) and len(packed) == len(loaded)
+    assert all(packed[i] == g and packed.get(i) == g for i, g in loaded.items())
+    assert packed.get("no such image") is None and "no such image" not in packed
+    assert dict(packed.object_names()) == {i: [o["name"] for o in g["objects"].values()] for i, g in loaded.items()}
+    a, b = engine.build_corpus(loaded), engine.build_corpus(packed)
+    assert a.kinds == b.kinds and (a.cooccurrence != b.cooccurrence).nnz == 0
+    some = list(loaded)[:3]
+    assert dict(packed.subset([*some, "missing"]).items()) == {i: loaded[i] for i in some}
+
+
+@pytest.mark.parametrize("text,needle", [
+    ('{"1": {"width": 10, "objects": {}}, "2": {"width": 10, "obj', "after image 1"),
+    ("", "file is empty"),
+    ('[{"width": 10}]', "object keyed by image id"),
+    ("{}", "no scene graphs found"),
+    ('{"7": {"width": 10, "objects": {"1": {"name": "cat", "x": 0, "y": 0, "w": 1}}}}', "image 7 object 1"),
+    ('{"7": {"width": 10, "objects": {"1": {"name": "cat", "x": 0, "y": 0, "w": 1, "h": 1, '
+     '"relations": [{"name": "on", "object": "9"}]}}}}', "unknown object '9'"),
+])
+def test_packed_graph_errors_are_the_loaders(tmp_path, text, needle):
+    """The streaming loader says what the whole-file loader says (file, record, reason)."""
+    from contrastgen.datasets.gqa import load_scene_graphs
+
+    path = tmp_path / "scene_graphs.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as packed_err:
+        pack_scene_graphs(path)
+    assert needle in str(packed_err.value) and "scene_graphs.json" in str(packed_err.value)
+    if "after image" not in needle:  # orjson reports a malformed file without the last good image
+        with pytest.raises(InputError) as loaded_err:
+            load_scene_graphs(path)
+        assert str(loaded_err.value) == str(packed_err.value)
 
 
 def test_input_errors_keep_file_and_record_across_processes():
