@@ -139,6 +139,9 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
         timings[name] = now - clock
         clock = now
 
+    from contrastgen.run.allocator import tune_for_batch
+
+    tune_for_batch()
     # The engine before the data: loading it allocates enough to trigger full collections,
     # which would walk the whole dataset if it were loaded already.
     engine = _engine()

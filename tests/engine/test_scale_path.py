@@ -232,3 +232,17 @@ def test_written_views_hold_originals_and_perturbations_by_rank(dict_run, tmp_pa
     assert set(k1) == set(original) | {pid for pid, p in perturbations.items() if p["rank"] == 1}
     lxmert = json.loads((out / "lxmert" / "augmented.json").read_text())
     assert [x["question_id"] for x in lxmert] == sorted(augmented)
+
+
+def test_the_allocator_settings_take_on_glibc():
+    """`generate` sets glibc's allocator for a batch run (run.allocator); glibc accepts every
+    setting (mallopt returns 1 for each), checked in a forked child so this process keeps its own."""
+    import multiprocessing as mp
+    import platform
+
+    from contrastgen.run.allocator import tune_for_batch
+
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("the allocator settings are glibc's")
+    with mp.get_context("fork").Pool(1) as pool:
+        assert pool.apply(tune_for_batch) is True
