@@ -244,7 +244,7 @@ def _examples(sets: Sequence[ContrastSet], scores: Sequence[SetScore], preds: Ma
 
 def _oracle_section(sets: Sequence[ContrastSet], preds: Mapping[str, str], name: str, *,
                     seed: int, n_boot: int) -> dict[str, Any]:
-    """How often the scene-graph oracle disagrees with GQA's gold answer on the originals.
+    """How often the scene-graph oracle disagrees with the dataset's gold answer on the originals.
 
     An oracle that abstains (no prediction) is not counted as disagreeing: the rate is over
     the originals it answered, and the abstentions are reported beside it.

@@ -201,14 +201,14 @@ def _oracle_md(report: Mapping[str, Any]) -> list[str]:
     if report["kind"] == "contrast":
         return ["## Annotation noise (scene-graph oracle)", "",
                 f"The oracle `{o['model']}` answered {o['originals_answered']} of {o['originals']} "
-                f"originals from the scene graph and disagrees with GQA's answer on "
+                f"originals from the scene graph and disagrees with the gold answer on "
                 f"{o['originals_disagreeing']}: **{pct(o['disagreement_rate'], ci=True)}%**. A "
                 "model's drop of that size may be annotation noise rather than a shortcut. On the "
                 f"perturbations it scores {pct(o['perturbation_accuracy'])}% "
                 f"({o['perturbations_answered']} of {o['perturbations']} answered; 100% expected).", ""]
     return ["## Annotation noise (scene-graph oracle)", "",
             f"The oracle `{o['model']}` answered {o['answered']} of {o['questions']} questions and "
-            f"disagrees with GQA's answer on {o['disagreeing']}: "
+            f"disagrees with the gold answer on {o['disagreeing']}: "
             f"**{pct(o['disagreement_rate'])}%**.", ""]
 
 
@@ -394,7 +394,7 @@ def render_report(report: Mapping[str, Any]) -> RenderableType:
     oracle = report.get("oracle")
     if oracle:
         rate = oracle["disagreement_rate"]
-        parts.append(Text(f"Oracle '{oracle['model']}' disagrees with GQA's answers on "
+        parts.append(Text(f"Oracle '{oracle['model']}' disagrees with the gold answers on "
                           f"{pct(rate, ci=isinstance(rate, Mapping))}% of the originals it answered "
                           "(annotation noise a model's drop may contain)."))
     for model, examples in report.get("examples", {}).items():

@@ -16,6 +16,7 @@ a run asks for it.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,6 +32,21 @@ MAX_RETRIES = 3
 # reach it (Ray passes the driver's through `runtime_env`).
 CRASH_ENV = "CONTRASTGEN_TEST_CRASH_SHARD"
 CRASH_MARKER_ENV = "CONTRASTGEN_TEST_CRASH_MARKER"
+
+
+IN_FLIGHT_ENV = "CONTRASTGEN_RAY_IN_FLIGHT"
+
+
+def in_flight_limit(cluster_cpus: float) -> int:
+    """Tasks kept submitted at once: enough that every CPU of the cluster has a next shard
+    waiting when one ends, few enough that the object store holds a few shards' input, not all.
+    CONTRASTGEN_RAY_IN_FLIGHT sets it (for shards too large to hold two per CPU)."""
+    given = os.environ.get(IN_FLIGHT_ENV, "").strip()
+    if given:
+        if not given.isdigit() or int(given) < 1:
+            raise ContrastgenError(f"{IN_FLIGHT_ENV} must be a whole number >= 1, not {given!r}")
+        return int(given)
+    return max(2, 2 * int(cluster_cpus))
 
 
 class RayUnavailable(ContrastgenError):
@@ -96,13 +112,23 @@ def run_on_ray(source: QuestionSource, scene_graphs: Mapping[str, dict[str, Any]
     try:
         task = ray.remote(max_retries=MAX_RETRIES)(_shard_task)
         options_ref = ray.put(options)
-        pending = {}
-        for index, images in enumerate(shards):
+        window = in_flight_limit(ray.cluster_resources().get("CPU", 1))
+
+        def submit(index: int) -> None:
+            images = shards[index]
             items = {image: source.questions_of(image) for image in images}
             # packed graphs travel as their JSON (smaller than pickled dicts; the task parses them)
             graphs = (scene_graphs.subset(images) if isinstance(scene_graphs, PackedGraphs)
                       else {image: scene_graphs[image] for image in images if image in scene_graphs})
             pending[task.remote(options_ref, index, items, graphs)] = index
+
+        # A window of tasks in flight, not every shard at once: each submitted task's questions
+        # and graphs sit in the object store until it ends, so submitting all would copy the
+        # whole input there (and into the driver's shared memory) before the first result.
+        pending: dict[Any, int] = {}
+        queue = iter(range(len(shards)))
+        for index in itertools.islice(queue, window):
+            submit(index)
         done: set[int] = set()
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
@@ -112,6 +138,8 @@ def run_on_ray(source: QuestionSource, scene_graphs: Mapping[str, dict[str, Any]
                 if index not in done:  # one result per shard, whatever Ray retried
                     done.add(index)
                     collect(result)
+                for following in itertools.islice(queue, 1):
+                    submit(following)
     finally:
         if started_here:
             ray.shutdown()

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from contrastgen.cli import cli
 from contrastgen.resources import sample_dir
-from contrastgen.run.ray_backend import CRASH_ENV, CRASH_MARKER_ENV
+from contrastgen.run.ray_backend import CRASH_ENV, CRASH_MARKER_ENV, IN_FLIGHT_ENV, in_flight_limit
 
 BIN = Path(sys.executable).parent
 
@@ -84,11 +84,22 @@ def test_a_ray_cluster_writes_what_the_local_pool_writes_even_when_a_worker_dies
     marker = tmp_path / "crashed"
     done = _on_cluster([
         (sample / "questions.json", sample / "scene_graphs.json", tmp_path / "ray-sample", {}),
-        (questions, graphs, tmp_path / "ray-synth", {}),
-        (questions, graphs, tmp_path / "ray-crash", {CRASH_ENV: "1", CRASH_MARKER_ENV: str(marker)}),
+        (questions, graphs, tmp_path / "ray-synth", {IN_FLIGHT_ENV: "1"}),  # one shard at a time
+        (questions, graphs, tmp_path / "ray-crash", {CRASH_ENV: "1", CRASH_MARKER_ENV: str(marker),
+                                                      IN_FLIGHT_ENV: "2"}),
     ])
     assert done.returncode == 0, done.stderr[-3000:]
     _same(tmp_path / "local-sample", tmp_path / "ray-sample")
     _same(tmp_path / "local-synth", tmp_path / "ray-synth")
     assert marker.exists(), "the injected crash did not happen"
     _same(tmp_path / "local-synth", tmp_path / "ray-crash")  # retried: nothing lost, nothing doubled
+
+
+def test_the_window_of_tasks_in_flight(monkeypatch):
+    monkeypatch.delenv(IN_FLIGHT_ENV, raising=False)
+    assert [in_flight_limit(c) for c in (0, 1, 2, 16)] == [2, 2, 4, 32]
+    monkeypatch.setenv(IN_FLIGHT_ENV, "3")
+    assert in_flight_limit(16) == 3
+    monkeypatch.setenv(IN_FLIGHT_ENV, "0")
+    with pytest.raises(Exception, match="whole number"):
+        in_flight_limit(16)
