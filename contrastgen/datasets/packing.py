@@ -42,7 +42,7 @@ PackedQuestion = tuple[str, str, bytes | None]
 @dataclass
 class PackedQuestions:
     order: list[str]  # every question id, in input order
-    blobs: dict[str, bytes]  # image id -> its PackedQuestions, encoded (`_encode`), in input order
+    blobs: dict[str, bytes]  # image id -> its PackedQuestions as frames (`append_frame`), in input order
     full: int  # questions whose whole record was kept
 
     def __len__(self) -> int:
@@ -54,30 +54,36 @@ class PackedQuestions:
         return list(self.blobs)
 
     def questions_of(self, image_id: str) -> list[PackedQuestion]:
-        return _decode(self.blobs[image_id])
+        return read_frames(self.blobs[image_id])
 
 
 # Each packed question is appended to its image's buffer as it streams past, so the loader never
 # holds a million (id, text, record) tuples: they cost three objects each, and at 1M questions
 # the tuples, not the records' bytes, were most of the packing process's 2.4 GiB. marshal is the
 # fastest encoder of a tuple of str and bytes; a blob never leaves the run's Python version.
-_SIZE = struct.Struct("<I")
+FRAME_HEADER = struct.Struct("<I")  # a frame's length, before it
 
 
-def _encode(buffer: bytearray, item: PackedQuestion) -> None:
+def append_frame(buffer: bytearray, item: Any) -> None:
+    """Append `item` (str, bytes, int and tuples of them) to `buffer` as one length-prefixed frame."""
     data = marshal.dumps(item)
-    buffer += _SIZE.pack(len(data))
+    buffer += FRAME_HEADER.pack(len(data))
     buffer += data
 
 
-def _decode(blob: bytes) -> list[PackedQuestion]:
-    view, out, pos, end = memoryview(blob), [], 0, len(blob)
+def read_frames(blob: bytes | memoryview) -> list[Any]:
+    """Every frame `append_frame` wrote into `blob`, in order."""
+    return list(iter_frames(blob))
+
+
+def iter_frames(blob: bytes | memoryview) -> Iterator[Any]:
+    """The frames of `blob` one at a time (a spill file read without holding all of it)."""
+    view, pos, end = memoryview(blob), 0, len(blob)
     while pos < end:
-        (size,) = _SIZE.unpack_from(view, pos)
-        pos += _SIZE.size
-        out.append(marshal.loads(view[pos:pos + size]))
+        (size,) = FRAME_HEADER.unpack_from(view, pos)
+        pos += FRAME_HEADER.size
+        yield marshal.loads(view[pos:pos + size])
         pos += size
-    return out
 
 
 def pack_questions(path: str | os.PathLike[str], keep_full: Callable[[str], bool]) -> PackedQuestions:
@@ -95,7 +101,7 @@ def pack_questions(path: str | os.PathLike[str], keep_full: Callable[[str], bool
             text = q["question"]
             record = gqa_json(q) if keep_full(text) else None
             full += record is not None
-            _encode(groups[q["imageId"]], (qid, text, record))
+            append_frame(groups[q["imageId"]], (qid, text, record))
             order.append(qid)
     if not order:
         raise InputError("no questions found", path=str(path))

@@ -4,7 +4,7 @@ shown as Markdown (stats.md) and as a terminal table."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from rich.table import Table
@@ -47,59 +47,92 @@ def compute_stats(results: list[Outcome], n_questions: int, images: set[str],
     `n_questions` questions without one is counted as `no_match`; `images` are the images of all
     the questions.
     """
-    ks = [k for k in KS if k <= max_k] + ([max_k] if max_k not in KS else [])
-    per_t: dict[str, dict[str, Any]] = {
-        t: {"matched": 0, "perturbed": 0, "perturbations": {f"k{k}": 0 for k in ks},
-            "images": set(), "augmented_images": set(), "reasons": Counter()} for t in template_ids}
-    reasons: Counter = Counter()
-    matched_q, perturbed_q, aug_images = set(), set(), set()
-    aug_k: Counter = Counter()
-    per_type: dict[str, dict[str, dict[str, Any]]] = {level: {} for level in TYPE_LEVELS}
-    for r in results:
-        if r.template is None:
-            continue
-        for level in TYPE_LEVELS:
-            _count_type(per_type[level], getattr(r, level), r, ks)
-        t = per_t[r.template]
-        t["matched"] += 1
-        t["images"].add(r.image_id)
-        matched_q.add(r.question_id)
-        if r.ranks:
-            t["perturbed"] += 1
-            t["augmented_images"].add(r.image_id)
-            perturbed_q.add(r.question_id)
-            aug_images.add(r.image_id)
-            for k in ks:
-                n = sum(1 for rank in r.ranks if rank <= k)
-                t["perturbations"][f"k{k}"] += n
-                aug_k[f"k{k}"] += n
-        else:
-            t["reasons"][r.reason] += 1
-            reasons[r.reason] += 1
-    n_q = n_questions
-    if n_q > len(matched_q):
-        reasons["no_match"] += n_q - len(matched_q)
-    out_t = {}
-    for tid, t in per_t.items():
-        out_t[tid] = {"matched": t["matched"], "perturbed": t["perturbed"],
-                      "perturbations": t["perturbations"], "images": len(t["images"]),
-                      "augmented_images": len(t["augmented_images"]),
-                      "reasons": dict(sorted(t["reasons"].items()))}
-    return {
-        "max_k": max_k, "seed": seed, "ks": ks,
-        "questions": n_q, "images": len(images),
-        "images_with_scene_graph": len(images & set(scene_graphs)),
-        "matched_questions": len(matched_q), "perturbed_questions": len(perturbed_q),
-        "augmented_images": len(aug_images),
-        "perturbations": {k: aug_k.get(k, 0) for k in (f"k{k}" for k in ks)},
-        "percent_augmented_images": _pct(len(aug_images), len(images)),
-        "percent_augmented_questions": {k: _pct(aug_k.get(k, 0), n_q) for k in (f"k{k}" for k in ks)},
-        "reasons": dict(sorted(reasons.items())),
-        "templates": out_t,
-        "question_types": {level: {name: {**c, "reasons": dict(sorted(c["reasons"].items()))}
-                                   for name, c in sorted(per_type[level].items())}
-                           for level in TYPE_LEVELS},
-    }
+    tally = StatsTally(template_ids, max_k)
+    tally.add(results)
+    return tally.result(n_questions, images, scene_graphs, seed)
+
+
+class StatsTally:
+    """`compute_stats`, fed one shard's outcomes at a time, so a run need not keep them all.
+
+    Exact because a shard holds whole images: a question and an image belong to one shard, so the
+    questions and images counted distinct within each shard add up to the run's.
+    """
+
+    def __init__(self, template_ids: list[str], max_k: int):
+        self.max_k = max_k
+        self.ks = [k for k in KS if k <= max_k] + ([max_k] if max_k not in KS else [])
+        self.per_t: dict[str, dict[str, Any]] = {
+            t: {"matched": 0, "perturbed": 0, "perturbations": {f"k{k}": 0 for k in self.ks},
+                "images": 0, "augmented_images": 0, "reasons": Counter()} for t in template_ids}
+        self.reasons: Counter = Counter()
+        self.matched_questions = self.perturbed_questions = self.augmented_images = 0
+        self.aug_k: Counter = Counter()
+        self.per_type: dict[str, dict[str, dict[str, Any]]] = {level: {} for level in TYPE_LEVELS}
+
+    def add(self, outcomes: Iterable[Outcome]) -> None:
+        """One shard's outcomes (or a whole run's at once)."""
+        ks = self.ks
+        matched_q, perturbed_q, aug_images = set(), set(), set()
+        t_images: dict[str, set[str]] = {}
+        t_aug_images: dict[str, set[str]] = {}
+        for r in outcomes:
+            if r.template is None:
+                continue
+            for level in TYPE_LEVELS:
+                _count_type(self.per_type[level], getattr(r, level), r, ks)
+            t = self.per_t[r.template]
+            t["matched"] += 1
+            t_images.setdefault(r.template, set()).add(r.image_id)
+            matched_q.add(r.question_id)
+            if r.ranks:
+                t["perturbed"] += 1
+                t_aug_images.setdefault(r.template, set()).add(r.image_id)
+                perturbed_q.add(r.question_id)
+                aug_images.add(r.image_id)
+                for k in ks:
+                    n = sum(1 for rank in r.ranks if rank <= k)
+                    t["perturbations"][f"k{k}"] += n
+                    self.aug_k[f"k{k}"] += n
+            else:
+                t["reasons"][r.reason] += 1
+                self.reasons[r.reason] += 1
+        for template, found in t_images.items():
+            self.per_t[template]["images"] += len(found)
+        for template, found in t_aug_images.items():
+            self.per_t[template]["augmented_images"] += len(found)
+        self.matched_questions += len(matched_q)
+        self.perturbed_questions += len(perturbed_q)
+        self.augmented_images += len(aug_images)
+
+    def result(self, n_questions: int, images: set[str], scene_graphs: Mapping[str, dict],
+               seed: int) -> dict[str, Any]:
+        ks, n_q = self.ks, n_questions
+        reasons = Counter(self.reasons)
+        if n_q > self.matched_questions:
+            reasons["no_match"] += n_q - self.matched_questions
+        out_t = {}
+        for tid, t in self.per_t.items():
+            out_t[tid] = {"matched": t["matched"], "perturbed": t["perturbed"],
+                          "perturbations": t["perturbations"], "images": t["images"],
+                          "augmented_images": t["augmented_images"],
+                          "reasons": dict(sorted(t["reasons"].items()))}
+        aug_k = self.aug_k
+        return {
+            "max_k": self.max_k, "seed": seed, "ks": ks,
+            "questions": n_q, "images": len(images),
+            "images_with_scene_graph": sum(1 for i in images if i in scene_graphs),
+            "matched_questions": self.matched_questions, "perturbed_questions": self.perturbed_questions,
+            "augmented_images": self.augmented_images,
+            "perturbations": {k: aug_k.get(k, 0) for k in (f"k{k}" for k in ks)},
+            "percent_augmented_images": _pct(self.augmented_images, len(images)),
+            "percent_augmented_questions": {k: _pct(aug_k.get(k, 0), n_q) for k in (f"k{k}" for k in ks)},
+            "reasons": dict(sorted(reasons.items())),
+            "templates": out_t,
+            "question_types": {level: {name: {**c, "reasons": dict(sorted(c["reasons"].items()))}
+                                       for name, c in sorted(self.per_type[level].items())}
+                               for level in TYPE_LEVELS},
+        }
 
 
 def _count_type(counts: dict[str, dict[str, Any]], name: str, r: Outcome, ks: list[int]) -> None:

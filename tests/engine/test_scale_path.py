@@ -167,15 +167,41 @@ def dict_run(engine):
 
 
 @pytest.mark.parametrize("workers,shard_images", [(1, 256), (2, 256), (2, 4)])
-def test_the_file_path_equals_the_library_path(engine, dict_run, workers, shard_images, monkeypatch):
+@pytest.mark.parametrize("spill", ["0", "100000000"])  # results on disk (every run) / in memory
+def test_the_file_path_equals_the_library_path(engine, dict_run, workers, shard_images, spill, monkeypatch):
     import contrastgen.run.generate
 
     monkeypatch.setattr(contrastgen.run.generate, "SHARD_IMAGES", shard_images)  # 4: many shards, 2 workers
+    monkeypatch.setenv("CONTRASTGEN_SPILL_ABOVE", spill)
     gen = generate_from_files(engine, QUESTIONS, GRAPHS, max_k=5, seed=3, templates=None,
                               workers=workers, progress=False)
-    assert gen.lines == dict_run.lines and dict_run.lines
-    assert gen.views == dict_run.views
-    assert gen.stats == dict_run.stats
+    # the file path spills results to disk as shards finish and reads them back, re-iterably
+    assert list(gen.lines) == dict_run.lines and dict_run.lines and list(gen.lines) == dict_run.lines
+    assert list(gen.views) == dict_run.views and list(gen.views) == dict_run.views
+    assert gen.stats == dict_run.stats and gen.perturbed == dict_run.perturbed
+    assert [r["question_id"] for r in gen.records] == [r["question_id"] for r in dict_run.records]
+
+
+def test_the_spilled_files_go_with_the_run(engine, monkeypatch):
+    import gc
+
+    from contrastgen.run.generate import should_spill
+
+    assert not should_spill(1_000_000, "templates") and should_spill(1_000_000, "both")
+    assert should_spill(2_000_000, "templates")
+    monkeypatch.setenv("CONTRASTGEN_SPILL_ABOVE", "x")
+    with pytest.raises(InputError, match="whole number"):
+        should_spill(10, "templates")
+    monkeypatch.setenv("CONTRASTGEN_SPILL_ABOVE", "0")
+
+    gen = generate_from_files(engine, QUESTIONS, GRAPHS, max_k=5, seed=3, templates=None, workers=1,
+                              progress=False)
+    folder = gen.spill.folder
+    assert (folder / "lines.bin").is_file() and (folder / "views.sorted.bin").is_file()
+    assert not (folder / "views.bin").exists()  # the unmerged runs are gone once merged
+    del gen
+    gc.collect()
+    assert not folder.exists()
 
 
 def test_no_match_is_counted_for_every_unmatched_question(dict_run, engine):
@@ -246,3 +272,24 @@ def test_the_allocator_settings_take_on_glibc():
         pytest.skip("the allocator settings are glibc's")
     with mp.get_context("fork").Pool(1) as pool:
         assert pool.apply(tune_for_batch) is True
+
+
+@pytest.mark.parametrize("buffer", [1, 7, 1 << 20])
+def test_spill_cursors_read_frames_across_their_buffers(tmp_path, buffer):
+    """A run's cursor reads through a small buffer: frames larger than it, and frames that
+    straddle two reads, come back whole and in order."""
+    import os
+
+    from contrastgen.run.spill import _Appender, _Cursor
+
+    items = [(f"q{i}", i, b"x" * (i * 37 % 500), "é" * (i % 5)) for i in range(200)]
+    out = _Appender(tmp_path / "frames.bin")
+    spans = [out.append(item) for item in items]
+    out.close()
+    fd = os.open(tmp_path / "frames.bin", os.O_RDONLY)
+    try:
+        assert list(_Cursor(fd, 0, spans[-1][1], buffer)) == items
+        start, end = spans[50][0], spans[120][1]
+        assert list(_Cursor(fd, start, end, buffer)) == items[50:121]
+    finally:
+        os.close(fd)
