@@ -93,7 +93,7 @@ def pack_questions(path: str | os.PathLike[str], keep_full: Callable[[str], bool
     seen: set[str] = set()
     full = 0
     for file in json_files(Path(path)):
-        for qid, q in _stream_records(file, "question"):
+        for qid, q in stream_records(file, "question"):
             if qid in seen:
                 raise InputError("question id appears twice", path=str(file), record=f"question {qid}")
             seen.add(qid)
@@ -149,7 +149,7 @@ def pack_scene_graphs(path: str | os.PathLike[str]) -> PackedGraphs:
     blobs: dict[str, bytes] = {}
     names: dict[str, list[str]] = {}
     for file in json_files(Path(path)):
-        for image_id, g in _stream_records(file, "image"):
+        for image_id, g in stream_records(file, "image"):
             g = validate_scene_graph(image_id, g, path=str(file))
             blobs[image_id] = orjson.dumps(g)
             # interned: the same few thousand names recur across every image
@@ -159,7 +159,7 @@ def pack_scene_graphs(path: str | os.PathLike[str]) -> PackedGraphs:
     return PackedGraphs(blobs, names)
 
 
-def _stream_records(file: Path, what: str) -> Iterator[tuple[str, Any]]:
+def stream_records(file: Path, what: str) -> Iterator[tuple[str, Any]]:
     """(id, record) pairs of one file's top-level object, read incrementally; `what` the records
     are keyed by ("question", "image"), for the errors."""
     try:

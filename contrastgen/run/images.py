@@ -9,6 +9,7 @@ is missing is an error before anything is written, naming the image and the fold
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import orjson
@@ -31,16 +32,26 @@ def image_index(folder: str | os.PathLike[str]) -> dict[str, Path]:
     return found
 
 
-def with_image_files(lines: list[bytes], folder: str | os.PathLike[str]) -> list[bytes]:
-    """contrast_sets.jsonl lines with `image_file`, the absolute path of each record's image."""
-    files = image_index(folder)
-    out = []
-    for line in lines:
-        record = orjson.loads(line)
-        image_id = str(record["image_id"])
-        if image_id not in files:
-            raise InputError(f"image {image_id!r} has no file ({', '.join(IMAGE_SUFFIXES)}) in this folder",
-                             path=str(folder), record=f"question {record['question_id']}")
-        record["image_file"] = str(files[image_id])
-        out.append(dumps(record))
-    return out
+class _WithImageFiles:
+    """The lines with `image_file` added, made as they are read (a spilled run's lines are not
+    all in memory); re-iterable, like the lines it wraps."""
+
+    def __init__(self, lines: Iterable[bytes], files: dict[str, Path], folder: str):
+        self._lines, self._files, self._folder = lines, files, folder
+
+    def __iter__(self) -> Iterator[bytes]:
+        for line in self._lines:
+            record = orjson.loads(line)
+            image_id = str(record["image_id"])
+            if image_id not in self._files:
+                raise InputError(f"image {image_id!r} has no file ({', '.join(IMAGE_SUFFIXES)}) in this folder",
+                                 path=self._folder, record=f"question {record['question_id']}")
+            record["image_file"] = str(self._files[image_id])
+            yield dumps(record)
+
+
+def with_image_files(lines: Iterable[bytes], folder: str | os.PathLike[str]) -> Iterable[bytes]:
+    """contrast_sets.jsonl lines with `image_file`, the absolute path of each record's image. A
+    missing image raises while the lines are written, inside the output's temporary folder, so
+    nothing is left half-written."""
+    return _WithImageFiles(lines, image_index(folder), str(folder))

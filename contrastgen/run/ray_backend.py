@@ -24,6 +24,7 @@ from typing import Any
 
 from contrastgen.datasets.base import QuestionItem, QuestionSource
 from contrastgen.datasets.packing import PackedGraphs
+from contrastgen.datasets.spilled import SpilledGraphs
 from contrastgen.errors import ContrastgenError
 
 MAX_RETRIES = 3
@@ -58,6 +59,7 @@ class ShardQuestions:
     """One shard's questions as a `QuestionSource`: what a Ray task carries."""
 
     items: dict[str, list[QuestionItem]]  # image id -> its questions, in input order
+    positions: dict[str, int] | None = None  # question id -> input position (a spilled input's)
 
     @property
     def order(self) -> list[str]:
@@ -73,12 +75,15 @@ class ShardQuestions:
     def questions_of(self, image_id: str) -> list[QuestionItem]:
         return self.items.get(image_id, [])
 
+    def position_of(self, image_id: str, question_id: str) -> int | None:
+        return None if self.positions is None else self.positions[question_id]
+
 
 _ENGINE: Any = None  # a worker process's engine, loaded by its first task
 
 
 def _shard_task(options: Any, index: int, items: dict[str, list[QuestionItem]],
-                graphs: Mapping[str, dict[str, Any]]) -> Any:
+                graphs: Mapping[str, dict[str, Any]], positions: dict[str, int] | None = None) -> Any:
     """What a Ray worker runs: one shard, with the engine this process loaded once."""
     global _ENGINE
     from contrastgen.engine import Engine
@@ -91,7 +96,7 @@ def _shard_task(options: Any, index: int, items: dict[str, list[QuestionItem]],
         os._exit(1)
     if _ENGINE is None:
         _ENGINE = Engine.load()
-    return run_shard(ShardContext(_ENGINE, ShardQuestions(items), graphs, options), list(items))
+    return run_shard(ShardContext(_ENGINE, ShardQuestions(items, positions), graphs, options), list(items))
 
 
 def run_on_ray(source: QuestionSource, scene_graphs: Mapping[str, dict[str, Any]], options: Any,
@@ -117,10 +122,13 @@ def run_on_ray(source: QuestionSource, scene_graphs: Mapping[str, dict[str, Any]
         def submit(index: int) -> None:
             images = shards[index]
             items = {image: source.questions_of(image) for image in images}
+            position_of = getattr(source, "position_of", None)  # a spilled input's output order
+            positions = ({qid: position_of(image, qid) for image, qs in items.items() for qid, _, _ in qs}
+                         if position_of is not None else None)
             # packed graphs travel as their JSON (smaller than pickled dicts; the task parses them)
-            graphs = (scene_graphs.subset(images) if isinstance(scene_graphs, PackedGraphs)
+            graphs = (scene_graphs.subset(images) if isinstance(scene_graphs, (PackedGraphs, SpilledGraphs))
                       else {image: scene_graphs[image] for image in images if image in scene_graphs})
-            pending[task.remote(options_ref, index, items, graphs)] = index
+            pending[task.remote(options_ref, index, items, graphs, positions)] = index
 
         # A window of tasks in flight, not every shard at once: each submitted task's questions
         # and graphs sit in the object store until it ends, so submitting all would copy the

@@ -107,19 +107,21 @@ def _frames(path: Path) -> Iterator[tuple]:
 class SpilledLines:
     """contrast_sets.jsonl's lines in input order, read back from the spill (re-iterable)."""
 
-    def __init__(self, path: Path, index: dict[str, int], order: list[str]):
-        self._path, self._index, self._order = path, index, order
+    def __init__(self, path: Path, entries: list[tuple[int, str]]):
+        self._path, self._entries = path, entries  # (offset, question id), in input order
+
+    def question_ids(self) -> list[str]:
+        """The questions that have lines, in input order."""
+        return [qid for _, qid in self._entries]
 
     def __iter__(self) -> Iterator[bytes]:
-        if not self._index:
+        if not self._entries:
             return
         fd = os.open(self._path, os.O_RDONLY)
         try:
-            for qid in self._order:
-                offset = self._index.get(qid)
-                if offset is not None:
-                    (size,) = FRAME_HEADER.unpack(os.pread(fd, FRAME_HEADER.size, offset))
-                    yield from marshal.loads(os.pread(fd, size, offset + FRAME_HEADER.size))
+            for offset, _ in self._entries:
+                (size,) = FRAME_HEADER.unpack(os.pread(fd, FRAME_HEADER.size, offset))
+                yield from marshal.loads(os.pread(fd, size, offset + FRAME_HEADER.size))
         finally:
             os.close(fd)
 
@@ -144,19 +146,21 @@ class ResultSpill:
         self._lines = _Appender(self.folder / "lines.bin")
         self._views = _Appender(self.folder / "views.bin")
         self._runs: list[tuple[int, int]] = []
-        self.line_index: dict[str, int] = {}  # question id -> offset of its lines' frame
+        self.line_index: dict[int, tuple[int, str]] = {}  # input position -> (offset, question id)
 
-    def add(self, lines: Iterable[tuple[str, tuple[bytes, ...]]], views: list[ViewEntry]) -> None:
-        """One shard's results: its (question id, lines) pairs and its views (any order)."""
-        for qid, qlines in lines:
-            self.line_index[qid] = self._lines.append(qlines)[0]
+    def add(self, lines: Iterable[tuple[str, tuple[bytes, ...]]], views: list[ViewEntry],
+            positions: list[int]) -> None:
+        """One shard's results: its (question id, lines) pairs with each question's input
+        position, and its views (any order)."""
+        for (qid, qlines), position in zip(lines, positions, strict=True):
+            self.line_index[position] = (self._lines.append(qlines)[0], qid)
         if views:
             start = self._views.size
             for entry in sorted(views, key=_key):
                 self._views.append(tuple(entry))
             self._runs.append((start, self._views.size))
 
-    def finish(self, order: list[str]) -> tuple[SpilledLines, SpilledViews, Iterator[ViewEntry]]:
+    def finish(self) -> tuple[SpilledLines, SpilledViews, Iterator[ViewEntry]]:
         """Close the files and merge the view runs into one sorted file. Returns the lines, the
         views, and an iterator over the merged views as they are written (for checks that
         must see every view once, without a second pass)."""
@@ -177,7 +181,9 @@ class ResultSpill:
             merged.close()
             self._views.path.unlink()
 
-        return SpilledLines(self._lines.path, self.line_index, order), SpilledViews(merged.path), merging()
+        entries = [self.line_index[position] for position in sorted(self.line_index)]
+        self.line_index = {}
+        return SpilledLines(self._lines.path, entries), SpilledViews(merged.path), merging()
 
 
 def _key(entry: ViewEntry) -> str:

@@ -7,13 +7,15 @@ writer only selects and joins bytes; none of them parses or re-serialises a reco
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import ClassVar
 
 import orjson
 
+from contrastgen.jsonio import atomic_file
 from contrastgen.run.entries import ViewEntry
 from contrastgen.run.generate import Generation
 
@@ -49,11 +51,7 @@ def view_names(max_k: int) -> dict[str, int | None]:
     return names
 
 
-def select(entries: list[ViewEntry], max_rank: int | None) -> list[ViewEntry]:
-    return entries if max_rank is None else [e for e in entries if e.rank <= max_rank]
-
-
-def json_object(entries: list[ViewEntry]) -> Iterator[bytes]:
+def json_object(entries: Iterable[ViewEntry]) -> Iterator[bytes]:
     """`{"id": record, ...}` plus a newline, from entries sorted by key."""
     yield b"{"
     for i, e in enumerate(entries):
@@ -65,7 +63,7 @@ def json_object(entries: list[ViewEntry]) -> Iterator[bytes]:
     yield b"}\n"
 
 
-def json_list(entries: list[ViewEntry]) -> Iterator[bytes]:
+def json_list(entries: Iterable[ViewEntry]) -> Iterator[bytes]:
     """`[item, ...]` plus a newline: the LXMERT file, in the order of the entries."""
     yield b"["
     for i, e in enumerate(entries):
@@ -73,3 +71,34 @@ def json_list(entries: list[ViewEntry]) -> Iterator[bytes]:
             yield b","
         yield e.lxmert
     yield b"]\n"
+
+
+def write_views(files: dict[Path, int | None], entries: Iterable[ViewEntry],
+                item: Callable[[ViewEntry], bytes], brackets: tuple[bytes, bytes]) -> None:
+    """Write several views of the same entries in one pass: `files` maps each file to the largest
+    rank it holds (None: all). One pass, because a spilled run's entries are read from disk and
+    decoded on every pass; each file is `brackets[0]`, the items joined by commas, `brackets[1]`."""
+    with contextlib.ExitStack() as stack:
+        handles = [(stack.enter_context(atomic_file(path)), max_rank) for path, max_rank in files.items()]
+        started = [False] * len(handles)
+        for fh, _ in handles:
+            fh.write(brackets[0])
+        for e in entries:
+            data = item(e)
+            for i, (fh, max_rank) in enumerate(handles):
+                if max_rank is None or e.rank <= max_rank:
+                    if started[i]:
+                        fh.write(b",")
+                    started[i] = True
+                    fh.write(data)
+        for fh, _ in handles:
+            fh.write(brackets[1])
+
+
+def gqa_item(e: ViewEntry) -> bytes:
+    """`"id":record`, an entry of a GQA-format file."""
+    return orjson.dumps(e.key) + b":" + e.gqa
+
+
+def lxmert_item(e: ViewEntry) -> bytes:
+    return e.lxmert

@@ -13,7 +13,14 @@ from pathlib import Path
 from contrastgen.jsonio import write_chunks, write_json, write_text
 from contrastgen.run.generate import Generation
 from contrastgen.run.stats import stats_markdown
-from contrastgen.writers.base import Writer, json_list, json_object, register, select, view_names
+from contrastgen.writers.base import (
+    Writer,
+    gqa_item,
+    lxmert_item,
+    register,
+    view_names,
+    write_views,
+)
 
 
 @register
@@ -35,8 +42,8 @@ class GqaViews(Writer):
     files = "original.json, augmented.json, augmented_k1.json, augmented_k3.json"
 
     def write(self, gen: Generation, out: Path) -> None:
-        for view, max_rank in view_names(gen.max_k).items():
-            write_chunks(out / f"{view}.json", json_object(select(gen.views, max_rank)))
+        write_views({out / f"{view}.json": max_rank for view, max_rank in view_names(gen.max_k).items()},
+                    gen.views, gqa_item, (b"{", b"}\n"))
 
 
 @register
@@ -47,8 +54,9 @@ class LxmertViews(Writer):
     files = "lxmert/<view>.json"
 
     def write(self, gen: Generation, out: Path) -> None:
-        for view, max_rank in view_names(gen.max_k).items():
-            write_chunks(out / "lxmert" / f"{view}.json", json_list(select(gen.views, max_rank)))
+        (out / "lxmert").mkdir(exist_ok=True)
+        write_views({out / "lxmert" / f"{view}.json": max_rank for view, max_rank in view_names(gen.max_k).items()},
+                    gen.views, lxmert_item, (b"[", b"]\n"))
 
 
 @register

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import pickle
 import random
+import tempfile
 from pathlib import Path
 
 import orjson
@@ -182,23 +183,29 @@ def test_the_file_path_equals_the_library_path(engine, dict_run, workers, shard_
     assert [r["question_id"] for r in gen.records] == [r["question_id"] for r in dict_run.records]
 
 
-def test_the_spilled_files_go_with_the_run(engine, monkeypatch):
+def test_the_spilled_files_go_with_the_run(engine, monkeypatch, tmp_path):
     import gc
 
     from contrastgen.run.generate import should_spill
 
-    assert not should_spill(1_000_000, "templates") and should_spill(1_000_000, "both")
-    assert should_spill(2_000_000, "templates")
+    monkeypatch.delenv("CONTRASTGEN_SPILL_ABOVE", raising=False)
+    assert should_spill(1, "templates")  # by default every file-to-file run spills
+    gb = 1_000_000_000
+    monkeypatch.setenv("CONTRASTGEN_SPILL_ABOVE", str(gb))
+    assert not should_spill(gb // 2, "templates") and should_spill(gb // 2, "both")
+    assert should_spill(2 * gb, "templates")
     monkeypatch.setenv("CONTRASTGEN_SPILL_ABOVE", "x")
     with pytest.raises(InputError, match="whole number"):
         should_spill(10, "templates")
     monkeypatch.setenv("CONTRASTGEN_SPILL_ABOVE", "0")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # this test's spill folders only
 
     gen = generate_from_files(engine, QUESTIONS, GRAPHS, max_k=5, seed=3, templates=None, workers=1,
                               progress=False)
     folder = gen.spill.folder
     assert (folder / "lines.bin").is_file() and (folder / "views.sorted.bin").is_file()
     assert not (folder / "views.bin").exists()  # the unmerged runs are gone once merged
+    assert not list(tmp_path.glob("contrastgen-input-*"))  # the inputs' folder went with the generation
     del gen
     gc.collect()
     assert not folder.exists()
@@ -293,3 +300,39 @@ def test_spill_cursors_read_frames_across_their_buffers(tmp_path, buffer):
         assert list(_Cursor(fd, start, end, buffer)) == items[50:121]
     finally:
         os.close(fd)
+
+
+def test_spilled_questions_and_graphs_equal_the_packed_ones(tmp_path):
+    from contrastgen.datasets.gqa import load_scene_graphs
+    from contrastgen.datasets.spilled import spill_questions, spill_scene_graphs
+
+    screen = screener()
+    packed = pack_questions(QUESTIONS, screen)
+    spilled = spill_questions(QUESTIONS, screen, tmp_path, 4)  # many small shards
+    assert len(spilled) == len(packed) and spilled.full == packed.full
+    assert spilled.image_ids == packed.image_ids
+    assert all(len(images) <= 4 for images in spilled.shard_images)
+    order = {qid: i for i, qid in enumerate(packed.order)}
+    for image in reversed(packed.image_ids):  # out of shard order: the cache reloads
+        assert spilled.questions_of(image) == packed.questions_of(image)
+        assert all(spilled.position_of(image, qid) == order[qid] for qid, _, _ in packed.questions_of(image))
+    assert spilled.suspicious_ids == {qid for qid in packed.order if "_" in qid}
+    graphs = spill_scene_graphs(GRAPHS, tmp_path)
+    loaded = load_scene_graphs(GRAPHS)
+    assert list(graphs) == list(loaded) and all(graphs[i] == g for i, g in loaded.items())
+    assert dict(graphs.subset(list(loaded)[:2]).items()) == {i: loaded[i] for i in list(loaded)[:2]}
+
+
+def test_a_spilled_run_finds_a_question_id_given_twice(tmp_path):
+    from contrastgen.datasets.spilled import spill_questions
+
+    record = {"imageId": "1", "question": "What color is the cat?", "answer": "black"}
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "a.json").write_text(json.dumps({"q1": record, "q2": record}))
+    (shards / "b.json").write_text(json.dumps({"q3": record, "q1": record}))
+    with pytest.raises(InputError, match="appears twice") as err:
+        spill_questions(shards, screener(), tmp_path, 256)
+    assert err.value.record == "question q1" and err.value.path.endswith("b.json")
+    (shards / "b.json").write_text(json.dumps({"q3": record, "x_r1": record}))
+    assert spill_questions(shards, screener(), tmp_path, 256).suspicious_ids == {"x_r1"}

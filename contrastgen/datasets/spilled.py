@@ -1,0 +1,208 @@
+"""Questions and scene graphs kept on disk for runs larger than the driver's memory.
+
+Why: `packing` keeps a run's inputs compact, but in memory: about 0.4 GB per million questions
+plus the list of their ids, and the graphs' JSON. A run over GQA's 22 million questions would
+hold tens of GB in the driver. Here the questions stream into one append-only file, cut into the
+run's shards as they arrive (an image's shard is fixed when it first appears, as the in-memory
+path cuts them), and the graphs into another with an index by image id. The driver keeps offsets,
+the image ids, and one 8-byte hash per question id; a worker reads its shard's questions and its
+images' graphs from the files. Each question carries its input position, so the output is written
+in input order without a list of every id.
+
+The checks are the loaders' own: a question id given twice is found from the hashes (and named
+by a second pass over the input, with the file of its second occurrence), and a perturbation id
+can only collide with an input id that contains "_", so those few ids are kept to check against.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from contrastgen.datasets.base import QuestionItem
+from contrastgen.datasets.gqa import gqa_json, json_files, validate_question, validate_scene_graph
+from contrastgen.datasets.packing import append_frame, read_frames, stream_records
+from contrastgen.errors import InputError
+
+# A shard's frames are written out once its buffer holds this much.
+_FLUSH = 256 << 10
+
+
+class _Store:
+    """An append-only file read back by offset, with one descriptor per process (forked workers
+    open their own)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fd: int | None = None
+        self._pid = -1
+
+    def read(self, offset: int, length: int) -> bytes:
+        if self._pid != os.getpid():
+            self._fd, self._pid = os.open(self.path, os.O_RDONLY), os.getpid()
+        assert self._fd is not None
+        return os.pread(self._fd, length, offset)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": self.path, "_fd": None, "_pid": -1}
+
+
+@dataclass
+class SpilledQuestions:
+    """A QuestionSource over the questions file: shards of images, each a list of file chunks."""
+
+    store: _Store
+    shard_images: list[list[str]]  # per shard, its images in order of first appearance
+    shard_chunks: list[list[tuple[int, int]]]  # per shard, (offset, length) of its frames
+    count: int
+    full: int  # questions whose whole record was kept
+    suspicious_ids: set[str]  # input ids a perturbation id could equal (they contain "_")
+    _shard_of: dict[str, int] = field(default_factory=dict, repr=False)
+    _cached: tuple[int, dict[str, list[QuestionItem]], dict[str, int]] | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return self.count
+
+    @property
+    def image_ids(self) -> list[str]:
+        return [image for images in self.shard_images for image in images]
+
+    def _shard(self, image_id: str) -> tuple[dict[str, list[QuestionItem]], dict[str, int]]:
+        if not self._shard_of:
+            self._shard_of = {image: s for s, images in enumerate(self.shard_images) for image in images}
+        s = self._shard_of[image_id]
+        if self._cached is None or self._cached[0] != s:  # a worker reads its shard once
+            items: dict[str, list[QuestionItem]] = {image: [] for image in self.shard_images[s]}
+            positions: dict[str, int] = {}
+            data = b"".join(self.store.read(offset, length) for offset, length in self.shard_chunks[s])
+            for position, image, qid, text, record in read_frames(data):
+                items[image].append((qid, text, record))
+                positions[qid] = position
+            self._cached = (s, items, positions)
+        return self._cached[1], self._cached[2]
+
+    def questions_of(self, image_id: str) -> list[QuestionItem]:
+        return self._shard(image_id)[0][image_id]
+
+    def position_of(self, image_id: str, question_id: str) -> int:
+        """The question's place in the input (the output's order)."""
+        return self._shard(image_id)[1][question_id]
+
+
+def spill_questions(path: str | os.PathLike[str], keep_full: Callable[[str], bool], folder: Path,
+                    shard_size: int) -> SpilledQuestions:
+    """Stream GQA questions into `folder`/questions.bin, validated as `pack_questions` does."""
+    shard_of: dict[str, int] = {}
+    shard_images: list[list[str]] = []
+    buffers: list[bytearray] = []
+    chunks: list[list[tuple[int, int]]] = []
+    hashes = array("q")
+    suspicious: set[str] = set()
+    position = full = 0
+    out_path = folder / "questions.bin"
+    with out_path.open("wb") as fh:
+        def flush(s: int) -> None:
+            chunks[s].append((fh.tell(), len(buffers[s])))
+            fh.write(buffers[s])
+            buffers[s].clear()
+
+        for file in json_files(Path(path)):
+            for qid, q in stream_records(file, "question"):
+                hashes.append(hash(qid))
+                if "_" in qid:
+                    suspicious.add(qid)
+                q = validate_question(qid, q, path=str(file))
+                text = q["question"]
+                record = gqa_json(q) if keep_full(text) else None
+                full += record is not None
+                image = q["imageId"]
+                s = shard_of.get(image)
+                if s is None:
+                    s = shard_of[image] = len(shard_of) // shard_size
+                    if s == len(shard_images):
+                        shard_images.append([])
+                        buffers.append(bytearray())
+                        chunks.append([])
+                    shard_images[s].append(image)
+                append_frame(buffers[s], (position, image, qid, text, record))
+                position += 1
+                if len(buffers[s]) >= _FLUSH:
+                    flush(s)
+        for s in range(len(buffers)):
+            if buffers[s]:
+                flush(s)
+    if not position:
+        raise InputError("no questions found", path=str(path))
+    _check_unique(hashes, path)
+    return SpilledQuestions(_Store(out_path), shard_images, chunks, position, full, suspicious)
+
+
+def _check_unique(hashes: array, path: str | os.PathLike[str]) -> None:
+    """A question id given twice: found from the hashes, named by a second pass over the ids."""
+    values = np.frombuffer(hashes, dtype=np.int64)
+    ordered = np.sort(values)
+    clashes = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+    if not clashes:
+        return
+    seen: set[str] = set()
+    for file in json_files(Path(path)):
+        for qid, _ in stream_records(file, "question"):
+            if hash(qid) in clashes:
+                if qid in seen:
+                    raise InputError("question id appears twice", path=str(file), record=f"question {qid}")
+                seen.add(qid)
+
+
+class SpilledGraphs(Mapping[str, dict]):
+    """Validated scene graphs in `folder`/graphs.bin, by image id; a Mapping like PackedGraphs."""
+
+    def __init__(self, store: _Store, index: dict[str, tuple[int, int]], names: dict[str, list[str]]):
+        self.store, self.index, self._names = store, index, names
+
+    def __getitem__(self, image_id: str) -> dict[str, Any]:
+        return orjson.loads(self.store.read(*self.index[image_id]))
+
+    def __contains__(self, image_id: object) -> bool:
+        return image_id in self.index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.index)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def object_names(self) -> Iterable[tuple[str, list[str]]]:
+        return self._names.items()
+
+    def subset(self, image_ids: Iterable[str]) -> Any:
+        """The graphs of some images, in memory (what a remote task is sent)."""
+        from contrastgen.datasets.packing import PackedGraphs
+
+        blobs = {i: self.store.read(*self.index[i]) for i in image_ids if i in self.index}
+        return PackedGraphs(blobs, {i: self._names[i] for i in blobs})
+
+
+def spill_scene_graphs(path: str | os.PathLike[str], folder: Path) -> SpilledGraphs:
+    """Stream GQA scene graphs into `folder`/graphs.bin, validated as `pack_scene_graphs` does."""
+    index: dict[str, tuple[int, int]] = {}
+    names: dict[str, list[str]] = {}
+    out_path = folder / "graphs.bin"
+    with out_path.open("wb") as fh:
+        for file in json_files(Path(path)):
+            for image_id, g in stream_records(file, "image"):
+                g = validate_scene_graph(image_id, g, path=str(file))
+                data = orjson.dumps(g)
+                index[image_id] = (fh.tell(), len(data))
+                fh.write(data)
+                names[image_id] = [sys.intern(o["name"]) for o in g["objects"].values()]
+    if not index:
+        raise InputError("no scene graphs found", path=str(path))
+    return SpilledGraphs(_Store(out_path), index, names)
