@@ -110,37 +110,51 @@ def pack_questions(path: str | os.PathLike[str], keep_full: Callable[[str], bool
     return PackedQuestions(order=order, blobs=blobs, full=full)
 
 
-class PackedGraphs(Mapping[str, dict]):
-    """Validated scene graphs by image id, each kept as JSON and parsed when it is looked up.
+class GraphJson(Mapping[str, dict]):
+    """Validated scene graphs by image id, each held as its JSON and parsed when looked up.
 
     A Mapping, so everything that reads `graphs.get(image_id)` works unchanged; `object_names`
-    gives the corpus what it needs without parsing every graph again.
+    gives the corpus what it needs without parsing every graph again. Subclasses say where the
+    JSON is: in memory (`PackedGraphs`) or in a file (`spilled.SpilledGraphs`).
     """
 
-    def __init__(self, blobs: dict[str, bytes], names: dict[str, list[str]]):
-        self.blobs = blobs  # image id -> the graph's JSON, in input order
-        self._names = names  # image id -> its objects' names, as written
+    _keys: Mapping[str, Any]  # image id -> where its JSON is, in input order
+    _names: dict[str, list[str]]  # image id -> its objects' names, as written
+
+    def _json(self, image_id: str) -> bytes:
+        raise NotImplementedError
 
     def __getitem__(self, image_id: str) -> dict[str, Any]:
-        return orjson.loads(self.blobs[image_id])
+        return orjson.loads(self._json(image_id))
 
     def __contains__(self, image_id: object) -> bool:
-        return image_id in self.blobs
+        return image_id in self._keys
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.blobs)
+        return iter(self._keys)
 
     def __len__(self) -> int:
-        return len(self.blobs)
+        return len(self._keys)
 
     def object_names(self) -> Iterable[tuple[str, list[str]]]:
         """(image id, its objects' names) for every graph, in input order."""
         return self._names.items()
 
     def subset(self, image_ids: Iterable[str]) -> PackedGraphs:
-        """The graphs of some images (those present), still packed: what a remote task is sent."""
-        blobs = {i: self.blobs[i] for i in image_ids if i in self.blobs}
+        """The graphs of some images (those present), in memory: what a remote task is sent."""
+        blobs = {i: self._json(i) for i in image_ids if i in self._keys}
         return PackedGraphs(blobs, {i: self._names[i] for i in blobs})
+
+
+class PackedGraphs(GraphJson):
+    """The graphs' JSON in memory."""
+
+    def __init__(self, blobs: dict[str, bytes], names: dict[str, list[str]]):
+        self.blobs = self._keys = blobs
+        self._names = names
+
+    def _json(self, image_id: str) -> bytes:
+        return self.blobs[image_id]
 
 
 def pack_scene_graphs(path: str | os.PathLike[str]) -> PackedGraphs:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ import orjson
 
 from contrastgen.datasets.base import QuestionItem
 from contrastgen.datasets.gqa import gqa_json, json_files, validate_question, validate_scene_graph
-from contrastgen.datasets.packing import append_frame, read_frames, stream_records
+from contrastgen.datasets.packing import GraphJson, append_frame, read_frames, stream_records
 from contrastgen.errors import InputError
 
 # A shard's frames are written out once its buffer holds this much.
@@ -161,33 +161,15 @@ def _check_unique(hashes: array, path: str | os.PathLike[str]) -> None:
                 seen.add(qid)
 
 
-class SpilledGraphs(Mapping[str, dict]):
-    """Validated scene graphs in `folder`/graphs.bin, by image id; a Mapping like PackedGraphs."""
+class SpilledGraphs(GraphJson):
+    """The graphs' JSON in `folder`/graphs.bin, found by the index of offsets."""
 
     def __init__(self, store: _Store, index: dict[str, tuple[int, int]], names: dict[str, list[str]]):
-        self.store, self.index, self._names = store, index, names
+        self.store, self.index = store, index
+        self._keys, self._names = index, names
 
-    def __getitem__(self, image_id: str) -> dict[str, Any]:
-        return orjson.loads(self.store.read(*self.index[image_id]))
-
-    def __contains__(self, image_id: object) -> bool:
-        return image_id in self.index
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.index)
-
-    def __len__(self) -> int:
-        return len(self.index)
-
-    def object_names(self) -> Iterable[tuple[str, list[str]]]:
-        return self._names.items()
-
-    def subset(self, image_ids: Iterable[str]) -> Any:
-        """The graphs of some images, in memory (what a remote task is sent)."""
-        from contrastgen.datasets.packing import PackedGraphs
-
-        blobs = {i: self.store.read(*self.index[i]) for i in image_ids if i in self.index}
-        return PackedGraphs(blobs, {i: self._names[i] for i in blobs})
+    def _json(self, image_id: str) -> bytes:
+        return self.store.read(*self.index[image_id])
 
 
 def spill_scene_graphs(path: str | os.PathLike[str], folder: Path) -> SpilledGraphs:

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contrastgen.datasets.base import QuestionItem, QuestionSource
-from contrastgen.datasets.packing import PackedGraphs
-from contrastgen.datasets.spilled import SpilledGraphs
+from contrastgen.datasets.packing import GraphJson
 from contrastgen.errors import ContrastgenError
 
 MAX_RETRIES = 3
@@ -126,7 +125,7 @@ def run_on_ray(source: QuestionSource, scene_graphs: Mapping[str, dict[str, Any]
             positions = ({qid: position_of(image, qid) for image, qs in items.items() for qid, _, _ in qs}
                          if position_of is not None else None)
             # packed graphs travel as their JSON (smaller than pickled dicts; the task parses them)
-            graphs = (scene_graphs.subset(images) if isinstance(scene_graphs, (PackedGraphs, SpilledGraphs))
+            graphs = (scene_graphs.subset(images) if isinstance(scene_graphs, GraphJson)
                       else {image: scene_graphs[image] for image in images if image in scene_graphs})
             pending[task.remote(options_ref, index, items, graphs, positions)] = index
 

@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from contrastgen.datasets.packing import PackedGraphs
-from contrastgen.datasets.spilled import SpilledGraphs
+from contrastgen.datasets.packing import GraphJson
 from contrastgen.language.lexicon import Lexicon
 
 TOP_COOCCURRING = 40
@@ -60,7 +59,7 @@ class Corpus:
     @classmethod
     def from_graphs(cls, scene_graphs: Mapping[str, dict], lex: Lexicon) -> Corpus:
         canon = functools.lru_cache(maxsize=None)(lex.canonical)
-        if isinstance(scene_graphs, (PackedGraphs, SpilledGraphs)):  # names kept apart: no graph is parsed
+        if isinstance(scene_graphs, GraphJson):  # the names were kept apart: no graph is parsed
             names = scene_graphs.object_names()
         else:
             names = ((i, [o["name"] for o in g["objects"].values()]) for i, g in scene_graphs.items())
