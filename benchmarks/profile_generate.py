@@ -1,7 +1,7 @@
 """Where `contrastgen generate` spends its time and memory, phase by phase.
 
 `bench_generate.py` gives the end-to-end figure; this script runs the same library calls as the
-CLI (stream and pack the questions, load the scene graphs, build the corpus, perturb in worker
+CLI (stream the questions and scene graphs into their files, build the corpus, perturb in worker
 processes, write the outputs) and reports wall time, CPU time and the process's peak RSS after
 each phase, so a slow or fat run can be traced to its phase. The CLI loads questions and scene
 graphs at the same time in two processes; here they run one after the other, so each is timed. Optionally cProfiles the whole run (--cprofile,
@@ -23,9 +23,9 @@ from pathlib import Path
 
 from bench_generate import ensure_data, machine
 
-from contrastgen.datasets.packing import pack_questions, pack_scene_graphs
+from contrastgen.datasets.spilled import spill_questions, spill_scene_graphs
 from contrastgen.jsonio import no_gc
-from contrastgen.run.generate import generate
+from contrastgen.run.generate import SHARD_IMAGES, generate
 from contrastgen.templates.patterns import screener
 from contrastgen.writers import write_outputs
 
@@ -63,17 +63,19 @@ def main(argv: list[str] | None = None) -> None:
 
     # the calls of `contrastgen generate` (contrastgen.run.generate.generate_from_files), in sequence
     engine = phase("load engine (rules, lexicon)", Engine.load)
-    with no_gc():
-        qs = phase("stream and pack questions", lambda: pack_questions(
-            data / "questions.json", screener(engine.templates)))
-        sg = phase("stream and pack scene graphs", lambda: pack_scene_graphs(data / "scene_graphs.json"))
-        corpus = phase("build corpus", lambda: engine.build_corpus(sg))
-    gen = phase("perturb (workers)", lambda: generate(engine,
-        qs, sg, max_k=args.max_k, seed=0, workers=args.workers, progress=False, corpus=corpus))
     with tempfile.TemporaryDirectory() as tmp:
+        with no_gc():
+            qs = phase("stream and spill questions", lambda: spill_questions(
+                data / "questions.json", screener(engine.templates), Path(tmp), SHARD_IMAGES))
+            sg = phase("stream and spill scene graphs", lambda: spill_scene_graphs(data / "scene_graphs.json",
+                                                                                   Path(tmp)))
+            corpus = phase("build corpus", lambda: engine.build_corpus(sg))
+        gen = phase("perturb (workers)", lambda: generate(engine,
+            qs, sg, max_k=args.max_k, seed=0, workers=args.workers, progress=False, corpus=corpus))
         phase("write outputs", lambda: write_outputs(gen, Path(tmp) / "out"))
+        records = sum(1 for _ in gen.lines)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    print(f"{len(qs):,} questions, {len(sg):,} scene graphs ({qs.full:,} questions kept whole), {len(gen.lines):,} contrast-set records; "
+    print(f"{len(qs):,} questions, {len(sg):,} scene graphs ({qs.full:,} questions kept whole), {records:,} contrast-set records; "
           f"workers {args.workers}; {machine()}")
     print(f"{'phase':32} {'wall s':>8} {'CPU s (this process)':>21} {'peak RSS GiB':>13}")
     for name, wall, cpu, peak in rows:

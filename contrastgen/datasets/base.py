@@ -64,7 +64,7 @@ class QuestionSource(Protocol):
     """Questions as a run consumes them: grouped by image, in input order.
 
     Two implementations: `DictQuestions` over loaded records (the library call, the API) and
-    `packing.PackedQuestions`, streamed from disk for large runs.
+    `spilled.SpilledQuestions`, streamed into a file for runs from files.
     """
 
     order: list[str]  # every question id, in input order

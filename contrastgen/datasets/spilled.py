@@ -1,17 +1,16 @@
-"""Questions and scene graphs kept on disk for runs larger than the driver's memory.
+"""A run's inputs streamed into files, so the driver's memory does not grow with the questions.
 
-Why: `packing` keeps a run's inputs compact, but in memory: about 0.4 GB per million questions
-plus the list of their ids, and the graphs' JSON. A run over GQA's 22 million questions would
-hold tens of GB in the driver. Here the questions stream into one append-only file, cut into the
-run's shards as they arrive (an image's shard is fixed when it first appears, as the in-memory
-path cuts them), and the graphs into another with an index by image id. The driver keeps offsets,
-the image ids, and one 8-byte hash per question id; a worker reads its shard's questions and its
-images' graphs from the files. Each question carries its input position, so the output is written
-in input order without a list of every id.
+Why: held in memory, even packed, a run's questions cost about 0.4 GB per million plus the list
+of their ids, and its graphs their JSON; GQA's 22 million questions would need tens of GB in the
+driver. Here the questions stream into one append-only file, cut into the run's shards as they
+arrive (an image's shard is fixed when it first appears), and the graphs into another with an
+index by image id. The driver keeps offsets, the image ids, and one 8-byte hash per question id;
+a worker reads its shard's questions and its images' graphs from the files. Each question carries
+its input position, so the output is written in input order without a list of every id.
 
-The checks are the loaders' own: a question id given twice is found from the hashes (and named
-by a second pass over the input, with the file of its second occurrence), and a perturbation id
-can only collide with an input id that contains "_", so those few ids are kept to check against.
+The checks are the whole-file loaders' own: a question id given twice is found from the hashes
+(and named by a second pass over the input, with the file of its second occurrence), and a
+perturbation id can only collide with an input id that contains "_", so those few are kept.
 """
 
 from __future__ import annotations
@@ -99,7 +98,8 @@ class SpilledQuestions:
 
 def spill_questions(path: str | os.PathLike[str], keep_full: Callable[[str], bool], folder: Path,
                     shard_size: int) -> SpilledQuestions:
-    """Stream GQA questions into `folder`/questions.bin, validated as `pack_questions` does."""
+    """Stream GQA questions into `folder`/questions.bin, each validated as `gqa.load_questions`
+    validates it; `keep_full` says whose whole record a template may need."""
     shard_of: dict[str, int] = {}
     shard_images: list[list[str]] = []
     buffers: list[bytearray] = []
@@ -173,7 +173,8 @@ class SpilledGraphs(GraphJson):
 
 
 def spill_scene_graphs(path: str | os.PathLike[str], folder: Path) -> SpilledGraphs:
-    """Stream GQA scene graphs into `folder`/graphs.bin, validated as `pack_scene_graphs` does."""
+    """Stream GQA scene graphs into `folder`/graphs.bin, each validated as `gqa.load_scene_graphs`
+    validates it; memory holds one parsed graph at a time."""
     index: dict[str, tuple[int, int]] = {}
     names: dict[str, list[str]] = {}
     out_path = folder / "graphs.bin"

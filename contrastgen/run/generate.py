@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import gc
 import multiprocessing as mp
-import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -22,7 +21,6 @@ from typing import Any
 import orjson
 
 from contrastgen.datasets.base import DictQuestions, QuestionSource
-from contrastgen.datasets.packing import PackedQuestions, pack_questions, pack_scene_graphs
 from contrastgen.datasets.spilled import SpilledQuestions, spill_questions, spill_scene_graphs
 from contrastgen.engine import MODES, Engine, default_workers
 from contrastgen.errors import InputError
@@ -45,7 +43,7 @@ class ShardContext:
 
     engine: Engine
     questions: QuestionSource
-    scene_graphs: Mapping[str, dict]  # dicts, or PackedGraphs parsed per image
+    scene_graphs: Mapping[str, dict]  # dicts, or graphs kept as JSON (`packing.GraphJson`)
     options: RunOptions
 
 
@@ -129,8 +127,8 @@ def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
             records = [rec for r in results if (rec := r.to_record()) is not None]
             if records:
                 out.lines.append((qid, tuple(map(dumps, records))))
-                if position_of is not None:
-                    out.positions.append(position_of(image_id, qid))
+                if position_of is not None and (position := position_of(image_id, qid)) is not None:
+                    out.positions.append(position)
                 out.views.extend(view_entries(qid, q, records, original_json=packed))
     return out
 
@@ -159,10 +157,10 @@ def generate(engine: Engine, questions: dict[str, dict], scene_graphs: dict[str,
                           workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend)
 
 
-def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
+def run_generation(engine: Engine, questions: dict[str, dict] | SpilledQuestions,
                    scene_graphs: Mapping[str, dict], *, max_k: int, seed: int, templates: list[str] | None,
                    workers: int | None, progress: bool, corpus: Corpus | None,
-                   mode: str = "templates", backend: Backend = LOCAL, spill: bool = False) -> Generation:
+                   mode: str = "templates", backend: Backend = LOCAL) -> Generation:
     if max_k < 1:
         raise ValueError("max_k must be at least 1")
     if mode not in MODES:
@@ -176,19 +174,17 @@ def run_generation(engine: Engine, questions: dict[str, dict] | PackedQuestions,
     gc.freeze()
     try:
         return _generate(engine, questions, scene_graphs, max_k=max_k, seed=seed, templates=templates,
-                         workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend,
-                         spill=spill)
+                         workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend)
     finally:
         if not frozen_before:
             gc.unfreeze()
 
 
-def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scene_graphs: Mapping[str, dict],
+def _generate(engine: Engine, questions: dict[str, dict] | SpilledQuestions, scene_graphs: Mapping[str, dict],
               *, max_k: int, seed: int, templates: list[str] | None, workers: int, progress: bool,
-              corpus: Corpus | None, mode: str, backend: Backend = LOCAL, spill: bool = False) -> Generation:
+              corpus: Corpus | None, mode: str, backend: Backend = LOCAL) -> Generation:
     corpus = corpus if corpus is not None else engine.build_corpus(scene_graphs)
-    source = (questions if isinstance(questions, (PackedQuestions, SpilledQuestions))
-              else DictQuestions(questions))
+    source = questions if isinstance(questions, SpilledQuestions) else DictQuestions(questions)
     images = source.image_ids
     shards = [images[i:i + SHARD_IMAGES] for i in range(0, len(images), SHARD_IMAGES)]
     context = ShardContext(engine, source, scene_graphs,
@@ -198,16 +194,13 @@ def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scen
     tally = StatsTally(template_ids, max_k)
     lines: dict[str, tuple[bytes, ...]] = {}
     views: list[ViewEntry] = []
-    sink = ResultSpill() if spill else None
-    # a spilled input gives each question's position; an input in memory, its list of ids
-    order_index = ({qid: i for i, qid in enumerate(source.order)}
-                   if spill and not isinstance(source, SpilledQuestions) else None)
+    # inputs read from disk put their results on disk too; loaded ones keep them in memory
+    sink = ResultSpill() if isinstance(source, SpilledQuestions) else None
 
     def collect(shard: ShardResult) -> None:
         tally.add(shard.outcomes)
         if sink is not None:
-            positions = shard.positions if order_index is None else [order_index[q] for q, _ in shard.lines]
-            sink.add(shard.lines, shard.views, positions)
+            sink.add(shard.lines, shard.views, shard.positions)
         else:
             lines.update(shard.lines)
             views.extend(shard.views)
@@ -229,8 +222,7 @@ def _generate(engine: Engine, questions: dict[str, dict] | PackedQuestions, scen
     stats = tally.result(len(source), set(images), scene_graphs, seed)
     if sink is not None:
         spilled_lines, spilled_views, merging = sink.finish()
-        ids = source.suspicious_ids if isinstance(source, SpilledQuestions) else set(source.order)
-        _check_ids(merging, ids)  # the merge runs here, once
+        _check_ids(merging, source.suspicious_ids)  # the merge runs here, once
         return Generation(lines=spilled_lines, views=spilled_views, stats=stats, max_k=max_k, seed=seed,
                           perturbed=spilled_lines.question_ids(), spill=sink)
     views.sort(key=_key)
@@ -246,80 +238,42 @@ def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, 
                         backend: Backend = LOCAL) -> Generation:
     """`contrastgen generate`'s run: load both inputs at once, then generate.
 
-    The questions are streamed and packed (contrastgen.datasets.packing) in a second process while this
-    one streams and packs the scene graphs and builds the corpus: the two loads take similar time,
-    and packed data cost a fraction of their parsed size, so the run's peak memory is the packed
-    graphs' and questions' (about their JSON's size), not a million parsed records and 75k
-    parsed graphs. `lap(name)` is called
-    as each phase ends (the CLI prints the seconds).
+    The questions are streamed into a file of the run's shards (`datasets.spilled`) in a second
+    process while this one streams the scene graphs into another and builds the corpus: the two
+    loads take similar time, and the driver keeps offsets, hashes and image ids, not the inputs;
+    the results go to disk too (`run.spill`), so its memory does not grow with the questions.
+    `lap(name)` is called as each phase ends (the CLI prints the seconds).
     """
     chosen = tuple(t.id for t in engine.select_templates(templates))
     workers = default_workers() if workers is None else max(1, workers)
-    spill = should_spill(_input_bytes(questions), mode)
-    # a spilled run's inputs live in a temporary folder until its shards are done
-    folder = Path(tempfile.mkdtemp(prefix="contrastgen-input-")) if spill else None
+    # the inputs' files live in a temporary folder until the shards are done
+    folder = Path(tempfile.mkdtemp(prefix="contrastgen-input-"))
     try:
         with no_gc():  # loading allocates only acyclic data: nothing for the collector to find
             if workers > 1:
                 with mp.get_context("fork").Pool(1) as pool:
-                    pending = pool.apply_async(_pack, (str(questions), chosen, mode, folder))
-                    graphs = _load_graphs(scene_graphs, folder)
+                    pending = pool.apply_async(_spill_questions, (str(questions), chosen, mode, folder))
+                    graphs = spill_scene_graphs(scene_graphs, folder)
                     corpus = engine.build_corpus(graphs)
-                    packed = pending.get()
+                    spilled = pending.get()
             else:
-                packed = _pack(str(questions), chosen, mode, folder)
-                graphs = _load_graphs(scene_graphs, folder)
+                spilled = _spill_questions(str(questions), chosen, mode, folder)
+                graphs = spill_scene_graphs(scene_graphs, folder)
                 corpus = engine.build_corpus(graphs)
         lap("load")
-        gen = run_generation(engine, packed, graphs, max_k=max_k, seed=seed, templates=templates,
-                             workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend,
-                             spill=spill)
+        gen = run_generation(engine, spilled, graphs, max_k=max_k, seed=seed, templates=templates,
+                             workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend)
     finally:
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
     lap("generation")
     return gen
 
 
-def _input_bytes(path: Path) -> int:
-    p = Path(path)
-    files = p.iterdir() if p.is_dir() else [p]
-    return sum(f.stat().st_size for f in files if f.is_file() and f.suffix == ".json") if p.exists() else 0
-
-
-def _load_graphs(path: Path, folder: Path | None) -> Mapping[str, dict]:
-    return spill_scene_graphs(path, folder) if folder is not None else pack_scene_graphs(path)
-
-
-SPILL_ENV = "CONTRASTGEN_SPILL_ABOVE"
-# A file-to-file run keeps its inputs and results on disk above this many bytes of question
-# files (`datasets.spilled`, `run.spill`), and the driver holds offsets, hashes and image ids,
-# not questions, graphs or results. The default spills every run: at 1M questions the spilled
-# run is as fast as the one in memory (52.7 s against 50.9-53.3 s) and its largest process 0.63
-# instead of 2.30 GiB. CONTRASTGEN_SPILL_ABOVE=N keeps runs under N bytes in memory.
-SPILL_ABOVE = 0
-
-
-def should_spill(input_bytes: int, mode: str) -> bool:
-    """Whether a run over `input_bytes` of question files keeps its inputs and results on disk
-    (CONTRASTGEN_SPILL_ABOVE=N bytes sets the threshold; 0, the default, spills every run; a
-    program-path run counts five times, its results being about five times larger)."""
-    given = os.environ.get(SPILL_ENV, "").strip()
-    if given and (not given.isdigit()):
-        raise InputError(f"{SPILL_ENV} must be a whole number of bytes, not {given!r}")
-    limit = int(given) if given else SPILL_ABOVE
-    weight = 1 if mode == "templates" else 5
-    return input_bytes * weight > limit
-
-
-def _pack(path: str, template_ids: tuple[str, ...], mode: str = "templates",
-          folder: Path | None = None) -> PackedQuestions | SpilledQuestions:
+def _spill_questions(path: str, template_ids: tuple[str, ...], mode: str, folder: Path) -> SpilledQuestions:
     chosen = tuple(t for t in load_templates() if t.id in template_ids)
     keep = screener(chosen) if mode == "templates" else _keep_all
     with no_gc():
-        if folder is not None:
-            return spill_questions(path, keep, folder, SHARD_IMAGES)
-        return pack_questions(path, keep)
+        return spill_questions(path, keep, folder, SHARD_IMAGES)
 
 
 def _keep_all(text: str) -> bool:

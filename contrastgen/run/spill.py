@@ -5,13 +5,14 @@ bytes. Held in lists until the writers run, they were the part of its memory tha
 with the input (0.9 GB per million questions with the templates, over 4 GB with `--mode both`).
 Here each shard's results go to two append-only files as they arrive:
 
-- the contrast-set lines, one frame per question, with an index (question id -> offset) so the
-  JSONL can be written in input order;
+- the contrast-set lines, one frame per question, indexed by the question's input position so
+  the JSONL is written in input order;
 - the views, each shard's sorted by id as one run; the runs are merged once (a heap over the
   runs, each read through a small buffer) into one sorted file that every view writer then reads.
 
 The statistics are tallied per shard (`StatsTally`). The files live in a temporary folder (under
-`TMPDIR`) removed when the run's `Generation` is collected or the process ends.
+`TMPDIR`) removed when the run's `Generation` is collected or the process ends. A run over loaded
+questions (the library's `generate()`, the HTTP service) keeps its results in memory.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import heapq
 import marshal
 import os
+import shutil
 import tempfile
 import weakref
 from collections.abc import Iterable, Iterator
@@ -52,6 +54,13 @@ class _Appender:
             self.flush()
         return start, self.size
 
+    def append_frame(self, frame: bytes) -> None:
+        """Append a frame already encoded (header included), as a merge copies it."""
+        self._buffer += frame
+        self.size += len(frame)
+        if len(self._buffer) >= _FLUSH:
+            self.flush()
+
     def flush(self) -> None:
         self._fh.write(self._buffer)
         self._buffer.clear()
@@ -84,15 +93,19 @@ class _Cursor:
                 raise OSError("spill file ends inside a frame")
 
     def __iter__(self) -> Iterator[tuple]:
+        for item, _ in self.frames():
+            yield item
+
+    def frames(self) -> Iterator[tuple[tuple, bytes]]:
+        """(item, its frame as stored): a merge compares items and copies frames unencoded."""
         header = FRAME_HEADER.size
         while self.at < len(self.buf) or self.pos < self.end:
             self._need(header)
             (size,) = FRAME_HEADER.unpack_from(self.buf, self.at)
-            self.at += header
-            self._need(size)
-            item = marshal.loads(self.buf[self.at:self.at + size])
-            self.at += size
-            yield item
+            self._need(header + size)
+            frame = self.buf[self.at:self.at + header + size]
+            self.at += header + size
+            yield marshal.loads(memoryview(frame)[header:]), frame
 
 
 def _frames(path: Path) -> Iterator[tuple]:
@@ -172,9 +185,9 @@ class ResultSpill:
             if self._runs:  # one descriptor, a cursor with a small buffer per run
                 fd = os.open(self._views.path, os.O_RDONLY)
                 try:
-                    runs = [_Cursor(fd, start, end, _RUN_BUFFER) for start, end in self._runs]
-                    for item in heapq.merge(*runs, key=_first):
-                        merged.append(item)
+                    runs = [_Cursor(fd, start, end, _RUN_BUFFER).frames() for start, end in self._runs]
+                    for item, frame in heapq.merge(*runs, key=_key_of_frame):
+                        merged.append_frame(frame)
                         yield ViewEntry(*item)
                 finally:
                     os.close(fd)
@@ -190,11 +203,9 @@ def _key(entry: ViewEntry) -> str:
     return entry.key
 
 
-def _first(item: tuple) -> str:
-    return item[0]
+def _key_of_frame(pair: tuple[tuple, bytes]) -> str:
+    return pair[0][0]
 
 
 def _remove(folder: Path) -> None:
-    import shutil
-
     shutil.rmtree(folder, ignore_errors=True)

@@ -17,7 +17,7 @@ import pytest
 
 from contrastgen.cli.engine_cmds import sample_paths
 from contrastgen.datasets.gqa import load_questions
-from contrastgen.datasets.packing import pack_questions, pack_scene_graphs
+from contrastgen.datasets.spilled import spill_questions, spill_scene_graphs
 from contrastgen.errors import InputError
 from contrastgen.run.entries import ViewEntry
 from contrastgen.run.generate import generate, generate_from_files
@@ -58,33 +58,40 @@ def test_screen_honours_a_template_without_required_words():
     assert screener((t,))("anything at all")
 
 
-# -- packing -------------------------------------------------------------------------------------
+# -- the inputs, streamed into files ------------------------------------------------------------
 
-def test_packed_questions_equal_the_loaded_ones():
+def test_spilled_questions_equal_the_loaded_ones(tmp_path):
     loaded = load_questions(QUESTIONS)
     screen = screener()
-    packed = pack_questions(QUESTIONS, screen)
-    assert packed.order == list(loaded)
+    spilled = spill_questions(QUESTIONS, screen, tmp_path, 4)  # many small shards
+    assert len(spilled) == len(loaded) and all(len(images) <= 4 for images in spilled.shard_images)
+    first_seen = list(dict.fromkeys(str(q["imageId"]) for q in loaded.values()))
+    assert spilled.image_ids == first_seen
+    order = {qid: i for i, qid in enumerate(loaded)}
     seen = []
-    for image in packed.blobs:
-        for qid, text, record in packed.questions_of(image):
+    for image in reversed(spilled.image_ids):  # out of shard order: the one-shard cache reloads
+        for qid, text, record in spilled.questions_of(image):
             seen.append(qid)
             q = loaded[qid]
             assert (q["imageId"], q["question"]) == (image, text)
-            if screen(text):
-                assert record == orjson.dumps(q, option=orjson.OPT_SORT_KEYS)
-            else:
-                assert record is None
+            assert record == (orjson.dumps(q, option=orjson.OPT_SORT_KEYS) if screen(text) else None)
+            assert spilled.position_of(image, qid) == order[qid]
     assert sorted(seen) == sorted(loaded)
-    assert packed.full == sum(screen(q["question"]) for q in loaded.values())
+    assert spilled.full == sum(screen(q["question"]) for q in loaded.values())
+    assert spilled.suspicious_ids == {qid for qid in loaded if "_" in qid}
 
 
-def test_packing_reads_a_directory_of_shards_in_order(tmp_path):
+def test_spilling_reads_a_directory_of_shards_in_order(tmp_path):
     data = json.loads(QUESTIONS.read_text())
     ids = list(data)
-    (tmp_path / "part_0.json").write_text(json.dumps({k: data[k] for k in ids[:100]}))
-    (tmp_path / "part_1.json").write_text(json.dumps({k: data[k] for k in ids[100:]}))
-    assert pack_questions(tmp_path, screener()).order == ids
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "part_0.json").write_text(json.dumps({k: data[k] for k in ids[:100]}))
+    (shards / "part_1.json").write_text(json.dumps({k: data[k] for k in ids[100:]}))
+    spilled = spill_questions(shards, screener(), tmp_path, 256)
+    positions = {qid: spilled.position_of(image, qid) for image in spilled.image_ids
+                 for qid, _, _ in spilled.questions_of(image)}
+    assert sorted(positions, key=positions.get) == ids
 
 
 @pytest.mark.parametrize("text,needle", [
@@ -96,36 +103,41 @@ def test_packing_reads_a_directory_of_shards_in_order(tmp_path):
     ("{}", "no questions found"),
     ('{"q3": {"imageId": "1"}}', "record question q3"),
 ])
-def test_packing_errors_name_the_file_and_the_record(tmp_path, text, needle):
+def test_spilling_errors_name_the_file_and_the_record(tmp_path, text, needle):
     path = tmp_path / "questions.json"
     path.write_text(text)
     with pytest.raises(InputError) as err:
-        pack_questions(path, screener())
+        spill_questions(path, screener(), tmp_path, 256)
     assert needle in str(err.value) and "questions.json" in str(err.value)
 
 
-def test_a_question_id_in_two_shards_is_an_error(tmp_path):
+def test_a_question_id_given_twice_is_an_error_naming_its_second_file(tmp_path):
     record = {"imageId": "1", "question": "What color is the cat?", "answer": "black"}
-    (tmp_path / "a.json").write_text(json.dumps({"q1": record}))
-    (tmp_path / "b.json").write_text(json.dumps({"q1": record}))
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "a.json").write_text(json.dumps({"q1": record, "q2": record}))
+    (shards / "b.json").write_text(json.dumps({"q3": record, "q1": record}))
     with pytest.raises(InputError, match="appears twice") as err:
-        pack_questions(tmp_path, screener())
+        spill_questions(shards, screener(), tmp_path, 256)
     assert err.value.record == "question q1" and err.value.path.endswith("b.json")
+    (shards / "b.json").write_text(json.dumps({"q3": record, "x_r1": record}))
+    assert spill_questions(shards, screener(), tmp_path, 256).suspicious_ids == {"x_r1"}
 
 
-def test_packed_graphs_equal_the_loaded_ones_and_give_the_same_corpus(engine):
+def test_spilled_graphs_equal_the_loaded_ones_and_give_the_same_corpus(engine, tmp_path):
     from contrastgen.datasets.gqa import load_scene_graphs
 
     loaded = load_scene_graphs(GRAPHS)
-    packed = pack_scene_graphs(GRAPHS)
-    assert list(packed) == list(loaded) and len(packed) == len(loaded)
-    assert all(packed[i] == g and packed.get(i) == g for i, g in loaded.items())
-    assert packed.get("no such image") is None and "no such image" not in packed
-    assert dict(packed.object_names()) == {i: [o["name"] for o in g["objects"].values()] for i, g in loaded.items()}
-    a, b = engine.build_corpus(loaded), engine.build_corpus(packed)
+    spilled = spill_scene_graphs(GRAPHS, tmp_path)
+    assert list(spilled) == list(loaded) and len(spilled) == len(loaded)
+    assert all(spilled[i] == g and spilled.get(i) == g for i, g in loaded.items())
+    assert spilled.get("no such image") is None and "no such image" not in spilled
+    assert dict(spilled.object_names()) == {i: [o["name"] for o in g["objects"].values()]
+                                            for i, g in loaded.items()}
+    a, b = engine.build_corpus(loaded), engine.build_corpus(spilled)
     assert a.kinds == b.kinds and (a.cooccurrence != b.cooccurrence).nnz == 0
     some = list(loaded)[:3]
-    assert dict(packed.subset([*some, "missing"]).items()) == {i: loaded[i] for i in some}
+    assert dict(spilled.subset([*some, "missing"]).items()) == {i: loaded[i] for i in some}
 
 
 @pytest.mark.parametrize("text,needle", [
@@ -137,19 +149,19 @@ def test_packed_graphs_equal_the_loaded_ones_and_give_the_same_corpus(engine):
     ('{"7": {"width": 10, "objects": {"1": {"name": "cat", "x": 0, "y": 0, "w": 1, "h": 1, '
      '"relations": [{"name": "on", "object": "9"}]}}}}', "unknown object '9'"),
 ])
-def test_packed_graph_errors_are_the_loaders(tmp_path, text, needle):
+def test_spilled_graph_errors_are_the_loaders(tmp_path, text, needle):
     """The streaming loader says what the whole-file loader says (file, record, reason)."""
     from contrastgen.datasets.gqa import load_scene_graphs
 
     path = tmp_path / "scene_graphs.json"
     path.write_text(text)
-    with pytest.raises(InputError) as packed_err:
-        pack_scene_graphs(path)
-    assert needle in str(packed_err.value) and "scene_graphs.json" in str(packed_err.value)
+    with pytest.raises(InputError) as spilled_err:
+        spill_scene_graphs(path, tmp_path)
+    assert needle in str(spilled_err.value) and "scene_graphs.json" in str(spilled_err.value)
     if "after image" not in needle:  # orjson reports a malformed file without the last good image
         with pytest.raises(InputError) as loaded_err:
             load_scene_graphs(path)
-        assert str(loaded_err.value) == str(packed_err.value)
+        assert str(loaded_err.value) == str(spilled_err.value)
 
 
 def test_input_errors_keep_file_and_record_across_processes():
@@ -168,12 +180,10 @@ def dict_run(engine):
 
 
 @pytest.mark.parametrize("workers,shard_images", [(1, 256), (2, 256), (2, 4)])
-@pytest.mark.parametrize("spill", ["0", "100000000"])  # results on disk (every run) / in memory
-def test_the_file_path_equals_the_library_path(engine, dict_run, workers, shard_images, spill, monkeypatch):
+def test_the_file_path_equals_the_library_path(engine, dict_run, workers, shard_images, monkeypatch):
     import contrastgen.run.generate
 
     monkeypatch.setattr(contrastgen.run.generate, "SHARD_IMAGES", shard_images)  # 4: many shards, 2 workers
-    monkeypatch.setenv("CONTRASTGEN_SPILL_ABOVE", spill)
     gen = generate_from_files(engine, QUESTIONS, GRAPHS, max_k=5, seed=3, templates=None,
                               workers=workers, progress=False)
     # the file path spills results to disk as shards finish and reads them back, re-iterably
@@ -186,20 +196,7 @@ def test_the_file_path_equals_the_library_path(engine, dict_run, workers, shard_
 def test_the_spilled_files_go_with_the_run(engine, monkeypatch, tmp_path):
     import gc
 
-    from contrastgen.run.generate import should_spill
-
-    monkeypatch.delenv("CONTRASTGEN_SPILL_ABOVE", raising=False)
-    assert should_spill(1, "templates")  # by default every file-to-file run spills
-    gb = 1_000_000_000
-    monkeypatch.setenv("CONTRASTGEN_SPILL_ABOVE", str(gb))
-    assert not should_spill(gb // 2, "templates") and should_spill(gb // 2, "both")
-    assert should_spill(2 * gb, "templates")
-    monkeypatch.setenv("CONTRASTGEN_SPILL_ABOVE", "x")
-    with pytest.raises(InputError, match="whole number"):
-        should_spill(10, "templates")
-    monkeypatch.setenv("CONTRASTGEN_SPILL_ABOVE", "0")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # this test's spill folders only
-
     gen = generate_from_files(engine, QUESTIONS, GRAPHS, max_k=5, seed=3, templates=None, workers=1,
                               progress=False)
     folder = gen.spill.folder
@@ -300,39 +297,3 @@ def test_spill_cursors_read_frames_across_their_buffers(tmp_path, buffer):
         assert list(_Cursor(fd, start, end, buffer)) == items[50:121]
     finally:
         os.close(fd)
-
-
-def test_spilled_questions_and_graphs_equal_the_packed_ones(tmp_path):
-    from contrastgen.datasets.gqa import load_scene_graphs
-    from contrastgen.datasets.spilled import spill_questions, spill_scene_graphs
-
-    screen = screener()
-    packed = pack_questions(QUESTIONS, screen)
-    spilled = spill_questions(QUESTIONS, screen, tmp_path, 4)  # many small shards
-    assert len(spilled) == len(packed) and spilled.full == packed.full
-    assert spilled.image_ids == packed.image_ids
-    assert all(len(images) <= 4 for images in spilled.shard_images)
-    order = {qid: i for i, qid in enumerate(packed.order)}
-    for image in reversed(packed.image_ids):  # out of shard order: the cache reloads
-        assert spilled.questions_of(image) == packed.questions_of(image)
-        assert all(spilled.position_of(image, qid) == order[qid] for qid, _, _ in packed.questions_of(image))
-    assert spilled.suspicious_ids == {qid for qid in packed.order if "_" in qid}
-    graphs = spill_scene_graphs(GRAPHS, tmp_path)
-    loaded = load_scene_graphs(GRAPHS)
-    assert list(graphs) == list(loaded) and all(graphs[i] == g for i, g in loaded.items())
-    assert dict(graphs.subset(list(loaded)[:2]).items()) == {i: loaded[i] for i in list(loaded)[:2]}
-
-
-def test_a_spilled_run_finds_a_question_id_given_twice(tmp_path):
-    from contrastgen.datasets.spilled import spill_questions
-
-    record = {"imageId": "1", "question": "What color is the cat?", "answer": "black"}
-    shards = tmp_path / "shards"
-    shards.mkdir()
-    (shards / "a.json").write_text(json.dumps({"q1": record, "q2": record}))
-    (shards / "b.json").write_text(json.dumps({"q3": record, "q1": record}))
-    with pytest.raises(InputError, match="appears twice") as err:
-        spill_questions(shards, screener(), tmp_path, 256)
-    assert err.value.record == "question q1" and err.value.path.endswith("b.json")
-    (shards / "b.json").write_text(json.dumps({"q3": record, "x_r1": record}))
-    assert spill_questions(shards, screener(), tmp_path, 256).suspicious_ids == {"x_r1"}
