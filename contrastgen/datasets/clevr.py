@@ -174,6 +174,8 @@ def detect_format(questions: str | os.PathLike[str]) -> str:
     import ijson
 
     first = json_files(Path(questions))[0]
+    if not first.is_file():
+        raise InputError("file not found", path=str(first))
     with open(first, "rb") as handle:
         try:
             for prefix, event, value in ijson.parse(handle):
@@ -192,6 +194,8 @@ def is_clevr_scenes(path: str | os.PathLike[str]) -> bool:
     import ijson
 
     first = json_files(Path(path))[0]
+    if not first.is_file():
+        raise InputError("file not found", path=str(first))
     with open(first, "rb") as handle:
         try:
             for prefix, event, value in ijson.parse(handle):

@@ -72,3 +72,19 @@ def test_cli_error_exit_code_and_no_output(sample, tmp_path):
     assert done.returncode == 2
     assert "q.json" in done.stderr and "question 0" in done.stderr and "'image'" in done.stderr
     assert not out.exists()
+
+
+def test_a_missing_file_is_named_before_its_format_is_guessed(sample, tmp_path):
+    """Format detection opens the first file: a missing one is the user's error, by name, not a
+    traceback, and not a complaint about the other input."""
+    missing = tmp_path / "questions.json"
+    with pytest.raises(InputError, match="file not found") as err:
+        detect_format(missing)
+    assert err.value.path == str(missing)
+    with pytest.raises(InputError, match="file not found"):
+        is_clevr_scenes(tmp_path / "scenes.json")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "contrastgen", "generate", "--questions", str(missing),
+                           "--scene-graphs", str(sample / "scenes"), "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 2 and f"{missing}: file not found" in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()
