@@ -1,10 +1,10 @@
-"""The pieces a large run's loader is made of: records streamed from a file, frames, graphs as JSON.
+"""The pieces a large run's loader is made of: frames, and graphs held as JSON.
 
 Why: parsed with `gqa.load_questions`, a GQA question record takes about 6 KB of memory and a
 scene graph about ten times its JSON (75k synthetic graphs, 0.5 GB of JSON, take 5 GiB as dicts),
 so a million questions cost gigabytes before any work starts, and forked workers copy every page
-they touch. A generation run streams its files instead (`stream_records`, ijson's C backend, so
-memory does not grow with the file), validates every record exactly as `gqa` does, and keeps
+they touch. A generation run streams its files instead (`streaming.stream_records`, so memory
+does not grow with the file), validates every record exactly as `gqa` does, and keeps
 what it needs as bytes: questions as length-prefixed `marshal` frames, graphs as their JSON
 (`GraphJson`), parsed by the worker that works on the image. `spilled` builds the run's inputs
 from these pieces, on disk.
@@ -15,13 +15,9 @@ from __future__ import annotations
 import marshal
 import struct
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
-import ijson
 import orjson
-
-from contrastgen.errors import InputError
 
 # Questions are appended as frames as they stream past, so the loader never holds a million
 # (id, text, record) tuples: they cost three objects each, and at 1M questions the tuples, not the
@@ -93,37 +89,3 @@ class PackedGraphs(GraphJson):
 
     def _json(self, image_id: str) -> bytes:
         return self.blobs[image_id]
-
-
-def stream_records(file: Path, what: str) -> Iterator[tuple[str, Any]]:
-    """(id, record) pairs of one file's top-level object, read incrementally; `what` the records
-    are keyed by ("question", "image"), for the errors."""
-    try:
-        fh = file.open("rb")
-    except FileNotFoundError:
-        raise InputError("file not found", path=str(file)) from None
-    except IsADirectoryError:
-        raise InputError("expected a file, got a directory", path=str(file)) from None
-    with fh:
-        first = _first_byte(fh)
-        if first is None:
-            raise InputError("file is empty", path=str(file))
-        if first != b"{":
-            raise InputError(f"expected an object keyed by {what} id", path=str(file))
-        fh.seek(0)
-        last = None
-        try:
-            for qid, q in ijson.kvitems(fh, "", use_float=True):
-                last = str(qid)
-                yield last, q
-        except ijson.JSONError as exc:
-            after = f" after {what} {last}" if last is not None else ""
-            raise InputError(f"malformed JSON{after} ({exc})", path=str(file)) from None
-
-
-def _first_byte(fh) -> bytes | None:
-    while chunk := fh.read(4096):
-        stripped = chunk.lstrip()
-        if stripped:
-            return stripped[:1]
-    return None

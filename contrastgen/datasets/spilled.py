@@ -28,7 +28,8 @@ import orjson
 
 from contrastgen.datasets.base import QuestionItem
 from contrastgen.datasets.gqa import gqa_json, json_files, validate_question, validate_scene_graph
-from contrastgen.datasets.packing import GraphJson, append_frame, read_frames, stream_records
+from contrastgen.datasets.packing import GraphJson, append_frame, read_frames
+from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 
 # A shard's frames are written out once its buffer holds this much.

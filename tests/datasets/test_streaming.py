@@ -1,0 +1,173 @@
+"""The piecewise orjson reader gives exactly what ijson gives: the same records, in the same order,
+duplicates included, and the same error on a broken file, whatever the formatting and content."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import ijson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contrastgen.datasets import streaming
+from contrastgen.datasets.streaming import stream_records, top_level_keys
+from contrastgen.errors import InputError
+
+SAMPLE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
+
+
+def _ijson(path: Path) -> list:
+    with path.open("rb") as fh:
+        return [(str(k), v) for k, v in ijson.kvitems(fh, "", use_float=True)]
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    """Pieces of a few records, so a small file is cut many times."""
+    monkeypatch.setattr(streaming, "PIECE_BYTES", 48)
+    monkeypatch.setattr(streaming, "_BLOCK_BYTES", 100)
+
+
+# strings full of what could fool a cut or a count: braces, colons, quotes, escapes, non-ASCII
+_tricky = st.text(alphabet=st.sampled_from(list('ab {}[]:,"\\/\n\té€𝄞')), max_size=12)
+_leaf = st.none() | st.booleans() | st.integers(-2**63 + 1, 2**63 - 1) | st.floats(allow_nan=False, allow_infinity=False) | _tricky
+_value = st.recursive(_leaf, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_tricky, inner, max_size=4),
+                      max_leaves=12)
+_records = st.lists(st.tuples(_tricky, st.dictionaries(_tricky, _value, max_size=4) | _value), max_size=25)
+
+
+def _write(path: Path, pairs: list, indent: int | None, ensure_ascii: bool) -> None:
+    """A top-level object written with json's own formatting, duplicate keys kept as given."""
+    sep = (",", ":") if indent is None else (",", ": ")
+    members = [json.dumps(k, ensure_ascii=ensure_ascii) + sep[1] + json.dumps(v, indent=indent, ensure_ascii=ensure_ascii)
+               for k, v in pairs]
+    joiner = "," if indent is None else ",\n  "
+    path.write_text("\n {" + joiner.join(members) + "}\n", encoding="utf-8")
+
+
+@settings(max_examples=150, deadline=None)
+@given(pairs=_records, indent=st.sampled_from([None, 1]), ensure_ascii=st.booleans())
+def test_records_equal_ijsons_for_any_content_and_formatting(tmp_path_factory, pairs, indent, ensure_ascii):
+    path = tmp_path_factory.mktemp("s") / "records.json"
+    _write(path, pairs, indent, ensure_ascii)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(streaming, "PIECE_BYTES", 40)
+        mp.setattr(streaming, "_BLOCK_BYTES", 64)
+        got = list(stream_records(path, "question"))
+    assert got == _ijson(path)
+    # a float that equals an int compares equal, so types are checked too
+    assert [type(v) for _, v in got] == [type(v) for _, v in _ijson(path)]
+
+
+def test_a_key_given_twice_in_one_piece_is_given_twice(tmp_path):
+    path = tmp_path / "q.json"
+    _write(path, [("q1", {"imageId": "1"}), ("q2", {"imageId": "2"}), ("q1", {"imageId": "3"})], None, True)
+    assert path.stat().st_size < streaming.PIECE_BYTES  # one piece: orjson alone would merge them
+    assert [k for k, _ in stream_records(path, "question")] == ["q1", "q2", "q1"]
+
+
+def test_many_pieces_are_cut_and_each_is_parsed_by_orjson(tmp_path, small_pieces, monkeypatch):
+    pairs = [(f"q{i}", {"imageId": str(i), "text": "{ not a brace } : ,", "n": [i, {"d": i / 2}]})
+             for i in range(300)]
+    path = tmp_path / "q.json"
+    _write(path, pairs, None, True)
+    parsed = []
+    real_parse = streaming._parse
+    monkeypatch.setattr(streaming, "_parse", lambda doc, members: parsed.append(real_parse(doc, members)) or parsed[-1])
+    monkeypatch.setattr(streaming, "_ijson_records", lambda *a, **k: pytest.fail("fell back to ijson"))
+    assert list(stream_records(path, "question")) == pairs
+    assert sum(records is not None for records in parsed) > 50
+
+
+def test_a_brace_inside_a_string_at_a_cut_is_recut_exactly(tmp_path, small_pieces, monkeypatch):
+    # after "}" the raw count of braces is one short, so it takes the end of "inner", inside the
+    # record, for the top level: that piece does not parse, and the exact count cuts it again
+    pairs = [(f"q{i}", {"text": "}" if i % 3 == 0 else "x", "inner": {"a": i}, "z": 1}) for i in range(60)]
+    path = tmp_path / "q.json"
+    _write(path, pairs, None, True)
+    parsed = []
+    real_parse = streaming._parse
+    monkeypatch.setattr(streaming, "_parse", lambda doc, members: parsed.append(real_parse(doc, members)) or parsed[-1])
+    monkeypatch.setattr(streaming, "_ijson_records", lambda *a, **k: pytest.fail("fell back to ijson"))
+    assert list(stream_records(path, "question")) == pairs
+    assert sum(records is not None for records in parsed) > 20
+
+
+def test_an_opening_brace_inside_a_string_does_not_stop_the_cuts(tmp_path, small_pieces, monkeypatch):
+    # after "{" the raw count never comes back to the top level; past a few pieces' worth the
+    # exact count cuts instead, rather than buffering the rest of the file
+    # (escaped quotes around it too: taken for ends of strings, they would leave the brace outside)
+    texts = ["{", 'say "{" now', "x", "x", "x", "x", "x", "x", "x", "x"]
+    pairs = [(f"q{i}", {"text": texts[i % 10], "inner": {"a": i}}) for i in range(200)]
+    path = tmp_path / "q.json"
+    _write(path, pairs, None, True)
+    exact = []
+    real_cut = streaming._exact_cut
+    monkeypatch.setattr(streaming, "_exact_cut", lambda buffer, start: exact.append(real_cut(buffer, start)) or exact[-1])
+    monkeypatch.setattr(streaming, "_ijson_records", lambda *a, **k: pytest.fail("fell back to ijson"))
+    assert list(stream_records(path, "question")) == pairs
+    assert sum(cut is not None for cut in exact) > 10
+
+
+def test_what_orjson_refuses_falls_back_to_ijson_with_nothing_lost_or_repeated(tmp_path, small_pieces):
+    # a lone surrogate: orjson refuses it, ijson reads it
+    path = tmp_path / "q.json"
+    lone = "\\ud800"
+    path.write_text("{" + ",".join(f'"q{i}": {{"t": "{lone if i == 40 else i}"}}' for i in range(80)) + "}")
+    got = list(stream_records(path, "question"))
+    assert got == _ijson(path) and [k for k, _ in got] == [f"q{i}" for i in range(80)]
+
+
+def test_integers_of_64_bits_and_more_are_read_where_ijson_refused_the_file(tmp_path):
+    path = tmp_path / "q.json"
+    path.write_text('{"a": {"n": 9223372036854775808}, "b": {"n": -9223372036854775808}}')
+    with pytest.raises(ijson.JSONError, match="integer overflow"):
+        _ijson(path)
+    assert list(stream_records(path, "question")) == [("a", {"n": 2**63}), ("b", {"n": -2**63})]
+
+
+def test_a_record_larger_than_the_buffer_falls_back_to_ijson(tmp_path, small_pieces, monkeypatch):
+    monkeypatch.setattr(streaming, "MAX_BUFFER", 200)
+    pairs = [("a", {"x": 1}), ("big", {"list": [{"v": i} for i in range(100)]}), ("b", {"x": 2})]
+    path = tmp_path / "q.json"
+    _write(path, pairs, None, True)
+    assert list(stream_records(path, "question")) == pairs
+
+
+@pytest.mark.parametrize("tail", [',"q9": {"imageId": ', ',"q9" {"x": 1}}', ',"q9": {"x": 1}} trailing', '}}'])
+def test_a_broken_file_raises_what_ijson_alone_raises(tmp_path, small_pieces, tail):
+    pairs = [(f"q{i}", {"imageId": str(i), "text": "x" * 20}) for i in range(30)]
+    path = tmp_path / "q.json"
+    path.write_text("{" + ",".join(f'"{k}": {json.dumps(v)}' for k, v in pairs) + tail)
+    try:
+        expected = list(streaming._ijson_records(path.open("rb"), path, "question", skip=0))
+    except InputError as exc:
+        expected = exc
+    if isinstance(expected, InputError):
+        with pytest.raises(InputError) as err:
+            list(stream_records(path, "question"))
+        assert str(err.value) == str(expected) and "malformed JSON after question q" in str(err.value)
+    else:
+        assert list(stream_records(path, "question")) == expected
+
+
+@pytest.mark.parametrize(("members", "count"), [
+    ('', 0),
+    ('"a": 1', 1),
+    ('"a": {"b": 1, "c": [1, {"d": 2}]}, "e": null', 2),
+    ('"a": 1, "a": 2', 2),
+    ('"a:{": "}:\\"", "b": ["x:", "\\\\"], "c": {}', 3),
+    ('"k" : { "x" : "\\u007b" } , "l" : [ ] ', 2),
+])
+def test_top_level_keys_counts_keys_outside_strings_at_depth_zero(members, count):
+    assert top_level_keys(members.encode()) == count
+
+
+@pytest.mark.skipif(not SAMPLE.exists(), reason="the shared GQA sample is not on this machine")
+def test_real_gqa_questions_read_as_ijson_reads_them(small_pieces, monkeypatch):
+    monkeypatch.setattr(streaming, "PIECE_BYTES", 4096)
+    monkeypatch.setattr(streaming, "_BLOCK_BYTES", 10000)
+    monkeypatch.setattr(streaming, "_ijson_records", lambda *a, **k: pytest.fail("fell back to ijson"))
+    assert list(stream_records(SAMPLE, "question")) == _ijson(SAMPLE)
