@@ -50,14 +50,16 @@ def build(vocab_dir: Path | None, out_dir: Path | None, curated_dir: Path | None
     files = build_lexicon(vocab_dir or DEFAULT_VOCAB_DIR, curated)
     write_lexicon(files, out)
     forms = surface_forms(files)
-    # the phraser's a/an table covers the same surface forms (contrastgen.language.articles)
-    from contrastgen.language.articles import ARTICLES_FILE, build_articles
-
-    build_articles(forms, out / ARTICLES_FILE)
     from contrastgen.language.attributes_build import ATTRIBUTES_FILE, build_attributes
     from contrastgen.resources import rules_dir
 
     build_attributes(vocab_dir or DEFAULT_VOCAB_DIR, rules_dir() / "phrases.json", out / ATTRIBUTES_FILE)
+    # the a/an table covers the same surface forms and the words that may stand before them
+    # (contrastgen.language.articles), so "an iron shoe" needs no inflect at run time
+    from contrastgen.language.articles import ARTICLES_FILE, build_articles
+    from contrastgen.language.nounphrase import attribute_words
+
+    build_articles([*forms, *attribute_words()], out / ARTICLES_FILE)
     nouns = sum(1 for line in files["nouns.tsv"].splitlines() if line and not line.startswith("#"))
     click.echo(f"wrote {', '.join(sorted([*files, ARTICLES_FILE, ATTRIBUTES_FILE]))} to {out} ({nouns} nouns, {len(forms)} surface forms)")
 

@@ -27,6 +27,19 @@ def test_lexicon_does_not_import_nltk_inflect_or_spacy():
     assert out.stdout.strip() == "[]"
 
 
+def test_articles_of_attribute_phrases_come_from_the_shipped_table_without_inflect():
+    # program edits name objects with their attributes; importing inflect costs a process 2 s
+    code = (
+        "import sys\n"
+        "from contrastgen.language.articles import article\n"
+        "from contrastgen.language.nounphrase import attribute_words\n"
+        "said = [article(p) for p in ('iron shoe', 'tall tan helmet', 'light blue jacket', 'orange cat', 'hour hand')]\n"
+        "print(said, all(article(a + ' car') in ('a', 'an') for a in attribute_words()), 'inflect' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['an', 'a', 'a', 'an', 'an'] True False"
+
+
 def test_load_is_cached_and_accepts_a_rules_dir(rules_copy):
     assert Lexicon.load() is Lexicon.load()
     other = Lexicon.load(rules_copy)
