@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--data", type=Path, help="directory with questions.json and scene_graphs.json")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--max-k", type=int, default=5)
+    ap.add_argument("--mode", choices=("templates", "programs", "both"), default="templates",
+                    help="passed to generate (programs and both keep every question whole)")
     ap.add_argument("--cprofile", type=Path, help="write a cProfile dump here and print the top functions")
     args = ap.parse_args(argv)
     data = args.data or ensure_data(args.images, args.questions, args.seed)
@@ -63,15 +65,17 @@ def main(argv: list[str] | None = None) -> None:
 
     # the calls of `contrastgen generate` (contrastgen.run.generate.generate_from_files), in sequence
     engine = phase("load engine (rules, lexicon)", Engine.load)
+    keep = screener(engine.templates) if args.mode == "templates" else (lambda text: True)
     with tempfile.TemporaryDirectory() as tmp:
         with no_gc():
             qs = phase("stream and spill questions", lambda: spill_questions(
-                data / "questions.json", screener(engine.templates), Path(tmp), SHARD_IMAGES))
+                data / "questions.json", keep, Path(tmp), SHARD_IMAGES))
             sg = phase("stream and spill scene graphs", lambda: spill_scene_graphs(data / "scene_graphs.json",
                                                                                    Path(tmp)))
             corpus = phase("build corpus", lambda: engine.build_corpus(sg))
         gen = phase("perturb (workers)", lambda: generate(engine,
-            qs, sg, max_k=args.max_k, seed=0, workers=args.workers, progress=False, corpus=corpus))
+            qs, sg, max_k=args.max_k, seed=0, workers=args.workers, progress=False, corpus=corpus,
+            mode=args.mode))
         phase("write outputs", lambda: write_outputs(gen, Path(tmp) / "out"))
         records = sum(1 for _ in gen.lines)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
