@@ -49,6 +49,7 @@ def _default_rules_dir() -> Path:
     return lexicon_dir()
 
 
+@functools.lru_cache(maxsize=1 << 16)  # every lookup of every candidate name passes here
 def normalize(word: str) -> str:
     """Lower-case and collapse whitespace: how every lexicon lookup compares words."""
     return " ".join(str(word).lower().split())

@@ -88,6 +88,7 @@ def step_of(step: dict[str, Any]) -> Step:
                 tuple(step.get("dependencies", ())))
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the same arguments are split for every candidate edit
 def split_reference(argument: str) -> tuple[str, Objects | None]:
     """`"cat (12,13)"` -> ("cat", ("12", "13")); `"cat (-)"` -> ("cat", ()); `"cat"` -> ("cat", None)."""
     text = argument.strip()

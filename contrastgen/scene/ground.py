@@ -48,8 +48,11 @@ def _squash(name: str) -> str:
 
 def denoted_ids(head: str, scene: SceneIndex, lex: Lexicon) -> list[str]:
     """Objects the head noun can denote: the same kind (any form, synonym) or a hyponym."""
-    kinds = {lex.canonical(head)} | set(lex.hyponyms(head))
-    return sorted(i for k in kinds for i in scene.by_canonical.get(k, ()))
+    found = scene.denoted.get((head, lex))
+    if found is None:
+        kinds = {lex.canonical(head)} | set(lex.hyponyms(head))
+        found = scene.denoted[head, lex] = tuple(sorted(i for k in kinds for i in scene.by_canonical.get(k, ())))
+    return list(found)
 
 
 def ground_lexically(np: NounPhrase, scene: SceneIndex, lex: Lexicon) -> Grounding:

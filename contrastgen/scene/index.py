@@ -51,7 +51,7 @@ class SceneIndex:
     """Objects by name and canonical kind (eager), relation edges both ways (on first use)."""
 
     __slots__ = ("image_id", "width", "height", "objects", "by_name", "by_canonical", "_graph",
-                 "_edges", "_out_edges", "_in_edges")
+                 "_edges", "_out_edges", "_in_edges", "denoted")
 
     def __init__(self, image_id: str, width: float, height: float, objects: dict[str, SceneObject],
                  by_name: dict[str, list[str]], by_canonical: dict[str, list[str]],
@@ -66,6 +66,9 @@ class SceneIndex:
         self._edges: set[Edge] | None = None
         self._out_edges: dict[str, list[tuple[str, str]]] = {}
         self._in_edges: dict[str, list[tuple[str, str]]] = {}
+        # (head noun, lexicon) -> the objects it denotes (`ground.denoted_ids`): a program edit
+        # asks it of every candidate name, dozens of times per question
+        self.denoted: dict[tuple[str, Lexicon], tuple[str, ...]] = {}
 
     @classmethod
     def build(cls, image_id: str, graph: dict[str, Any], lex: Lexicon) -> SceneIndex:
