@@ -188,7 +188,7 @@ class _Edit(ObjectEdits, RelationEdits, AttributeEdits, RedundancyEdits):
                 edited[i] = bare(edited[i])
                 parsed[i] = step_of(edited[i])
         try:
-            run = self.editor.executor().run_steps(parsed)
+            run = self.editor.executor().run_steps(parsed, prefix=self.original, start=min(rewritten))
         except ProgramRefusal:
             return None
         if not self.editor.proofs.holds(edited, parsed, self.steps, downstream, run):

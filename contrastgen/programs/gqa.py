@@ -141,10 +141,18 @@ class GqaExecutor:
     def run(self, semantic: Any) -> Execution:
         return self.run_steps(parse_program(semantic))
 
-    def run_steps(self, steps: Sequence[Step]) -> Execution:
-        """Execute parsed steps (the editor's edited programs are parsed once, not per run)."""
+    def run_steps(self, steps: Sequence[Step], *, prefix: Execution | None = None,
+                  start: int = 0) -> Execution:
+        """Execute parsed steps (the editor's edited programs are parsed once, not per run).
+
+        An edit changes no step before `start`: those steps' values and references are taken
+        from `prefix`, the run of the same steps (a step's value depends only on its argument
+        and the steps it reads, all before it)."""
         ex = self.execution = Execution()
-        for i, step in enumerate(steps):
+        if prefix is not None and start:
+            ex.values = prefix.values[:start]
+            ex.refs = {i: ids for i, ids in prefix.refs.items() if i < start}
+        for i, step in enumerate(steps[len(ex.values):], len(ex.values)):
             self.current = i
             ins = [ex.values[d] for d in step.dependencies]
             ex.values.append(self.step(step, ins))
