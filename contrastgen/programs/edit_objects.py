@@ -74,20 +74,16 @@ class ObjectEdits:
         where a non-spatial relation is asked of it), and where the question asks which kind of
         thing something is ("What vehicle is it?"), the kinds the graph's objects are. The
         executor then refuses a candidate that lacks what the question asks of it."""
-        lex, scene = self.editor.lex, self.editor.scene
+        lex = self.editor.lex
         category = lex.category(name)
         if same_category and category is None:
             return
         named = [reference_name(s) for s in self.steps if s.operation in REFERENCE_OPS]
-        names = {o.name for o in scene.objects.values()
-                 if not same_category or lex.category(o.name) == category}
+        own, kinds = self._renamable()
+        names = {n for n in own if not same_category or lex.category(n) == category}
         if asks_kind:
-            names |= {k for o in scene.objects.values() for k in (*lex.kinds(o.name), lex.category(o.name))
-                      if k in referring_kinds()}
-        pool = sorted(n for n in names
-                      if lex.is_known(n) and not lex.is_plural(n) and not lex.is_unannotated_prone(n)
-                      and n not in determinerless()
-                      and all(not same_kind(n, m, lex) for m in named if m not in ("_", "")))
+            names.update(kinds)
+        pool = sorted(n for n in names if all(not same_kind(n, m, lex) for m in named if m not in ("_", "")))
         rng.shuffle(pool)
         yield from pool
 
@@ -137,6 +133,23 @@ class ObjectEdits:
         return self.perturbation(edited, run, index, rewritten, words,
                                  {"kind": "object", "slot": f"step{index}", "from": name, "to": cand},
                                  facts, "invariance" if invariance else "contrast")
+
+    def _renamable(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The names a reference may take in this scene, whatever the question: its objects'
+        names, and the general kinds they are, that the lexicon knows as singular nouns said
+        with an article and rarely left unannotated (kept per scene: every question asks)."""
+        lex, scene = self.editor.lex, self.editor.scene
+        key = ("renamable", lex)
+        found = scene.memo.get(key)
+        if found is None:
+            def usable(names: set[str]) -> frozenset[str]:
+                return frozenset(n for n in names if lex.is_known(n) and not lex.is_plural(n)
+                                 and not lex.is_unannotated_prone(n) and n not in determinerless())
+            own = {o.name for o in scene.objects.values()}
+            kinds = {k for o in scene.objects.values() for k in (*lex.kinds(o.name), lex.category(o.name))
+                     if k in referring_kinds()}
+            found = scene.memo[key] = (usable(own), usable(kinds))
+        return found
 
     def _cannot_answer(self, index: int, oid: str) -> bool:
         """A shortcut, never a decision: True only where executing the edit would surely be

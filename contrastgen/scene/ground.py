@@ -48,10 +48,10 @@ def _squash(name: str) -> str:
 
 def denoted_ids(head: str, scene: SceneIndex, lex: Lexicon) -> list[str]:
     """Objects the head noun can denote: the same kind (any form, synonym) or a hyponym."""
-    found = scene.denoted.get((head, lex))
+    found = scene.memo.get(("denoted", head, lex))
     if found is None:
         kinds = {lex.canonical(head)} | set(lex.hyponyms(head))
-        found = scene.denoted[head, lex] = tuple(sorted(i for k in kinds for i in scene.by_canonical.get(k, ())))
+        found = scene.memo["denoted", head, lex] = tuple(sorted(i for k in kinds for i in scene.by_canonical.get(k, ())))
     return list(found)
 
 

@@ -51,7 +51,7 @@ class SceneIndex:
     """Objects by name and canonical kind (eager), relation edges both ways (on first use)."""
 
     __slots__ = ("image_id", "width", "height", "objects", "by_name", "by_canonical", "_graph",
-                 "_edges", "_out_edges", "_in_edges", "denoted")
+                 "_edges", "_out_edges", "_in_edges", "memo")
 
     def __init__(self, image_id: str, width: float, height: float, objects: dict[str, SceneObject],
                  by_name: dict[str, list[str]], by_canonical: dict[str, list[str]],
@@ -66,9 +66,10 @@ class SceneIndex:
         self._edges: set[Edge] | None = None
         self._out_edges: dict[str, list[tuple[str, str]]] = {}
         self._in_edges: dict[str, list[tuple[str, str]]] = {}
-        # (head noun, lexicon) -> the objects it denotes (`ground.denoted_ids`): a program edit
-        # asks it of every candidate name, dozens of times per question
-        self.denoted: dict[tuple[str, Lexicon], tuple[str, ...]] = {}
+        # answers of pure lookups about this scene (the objects a name denotes, the names an object
+        # may be renamed to), keyed by what they depend on: a program edit asks them of every
+        # candidate, dozens of times per question
+        self.memo: dict[tuple[Any, ...], Any] = {}
 
     @classmethod
     def build(cls, image_id: str, graph: dict[str, Any], lex: Lexicon) -> SceneIndex:
