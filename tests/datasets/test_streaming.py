@@ -68,17 +68,22 @@ def test_a_key_given_twice_in_one_piece_is_given_twice(tmp_path):
     assert [k for k, _ in stream_records(path, "question")] == ["q1", "q2", "q1"]
 
 
+def _read_without_ijson(path: Path, monkeypatch) -> tuple[list, int]:
+    """The file's records, failing if any is read by ijson, and how many pieces orjson parsed."""
+    parsed = []
+    real_parse = streaming._parse
+    monkeypatch.setattr(streaming, "_parse", lambda doc, members: parsed.append(real_parse(doc, members)) or parsed[-1])
+    monkeypatch.setattr(streaming, "_ijson_records", lambda *a, **k: pytest.fail("fell back to ijson"))
+    return list(stream_records(path, "question")), sum(records is not None for records in parsed)
+
+
 def test_many_pieces_are_cut_and_each_is_parsed_by_orjson(tmp_path, small_pieces, monkeypatch):
     pairs = [(f"q{i}", {"imageId": str(i), "text": "{ not a brace } : ,", "n": [i, {"d": i / 2}]})
              for i in range(300)]
     path = tmp_path / "q.json"
     _write(path, pairs, None, True)
-    parsed = []
-    real_parse = streaming._parse
-    monkeypatch.setattr(streaming, "_parse", lambda doc, members: parsed.append(real_parse(doc, members)) or parsed[-1])
-    monkeypatch.setattr(streaming, "_ijson_records", lambda *a, **k: pytest.fail("fell back to ijson"))
-    assert list(stream_records(path, "question")) == pairs
-    assert sum(records is not None for records in parsed) > 50
+    records, pieces = _read_without_ijson(path, monkeypatch)
+    assert records == pairs and pieces > 50
 
 
 def test_a_brace_inside_a_string_at_a_cut_is_recut_exactly(tmp_path, small_pieces, monkeypatch):
@@ -87,12 +92,8 @@ def test_a_brace_inside_a_string_at_a_cut_is_recut_exactly(tmp_path, small_piece
     pairs = [(f"q{i}", {"text": "}" if i % 3 == 0 else "x", "inner": {"a": i}, "z": 1}) for i in range(60)]
     path = tmp_path / "q.json"
     _write(path, pairs, None, True)
-    parsed = []
-    real_parse = streaming._parse
-    monkeypatch.setattr(streaming, "_parse", lambda doc, members: parsed.append(real_parse(doc, members)) or parsed[-1])
-    monkeypatch.setattr(streaming, "_ijson_records", lambda *a, **k: pytest.fail("fell back to ijson"))
-    assert list(stream_records(path, "question")) == pairs
-    assert sum(records is not None for records in parsed) > 20
+    records, pieces = _read_without_ijson(path, monkeypatch)
+    assert records == pairs and pieces > 20
 
 
 def test_an_opening_brace_inside_a_string_does_not_stop_the_cuts(tmp_path, small_pieces, monkeypatch):
@@ -106,9 +107,8 @@ def test_an_opening_brace_inside_a_string_does_not_stop_the_cuts(tmp_path, small
     exact = []
     real_cut = streaming._exact_cut
     monkeypatch.setattr(streaming, "_exact_cut", lambda buffer, start: exact.append(real_cut(buffer, start)) or exact[-1])
-    monkeypatch.setattr(streaming, "_ijson_records", lambda *a, **k: pytest.fail("fell back to ijson"))
-    assert list(stream_records(path, "question")) == pairs
-    assert sum(cut is not None for cut in exact) > 10
+    records, _ = _read_without_ijson(path, monkeypatch)
+    assert records == pairs and sum(cut is not None for cut in exact) > 10
 
 
 def test_what_orjson_refuses_falls_back_to_ijson_with_nothing_lost_or_repeated(tmp_path, small_pieces):
@@ -169,5 +169,5 @@ def test_top_level_keys_counts_keys_outside_strings_at_depth_zero(members, count
 def test_real_gqa_questions_read_as_ijson_reads_them(small_pieces, monkeypatch):
     monkeypatch.setattr(streaming, "PIECE_BYTES", 4096)
     monkeypatch.setattr(streaming, "_BLOCK_BYTES", 10000)
-    monkeypatch.setattr(streaming, "_ijson_records", lambda *a, **k: pytest.fail("fell back to ijson"))
-    assert list(stream_records(SAMPLE, "question")) == _ijson(SAMPLE)
+    records, pieces = _read_without_ijson(SAMPLE, monkeypatch)
+    assert records == _ijson(SAMPLE) and pieces > 100

@@ -15,29 +15,30 @@ from contrastgen.language.lexicon import NOUNS_FILE, Lexicon
 from .conftest import RULES
 
 
+def _in_a_fresh_interpreter(*lines: str) -> str:
+    """What `lines` print, run where nothing is imported yet."""
+    out = subprocess.run([sys.executable, "-c", "import sys\n" + "\n".join(lines)],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
 def test_lexicon_does_not_import_nltk_inflect_or_spacy():
-    code = (
-        "import sys\n"
-        "from contrastgen.language.lexicon import Lexicon\n"
-        "lex = Lexicon.load()\n"
-        "assert lex.singular('florbixes') == 'florbix' and lex.canonical('sofas') == 'couch'\n"
-        "print(sorted(m for m in ('nltk', 'inflect', 'spacy') if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert _in_a_fresh_interpreter(
+        "from contrastgen.language.lexicon import Lexicon",
+        "lex = Lexicon.load()",
+        "assert lex.singular('florbixes') == 'florbix' and lex.canonical('sofas') == 'couch'",
+        "print(sorted(m for m in ('nltk', 'inflect', 'spacy') if m in sys.modules))",
+    ) == "[]"
 
 
 def test_articles_of_attribute_phrases_come_from_the_shipped_table_without_inflect():
     # program edits name objects with their attributes; importing inflect costs a process 2 s
-    code = (
-        "import sys\n"
-        "from contrastgen.language.articles import article\n"
-        "from contrastgen.language.nounphrase import attribute_words\n"
-        "said = [article(p) for p in ('iron shoe', 'tall tan helmet', 'light blue jacket', 'orange cat', 'hour hand')]\n"
-        "print(said, all(article(a + ' car') in ('a', 'an') for a in attribute_words()), 'inflect' in sys.modules)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['an', 'a', 'a', 'an', 'an'] True False"
+    assert _in_a_fresh_interpreter(
+        "from contrastgen.language.articles import article",
+        "from contrastgen.language.nounphrase import attribute_words",
+        "said = [article(p) for p in ('iron shoe', 'tall tan helmet', 'light blue jacket', 'orange cat', 'hour hand')]",
+        "print(said, all(article(a + ' car') in ('a', 'an') for a in attribute_words()), 'inflect' in sys.modules)",
+    ) == "['an', 'a', 'a', 'an', 'an'] True False"
 
 
 def test_load_is_cached_and_accepts_a_rules_dir(rules_copy):
