@@ -44,7 +44,8 @@ class ObjectEdits:
             return  # "are the cabinets": the verb and the number would have to change too
         ids = split_reference(step.argument)[1] or ()
         span = aligned_span(self.question, self.text, ids) or self._named_span(name)
-        if span is None or self.text[span.start:span.end].lower() != name.lower():
+        span = span and self._name_within(span, name, index)
+        if span is None:
             return  # the words for this object are not the program's name for it
         found.aligned = True
         relations = {relation_of(self.steps[i])[1] for i in dependents(self.steps, index) | {index}
@@ -57,6 +58,35 @@ class ObjectEdits:
             p = self._try_name(index, span, name, cand, invariance=invariance, asks_kind=asks_kind)
             if p is not None:
                 yield p
+
+    def _name_within(self, span: Span, name: str, index: int) -> Span | None:
+        """The words of an object's span that say the program's name for it: all of them, or the
+        last ones when every word before is said by a filter that narrows this reference ("the
+        ripe orange": select orange, filter ripe). The filter then holds the new object to the
+        same word; a word no step says ("the brown bag" with no filter) could not be proven of it."""
+        said = self.text[span.start:span.end].lower()
+        name = name.lower()
+        if said == name:
+            return span
+        if not said.endswith(" " + name):
+            return None
+        before = said[:-len(name)].split()
+        filtered = {w for value in self._filter_values(index) for w in value.split()}
+        if not all(w in filtered for w in before):
+            return None
+        return Span(span.end - len(name), span.end)
+
+    def _filter_values(self, index: int) -> list[str]:
+        """The values of the filters that narrow step `index`'s objects (a chain of filters)."""
+        chain, values = {index}, []
+        for j in range(index + 1, len(self.steps)):
+            s = self.steps[j]
+            if s.head == "filter" and s.dependencies[:1] and s.dependencies[0] in chain:
+                chain.add(j)
+                value = s.argument.strip().lower()
+                if not negated(value):
+                    values.append(value)
+        return values
 
     def _named_span(self, name: str) -> Span | None:
         """Without annotations: the name's one occurrence, when no other step names the same

@@ -180,3 +180,39 @@ def test_a_malformed_program_is_refused_with_a_reason_not_a_crash(engine, semant
     results = engine.perturb_question("q1", question, GRAPH, mode="programs")
     assert all(not r.perturbations for r in results)
     assert {r.reason for r in results} <= {"program_mismatch", "not_executable", "no_match"}
+
+
+def _happy_man(*, filtered: bool) -> dict:
+    """"What is the happy man wearing?", GQA's annotation covering "happy man"; with the filter
+    step GQA writes for the adjective, or without it."""
+    steps = [{"operation": "select", "argument": "man (1)", "dependencies": []},
+             {"operation": "filter mood", "argument": "happy", "dependencies": [0]},
+             {"operation": "relate", "argument": "_,wearing,o (2)", "dependencies": [1]},
+             {"operation": "query", "argument": "name", "dependencies": [2]}]
+    if not filtered:
+        steps = [steps[0], {**steps[2], "dependencies": [0]}, {**steps[3], "dependencies": [1]}]
+    return {**QUESTION, "question": "What is the happy man wearing?", "annotations": {"question": {"3:5": "1"}},
+            "semantic": steps}
+
+
+def test_an_adjective_a_filter_says_stays_and_only_the_name_is_edited(engine):
+    graph = copy.deepcopy(GRAPH)
+    for oid in ("1", "3"):
+        graph["objects"][oid]["attributes"] = ["happy"]
+    gen = _run(engine, {"q1": _happy_man(filtered=True)}, {"img": graph})
+    [rec] = gen.records
+    contrast = [p for p in rec["perturbations"] if p["kind"] == "contrast"]
+    assert [(p["question"], p["answer"], p["change"]["from"], p["change"]["to"]) for p in contrast] == [
+        ("What is the happy woman wearing?", "jacket", "man", "woman")]
+    assert verify_contrast_sets(gen.records, {"img": graph}).ok
+    # the new object must have what the kept word says: an unhappy woman is not "the happy woman"
+    graph["objects"]["3"]["attributes"] = []
+    assert not [p for r in _run(engine, {"q1": _happy_man(filtered=True)}, {"img": graph}).records
+                for p in r["perturbations"] if p["kind"] == "contrast"]
+
+
+def test_an_adjective_no_step_says_is_not_kept_before_a_new_name(engine):
+    # "the happy woman" would assert what the program never checks, true or not
+    graph = copy.deepcopy(GRAPH)
+    gen = _run(engine, {"q1": _happy_man(filtered=False)}, {"img": graph})
+    assert gen.records == [] and gen.stats["templates"]["program"]["reasons"] == {"no_distractor": 1}
