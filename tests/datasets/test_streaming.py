@@ -38,20 +38,23 @@ _value = st.recursive(_leaf, lambda inner: st.lists(inner, max_size=4) | st.dict
 _records = st.lists(st.tuples(_tricky, st.dictionaries(_tricky, _value, max_size=4) | _value), max_size=25)
 
 
-def _write(path: Path, pairs: list, indent: int | None, ensure_ascii: bool) -> None:
-    """A top-level object written with json's own formatting, duplicate keys kept as given."""
-    sep = (",", ":") if indent is None else (",", ": ")
-    members = [json.dumps(k, ensure_ascii=ensure_ascii) + sep[1] + json.dumps(v, indent=indent, ensure_ascii=ensure_ascii)
-               for k, v in pairs]
-    joiner = "," if indent is None else ",\n  "
-    path.write_text("\n {" + joiner.join(members) + "}\n", encoding="utf-8")
+# json's layouts: compact, its default separators (how GQA's own files are written), indented
+_LAYOUTS = {"compact": {"separators": (",", ":")}, "default": {}, "indented": {"indent": 4}}
+
+
+def _write(path: Path, pairs: list, layout: str, ensure_ascii: bool) -> None:
+    """A top-level object written in one of json's layouts, duplicate keys kept as given."""
+    options = {**_LAYOUTS[layout], "ensure_ascii": ensure_ascii}
+    colon, comma = (":", ",") if layout == "compact" else (": ", ",\n  " if layout == "indented" else ", ")
+    members = [json.dumps(k, **options) + colon + json.dumps(v, **options) for k, v in pairs]
+    path.write_text("\n {" + comma.join(members) + "}\n", encoding="utf-8")
 
 
 @settings(max_examples=150, deadline=None)
-@given(pairs=_records, indent=st.sampled_from([None, 1]), ensure_ascii=st.booleans())
-def test_records_equal_ijsons_for_any_content_and_formatting(tmp_path_factory, pairs, indent, ensure_ascii):
+@given(pairs=_records, layout=st.sampled_from(sorted(_LAYOUTS)), ensure_ascii=st.booleans())
+def test_records_equal_ijsons_for_any_content_and_formatting(tmp_path_factory, pairs, layout, ensure_ascii):
     path = tmp_path_factory.mktemp("s") / "records.json"
-    _write(path, pairs, indent, ensure_ascii)
+    _write(path, pairs, layout, ensure_ascii)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(streaming, "PIECE_BYTES", 40)
         mp.setattr(streaming, "_BLOCK_BYTES", 64)
@@ -63,7 +66,7 @@ def test_records_equal_ijsons_for_any_content_and_formatting(tmp_path_factory, p
 
 def test_a_key_given_twice_in_one_piece_is_given_twice(tmp_path):
     path = tmp_path / "q.json"
-    _write(path, [("q1", {"imageId": "1"}), ("q2", {"imageId": "2"}), ("q1", {"imageId": "3"})], None, True)
+    _write(path, [("q1", {"imageId": "1"}), ("q2", {"imageId": "2"}), ("q1", {"imageId": "3"})], "compact", True)
     assert path.stat().st_size < streaming.PIECE_BYTES  # one piece: orjson alone would merge them
     assert [k for k, _ in stream_records(path, "question")] == ["q1", "q2", "q1"]
 
@@ -81,7 +84,7 @@ def test_many_pieces_are_cut_and_each_is_parsed_by_orjson(tmp_path, small_pieces
     pairs = [(f"q{i}", {"imageId": str(i), "text": "{ not a brace } : ,", "n": [i, {"d": i / 2}]})
              for i in range(300)]
     path = tmp_path / "q.json"
-    _write(path, pairs, None, True)
+    _write(path, pairs, "compact", True)
     records, pieces = _read_without_ijson(path, monkeypatch)
     assert records == pairs and pieces > 50
 
@@ -91,7 +94,7 @@ def test_a_brace_inside_a_string_at_a_cut_is_recut_exactly(tmp_path, small_piece
     # record, for the top level: that piece does not parse, and the exact count cuts it again
     pairs = [(f"q{i}", {"text": "}" if i % 3 == 0 else "x", "inner": {"a": i}, "z": 1}) for i in range(60)]
     path = tmp_path / "q.json"
-    _write(path, pairs, None, True)
+    _write(path, pairs, "compact", True)
     records, pieces = _read_without_ijson(path, monkeypatch)
     assert records == pairs and pieces > 20
 
@@ -103,7 +106,7 @@ def test_an_opening_brace_inside_a_string_does_not_stop_the_cuts(tmp_path, small
     texts = ["{", 'say "{" now', "x", "x", "x", "x", "x", "x", "x", "x"]
     pairs = [(f"q{i}", {"text": texts[i % 10], "inner": {"a": i}}) for i in range(200)]
     path = tmp_path / "q.json"
-    _write(path, pairs, None, True)
+    _write(path, pairs, "compact", True)
     exact = []
     real_cut = streaming._exact_cut
     monkeypatch.setattr(streaming, "_exact_cut", lambda buffer, start: exact.append(real_cut(buffer, start)) or exact[-1])
@@ -132,7 +135,7 @@ def test_a_record_larger_than_the_buffer_falls_back_to_ijson(tmp_path, small_pie
     monkeypatch.setattr(streaming, "MAX_BUFFER", 200)
     pairs = [("a", {"x": 1}), ("big", {"list": [{"v": i} for i in range(100)]}), ("b", {"x": 2})]
     path = tmp_path / "q.json"
-    _write(path, pairs, None, True)
+    _write(path, pairs, "compact", True)
     assert list(stream_records(path, "question")) == pairs
 
 
