@@ -8,6 +8,13 @@ engine. Targets (README): 1M questions in < 3 min wall and < 8 GiB peak RSS on 2
 
     .venv/bin/python benchmarks/bench_generate.py [--images 75000 --questions 1000000] [--workers N]
     .venv/bin/python benchmarks/bench_generate.py --data DIR   # reuse DIR's questions.json/scene_graphs.json (made if absent)
+    .venv/bin/python benchmarks/bench_generate.py --repeat 5   # five runs, then the medians
+    .venv/bin/python benchmarks/bench_generate.py --against REV --repeat 3   # side by side with a git revision
+
+Why `--against`: on a shared host the same code's CPU time moves by a third between hours, more
+than most changes it would measure. Runs of the revision (a git worktree, run with this
+environment) and of the working tree alternate, so both see the same host, and their outputs
+must be the same bytes.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import os
 import platform
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -122,7 +130,8 @@ def count_questions(path: Path) -> int:
 
 
 def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
-        n_questions: int | None = None, mode: str = "templates") -> dict[str, object]:
+        n_questions: int | None = None, mode: str = "templates", source: Path | None = None) -> dict[str, object]:
+    """One `contrastgen generate` in a child process; `source`: run that checkout's code instead."""
     out_parent = Path(tempfile.mkdtemp(prefix="bench-generate-"))
     out = keep or out_parent / "out"
     exe = shutil.which("contrastgen", path=str(Path(sys.executable).parent)) or "contrastgen"
@@ -136,7 +145,8 @@ def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
     start = time.perf_counter()
     log = out_parent / "generate.log"
     with log.open("wb") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
+        env = None if source is None else {**os.environ, "PYTHONPATH": str(source)}
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env)
         sampler = TreeMemorySampler(proc.pid)
         sampler.start()
         returncode = proc.wait()
@@ -174,9 +184,65 @@ def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
     # is interpreter start-up and tear-down
     phases = [ln for ln in log.read_text(errors="replace").splitlines() if ln.startswith("seconds: ")]
     result["phases"] = phases[-1].removeprefix("seconds: ") if phases else ""
+    result["output_sha256"] = output_digest(out)
     if keep is None:
         shutil.rmtree(out_parent, ignore_errors=True)
     return result
+
+
+def output_digest(out: Path) -> str:
+    """One hash over every output file's path and bytes: equal digests, the same output."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(out)).encode() + b"\0")
+        with path.open("rb") as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def report(result: dict[str, object], label: str = "") -> None:
+    m = result["machine"]
+    print(f"{label}{result['questions']:,} questions in {result['wall_s']} s wall "
+          f"({result['questions_per_s']:,} questions/s), peak RSS {result['peak_rss_child_gib']} GiB "
+          f"(largest process; {result['peak_pss_tree_gib']} GiB PSS summed over the process tree), "
+          f"{result['perturbations']:,} perturbations for {result['originals_with_perturbations']:,} questions; "
+          f"CPU {result['cpu_user_s']} s user + {result['cpu_sys_s']} s sys; "
+          f"{m['cpus']} CPUs, {m['memory_gib']} GiB, Python {m['python']}", flush=True)
+    if result["phases"]:
+        print(f"{label}phases (s): {result['phases']}", flush=True)
+
+
+def summary(results: list[dict[str, object]], label: str) -> dict[str, float]:
+    """Median and range of wall and CPU time over repeated runs."""
+    walls = [float(r["wall_s"]) for r in results]
+    cpus = [float(r["cpu_user_s"]) + float(r["cpu_sys_s"]) for r in results]
+    med = {"wall_s": statistics.median(walls), "cpu_s": statistics.median(cpus)}
+    runs = f"{len(results)} run" + ("s" if len(results) != 1 else "")
+    print(f"{label}{runs}: wall median {med['wall_s']:.1f} s ({min(walls):.1f}-{max(walls):.1f}), "
+          f"CPU median {med['cpu_s']:.1f} s ({min(cpus):.1f}-{max(cpus):.1f})", flush=True)
+    return med
+
+
+def against(revision: str, data: Path, args: argparse.Namespace, n_questions: int | None) -> None:
+    """Alternate runs of `revision` and of the working tree; the medians side by side."""
+    repo = Path(__file__).resolve().parents[1]
+    tree = Path(tempfile.mkdtemp(prefix="bench-against-")) / "tree"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", "-q", str(tree), revision], check=True)
+    try:
+        runs: dict[str, list[dict[str, object]]] = {revision: [], "working tree": []}
+        for i in range(args.repeat):
+            for label, source in ((revision, tree), ("working tree", None)):
+                result = run(data, args.workers, args.max_k, None, n_questions, args.mode, source)
+                report(result, f"[{label} {i + 1}] ")
+                runs[label].append(result)
+        before, after = (summary(runs[label], f"{label}: ") for label in runs)
+        digests = {r["output_sha256"] for rs in runs.values() for r in rs}
+        print(f"CPU {before['cpu_s']:.1f} -> {after['cpu_s']:.1f} s ({after['cpu_s'] / before['cpu_s'] - 1:+.1%}), "
+              f"wall {before['wall_s']:.1f} -> {after['wall_s']:.1f} s; outputs "
+              + ("identical" if len(digests) == 1 else f"DIFFER ({len(digests)} distinct)"))
+    finally:
+        subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)], check=False)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -192,22 +258,26 @@ def main(argv: list[str] | None = None) -> None:
                     help="passed to contrastgen generate (the program path's speed: --mode both)")
     ap.add_argument("--keep", type=Path, help="keep the generated output here")
     ap.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    ap.add_argument("--repeat", type=int, default=1, help="run this many times and report the medians")
+    ap.add_argument("--against", metavar="REV",
+                    help="alternate runs with git revision REV (a worktree, this environment)")
     args = ap.parse_args(argv)
     made_here = args.data is None or not (args.data / "questions.json").is_file()
     data = ensure_data(args.images, args.questions, args.seed, args.data)
-    result = run(data, args.workers, args.max_k, args.keep, args.questions if made_here else None, args.mode)
-    if args.json:
-        print(json.dumps(result, sort_keys=True))
+    n_questions = args.questions if made_here else None
+    if args.against:
+        against(args.against, data, args, n_questions)
         return
-    m = result["machine"]
-    print(f"{result['questions']:,} questions in {result['wall_s']} s wall "
-          f"({result['questions_per_s']:,} questions/s), peak RSS {result['peak_rss_child_gib']} GiB "
-          f"(largest process; {result['peak_pss_tree_gib']} GiB PSS summed over the process tree), "
-          f"{result['perturbations']:,} perturbations for {result['originals_with_perturbations']:,} questions; "
-          f"CPU {result['cpu_user_s']} s user + {result['cpu_sys_s']} s sys; "
-          f"{m['cpus']} CPUs, {m['memory_gib']} GiB, Python {m['python']}")
-    if result["phases"]:
-        print(f"phases (s): {result['phases']}")
+    results = []
+    for i in range(args.repeat):
+        keep = args.keep if i == 0 else None
+        results.append(run(data, args.workers, args.max_k, keep, n_questions, args.mode))
+        if args.json:
+            print(json.dumps(results[-1], sort_keys=True), flush=True)
+        else:
+            report(results[-1], f"[run {i + 1}] " if args.repeat > 1 else "")
+    if args.repeat > 1 and not args.json:
+        summary(results, "")
 
 
 if __name__ == "__main__":

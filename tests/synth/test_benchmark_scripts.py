@@ -48,3 +48,22 @@ def test_bench_generate_reports_a_real_run(tmp_path, capsys):
     assert result["wall_s"] > 0 and result["peak_rss_child_gib"] > 0
     assert result["machine"]["cpus"] >= 1
     assert (data / "questions.json").is_file()
+
+
+def test_bench_generate_repeats_and_reports_medians(tmp_path, capsys):
+    bench = _load("bench_generate")
+    bench.main(["--images", "20", "--questions", "200", "--data", str(tmp_path / "data"), "--workers", "1",
+                "--repeat", "2"])
+    out = capsys.readouterr().out
+    assert "[run 1]" in out and "[run 2]" in out and "2 runs: wall median" in out
+
+
+@pytest.mark.skipif(not (Path(__file__).resolve().parents[2] / ".git").exists(), reason="not a git checkout")
+def test_bench_generate_against_a_revision_alternates_and_compares_outputs(tmp_path, capsys):
+    bench = _load("bench_generate")
+    bench.main(["--images", "20", "--questions", "200", "--data", str(tmp_path / "data"), "--workers", "1",
+                "--against", "HEAD"])
+    out = capsys.readouterr().out
+    assert "[HEAD 1]" in out and "[working tree 1]" in out
+    # HEAD's code and the working tree's give the same bytes (the tests do not change the engine)
+    assert "outputs identical" in out and "HEAD: 1 run: wall median" in out
