@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import platform
-import resource
 import shutil
 import statistics
 import subprocess
@@ -141,7 +140,6 @@ def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
     if workers:
         cmd += ["--workers", str(workers)]
     print("running:", " ".join(cmd), flush=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     log = out_parent / "generate.log"
     with log.open("wb") as fh:
@@ -149,10 +147,12 @@ def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env)
         sampler = TreeMemorySampler(proc.pid)
         sampler.start()
-        returncode = proc.wait()
+        # this run's own usage (its process and every descendant it reaped): the process-wide
+        # RUSAGE_CHILDREN would carry the largest process of an earlier run into the next
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = returncode = os.waitstatus_to_exitcode(status)
         sampler.stop()
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if returncode != 0:
         sys.stderr.write(log.read_text(errors="replace")[-4000:])
         raise SystemExit(f"contrastgen generate failed with exit code {returncode}")
@@ -167,13 +167,13 @@ def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
         "questions": n_questions,
         "wall_s": round(wall, 1),
         "questions_per_s": round(n_questions / wall),
-        # ru_maxrss of RUSAGE_CHILDREN is the largest single descendant (KiB on Linux): the peak
-        # of the biggest process, not the sum over worker processes.
-        "peak_rss_child_gib": round(after.ru_maxrss / 2**20, 2),
+        # ru_maxrss of a reaped child is its largest single process, itself or a descendant (KiB
+        # on Linux): the peak of the biggest process, not the sum over worker processes.
+        "peak_rss_child_gib": round(usage.ru_maxrss / 2**20, 2),
         # Sampled every 0.5 s: PSS summed over the child and its worker processes.
         "peak_pss_tree_gib": round(sampler.peak_kib / 2**20, 2),
-        "cpu_user_s": round(after.ru_utime - before.ru_utime, 1),
-        "cpu_sys_s": round(after.ru_stime - before.ru_stime, 1),
+        "cpu_user_s": round(usage.ru_utime, 1),
+        "cpu_sys_s": round(usage.ru_stime, 1),
         "originals_with_perturbations": originals,
         "perturbations": perturbations,
         "workers": workers or "default",
