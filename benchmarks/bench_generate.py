@@ -123,9 +123,11 @@ class TreeMemorySampler(threading.Thread):
 
 
 def count_questions(path: Path) -> int:
-    import orjson
+    """Streamed, so this process stays small: the next run's child starts as a copy of it, and a
+    parsed million questions (about 6 GiB) would be counted as that run's largest process."""
+    from contrastgen.datasets.streaming import stream_records
 
-    return len(orjson.loads(path.read_bytes()))
+    return sum(1 for _ in stream_records(path, "question"))
 
 
 def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
@@ -264,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     made_here = args.data is None or not (args.data / "questions.json").is_file()
     data = ensure_data(args.images, args.questions, args.seed, args.data)
-    n_questions = args.questions if made_here else None
+    n_questions = args.questions if made_here else count_questions(data / "questions.json")
     if args.against:
         against(args.against, data, args, n_questions)
         return
