@@ -160,9 +160,13 @@ class ObjectEdits:
         words = replace(self.text, span, cand, noun=True)
         if not self._reads_well(words):
             return None
+        # what the filters narrowing it hold of the new object ("the happy woman", "a woman that
+        # is happy"): the words say it, so the evidence does
+        held = sorted(v for v in self._filter_values(index) if v in scene.objects[ids[0]].attributes)
         return self.perturbation(edited, run, index, rewritten, words,
                                  {"kind": "object", "slot": f"step{index}", "from": name, "to": cand},
-                                 facts, "invariance" if invariance else "contrast")
+                                 facts, "invariance" if invariance else "contrast",
+                                 {ids[0]: held} if held else None)
 
     def _renamable(self) -> tuple[frozenset[str], frozenset[str]]:
         """The names a reference may take in this scene, whatever the question: its objects'

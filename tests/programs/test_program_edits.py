@@ -204,6 +204,8 @@ def test_an_adjective_a_filter_says_stays_and_only_the_name_is_edited(engine):
     contrast = [p for p in rec["perturbations"] if p["kind"] == "contrast"]
     assert [(p["question"], p["answer"], p["change"]["from"], p["change"]["to"]) for p in contrast] == [
         ("What is the happy woman wearing?", "jacket", "man", "woman")]
+    # the evidence says what the kept word says of the new object
+    assert {"fact": "object", "id": "3", "name": "woman", "attributes": ["happy"]} in contrast[0]["evidence"]["facts"]
     assert verify_contrast_sets(gen.records, {"img": graph}).ok
     # the new object must have what the kept word says: an unhappy woman is not "the happy woman"
     graph["objects"]["3"]["attributes"] = []
