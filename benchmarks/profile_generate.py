@@ -25,8 +25,7 @@ from bench_generate import ensure_data, machine
 
 from contrastgen.datasets.spilled import spill_questions, spill_scene_graphs
 from contrastgen.jsonio import no_gc
-from contrastgen.run.generate import SHARD_IMAGES, generate
-from contrastgen.templates.patterns import screener
+from contrastgen.run.generate import SHARD_IMAGES, generate, keeps_whole
 from contrastgen.writers import write_outputs
 
 
@@ -65,11 +64,10 @@ def main(argv: list[str] | None = None) -> None:
 
     # the calls of `contrastgen generate` (contrastgen.run.generate.generate_from_files), in sequence
     engine = phase("load engine (rules, lexicon)", Engine.load)
-    keep = screener(engine.templates) if args.mode == "templates" else (lambda text: True)
     with tempfile.TemporaryDirectory() as tmp:
         with no_gc():
             qs = phase("stream and spill questions", lambda: spill_questions(
-                data / "questions.json", keep, Path(tmp), SHARD_IMAGES))
+                data / "questions.json", keeps_whole(engine.templates, args.mode), Path(tmp), SHARD_IMAGES))
             sg = phase("stream and spill scene graphs", lambda: spill_scene_graphs(data / "scene_graphs.json",
                                                                                    Path(tmp)))
             corpus = phase("build corpus", lambda: engine.build_corpus(sg))

@@ -31,7 +31,7 @@ from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image
 from contrastgen.run.spill import ResultSpill
 from contrastgen.run.stats import Outcome, StatsTally, outcome
 from contrastgen.scene.corpus import Corpus
-from contrastgen.templates.patterns import load_templates, screener
+from contrastgen.templates.patterns import Template, load_templates, screener
 
 SHARD_IMAGES = 256
 
@@ -271,9 +271,14 @@ def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, 
 
 def _spill_questions(path: str, template_ids: tuple[str, ...], mode: str, folder: Path) -> SpilledQuestions:
     chosen = tuple(t for t in load_templates() if t.id in template_ids)
-    keep = screener(chosen) if mode == "templates" else _keep_all
     with no_gc():
-        return spill_questions(path, keep, folder, SHARD_IMAGES)
+        return spill_questions(path, keeps_whole(chosen, mode), folder, SHARD_IMAGES)
+
+
+def keeps_whole(templates: tuple[Template, ...], mode: str) -> Callable[[str], bool]:
+    """Which questions the loader keeps whole: those a template may match, or with programs every
+    one (the rest are kept as their text only)."""
+    return screener(templates) if mode == "templates" else _keep_all
 
 
 def _keep_all(text: str) -> bool:
