@@ -1,10 +1,11 @@
-"""The records of a file's top-level JSON object, read a few megabytes at a time.
+"""The records of a file's top-level JSON object, parsed by orjson a few records at a time.
 
 Why: a generation run must not hold its input file parsed (a parsed GQA question costs about
-6 KB), so it streams. ijson streams at about 45 MB/s, which made parsing a quarter of a
-million-question run's CPU time; orjson parses about ten times faster but only whole documents.
-So the file is cut into pieces of whole records and orjson parses each piece, wrapped in braces,
-as an object of its own.
+6 KB), so it streams. ijson streams at about 55 MB/s, which made parsing a fifth of a
+million-question run's CPU time; orjson parses only whole documents, and a whole GQA file at
+once is no faster than ijson (its objects no longer fit in the CPU's cache). So the file is cut
+into small pieces of whole records and orjson parses each piece, wrapped in braces, as an object
+of its own: 250 MB/s on GQA-like questions.
 
 Nothing here is guessed. A cut is placed just before the next record's key, where a count of
 braces says the depth is back at the top; braces inside strings could fool that count, but then
@@ -13,12 +14,13 @@ is placed again by an exact count that skips strings. A piece that parses is, wi
 before and after it, a run of whole top-level records. orjson keeps the last of two records with
 the same key where a streaming reader sees both, so each piece's top-level keys are counted in
 its text (`top_level_keys`) and a piece with fewer parsed records than keys is read by ijson,
-which passes both to the caller's duplicate check. Anything orjson cannot parse (malformed JSON,
-integers beyond 64 bits, a record larger than the buffer) sends the whole file to ijson, which
-skips the records already given: the records, and the error a bad file raises, are then exactly
-what ijson alone would give. One difference remains, in the reader's favour: integers from 2**63
-on, which ijson's C backend refuses as an overflow, are read (as orjson reads them: exactly up to
-2**64, beyond as floats); checking every piece for such numbers would cost a tenth of the parse.
+which passes both to the caller's duplicate check. Anything orjson refuses (malformed JSON, a
+lone surrogate) or a record longer than `MAX_BUFFER` sends the whole file to ijson, which skips
+the records already given: the records, and the error a bad file raises, are then exactly what
+ijson alone would give. One difference remains: integers from 2**63 on, which ijson's C backend
+refuses as an overflow, are read as the whole-file loaders (orjson) read them, exactly up to
+2**64 and beyond as floats; a float where a field wants a string or an integer is then refused
+by the record's validation.
 """
 
 from __future__ import annotations
@@ -59,7 +61,10 @@ _STRING = re.compile(rb'"[^"]*"')
 _DEPTH_STEP = np.zeros(256, np.int8)
 _DEPTH_STEP[[ord("{"), ord("[")]], _DEPTH_STEP[[ord("}"), ord("]")]] = 1, -1
 _COLON = ord(":")
-_END: Any = object()
+
+
+class _OrjsonRefuses(Exception):
+    """What follows cannot be read by orjson: the caller turns to ijson."""
 
 
 def stream_records(file: Path, what: str) -> Iterator[tuple[str, Any]]:
@@ -79,14 +84,15 @@ def stream_records(file: Path, what: str) -> Iterator[tuple[str, Any]]:
             raise InputError(f"expected an object keyed by {what} id", path=str(file))
         given = 0
         fh.seek(start + 1)
-        pieces = _pieces(fh)
-        while (piece := next(pieces, _END)) is not None:
-            if piece is _END:
-                return
-            for key, record in piece:
-                given += 1
-                yield key, record
-            piece = None  # so a piece's records are freed before the next one is parsed
+        try:
+            for piece in _pieces(fh):
+                for key, record in piece:
+                    given += 1
+                    yield key, record
+                del piece  # so a piece's records are freed before the next one is parsed
+            return
+        except _OrjsonRefuses:
+            pass
         fh.seek(0)
         yield from _ijson_records(fh, file, what, skip=given)
 
@@ -102,9 +108,8 @@ def _object_start(fh: IO[bytes]) -> int | None:
     return None
 
 
-def _pieces(fh: IO[bytes]) -> Iterator[Any]:
-    """Each piece's records as (key, value) pairs, from just after the opening brace; None when
-    orjson cannot read on (the caller turns to ijson)."""
+def _pieces(fh: IO[bytes]) -> Iterator[list[tuple[str, Any]]]:
+    """Each piece's records as (key, value) pairs, from just after the opening brace."""
     buffer, start = b"", 0  # buffer[start:] is not yet given
     while True:
         block = fh.read(_BLOCK_BYTES)
@@ -117,24 +122,26 @@ def _pieces(fh: IO[bytes]) -> Iterator[Any]:
         start = 0
         while len(buffer) - start > PIECE_BYTES:
             cut = _guess_cut(buffer, start)
-            records = None if cut is None else _parse_piece(buffer, start, cut[0])
-            if records is None and (cut is not None or len(buffer) - start > _EXACT_AFTER_PIECES * PIECE_BYTES):
-                cut = _exact_cut(buffer, start)
+            try:
                 records = None if cut is None else _parse_piece(buffer, start, cut[0])
-                if cut is not None and records is None:
-                    yield None  # whole records that orjson refuses
-                    return
+            except _OrjsonRefuses:
+                records = None  # the guess may be inside a string: cut again, exactly
+            if records is None and (cut is not None or len(buffer) - start > _EXACT_AFTER_PIECES * PIECE_BYTES):
+                exact = _exact_cut(buffer, start)
+                if exact is not None and exact == cut:
+                    raise _OrjsonRefuses  # whole records, and orjson refuses them
+                cut = exact
+                records = None if cut is None else _parse_piece(buffer, start, cut[0])
             if cut is None:
                 if len(buffer) - start > MAX_BUFFER:
-                    yield None
-                    return
+                    raise _OrjsonRefuses  # one record longer than the buffer
                 break  # the records run past the buffer: read on
             yield records
             records = None
             start = cut[1]
 
 
-def _parse_piece(buffer: bytes, start: int, end: int) -> list[tuple[str, Any]] | None:
+def _parse_piece(buffer: bytes, start: int, end: int) -> list[tuple[str, Any]]:
     members = buffer[start:end]
     return _parse(b"{" + members + b"}", members)
 
@@ -196,13 +203,13 @@ def top_level_keys(text: bytes) -> int:
     return int(np.count_nonzero((structure == _COLON) & (depth == 0)))
 
 
-def _parse(document: bytes, members: bytes) -> list[tuple[str, Any]] | None:
+def _parse(document: bytes, members: bytes) -> list[tuple[str, Any]]:
     try:
         parsed = orjson.loads(document)
     except orjson.JSONDecodeError:
-        return None
+        raise _OrjsonRefuses from None
     if not isinstance(parsed, dict):
-        return None
+        raise _OrjsonRefuses
     if len(parsed) != top_level_keys(members):
         # a key given twice: ijson gives both, as the whole-file reader would
         return list(ijson.kvitems(io.BytesIO(document), "", use_float=True))
