@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -58,12 +59,30 @@ def test_bench_generate_repeats_and_reports_medians(tmp_path, capsys):
     assert "[run 1]" in out and "[run 2]" in out and "2 runs: wall median" in out
 
 
-@pytest.mark.skipif(not (Path(__file__).resolve().parents[2] / ".git").exists(), reason="not a git checkout")
-def test_bench_generate_against_a_revision_alternates_and_compares_outputs(tmp_path, capsys):
+def test_output_digest_changes_with_any_byte_or_name(tmp_path):
     bench = _load("bench_generate")
+    a = tmp_path / "a"
+    (a / "lxmert").mkdir(parents=True)
+    (a / "x.json").write_bytes(b'{"q": 1}')
+    (a / "lxmert" / "y.json").write_bytes(b"[]")
+    same = bench.output_digest(a)
+    assert bench.output_digest(a) == same
+    (a / "x.json").write_bytes(b'{"q": 2}')
+    assert bench.output_digest(a) != same
+    (a / "x.json").write_bytes(b'{"q": 1}')
+    (a / "lxmert" / "y.json").rename(a / "lxmert" / "z.json")
+    assert bench.output_digest(a) != same
+
+
+@pytest.mark.skipif(not (Path(__file__).resolve().parents[2] / ".git").exists(), reason="not a git checkout")
+def test_bench_generate_against_a_revision_alternates_and_removes_its_worktree(tmp_path, capsys):
+    bench = _load("bench_generate")
+    repo = Path(__file__).resolve().parents[2]
     bench.main(["--images", "20", "--questions", "200", "--data", str(tmp_path / "data"), "--workers", "1",
                 "--against", "HEAD"])
     out = capsys.readouterr().out
-    assert "[HEAD 1]" in out and "[working tree 1]" in out
-    # HEAD's code and the working tree's give the same bytes (the tests do not change the engine)
-    assert "outputs identical" in out and "HEAD: 1 run: wall median" in out
+    assert "[HEAD 1]" in out and "[working tree 1]" in out and "HEAD: 1 run: wall median" in out
+    # identical on a clean checkout; a working tree with engine changes may differ, and says so
+    assert "outputs identical" in out or "outputs DIFFER" in out
+    worktrees = subprocess.run(["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True).stdout
+    assert "bench-against-" not in worktrees
