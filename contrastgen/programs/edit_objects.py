@@ -28,6 +28,7 @@ from contrastgen.programs.gqa import (
     ProgramRefusal,
     split_reference,
 )
+from contrastgen.programs.name_words import SaidName, read_name, said_plural
 from contrastgen.programs.proofs import negated
 from contrastgen.programs.wording import Span, aligned_span, follows_indefinite, replace, said_once
 from contrastgen.scene.ground import denoted_ids, same_kind
@@ -40,12 +41,13 @@ class ObjectEdits:
         """Another name for the object a step refers to, where the words name it."""
         lex, step = self.editor.lex, self.steps[index]
         name = reference_name(step)
-        if name in ("_", "", SCENE) or name in PRONOUNS or lex.is_plural(name):
-            return  # "are the cabinets": the verb and the number would have to change too
+        if name in ("_", "", SCENE) or name in PRONOUNS:
+            return
         ids = split_reference(step.argument)[1] or ()
         span = aligned_span(self.question, self.text, ids) or self._named_span(name)
-        span = span and self._name_within(span, name, index)
-        if span is None:
+        said = span and read_name(self.text, span, name, lex,
+                                  {w for value in self._filter_values(index) for w in value.split()})
+        if not said:
             return  # the words for this object are not the program's name for it
         found.aligned = True
         relations = {relation_of(self.steps[i])[1] for i in dependents(self.steps, index) | {index}
@@ -53,28 +55,12 @@ class ObjectEdits:
         # "What is the man wearing?" asks it of a person, not of a table; "to the left of" of anything
         same_category = any(r and not self._spatial(r) for r in relations)
         asks_kind = bool(lex.hyponyms(name)) and lex.is_a(self.gold, name)
-        for cand, invariance in self._with_invariants(
-                name, ids, self._candidates(name, rng, same_category=same_category, asks_kind=asks_kind)):
-            p = self._try_name(index, span, name, cand, invariance=invariance, asks_kind=asks_kind)
+        candidates = self._candidates(name, rng, same_category=same_category, asks_kind=asks_kind,
+                                      plural=said.plural)
+        for cand, invariance in self._with_invariants(name, ids, candidates, plural=said.plural):
+            p = self._try_name(index, said, name, cand, invariance=invariance, asks_kind=asks_kind)
             if p is not None:
                 yield p
-
-    def _name_within(self, span: Span, name: str, index: int) -> Span | None:
-        """The words of an object's span that say the program's name for it: all of them, or the
-        last ones when every word before is said by a filter that narrows this reference ("the
-        ripe orange": select orange, filter ripe). The filter then holds the new object to the
-        same word; a word no step says ("the brown bag" with no filter) could not be proven of it."""
-        said = self.text[span.start:span.end].lower()
-        name = name.lower()
-        if said == name:
-            return span
-        if not said.endswith(" " + name):
-            return None
-        before = said[:-len(name)].split()
-        filtered = {w for value in self._filter_values(index) for w in value.split()}
-        if not all(w in filtered for w in before):
-            return None
-        return Span(span.end - len(name), span.end)
 
     def _filter_values(self, index: int) -> list[str]:
         """The values of the filters that narrow step `index`'s objects (a chain of filters)."""
@@ -89,57 +75,65 @@ class ObjectEdits:
         return values
 
     def _named_span(self, name: str) -> Span | None:
-        """Without annotations: the name's one occurrence, when no other step names the same
-        thing (then the words cannot be about another object of the program)."""
+        """Without annotations: the name's one occurrence (or its plural's: "Are there any traffic
+        lights?"), when no other step names the same thing (then the words cannot be about
+        another object of the program)."""
         if sum(1 for s in self.steps if reference_name(s) == name) != 1:
             return None
-        return said_once(self.text, name)
+        return said_once(self.text, name) or said_once(self.text, self.editor.lex.plural(name))
 
     def _spatial(self, rel: str) -> bool:
         return all(r.strip() in self.editor.lex.relations for r in rel.split("|"))
 
     def _candidates(self, name: str, rng: random.Random, *, same_category: bool,
-                    asks_kind: bool) -> Iterator[str]:
+                    asks_kind: bool, plural: bool) -> Iterator[str]:
         """Names that may replace `name`: the graph's objects' names (only those of its category
-        where a non-spatial relation is asked of it), and where the question asks which kind of
-        thing something is ("What vehicle is it?"), the kinds the graph's objects are. The
-        executor then refuses a candidate that lacks what the question asks of it."""
+        where a non-spatial relation is asked of it; where the words say the name in the plural,
+        also the names of objects named in the plural, "flowers"), and where the question asks
+        which kind of thing something is ("What vehicle is it?"), the kinds the graph's objects
+        are. The executor then refuses a candidate that lacks what the question asks of it."""
         lex = self.editor.lex
         category = lex.category(name)
         if same_category and category is None:
             return
         named = [reference_name(s) for s in self.steps if s.operation in REFERENCE_OPS]
-        own, kinds = self._renamable()
-        names = {n for n in own if not same_category or lex.category(n) == category}
+        own, kinds, groups = self._renamable()
+        names = {n for n in (own | groups if plural else own) if not same_category or lex.category(n) == category}
         if asks_kind:
             names.update(kinds)
         pool = sorted(n for n in names if all(not same_kind(n, m, lex) for m in named if m not in ("_", "")))
         rng.shuffle(pool)
         yield from pool
 
-    def _with_invariants(self, name: str, ids: tuple[str, ...],
-                         contrasts: Iterator[str]) -> Iterator[tuple[str, bool]]:
+    def _with_invariants(self, name: str, ids: tuple[str, ...], contrasts: Iterator[str], *,
+                         plural: bool) -> Iterator[tuple[str, bool]]:
         """First the names that denote the same one object in other words (a synonym, or a
         general noun for a kind it is, when it is the only one: "the man" -> "the person"), whose
-        answer must not change; then the contrast candidates."""
+        answer must not change; then the contrast candidates. A plural noun may say the object
+        only where the words say it in the plural ("the pants" -> "the trousers")."""
         lex, scene = self.editor.lex, self.editor.scene
         if len(ids) == 1:
             same = (set(lex.synonyms(name)) | (set(lex.kinds(name)) & referring_kinds())) - determinerless()
             for cand in sorted(same - {name, lex.canonical(name)}):
-                if (lex.is_known(cand) and not lex.is_plural(cand) and not lex.is_unannotated_prone(cand)
+                if (lex.is_known(cand) and (plural or not lex.is_plural(cand)) and not lex.is_unannotated_prone(cand)
                         and not lex.is_uncountable(cand) and denoted_ids(cand, scene, lex) == list(ids)):
                     yield cand, True
         for cand in contrasts:
             yield cand, False
 
-    def _try_name(self, index: int, span: Span, name: str, cand: str, *, invariance: bool,
+    def _try_name(self, index: int, said: SaidName, name: str, cand: str, *, invariance: bool,
                   asks_kind: bool) -> dict[str, Any] | None:
         lex, scene = self.editor.lex, self.editor.scene
-        if follows_indefinite(self.text, span) and (lex.is_uncountable(cand) or lex.is_plural_only(cand)):
+        if said.plural:
+            if lex.is_uncountable(cand) or lex.canonical(said.as_said(cand, lex)) != lex.canonical(cand):
+                return None  # "the pieces of furniture" cannot become "the fog", nor "lights" "glasses"
+        elif follows_indefinite(self.text, said.span) and (lex.is_uncountable(cand) or lex.is_plural_only(cand)):
             return None  # "Is there a board?" cannot become "Is there a fog?"
         ids = denoted_ids(cand, scene, lex)
         if len(ids) != 1:
             return None  # "the <cand>" must be one object
+        if said.plural and said.definite and not said_plural(scene.objects[ids[0]].name, lex):
+            return None  # "the flowers" are one object named so; "the lamps" would be several
         if self._cannot_answer(index, ids[0]):
             return None
         step = self.steps[index]
@@ -157,7 +151,7 @@ class ObjectEdits:
         if not invariance and self._gives_away(answer, cand, asks_kind):
             return None
         facts = [{"fact": "only", "names": self._kind_names(cand), "ids": [ids[0]]}]
-        words = replace(self.text, span, cand, noun=True)
+        words = replace(self.text, said.span, said.as_said(cand, lex), noun=True)
         if not self._reads_well(words):
             return None
         # what the filters narrowing it hold of the new object ("the happy woman", "a woman that
@@ -168,21 +162,25 @@ class ObjectEdits:
                                  facts, "invariance" if invariance else "contrast",
                                  {ids[0]: held} if held else None)
 
-    def _renamable(self) -> tuple[frozenset[str], frozenset[str]]:
+    def _renamable(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
         """The names a reference may take in this scene, whatever the question: its objects'
         names, and the general kinds they are, that the lexicon knows as singular nouns said
-        with an article and rarely left unannotated (kept per scene: every question asks)."""
+        with an article and rarely left unannotated; and apart, its objects' names that are
+        plural ("jeans", "flowers": one object, a garment or a group), which only words in the
+        plural may take (kept per scene: every question asks)."""
         lex, scene = self.editor.lex, self.editor.scene
         key = ("renamable", lex)
         found = scene.memo.get(key)
         if found is None:
             def usable(names: set[str]) -> frozenset[str]:
-                return frozenset(n for n in names if lex.is_known(n) and not lex.is_plural(n)
-                                 and not lex.is_unannotated_prone(n) and n not in determinerless())
+                return frozenset(n for n in names if lex.is_known(n) and not lex.is_unannotated_prone(n)
+                                 and n not in determinerless())
             own = {o.name for o in scene.objects.values()}
             kinds = {k for o in scene.objects.values() for k in (*lex.kinds(o.name), lex.category(o.name))
                      if k in referring_kinds()}
-            found = scene.memo[key] = (usable(own), usable(kinds))
+            singular = {n for n in own if not lex.is_plural(n)}
+            found = scene.memo[key] = (usable(singular), usable({k for k in kinds if not lex.is_plural(k)}),
+                                       usable({n for n in own if said_plural(n, lex)}))
         return found
 
     def _cannot_answer(self, index: int, oid: str) -> bool:

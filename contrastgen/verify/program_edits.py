@@ -19,10 +19,12 @@ checked here with the verifier's own code:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import regex
 
+from contrastgen.resources import rules_resource
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex
 from contrastgen.verify.nouns import load_nouns
 from contrastgen.verify.program import execute_program_steps
@@ -65,11 +67,28 @@ def _edited_step(change: dict[str, Any]) -> int | None:
     return int(slot[4:]) if slot.startswith("step") and slot[4:].isdigit() else None
 
 
+@functools.cache
+def _classifiers() -> frozenset[str]:
+    """rules/lexicon/classifiers.txt ("piece of", "item of"), read with the verifier's own code."""
+    text = rules_resource("lexicon", "classifiers.txt").read_text(encoding="utf-8")
+    return frozenset(normalize_name(line) for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def _noun_readings(words: list[str]) -> set[str]:
+    """A run of words as a name: itself, and without a classifier before a mass noun ("piece of
+    furniture" says `furniture`)."""
+    out = {" ".join(words)}
+    if len(words) > 2 and " ".join(words[:2]) in _classifiers():
+        out.add(" ".join(words[2:]))
+    return out
+
+
 def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list[Problem]:
     """One run of words differs, and it is the changed name in both questions.
 
     The run is widened over words the two share where the names do ("hot dog" -> "dog" differs
-    only in "hot", but the names are the whole words).
+    only in "hot", but the names are the whole words). A name may be said with a classifier
+    ("piece of furniture") and in any of its forms (plural, synonym).
     """
     a = [w.lower() for w in _WORD.findall(original)]
     b = [w.lower() for w in _WORD.findall(perturbed)]
@@ -82,9 +101,11 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
     before, after = normalize_name(str(change.get("from", ""))), normalize_name(str(change.get("to", "")))
     if change.get("kind") in ("relation", "attribute"):  # said in the program's own words
         old_names, new_names = {before}, {after}
+        readings = _as_said
     else:
         nouns = load_nouns()
         old_names, new_names = nouns.names(before), nouns.names(after)
+        readings = _noun_readings
     for left in range(0, 4):
         for right in range(0, 4):
             s, ea, eb = start - left, end_a + right, end_b + right
@@ -93,10 +114,14 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
             old, new = a[s:ea], b[s:eb]
             if old[:1] and new[:1] and old[0] in _ARTICLES and new[0] in _ARTICLES:
                 old, new = old[1:], new[1:]
-            if " ".join(old) in old_names and " ".join(new) in new_names:
+            if readings(old) & old_names and readings(new) & new_names:
                 return []
     return [("text_mismatch", f"the questions differ in {' '.join(a[start:end_a])!r} -> "
              f"{' '.join(b[start:end_b])!r}, not in the change {before!r} -> {after!r}")]
+
+
+def _as_said(words: list[str]) -> set[str]:
+    return {" ".join(words)}
 
 
 def _dropped(original: list[Any], step: int) -> list[Any]:

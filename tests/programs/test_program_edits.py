@@ -218,3 +218,60 @@ def test_an_adjective_no_step_says_is_not_kept_before_a_new_name(engine):
     graph = copy.deepcopy(GRAPH)
     gen = _run(engine, {"q1": _happy_man(filtered=False)}, {"img": graph})
     assert gen.records == [] and gen.stats["templates"]["program"]["reasons"] == {"no_distractor": 1}
+
+
+def _object(name: str, x: int, attributes: list[str], relations: list[dict] | None = None) -> dict:
+    return {"name": name, "x": x, "y": 100, "w": 60, "h": 60, "attributes": attributes,
+            "relations": relations or []}
+
+
+def _edits(gen) -> list[tuple[str, str, str]]:
+    return [(p["question"], p["answer"], p["kind"]) for r in gen.records for p in r["perturbations"]]
+
+
+def test_a_classifier_phrase_is_replaced_with_the_name_it_says(engine):
+    graph = {"width": 640, "height": 480, "objects": {"1": _object("chair", 40, ["brown"]),
+                                                        "2": _object("car", 400, ["red"])}}
+    question = {"imageId": "img", "question": "What piece of furniture is it?", "answer": "chair",
+                "annotations": {"question": {"1:4": "1"}},
+                "semantic": [{"operation": "select", "argument": "furniture (1)", "dependencies": []},
+                             {"operation": "query", "argument": "name", "dependencies": [0]}]}
+    gen = _run(engine, {"q1": question}, {"img": graph})
+    assert ("What vehicle is it?", "car", "contrast") in _edits(gen)
+    assert all("piece of" not in q for q, _, _ in _edits(gen))
+    assert verify_contrast_sets(gen.records, {"img": graph}).ok
+
+
+def test_a_plural_said_of_one_object_is_replaced_only_by_a_group_named_so(engine):
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": _object("bananas", 40, ["yellow"]), "2": _object("grapes", 300, ["green"]),
+        "3": _object("apple", 500, ["red"])}}
+    question = {"imageId": "img", "question": "What color are the bananas?", "answer": "yellow",
+                "annotations": {"question": {"4": "1"}},
+                "semantic": [{"operation": "select", "argument": "bananas (1)", "dependencies": []},
+                             {"operation": "query", "argument": "color", "dependencies": [0]}]}
+    gen = _run(engine, {"q1": question}, {"img": graph})
+    edits = _edits(gen)
+    assert ("What color are the grapes?", "green", "contrast") in edits
+    # one apple is not "the apples", nor is it "the apple" in words that say a plural
+    assert not [q for q, _, _ in edits if "apple" in q]
+    assert verify_contrast_sets(gen.records, {"img": graph}).ok
+
+
+def test_an_indefinite_plural_takes_any_one_object_of_the_new_kind(engine):
+    graph = {"width": 640, "height": 480, "objects": {"1": _object("lamp", 40, ["white"]),
+                                                        "2": _object("car", 400, ["red"])}}
+    question = {"imageId": "img", "question": "Are there any traffic lights?", "answer": "no",
+                "semantic": [{"operation": "select", "argument": "traffic light (-)", "dependencies": []},
+                             {"operation": "exist", "argument": "?", "dependencies": [0]}]}
+    gen = _run(engine, {"q1": question}, {"img": graph})
+    assert ("Are there any lamps?", "yes", "contrast") in _edits(gen)
+    assert verify_contrast_sets(gen.records, {"img": graph}).ok
+
+
+def test_the_verifier_reads_a_classifier_as_the_name_it_precedes():
+    change = {"kind": "object", "slot": "step0", "from": "furniture", "to": "vehicle"}
+    assert word_problems("What piece of furniture is it?", "What vehicle is it?", change) == []
+    assert word_problems("What pieces of furniture are there?", "What vehicles are there?", change) == []
+    assert word_problems("What piece of furniture is it?", "What bottle is it?", change)
+    assert word_problems("What piece of cake is it?", "What vehicle is it?", change)

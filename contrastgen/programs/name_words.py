@@ -1,0 +1,83 @@
+"""Which words of an object's span say the program's name for it, and in which number.
+
+Why apart from `wording`: GQA says a name in more ways than the program writes it. The program
+says `select: furniture` where the words say "piece of furniture", `pants` for "trousers", `bike`
+for "bicycle", `traffic light` for "any traffic lights", and `orange` for "the ripe orange" (with
+a `filter ripe`). A new name must replace exactly the words that say the old one, and be said in
+the same number, or the new question asks something else than the edited program.
+
+A span reads as the name when, after adjectives that filters narrowing the object say and an
+optional classifier ("piece of", rules/lexicon/classifiers.txt), its last words are the name or
+one of the forms nouns.tsv lists for its kind (a synonym, a plural, a respelling), which the
+verifier reads from the same table, and that the table reads back as the same kind ("glasses" is
+listed as a plural of "glass" but names spectacles). Anything else ("trashes", a plural the table
+does not give an uncountable noun) is refused: the words then say something the program does not.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import regex
+
+from contrastgen.language.lexicon import Lexicon, read_word_list
+from contrastgen.programs.wording import Span
+from contrastgen.resources import lexicon_dir
+
+_WORDS = regex.compile(r"\S+")
+# before a plural, these make it indefinite ("Are there any traffic lights?"): any object of the
+# kind makes the answer, so a new name need not be a group's
+_INDEFINITE_PLURAL = frozenset({"any", "some"})
+
+
+@functools.cache
+def classifiers() -> frozenset[str]:
+    """rules/lexicon/classifiers.txt: "piece of", "item of"... said before a mass noun."""
+    return frozenset(read_word_list(lexicon_dir() / "classifiers.txt"))
+
+
+@dataclass(frozen=True)
+class SaidName:
+    """The words a new name replaces, and how it must be said there."""
+
+    span: Span
+    plural: bool  # "the trousers", "pieces of furniture", "any traffic lights": a new name in the plural
+    definite: bool  # a plural said of one object ("the flowers"): only a group named in the plural may replace it
+
+    def as_said(self, name: str, lex: Lexicon) -> str:
+        """A new name as these words would say it."""
+        return lex.plural(name) if self.plural else name
+
+
+def said_plural(word: str, lex: Lexicon) -> bool:
+    """Is the word, as written, a plural ("jeans", "flowers")? Not where the lexicon counts it
+    plural for its kind but the word is a singular form ("handlebar", of plural-only
+    "handlebars": "Is the handlebar silver?")."""
+    return lex.is_plural(word) and lex.plural(word) == word.lower() and not lex.is_uncountable(word)
+
+
+def read_name(text: str, span: Span, name: str, lex: Lexicon, filtered: set[str]) -> SaidName | None:
+    """How `span` (GQA's annotation of the object, or the name's one occurrence) says `name`;
+    None when it says more or other than the name. `filtered`: the words the filters narrowing
+    this object say, which may stand before the name and stay."""
+    words = [(m.start() + span.start, m.end() + span.start, m.group().lower())
+             for m in _WORDS.finditer(text[span.start:span.end])]
+    name = name.lower()
+    for k in range(len(words)):
+        head = " ".join(w for _, _, w in words[k:])
+        if head != name and not (lex.is_known(name) and head in lex.forms(name)
+                                 and lex.canonical(head) == lex.canonical(name)):
+            continue
+        before = [w for _, _, w in words[:k]]
+        classifier = 2 if len(before) >= 2 and " ".join(before[-2:]) in classifiers() else 0
+        if not all(w in filtered for w in before[:len(before) - classifier]):
+            return None  # an adjective no step says could not be proven of a new object
+        start = words[k - classifier][0]
+        plural = said_plural(head, lex) or (classifier > 0 and said_plural(before[-2], lex))
+        if said_plural(name, lex) and not plural:
+            return None  # the program's name is a plural the words do not say
+        preceding = text[:span.start].split()[-1:]
+        definite = not (preceding and preceding[0].lower() in _INDEFINITE_PLURAL)
+        return SaidName(Span(start, span.end), plural, definite)
+    return None

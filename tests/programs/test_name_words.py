@@ -1,0 +1,58 @@
+"""How the words of an object's span say the program's name: the forms GQA uses ("piece of
+furniture", "trousers" for `pants`, "any traffic lights"), and what they refuse."""
+
+from __future__ import annotations
+
+import pytest
+
+from contrastgen.language.lexicon import Lexicon
+from contrastgen.programs.name_words import read_name
+from contrastgen.programs.wording import Span, said_once
+
+
+@pytest.fixture(scope="module")
+def lex():
+    return Lexicon.load()
+
+
+def _read(lex, text, phrase, name, filtered=()):
+    span = said_once(text, phrase)
+    assert span is not None
+    said = read_name(text, span, name, lex, set(filtered))
+    return None if said is None else (text[said.span.start:said.span.end], said.plural, said.definite)
+
+
+def test_the_name_itself_and_its_other_forms(lex):
+    assert _read(lex, "What color is the bike?", "bike", "bike") == ("bike", False, True)
+    assert _read(lex, "What color is the bicycle?", "bicycle", "bike") == ("bicycle", False, True)
+    assert _read(lex, "Are the trousers blue?", "trousers", "pants") == ("trousers", True, True)
+    assert _read(lex, "Are there any traffic lights?", "traffic lights", "traffic light") == (
+        "traffic lights", True, False)
+
+
+def test_a_classifier_is_part_of_the_words_a_new_name_replaces(lex):
+    assert _read(lex, "What piece of furniture is it?", "piece of furniture", "furniture") == (
+        "piece of furniture", False, True)
+    assert _read(lex, "What are the pieces of furniture called?", "pieces of furniture", "furniture") == (
+        "pieces of furniture", True, True)
+
+
+def test_adjectives_stay_only_where_a_filter_says_them(lex):
+    assert _read(lex, "Is the ripe orange big?", "ripe orange", "orange", {"ripe"}) == ("orange", False, True)
+    assert _read(lex, "Is the ripe orange big?", "ripe orange", "orange") is None
+
+
+def test_words_that_say_another_thing_or_number_are_refused(lex):
+    assert _read(lex, "What color is the cat?", "cat", "dog") is None
+    assert _read(lex, "What color is the glass?", "glass", "glasses") is None  # a glass is not spectacles
+    assert _read(lex, "Do you see any glasses?", "glasses", "glass") is None  # nor are glasses glass
+    assert _read(lex, "Are there any trashes?", "trashes", "trash") is None  # no plural in the table
+    assert _read(lex, "What color is the flower?", "flower", "flowers") is None  # the program's plural, unsaid
+
+
+def test_a_new_name_is_said_in_the_words_number(lex):
+    span = said_once("Are there any traffic lights?", "traffic lights")
+    said = read_name("Are there any traffic lights?", span, "traffic light", lex, set())
+    assert said.as_said("bus", lex) == "buses"
+    single = read_name("Is there a bike?", Span(11, 15), "bike", lex, set())
+    assert single.as_said("bus", lex) == "bus"
