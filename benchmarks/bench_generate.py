@@ -52,6 +52,23 @@ def machine() -> dict[str, object]:
             "python": platform.python_version(), "platform": platform.platform()}
 
 
+def host_probe() -> float:
+    """CPU seconds of a fixed pure-Python loop (best of three), taken next to every run.
+
+    Why: the hosts these figures come from differ and drift (the same run took 88 CPU-s on one
+    2-core host and 140-205 on another, where a 30M-step loop took 2.6-4.3 s within one day); a
+    figure compared with another, or with a target, means something only at a similar probe. It
+    shows a slower CPU, not all contention: two 1M runs 0.02 s of probe apart took 144 and 172
+    CPU-s. Side by side (`--against`) stays the way to compare code."""
+    best = float("inf")
+    for _ in range(3):
+        start, total = time.process_time(), 0
+        for i in range(10_000_000):
+            total += i
+        best = min(best, time.process_time() - start)
+    return round(best, 3)
+
+
 def synth_fingerprint() -> str:
     """Short hash of the generator and its vocabulary, so a changed generator never reuses stale data."""
     h = hashlib.sha256(Path(synth.__file__).read_bytes())
@@ -181,6 +198,7 @@ def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
         "workers": workers or "default",
         "max_k": max_k,
         "machine": machine(),
+        "host_probe_s": host_probe(),
     }
     # `contrastgen generate` prints the seconds of each of its phases; the rest of the wall time
     # is interpreter start-up and tear-down
@@ -210,7 +228,8 @@ def report(result: dict[str, object], label: str = "") -> None:
           f"(largest process; {result['peak_pss_tree_gib']} GiB PSS summed over the process tree), "
           f"{result['perturbations']:,} perturbations for {result['originals_with_perturbations']:,} questions; "
           f"CPU {result['cpu_user_s']} s user + {result['cpu_sys_s']} s sys; "
-          f"{m['cpus']} CPUs, {m['memory_gib']} GiB, Python {m['python']}", flush=True)
+          f"{m['cpus']} CPUs, {m['memory_gib']} GiB, Python {m['python']}; "
+          f"host probe {result['host_probe_s']} s (lower is faster)", flush=True)
     if result["phases"]:
         print(f"{label}phases (s): {result['phases']}", flush=True)
 
@@ -221,8 +240,10 @@ def summary(results: list[dict[str, object]], label: str) -> dict[str, float]:
     cpus = [float(r["cpu_user_s"]) + float(r["cpu_sys_s"]) for r in results]
     med = {"wall_s": statistics.median(walls), "cpu_s": statistics.median(cpus)}
     runs = f"{len(results)} run" + ("s" if len(results) != 1 else "")
+    probes = [float(r["host_probe_s"]) for r in results]
     print(f"{label}{runs}: wall median {med['wall_s']:.1f} s ({min(walls):.1f}-{max(walls):.1f}), "
-          f"CPU median {med['cpu_s']:.1f} s ({min(cpus):.1f}-{max(cpus):.1f})", flush=True)
+          f"CPU median {med['cpu_s']:.1f} s ({min(cpus):.1f}-{max(cpus):.1f}), "
+          f"host probe {min(probes):.2f}-{max(probes):.2f} s", flush=True)
     return med
 
 

@@ -48,6 +48,7 @@ def test_bench_generate_reports_a_real_run(tmp_path, capsys):
     assert result["perturbations"] > 0 and result["originals_with_perturbations"] > 0
     assert result["wall_s"] > 0 and result["peak_rss_child_gib"] > 0
     assert result["machine"]["cpus"] >= 1
+    assert result["host_probe_s"] > 0
     assert (data / "questions.json").is_file()
 
 
@@ -56,7 +57,7 @@ def test_bench_generate_repeats_and_reports_medians(tmp_path, capsys):
     bench.main(["--images", "20", "--questions", "200", "--data", str(tmp_path / "data"), "--workers", "1",
                 "--repeat", "2"])
     out = capsys.readouterr().out
-    assert "[run 1]" in out and "[run 2]" in out and "2 runs: wall median" in out
+    assert "[run 1]" in out and "[run 2]" in out and "2 runs: wall median" in out and "host probe" in out
 
 
 def test_output_digest_changes_with_any_byte_or_name(tmp_path):
