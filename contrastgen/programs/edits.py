@@ -6,7 +6,8 @@ edit exactly: only the words that say the changed argument change (and an articl
 
 The edits, each at one step:
 - an object's name, in a `select`, or in the reference of a `relate`, `verify rel` or `choose rel`
-  (the words: the span GQA's annotations give the object's ids, or the name's one occurrence);
+  (the words: the span GQA's annotations give the object's ids, or the name's one occurrence,
+  read by `name_words`: a synonym, a plural or "piece of" before the name are words for it too);
 - a relation of a `relate` or `verify rel`: its opposite (rules/relations.tsv), or, for a spatial
   relation of that list, another one (the words: the relation's one occurrence in the program's
   words);

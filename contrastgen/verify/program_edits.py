@@ -7,7 +7,8 @@ argument replaced, and that this program's answer on the graph is the claimed on
 checked here with the verifier's own code:
 - the words: the original and the perturbed question differ in one run of words (and an "a"/"an"
   before it), which is a form of `change.from` in the original and of `change.to` in the new one
-  (a relation or an attribute value: the program's own words);
+  (nouns.tsv's forms, also after a classifier from rules/lexicon/classifiers.txt: "piece of
+  furniture"; a relation or an attribute value: the program's own words);
 - the programs: the record's original `semantic` and the perturbation's have the same operations
   and dependencies, and differ only at step i, from `change.from` to `change.to` (ids may differ:
   they follow the new objects);
@@ -101,7 +102,7 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
     before, after = normalize_name(str(change.get("from", ""))), normalize_name(str(change.get("to", "")))
     if change.get("kind") in ("relation", "attribute"):  # said in the program's own words
         old_names, new_names = {before}, {after}
-        readings = _as_said
+        readings = _literal_reading
     else:
         nouns = load_nouns()
         old_names, new_names = nouns.names(before), nouns.names(after)
@@ -120,7 +121,7 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
              f"{' '.join(b[start:end_b])!r}, not in the change {before!r} -> {after!r}")]
 
 
-def _as_said(words: list[str]) -> set[str]:
+def _literal_reading(words: list[str]) -> set[str]:
     return {" ".join(words)}
 
 

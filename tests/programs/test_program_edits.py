@@ -225,13 +225,16 @@ def _object(name: str, x: int, attributes: list[str], relations: list[dict] | No
             "relations": relations or []}
 
 
+def _graph(*objects: dict) -> dict:
+    return {"width": 640, "height": 480, "objects": {str(i): o for i, o in enumerate(objects, 1)}}
+
+
 def _edits(gen) -> list[tuple[str, str, str]]:
     return [(p["question"], p["answer"], p["kind"]) for r in gen.records for p in r["perturbations"]]
 
 
 def test_a_classifier_phrase_is_replaced_with_the_name_it_says(engine):
-    graph = {"width": 640, "height": 480, "objects": {"1": _object("chair", 40, ["brown"]),
-                                                        "2": _object("car", 400, ["red"])}}
+    graph = _graph(_object("chair", 40, ["brown"]), _object("car", 400, ["red"]))
     question = {"imageId": "img", "question": "What piece of furniture is it?", "answer": "chair",
                 "annotations": {"question": {"1:4": "1"}},
                 "semantic": [{"operation": "select", "argument": "furniture (1)", "dependencies": []},
@@ -243,9 +246,8 @@ def test_a_classifier_phrase_is_replaced_with_the_name_it_says(engine):
 
 
 def test_a_plural_said_of_one_object_is_replaced_only_by_a_group_named_so(engine):
-    graph = {"width": 640, "height": 480, "objects": {
-        "1": _object("bananas", 40, ["yellow"]), "2": _object("grapes", 300, ["green"]),
-        "3": _object("apple", 500, ["red"])}}
+    graph = _graph(_object("bananas", 40, ["yellow"]), _object("grapes", 300, ["green"]),
+                   _object("apple", 500, ["red"]))
     question = {"imageId": "img", "question": "What color are the bananas?", "answer": "yellow",
                 "annotations": {"question": {"4": "1"}},
                 "semantic": [{"operation": "select", "argument": "bananas (1)", "dependencies": []},
@@ -259,8 +261,7 @@ def test_a_plural_said_of_one_object_is_replaced_only_by_a_group_named_so(engine
 
 
 def test_an_indefinite_plural_takes_any_one_object_of_the_new_kind(engine):
-    graph = {"width": 640, "height": 480, "objects": {"1": _object("lamp", 40, ["white"]),
-                                                        "2": _object("car", 400, ["red"])}}
+    graph = _graph(_object("lamp", 40, ["white"]), _object("car", 400, ["red"]))
     question = {"imageId": "img", "question": "Are there any traffic lights?", "answer": "no",
                 "semantic": [{"operation": "select", "argument": "traffic light (-)", "dependencies": []},
                              {"operation": "exist", "argument": "?", "dependencies": [0]}]}
