@@ -66,22 +66,41 @@ def relation_of(step: Step) -> tuple[str, str, str]:
 
 @dataclass
 class Found:
-    """One question's perturbations so far, in rank order, without repeats of the image's
-    questions or of each other."""
+    """One question's perturbations so far, without repeats of the image's questions or of each
+    other, ranked contrasts first.
+
+    Why contrasts first: a k = 1 or k = 3 contrast set is the paper's test (the answer changes);
+    an invariance (the answer provably stays) is a second, labelled test that fills the ranks
+    the contrasts leave free, as on the CLEVR path. So an invariance beyond those ranks is never
+    kept, and the search ends only when `max_k` contrasts are found (or nothing is left to try)."""
 
     existing: set[str]
     normalize: Any
     max_k: int
-    items: list[dict[str, Any]] = field(default_factory=list)
+    contrasts: list[dict[str, Any]] = field(default_factory=list)
+    invariances: list[dict[str, Any]] = field(default_factory=list)
     keys: set[str] = field(default_factory=set)
     aligned: bool = False  # some step's argument was found in the words
 
     def offer(self, p: dict[str, Any]) -> None:
+        invariance = p["kind"] == "invariance"
+        if invariance and not self.wants_invariance:
+            return
         key = self.normalize(p["question"])
         if key not in self.existing and key not in self.keys:
             self.keys.add(key)
-            self.items.append(p)
+            (self.invariances if invariance else self.contrasts).append(p)
+
+    @property
+    def wants_invariance(self) -> bool:
+        """Could one more invariance still get a rank? (Contrasts found later only take ranks.)"""
+        return len(self.invariances) < self.max_k - len(self.contrasts)
+
+    @property
+    def items(self) -> list[dict[str, Any]]:
+        """The perturbations in rank order: the contrasts, then the invariances that fit."""
+        return (self.contrasts + self.invariances)[:self.max_k]
 
     @property
     def full(self) -> bool:
-        return len(self.items) >= self.max_k
+        return len(self.contrasts) >= self.max_k

@@ -57,9 +57,14 @@ class ObjectEdits:
         asks_kind = bool(lex.hyponyms(name)) and lex.is_a(self.gold, name)
         candidates = self._candidates(name, rng, same_category=same_category, asks_kind=asks_kind,
                                       plural=said.plural)
+        spellings = {_letters(name)}  # the names this step has been said by, without spaces
         for cand, invariance in self._with_invariants(name, ids, candidates, plural=said.plural):
+            if invariance and (not found.wants_invariance or _letters(cand) in spellings):
+                continue  # its rank is taken, or it is a name already said, spaced otherwise
             p = self._try_name(index, said, name, cand, invariance=invariance, asks_kind=asks_kind)
             if p is not None:
+                if invariance:
+                    spellings.add(_letters(cand))
                 yield p
 
     def _filter_values(self, index: int) -> list[str]:
@@ -259,3 +264,10 @@ class ObjectEdits:
         names = {n.lower() for k in kinds for n in lex.forms(k) if lex.canonical(n) in kinds}
         names |= {o.name for o in self.editor.scene.objects.values() if o.canonical in kinds}
         return sorted(names)
+
+
+def _letters(name: str) -> str:
+    """A name without its spaces and hyphens: "eye glasses", "eyeglasses" and "eye-glasses" are
+    one word spaced three ways, so only one of them may rename an object in an invariance (the
+    others would test the tokenizer, not the reading)."""
+    return "".join(name.lower().replace("-", " ").split())

@@ -19,7 +19,8 @@ The edits, each at one step:
 An edit whose answer changes is a `contrast`; one whose answer provably stays is an `invariance`:
 a synonym or kind naming the same one object ("the man" -> "the person"), a `choose` whose
 rejected option is replaced by another the graph excludes ("gray or yellow" -> "green or yellow"),
-or a dropped or added redundant attribute. Each kind of edit has its module (`edit_objects`,
+or a dropped or added redundant attribute. Contrasts take the first ranks; invariances fill the
+ranks left (`edit_base.Found`). Each kind of edit has its module (`edit_objects`,
 `edit_relations`, `edit_attributes`, `edit_redundancy`); this one runs them and builds the results.
 
 A candidate is kept only if:
@@ -161,9 +162,11 @@ class _Edit(ObjectEdits, RelationEdits, AttributeEdits, RedundancyEdits):
             yield from self._attributes(index, rng, found)
 
     def redundancy_at(self, index: int, found: Found) -> Iterator[dict[str, Any]]:
-        """rd- and rd+ at one step: offered after every other edit of the question, so that the
-        redundancy invariances fill ranks the contrasts leave free."""
+        """rd- and rd+ at one step: offered after every other edit of the question, so that of
+        the invariances they take the last ranks (a renaming or a `choose` swap says more)."""
         step = self.steps[index]
+        if not found.wants_invariance:
+            return
         if step.head == "filter":
             yield from self._redundant(index, found)
         if step.operation == "select":

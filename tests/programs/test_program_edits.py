@@ -276,3 +276,45 @@ def test_the_verifier_reads_a_classifier_as_the_name_it_precedes():
     assert word_problems("What pieces of furniture are there?", "What vehicles are there?", change) == []
     assert word_problems("What piece of furniture is it?", "What bottle is it?", change)
     assert word_problems("What piece of cake is it?", "What vehicle is it?", change)
+
+
+def _motorcycle_question() -> tuple[dict, dict]:
+    """The one man on a motorcycle (said also "motorbike" and "motor bike") and the one woman on
+    a bicycle: renaming the motorcycle keeps the answer, the bicycle changes it."""
+    graph = _graph(_object("man", 40, [], [{"name": "on", "object": "2"}]), _object("motorcycle", 45, ["black"]),
+                   _object("woman", 400, [], [{"name": "on", "object": "4"}]), _object("bicycle", 405, ["red"]))
+    question = {"imageId": "img", "question": "Who is on the motorcycle?", "answer": "man",
+                "annotations": {"question": {"4": "2"}},
+                "semantic": [{"operation": "select", "argument": "motorcycle (2)", "dependencies": []},
+                             {"operation": "relate", "argument": "person,on,s (1)", "dependencies": [0]},
+                             {"operation": "query", "argument": "name", "dependencies": [1]}]}
+    return question, graph
+
+
+def test_contrasts_rank_before_invariances_which_only_fill_the_ranks_left(engine):
+    question, graph = _motorcycle_question()
+    edits = _edits(_run(engine, {"q1": question}, {"img": graph}))
+    # the renamings are found first (same step), yet the contrast takes rank 1
+    assert [kind for _, _, kind in edits] == ["contrast", "invariance", "invariance"]
+    assert edits[0] == ("Who is on the bicycle?", "woman", "contrast")
+    [only] = _edits(generate(engine, {"q1": question}, {"img": graph}, workers=1, mode="programs", max_k=1))
+    assert only == ("Who is on the bicycle?", "woman", "contrast")
+    # without a contrast, the invariances take the ranks
+    alone = _graph(*list(graph["objects"].values())[:2])
+    kinds = [kind for _, _, kind in _edits(_run(engine, {"q1": question}, {"img": alone}))]
+    assert kinds and set(kinds) == {"invariance"}
+
+
+def test_a_name_spaced_another_way_is_not_an_invariance(engine):
+    question, graph = _motorcycle_question()
+    renamed = [q for q, _, kind in _edits(_run(engine, {"q1": question}, {"img": graph})) if kind == "invariance"]
+    # "motorbike" and "motor bike" are one word spaced two ways: one of them is kept
+    assert len([q for q in renamed if "motorbike" in q or "motor bike" in q]) == 1
+    board = _graph(_object("boy", 40, [], [{"name": "on", "object": "2"}]), _object("skateboard", 45, ["black"]))
+    on_board = {"imageId": "img", "question": "Who is on the skateboard?", "answer": "boy",
+                "annotations": {"question": {"4": "2"}},
+                "semantic": [{"operation": "select", "argument": "skateboard (2)", "dependencies": []},
+                             {"operation": "relate", "argument": "person,on,s (1)", "dependencies": [0]},
+                             {"operation": "query", "argument": "name", "dependencies": [1]}]}
+    edits = _edits(_run(engine, {"q1": on_board}, {"img": board}))
+    assert edits and not [q for q, _, _ in edits if "skate board" in q]  # the same name, spaced
