@@ -28,6 +28,9 @@ def test_the_name_itself_and_its_other_forms(lex):
     assert _read(lex, "Are the trousers blue?", "trousers", "pants") == ("trousers", True, True)
     assert _read(lex, "Are there any traffic lights?", "traffic lights", "traffic light") == (
         "traffic lights", True, False)
+    # spellings GQA's questions use that the Visual Genome vocabulary lacks (extra_nouns.tsv)
+    assert _read(lex, "What color is the trashcan?", "trashcan", "trash can") == ("trashcan", False, True)
+    assert _read(lex, "What color does the wet suit have?", "wet suit", "wetsuit") == ("wet suit", False, True)
 
 
 def test_a_classifier_is_part_of_the_words_a_new_name_replaces(lex):
