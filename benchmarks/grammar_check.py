@@ -9,7 +9,10 @@ the ones the templates' linguistic fixer exists for (the paper's Table 10):
 - `a_plural`: "a"/"an" before a plural or uncountable noun ("a jeans", "a water");
 - `number`: "is/does the X" with X plural, or "are/do the X" with X singular (the first noun the
   lexicon knows within three words of the determiner; a plural-only or uncountable noun is skipped);
-- `doubled`: a word said twice in a row ("the the").
+- `doubled`: a word said twice in a row ("the the");
+- `bare_singular`: a singular count noun with no determiner after "there", "see", "both",
+  "either", "and" or "or" ("Are there both cheese and vase?"), where only a mass noun or a plural
+  reads.
 The originals are GQA's own questions, so their rate is the checks' false-alarm floor; a
 perturbation's problems that its original does not have are counted as introduced by the edit. A sample of
 perturbations is printed for reading by eye (`--show N`).
@@ -30,12 +33,14 @@ import regex
 
 from contrastgen.language.articles import article
 from contrastgen.language.lexicon import Lexicon
+from contrastgen.language.nounphrase import attribute_words, phrase_words
 from contrastgen.resources import lexicon_dir
 
 WORD = regex.compile(r"[\p{L}\p{N}'-]+")
 SINGULAR_VERBS = {"is", "does", "was", "has"}
 PLURAL_VERBS = {"are", "do", "were", "have"}
 DETERMINERS = {"the", "this", "that", "these", "those"}
+BARE_BEFORE = {"there", "see", "both", "either", "and", "or"}  # a noun phrase may start bare after them
 
 
 def _words(path: Path) -> set[str]:
@@ -63,6 +68,21 @@ class Checker:
                     return noun, lex.is_plural(noun)
         return None
 
+    def _bare_singular(self, words: list[str], i: int) -> bool:
+        """Is the noun phrase after position i a singular count noun with no determiner (its
+        adjectives skipped)? Not where the word is also an attribute ("blue or orange") or its own
+        plural ("fish", "sheep")."""
+        lex, pw = self.lex, phrase_words()
+        for j in range(i + 1, min(i + 4, len(words))):
+            for span in (2, 1):
+                noun = " ".join(words[j:j + span])
+                if j + span <= len(words) and lex.is_known(noun):
+                    return not (noun in attribute_words() or lex.is_plural(noun) or lex.plural(noun) == noun or lex.is_plural_only(noun) or lex.is_uncountable(noun)
+                                or noun in self.determinerless)
+            if words[j] in pw.determiners or words[j] not in attribute_words():
+                return False
+        return False
+
     def problems(self, text: str) -> list[str]:
         words = [w.lower() for w in WORD.findall(text)]
         found = []
@@ -81,6 +101,8 @@ class Checker:
                     found.append("a_plural")
             if w in ("the", "a", "an") and nxt in self.determinerless:
                 found.append("determinerless")
+            if w in BARE_BEFORE and self._bare_singular(words, i):
+                found.append("bare_singular")
             if w in SINGULAR_VERBS | PLURAL_VERBS and nxt in DETERMINERS:
                 noun = self._noun_after(words, i + 1)
                 if noun is not None and noun[1] != (w in PLURAL_VERBS):
@@ -124,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{rec['question']}  ->  {pert['question']}  [{', '.join(new)}]")
             if path == "program":
                 program_texts.append((rec["question"], pert["question"]))
-    kinds = ["article", "determinerless", "a_plural", "number", "doubled"]
+    kinds = ["article", "determinerless", "a_plural", "number", "doubled", "bare_singular"]
     print(f"| questions | n | {' | '.join(kinds)} | with any problem | introduced by the edit |")
     print("|---|---|" + "---|" * (len(kinds) + 2))
     for key in sorted(totals):

@@ -22,6 +22,8 @@ from contrastgen.resources import rules_dir
 class PhraseWords:
     determiners: frozenset[str]
     definite: frozenset[str]
+    noun_determiners: frozenset[str]  # "which", "her", ...: also open a noun phrase
+    noun_frames: frozenset[str]  # "kind of": a bare noun after them is no mass use
     relative_pronouns: frozenset[str]
     copulas: frozenset[str]
     pronouns: frozenset[str]
@@ -37,6 +39,8 @@ def phrase_words() -> PhraseWords:
     return PhraseWords(
         determiners=frozenset(data["determiners"]),
         definite=frozenset(data["definite"]),
+        noun_determiners=frozenset(data["noun_determiners"]),
+        noun_frames=frozenset(data["noun_frames"]),
         relative_pronouns=frozenset(data["relative_pronouns"]),
         copulas=frozenset(data["copulas"]),
         pronouns=frozenset(data["pronouns"]),

@@ -57,7 +57,8 @@ class ObjectEdits:
         asks_kind = bool(lex.hyponyms(name)) and lex.is_a(self.gold, name)
         candidates = self._candidates(name, rng, same_category=same_category, asks_kind=asks_kind,
                                       plural=said.plural)
-        spellings = {_letters(name)}  # the names this step has been said by, without spaces
+        # the names this step is or has been said by, without spaces (the canonical one is never offered)
+        spellings = {_letters(name), _letters(lex.canonical(name))}
         for cand, invariance in self._with_invariants(name, ids, candidates, plural=said.plural):
             if invariance and (not found.wants_invariance or _letters(cand) in spellings):
                 continue  # its rank is taken, or it is a name already said, spaced otherwise
@@ -134,6 +135,8 @@ class ObjectEdits:
                 return None  # "the pieces of furniture" cannot become "the fog", nor "lights" "glasses"
         elif follows_indefinite(self.text, said.span) and (lex.is_uncountable(cand) or lex.is_plural_only(cand)):
             return None  # "Is there a board?" cannot become "Is there a fog?"
+        elif said.bare and not lex.is_uncountable(cand):
+            return None  # "Are there both cheese and meat?" cannot become "... both cheese and vase?"
         ids = denoted_ids(cand, scene, lex)
         if len(ids) != 1:
             return None  # "the <cand>" must be one object

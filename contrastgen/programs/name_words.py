@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import regex
 
 from contrastgen.language.lexicon import Lexicon, read_word_list
+from contrastgen.language.nounphrase import phrase_words
 from contrastgen.programs.wording import Span
 from contrastgen.resources import lexicon_dir
 
@@ -29,6 +30,10 @@ _WORDS = regex.compile(r"\S+")
 # before a plural, these make it indefinite ("Are there any traffic lights?"): any object of the
 # kind makes the answer, so a new name need not be a group's
 _INDEFINITE_PLURAL = frozenset({"any", "some"})
+_CONJUNCTIONS = frozenset({"and", "or"})
+# after these a noun phrase may start without a determiner ("both X and Y", "Is there sky ...?")
+_BARE_OPENERS = frozenset({"both", "either", "neither", "there", "see"})
+_MODIFIERS_AT_MOST = 5  # words read back from a noun for its determiner
 
 
 @functools.cache
@@ -44,6 +49,7 @@ class SaidName:
     span: Span
     plural: bool  # "the trousers", "pieces of furniture", "any traffic lights": a new name in the plural
     definite: bool  # a plural said of one object ("the flowers"): only a group named in the plural may replace it
+    bare: bool = False  # no determiner opens the phrase ("both cheese and meat"): a singular there is a mass noun
 
     def as_said(self, name: str, lex: Lexicon) -> str:
         """A new name as these words would say it."""
@@ -79,5 +85,39 @@ def read_name(text: str, span: Span, name: str, lex: Lexicon, filtered: set[str]
             return None  # the program's name is a plural the words do not say
         preceding = text[:span.start].split()[-1:]
         definite = not (preceding and preceding[0].lower() in _INDEFINITE_PLURAL)
-        return SaidName(Span(start, span.end), plural, definite)
+        return SaidName(Span(start, span.end), plural, definite, bare=not _determined(text[:start], lex))
     return None
+
+
+def _determined(before: str, lex: Lexicon) -> bool:
+    """Does a determiner open the noun phrase whose words end with `before`? "the white car", "the
+    kneeling man", "which car", "the person's remote", "what kind of animal" are, and so is the
+    second noun of "any bicycle or umbrella" (the determiner is shared, and so is the number:
+    after "any ducks or" a singular is bare); "Are there both cheese and meat", "Is there sky that
+    is red" are not, and there only a mass noun reads ("both cheese and vase" is not English).
+    Read back over the words before the noun (its modifiers, a few at most) to a determiner, or
+    to a word no noun phrase runs across ("there", "is", "and", "in")."""
+    words = [w.strip("?,.!").lower() for w in before.split()]
+    if words and words[-1] in _CONJUNCTIONS:
+        words.pop()  # the conjunct before: its determiner, if any, is shared
+        if words and said_plural(words[-1], lex):
+            return False  # and so is its number: "any ducks or snow", never "any ducks or child"
+    pw = phrase_words()
+    for i in range(len(words) - 1, max(-1, len(words) - 1 - _MODIFIERS_AT_MOST), -1):
+        w = words[i]
+        if w in pw.determiners or w in pw.noun_determiners or w.endswith("'s") \
+                or " ".join(words[i - 1:i + 1]) in pw.noun_frames:
+            return True
+        if w in _phrase_bounds():
+            return False
+    return False
+
+
+@functools.cache
+def _phrase_bounds() -> frozenset[str]:
+    """Words a noun phrase does not run across, leftwards: copulas, one-word relations ("in",
+    "near", "wearing"), conjunctions, and what opens a bare list ("both", "there", "see")."""
+    pw = phrase_words()
+    relations = {words[0] for words in pw.modifier_relations if len(words) == 1}
+    return frozenset(pw.copulas | pw.relative_pronouns | relations | _CONJUNCTIONS | _BARE_OPENERS
+                     | {"do", "does", "was", "were", "has", "have"})

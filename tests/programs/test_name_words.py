@@ -59,3 +59,19 @@ def test_a_new_name_is_said_in_the_words_number(lex):
     assert said.as_said("bus", lex) == "buses"
     single = read_name("Is there a bike?", Span(11, 15), "bike", lex, set())
     assert single.as_said("bus", lex) == "bus"
+
+
+def test_a_noun_with_no_determiner_is_read_as_said_bare(lex):
+    def bare(text, phrase, name):
+        return read_name(text, said_once(text, phrase), name, lex, set()).bare
+
+    assert bare("Are there both cheese and meat in this picture?", "meat", "meat")
+    assert bare("Is there sky that is red?", "sky", "sky")
+    assert not bare("What color is the white car?", "car", "car")
+    assert not bare("Is the bag to the left of the person's remote?", "remote", "remote")
+    assert not bare("What kind of animal is it?", "animal", "animal")
+    assert not bare("What piece of furniture is it?", "piece of furniture", "furniture")
+    # a determiner before the first of two nouns is shared by the second
+    assert not bare("Is there any bicycle or umbrella in the image?", "umbrella", "umbrella")
+    assert not bare("Is there either a white computer mouse or laptop?", "laptop", "laptop")
+    assert bare("Do you see any ducks or snow there?", "snow", "snow")  # "any ducks or child" is not English

@@ -318,3 +318,28 @@ def test_a_name_spaced_another_way_is_not_an_invariance(engine):
                              {"operation": "query", "argument": "name", "dependencies": [1]}]}
     edits = _edits(_run(engine, {"q1": on_board}, {"img": board}))
     assert edits and not [q for q, _, _ in edits if "skate board" in q]  # the same name, spaced
+    # nor a spacing of the canonical name, which is never offered itself: "street lamp" is said
+    # "street light" (canonical) and "streetlight"
+    lamp = copy.deepcopy(on_board)
+    lamp["question"] = "Who is on the street lamp?"
+    lamp["semantic"][0]["argument"] = "street lamp (2)"
+    lamp["annotations"] = {"question": {"4:6": "2"}}
+    lamp_graph = _graph(_object("boy", 40, [], [{"name": "on", "object": "2"}]), _object("street lamp", 45, []))
+    edits = [q for q, _, _ in _edits(_run(engine, {"q1": lamp}, {"img": lamp_graph}))]
+    assert not [q for q in edits if "streetlight" in q or "street light" in q], edits
+
+
+def test_a_noun_said_bare_takes_only_a_mass_noun(engine):
+    # GQA's own question: "meat" is said with no determiner, so "both cheese and vase" would not be English
+    graph = _graph(_object("cheese", 40, ["yellow"]), _object("vase", 300, ["blue"]), _object("bread", 500, ["brown"]))
+    question = {"imageId": "img", "question": "Are there both cheese and meat in this picture?", "answer": "no",
+                "annotations": {"question": {"3": "1"}},
+                "semantic": [{"operation": "select", "argument": "cheese (1)", "dependencies": []},
+                             {"operation": "exist", "argument": "?", "dependencies": [0]},
+                             {"operation": "select", "argument": "meat (-) ", "dependencies": []},
+                             {"operation": "exist", "argument": "?", "dependencies": [2]},
+                             {"operation": "and", "argument": "", "dependencies": [1, 3]}]}
+    edits = _edits(_run(engine, {"q1": question}, {"img": graph}))
+    assert ("Are there both cheese and bread in this picture?", "yes", "contrast") in edits
+    assert not [q for q, _, _ in edits if "vase" in q]
+    assert verify_contrast_sets(_run(engine, {"q1": question}, {"img": graph}).records, {"img": graph}).ok
