@@ -24,6 +24,7 @@ class PhraseWords:
     definite: frozenset[str]
     noun_determiners: frozenset[str]  # "which", "her", ...: also open a noun phrase
     noun_frames: frozenset[str]  # "kind of": a bare noun after them is no mass use
+    contrastive: frozenset[str]  # "other", "another": a second thing of a kind already said
     relative_pronouns: frozenset[str]
     copulas: frozenset[str]
     pronouns: frozenset[str]
@@ -41,6 +42,7 @@ def phrase_words() -> PhraseWords:
         definite=frozenset(data["definite"]),
         noun_determiners=frozenset(data["noun_determiners"]),
         noun_frames=frozenset(data["noun_frames"]),
+        contrastive=frozenset(data["contrastive"]),
         relative_pronouns=frozenset(data["relative_pronouns"]),
         copulas=frozenset(data["copulas"]),
         pronouns=frozenset(data["pronouns"]),

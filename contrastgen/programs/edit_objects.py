@@ -11,6 +11,9 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+import regex
+
+from contrastgen.language.nounphrase import phrase_words
 from contrastgen.programs.edit_base import (
     REFERENCE_OPS,
     RELATION_OPS,
@@ -33,6 +36,8 @@ from contrastgen.programs.proofs import negated
 from contrastgen.programs.wording import Span, aligned_span, follows_indefinite, replace, said_once
 from contrastgen.scene.ground import denoted_ids, same_kind
 
+_WORD = regex.compile(r"[\w'-]+")
+
 
 class ObjectEdits:
     """Name edits, mixed into the question's `_Edit` (which holds the program, the words and the graph)."""
@@ -50,6 +55,8 @@ class ObjectEdits:
         if not said:
             return  # the words for this object are not the program's name for it
         found.aligned = True
+        if self._said_as_other(name):
+            return  # "the car to the left of the other car": renaming either leaves "other" unanchored
         relations = {relation_of(self.steps[i])[1] for i in dependents(self.steps, index) | {index}
                      if self.steps[i].operation in RELATION_OPS}
         # "What is the man wearing?" asks it of a person, not of a table; "to the left of" of anything
@@ -79,6 +86,19 @@ class ObjectEdits:
                 if not negated(value):
                     values.append(value)
         return values
+
+    def _said_as_other(self, name: str) -> bool:
+        """Do the words say the name after "other" or "another" ("the cow next to the other cow")?
+        Then two references are tied by sharing it, and a new name for one of them is a second
+        change, or a question about "the other bench" where no first bench was said."""
+        lex = self.editor.lex
+        words = [w.lower() for w in _WORD.findall(self.text)]
+        for i, w in enumerate(words[:-1]):
+            if w in phrase_words().contrastive:
+                for noun in (" ".join(words[i + 1:i + 3]), words[i + 1]):
+                    if noun == name or (lex.is_known(noun) and lex.canonical(noun) == lex.canonical(name)):
+                        return True
+        return False
 
     def _named_span(self, name: str) -> Span | None:
         """Without annotations: the name's one occurrence (or its plural's: "Are there any traffic

@@ -343,3 +343,17 @@ def test_a_noun_said_bare_takes_only_a_mass_noun(engine):
     assert ("Are there both cheese and bread in this picture?", "yes", "contrast") in edits
     assert not [q for q, _, _ in edits if "vase" in q]
     assert verify_contrast_sets(_run(engine, {"q1": question}, {"img": graph}).records, {"img": graph}).ok
+
+
+def test_two_references_tied_by_other_are_not_renamed(engine):
+    # GQA's own phrasing: "the bench to the left of the other car" would say "other" of nothing
+    left_of_2 = [{"name": "to the left of", "object": "2"}]
+    graph = _graph(_object("car", 40, ["blue"], left_of_2), _object("car", 300, ["red"]),
+                   _object("bench", 150, ["gray"], left_of_2))
+    question = {"imageId": "img", "question": "What is the color of the car to the left of the other car?",
+                "answer": "blue", "annotations": {"question": {"6": "1", "12": "2"}},
+                "semantic": [{"operation": "select", "argument": "car (2)", "dependencies": []},
+                             {"operation": "relate", "argument": "car,to the left of,s (1)", "dependencies": [0]},
+                             {"operation": "query", "argument": "color", "dependencies": [1]}]}
+    edits = _edits(_run(engine, {"q1": question}, {"img": graph}))
+    assert not [q for q, _, _ in edits if "bench" in q], edits
