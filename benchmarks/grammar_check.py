@@ -77,8 +77,9 @@ class Checker:
             for span in (2, 1):
                 noun = " ".join(words[j:j + span])
                 if j + span <= len(words) and lex.is_known(noun):
-                    return not (noun in attribute_words() or lex.is_plural(noun) or lex.plural(noun) == noun or lex.is_plural_only(noun) or lex.is_uncountable(noun)
-                                or noun in self.determinerless)
+                    return not (noun in attribute_words() or noun in self.determinerless
+                                or lex.is_plural(noun) or lex.plural(noun) == noun
+                                or lex.is_plural_only(noun) or lex.is_uncountable(noun))
             if words[j] in pw.determiners or words[j] not in attribute_words():
                 return False
         return False

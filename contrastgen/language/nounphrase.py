@@ -25,6 +25,9 @@ class PhraseWords:
     noun_determiners: frozenset[str]  # "which", "her", ...: also open a noun phrase
     noun_frames: frozenset[str]  # "kind of": a bare noun after them is no mass use
     contrastive: frozenset[str]  # "other", "another": a second thing of a kind already said
+    conjunctions: frozenset[str]
+    bare_openers: frozenset[str]  # "both", "there": a noun may follow with no determiner
+    auxiliaries: frozenset[str]
     relative_pronouns: frozenset[str]
     copulas: frozenset[str]
     pronouns: frozenset[str]
@@ -43,6 +46,9 @@ def phrase_words() -> PhraseWords:
         noun_determiners=frozenset(data["noun_determiners"]),
         noun_frames=frozenset(data["noun_frames"]),
         contrastive=frozenset(data["contrastive"]),
+        conjunctions=frozenset(data["conjunctions"]),
+        bare_openers=frozenset(data["bare_openers"]),
+        auxiliaries=frozenset(data["auxiliaries"]),
         relative_pronouns=frozenset(data["relative_pronouns"]),
         copulas=frozenset(data["copulas"]),
         pronouns=frozenset(data["pronouns"]),

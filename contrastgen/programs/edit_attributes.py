@@ -42,16 +42,14 @@ class AttributeEdits:
                 continue
             found.aligned = True
             held = step.head == "choose" and old == self.gold
-            if step.head == "choose" and not held and not found.wants_invariance:
-                continue  # a choice's rejected option only ever gives an invariance
             for new in pool:
+                if step.head == "choose" and not held and not found.wants_invariance:
+                    break  # a choice's rejected option only ever gives an invariance, and none has a rank left
                 if any(shades(new, o) for o in options):
                     continue  # "blue or light blue" asks nothing
                 if held and not self._all_have(step, new):
                     continue  # neither option would hold: refused, so not tried
                 argument = "|".join(new if i == position else o for i, o in enumerate(options))
-                if step.head == "choose" and not held and not found.wants_invariance:
-                    break
                 p = self._try_value(index, span, old, new, argument)
                 if p is not None:
                     yield p

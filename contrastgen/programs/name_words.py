@@ -30,9 +30,6 @@ _WORDS = regex.compile(r"\S+")
 # before a plural, these make it indefinite ("Are there any traffic lights?"): any object of the
 # kind makes the answer, so a new name need not be a group's
 _INDEFINITE_PLURAL = frozenset({"any", "some"})
-_CONJUNCTIONS = frozenset({"and", "or"})
-# after these a noun phrase may start without a determiner ("both X and Y", "Is there sky ...?")
-_BARE_OPENERS = frozenset({"both", "either", "neither", "there", "see"})
 _MODIFIERS_AT_MOST = 5  # words read back from a noun for its determiner
 
 
@@ -97,12 +94,12 @@ def _determined(before: str, lex: Lexicon) -> bool:
     is red" are not, and there only a mass noun reads ("both cheese and vase" is not English).
     Read back over the words before the noun (its modifiers, a few at most) to a determiner, or
     to a word no noun phrase runs across ("there", "is", "and", "in")."""
+    pw = phrase_words()
     words = [w.strip("?,.!").lower() for w in before.split()]
-    if words and words[-1] in _CONJUNCTIONS:
+    if words and words[-1] in pw.conjunctions:
         words.pop()  # the conjunct before: its determiner, if any, is shared
         if words and said_plural(words[-1], lex):
             return False  # and so is its number: "any ducks or snow", never "any ducks or child"
-    pw = phrase_words()
     for i in range(len(words) - 1, max(-1, len(words) - 1 - _MODIFIERS_AT_MOST), -1):
         w = words[i]
         if w in pw.determiners or w in pw.noun_determiners or w.endswith("'s") \
@@ -115,9 +112,10 @@ def _determined(before: str, lex: Lexicon) -> bool:
 
 @functools.cache
 def _phrase_bounds() -> frozenset[str]:
-    """Words a noun phrase does not run across, leftwards: copulas, one-word relations ("in",
-    "near", "wearing"), conjunctions, and what opens a bare list ("both", "there", "see")."""
+    """Words a noun phrase does not run across, leftwards (rules/phrases.json): copulas and
+    auxiliaries, relative pronouns, one-word relations ("in", "near", "wearing"), conjunctions,
+    and what opens a bare list ("both", "there", "see")."""
     pw = phrase_words()
     relations = {words[0] for words in pw.modifier_relations if len(words) == 1}
-    return frozenset(pw.copulas | pw.relative_pronouns | relations | _CONJUNCTIONS | _BARE_OPENERS
-                     | {"do", "does", "was", "were", "has", "have"})
+    return frozenset(pw.copulas | pw.auxiliaries | pw.relative_pronouns | relations | pw.conjunctions
+                     | pw.bare_openers)
