@@ -36,25 +36,19 @@ class PhraseWords:
     picture_words: frozenset[str]
 
 
+# the fields of PhraseWords that are plain word lists in rules/phrases.json
+_WORD_SETS = ("determiners", "definite", "noun_determiners", "noun_frames", "contrastive", "conjunctions",
+              "bare_openers", "auxiliaries", "relative_pronouns", "copulas", "pronouns", "picture_words")
+
+
 @functools.cache
 def phrase_words() -> PhraseWords:
     data = orjson.loads((rules_dir() / "phrases.json").read_bytes())
     rels = sorted((tuple(r.split()) for r in data["modifier_relations"]), key=len, reverse=True)
     return PhraseWords(
-        determiners=frozenset(data["determiners"]),
-        definite=frozenset(data["definite"]),
-        noun_determiners=frozenset(data["noun_determiners"]),
-        noun_frames=frozenset(data["noun_frames"]),
-        contrastive=frozenset(data["contrastive"]),
-        conjunctions=frozenset(data["conjunctions"]),
-        bare_openers=frozenset(data["bare_openers"]),
-        auxiliaries=frozenset(data["auxiliaries"]),
-        relative_pronouns=frozenset(data["relative_pronouns"]),
-        copulas=frozenset(data["copulas"]),
-        pronouns=frozenset(data["pronouns"]),
+        **{name: frozenset(data[name]) for name in _WORD_SETS},
         modifier_relations=tuple(rels),
         side_phrases={tuple(k.split()): v for k, v in data["side_phrases"].items()},
-        picture_words=frozenset(data["picture_words"]),
     )
 
 
