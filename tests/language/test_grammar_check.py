@@ -20,6 +20,8 @@ def checker():
     ("Are the car red?", "number"),
     ("Is the cars red?", "number"),
     ("Is the the car red?", "doubled"),
+    ("Are there both cheese and vase in this picture?", "bare_singular"),
+    ("Is there computer keyboard that is red?", "bare_singular"),
 ])
 def test_each_error_is_flagged(checker, text, problem):
     assert problem in checker.problems(text)
@@ -28,6 +30,8 @@ def test_each_error_is_flagged(checker, text, problem):
 @pytest.mark.parametrize("text", [
     "Is there an umbrella near the car?", "What is the person holding?", "Are the cars red?",
     "Is the car to the left or to the right of the man?", "What color are the pants the man is wearing?",
+    "Are there both cheese and bread in this picture?", "Is the sky blue or orange?",
+    "Do you see either towel racks or fish there?", "Are there both cars and trucks in the image?",
 ])
 def test_good_questions_pass(checker, text):
     assert checker.problems(text) == []
