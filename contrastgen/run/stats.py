@@ -25,6 +25,7 @@ class Outcome(NamedTuple):
     ranks: tuple[int, ...]
     structural: str  # GQA's types.structural of the question ("unknown" without types)
     detailed: str  # GQA's types.detailed
+    contrast_ranks: tuple[int, ...] = ()  # the ranks of its contrast perturbations (not invariances)
 
 
 def outcome(r: PerturbResult) -> Outcome:
@@ -32,7 +33,14 @@ def outcome(r: PerturbResult) -> Outcome:
     types = r.types
     return Outcome(r.question_id, r.image_id, r.template, r.reason,
                    tuple(p["rank"] for p in r.perturbations),
-                   str(types.get("structural") or "unknown"), str(types.get("detailed") or "unknown"))
+                   str(types.get("structural") or "unknown"), str(types.get("detailed") or "unknown"),
+                   contrast_ranks(r.perturbations))
+
+
+def contrast_ranks(perturbations: Iterable[Mapping[str, Any]]) -> tuple[int, ...]:
+    """The ranks of the contrast perturbations: those whose answer changes (a template's, which
+    carry no `kind`, always do); an invariance keeps its answer."""
+    return tuple(p["rank"] for p in perturbations if p.get("kind", "contrast") == "contrast")
 
 
 TYPE_LEVELS = ("structural", "detailed")
@@ -63,17 +71,17 @@ class StatsTally:
         self.max_k = max_k
         self.ks = [k for k in KS if k <= max_k] + ([max_k] if max_k not in KS else [])
         self.per_t: dict[str, dict[str, Any]] = {
-            t: {"matched": 0, "perturbed": 0, "perturbations": {f"k{k}": 0 for k in self.ks},
+            t: {"matched": 0, "perturbed": 0, "with_contrast": 0, "perturbations": {f"k{k}": 0 for k in self.ks},
                 "images": 0, "augmented_images": 0, "reasons": Counter()} for t in template_ids}
         self.reasons: Counter = Counter()
-        self.matched_questions = self.perturbed_questions = self.augmented_images = 0
+        self.matched_questions = self.perturbed_questions = self.contrasted_questions = self.augmented_images = 0
         self.aug_k: Counter = Counter()
         self.per_type: dict[str, dict[str, dict[str, Any]]] = {level: {} for level in TYPE_LEVELS}
 
     def add(self, outcomes: Iterable[Outcome]) -> None:
         """One shard's outcomes (or a whole run's at once)."""
         ks = self.ks
-        matched_q, perturbed_q, aug_images = set(), set(), set()
+        matched_q, perturbed_q, contrasted_q, aug_images = set(), set(), set(), set()
         t_images: dict[str, set[str]] = {}
         t_aug_images: dict[str, set[str]] = {}
         for r in outcomes:
@@ -87,8 +95,11 @@ class StatsTally:
             matched_q.add(r.question_id)
             if r.ranks:
                 t["perturbed"] += 1
+                t["with_contrast"] += bool(r.contrast_ranks)
                 t_aug_images.setdefault(r.template, set()).add(r.image_id)
                 perturbed_q.add(r.question_id)
+                if r.contrast_ranks:
+                    contrasted_q.add(r.question_id)
                 aug_images.add(r.image_id)
                 for k in ks:
                     n = sum(1 for rank in r.ranks if rank <= k)
@@ -103,6 +114,7 @@ class StatsTally:
             self.per_t[template]["augmented_images"] += len(found)
         self.matched_questions += len(matched_q)
         self.perturbed_questions += len(perturbed_q)
+        self.contrasted_questions += len(contrasted_q)
         self.augmented_images += len(aug_images)
 
     def result(self, n_questions: int, images: set[str], scene_graphs: Mapping[str, dict],
@@ -113,7 +125,7 @@ class StatsTally:
             reasons["no_match"] += n_q - self.matched_questions
         out_t = {}
         for tid, t in self.per_t.items():
-            out_t[tid] = {"matched": t["matched"], "perturbed": t["perturbed"],
+            out_t[tid] = {"matched": t["matched"], "perturbed": t["perturbed"], "with_contrast": t["with_contrast"],
                           "perturbations": t["perturbations"], "images": t["images"],
                           "augmented_images": t["augmented_images"],
                           "reasons": dict(sorted(t["reasons"].items()))}
@@ -123,6 +135,7 @@ class StatsTally:
             "questions": n_q, "images": len(images),
             "images_with_scene_graph": sum(1 for i in images if i in scene_graphs),
             "matched_questions": self.matched_questions, "perturbed_questions": self.perturbed_questions,
+            "questions_with_contrast": self.contrasted_questions,
             "augmented_images": self.augmented_images,
             "perturbations": {k: aug_k.get(k, 0) for k in (f"k{k}" for k in ks)},
             "percent_augmented_images": _pct(self.augmented_images, len(images)),
@@ -139,11 +152,12 @@ def _count_type(counts: dict[str, dict[str, Any]], name: str, r: Outcome, ks: li
     """Matched (question, template) pairs of one GQA question type, perturbed or refused."""
     c = counts.get(name)
     if c is None:
-        c = counts[name] = {"matched": 0, "perturbed": 0, "perturbations": {f"k{k}": 0 for k in ks},
-                            "reasons": Counter()}
+        c = counts[name] = {"matched": 0, "perturbed": 0, "with_contrast": 0,
+                            "perturbations": {f"k{k}": 0 for k in ks}, "reasons": Counter()}
     c["matched"] += 1
     if r.ranks:
         c["perturbed"] += 1
+        c["with_contrast"] += bool(r.contrast_ranks)
         for k in ks:
             c["perturbations"][f"k{k}"] += sum(1 for rank in r.ranks if rank <= k)
     else:
@@ -159,15 +173,16 @@ def _rows(stats: dict[str, Any]) -> list[list[str]]:
     ks = stats["ks"]
     rows = []
     for tid, t in stats["templates"].items():
-        rows.append([tid, str(t["matched"]), str(t["perturbed"]),
+        rows.append([tid, str(t["matched"]), str(t["perturbed"]), str(t["with_contrast"]),
                      *[str(t["perturbations"][f"k{k}"]) for k in ks], str(t["augmented_images"])])
     rows.append(["all", str(stats["matched_questions"]), str(stats["perturbed_questions"]),
+                 str(stats["questions_with_contrast"]),
                  *[str(stats["perturbations"][f"k{k}"]) for k in ks], str(stats["augmented_images"])])
     return rows
 
 
 def _header(stats: dict[str, Any]) -> list[str]:
-    return ["template", "matched", "perturbed", *[f"k={k}" for k in stats["ks"]], "images"]
+    return ["template", "matched", "perturbed", "with a contrast", *[f"k={k}" for k in stats["ks"]], "images"]
 
 
 def stats_markdown(stats: dict[str, Any]) -> str:
@@ -188,11 +203,12 @@ def stats_markdown(stats: dict[str, Any]) -> str:
         if not counts:
             continue
         lines += ["", f"## By GQA question type (`types.{level}`), matched (question, template) pairs", "",
-                  "| type | matched | perturbed | " + " | ".join(f"k={k}" for k in stats["ks"]) + " | not perturbed, by reason |",
-                  "|---|---|---|" + "---|" * len(stats["ks"]) + "---|"]
+                  "| type | matched | perturbed | with a contrast | " + " | ".join(f"k={k}" for k in stats["ks"])
+                  + " | not perturbed, by reason |",
+                  "|---|---|---|---|" + "---|" * len(stats["ks"]) + "---|"]
         for name, c in counts.items():
             why = ", ".join(f"{r} {n}" for r, n in c["reasons"].items()) or "-"
-            lines.append(f"| {name} | {c['matched']} | {c['perturbed']} | "
+            lines.append(f"| {name} | {c['matched']} | {c['perturbed']} | {c['with_contrast']} | "
                          + " | ".join(str(c["perturbations"][f"k{k}"]) for k in stats["ks"]) + f" | {why} |")
     return "\n".join(lines) + "\n"
 

@@ -357,3 +357,17 @@ def test_two_references_tied_by_other_are_not_renamed(engine):
                              {"operation": "query", "argument": "color", "dependencies": [1]}]}
     edits = _edits(_run(engine, {"q1": question}, {"img": graph}))
     assert not [q for q, _, _ in edits if "bench" in q], edits
+
+
+def test_stats_count_the_questions_with_a_contrast_apart_from_invariances(engine):
+    from contrastgen.run.stats import stats_markdown
+
+    question, graph = _motorcycle_question()
+    alone = _graph(*list(graph["objects"].values())[:2])  # only invariances there
+    questions = {"q1": question, "q2": {**question, "imageId": "img2"}}
+    gen = generate(engine, questions, {"img": graph, "img2": alone}, workers=1, mode="programs")
+    program = gen.stats["templates"]["program"]
+    assert (program["perturbed"], program["with_contrast"]) == (2, 1)
+    assert gen.stats["questions_with_contrast"] == 1
+    assert gen.stats["question_types"]["structural"]["unknown"]["with_contrast"] == 1
+    assert "| program | 2 | 2 | 1 |" in stats_markdown(gen.stats)
