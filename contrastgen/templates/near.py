@@ -59,7 +59,7 @@ def perturb_near(ctx: Context) -> Iterator[Candidate]:
     y_name = scene.objects[yid].name
     if ctx.answer == "yes":
         pool = list(ctx.corpus.cooccurring(scene.objects[yid].canonical)) if ctx.corpus else []
-        plan = [(k, None) for k in shuffled(pool, ctx.rng)]
+        plan: list[tuple[str, str | None]] = [(k, None) for k in shuffled(pool, ctx.rng)]
     else:
         by_name: dict[str, str] = {}
         for n in sorted(neighbours):
@@ -68,6 +68,7 @@ def perturb_near(ctx: Context) -> Iterator[Candidate]:
     for name, neighbour in plan:
         if not distinct_kind(name, x.head, y_name, y.head, lex=lex):
             continue
+        ids: tuple[str, ...]  # declared: mypy would type the empty tuple below as tuple[()]
         if neighbour is None:
             if not absent_provably(name, scene, lex):
                 continue
