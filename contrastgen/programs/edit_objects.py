@@ -33,8 +33,8 @@ from contrastgen.programs.gqa import (
 )
 from contrastgen.programs.name_words import SaidName, read_name, said_plural
 from contrastgen.programs.proofs import negated
-from contrastgen.programs.wording import Span, aligned_span, follows_indefinite, replace, said_once
-from contrastgen.scene.ground import denoted_ids, same_kind
+from contrastgen.programs.wording import Span, aligned_span, replace, said_once
+from contrastgen.scene.ground import denoted_ids, same_kind, squashed
 
 _WORD = regex.compile(r"[\w'-]+")
 
@@ -65,14 +65,15 @@ class ObjectEdits:
         candidates = self._candidates(name, rng, same_category=same_category, asks_kind=asks_kind,
                                       plural=said.plural)
         # the names this step is or has been said by, without spaces (the canonical one is never offered)
-        spellings = {_letters(name), _letters(lex.canonical(name))}
+        spellings = {squashed(name), squashed(lex.canonical(name))}
         for cand, invariance in self._with_invariants(name, ids, candidates, plural=said.plural):
-            if invariance and (not found.wants_invariance or _letters(cand) in spellings):
-                continue  # its rank is taken, or it is a name already said, spaced otherwise
+            if invariance and (not found.wants_invariance or squashed(cand) in spellings):
+                continue  # its rank is taken, or it is a name already said, spaced otherwise (that
+                # would test the tokenizer, not the reading)
             p = self._try_name(index, said, name, cand, invariance=invariance, asks_kind=asks_kind)
             if p is not None:
                 if invariance:
-                    spellings.add(_letters(cand))
+                    spellings.add(squashed(cand))
                 yield p
 
     def _filter_values(self, index: int) -> list[str]:
@@ -150,13 +151,8 @@ class ObjectEdits:
     def _try_name(self, index: int, said: SaidName, name: str, cand: str, *, invariance: bool,
                   asks_kind: bool) -> dict[str, Any] | None:
         lex, scene = self.editor.lex, self.editor.scene
-        if said.plural:
-            if lex.is_uncountable(cand) or lex.canonical(said.as_said(cand, lex)) != lex.canonical(cand):
-                return None  # "the pieces of furniture" cannot become "the fog", nor "lights" "glasses"
-        elif follows_indefinite(self.text, said.span) and (lex.is_uncountable(cand) or lex.is_plural_only(cand)):
-            return None  # "Is there a board?" cannot become "Is there a fog?"
-        elif said.bare and not lex.is_uncountable(cand):
-            return None  # "Are there both cheese and meat?" cannot become "... both cheese and vase?"
+        if not said.takes(cand, lex):
+            return None  # "a board" cannot become "a fog", nor "both cheese and meat" "both cheese and vase"
         ids = denoted_ids(cand, scene, lex)
         if len(ids) != 1:
             return None  # "the <cand>" must be one object
@@ -287,10 +283,3 @@ class ObjectEdits:
         names = {n.lower() for k in kinds for n in lex.forms(k) if lex.canonical(n) in kinds}
         names |= {o.name for o in self.editor.scene.objects.values() if o.canonical in kinds}
         return sorted(names)
-
-
-def _letters(name: str) -> str:
-    """A name without its spaces and hyphens: "eye glasses", "eyeglasses" and "eye-glasses" are
-    one word spaced three ways, so only one of them may rename an object in an invariance (the
-    others would test the tokenizer, not the reading)."""
-    return "".join(name.lower().replace("-", " ").split())

@@ -23,7 +23,7 @@ import regex
 
 from contrastgen.language.lexicon import Lexicon, read_word_list
 from contrastgen.language.nounphrase import phrase_words
-from contrastgen.programs.wording import Span
+from contrastgen.programs.wording import Span, follows_indefinite
 from contrastgen.resources import lexicon_dir
 
 _WORDS = regex.compile(r"\S+")
@@ -46,11 +46,22 @@ class SaidName:
     span: Span
     plural: bool  # "the trousers", "pieces of furniture", "any traffic lights": a new name in the plural
     definite: bool  # a plural said of one object ("the flowers"): only a group named in the plural may replace it
+    indefinite: bool = False  # after "a"/"an": a new name must be countable and singular
     bare: bool = False  # no determiner opens the phrase ("both cheese and meat"): a singular there is a mass noun
 
     def as_said(self, name: str, lex: Lexicon) -> str:
         """A new name as these words would say it."""
         return lex.plural(name) if self.plural else name
+
+    def takes(self, name: str, lex: Lexicon) -> bool:
+        """Can these words say `name` in place of the old one, in English? Not "the pieces of
+        furniture" -> "the fog", nor "lights" -> "glasses" (a plural that does not read back as
+        the name), "a board" -> "a fog", "both cheese and meat" -> "both cheese and vase"."""
+        if self.plural:
+            return not lex.is_uncountable(name) and lex.canonical(self.as_said(name, lex)) == lex.canonical(name)
+        if self.indefinite:
+            return not (lex.is_uncountable(name) or lex.is_plural_only(name))
+        return not self.bare or lex.is_uncountable(name)
 
 
 def said_plural(word: str, lex: Lexicon) -> bool:
@@ -82,7 +93,9 @@ def read_name(text: str, span: Span, name: str, lex: Lexicon, filtered: set[str]
             return None  # the program's name is a plural the words do not say
         preceding = text[:span.start].split()[-1:]
         definite = not (preceding and preceding[0].lower() in _INDEFINITE_PLURAL)
-        return SaidName(Span(start, span.end), plural, definite, bare=not _determined(text[:start], lex))
+        said = Span(start, span.end)
+        return SaidName(said, plural, definite, indefinite=follows_indefinite(text, said),
+                        bare=not _determined(text[:start], lex))
     return None
 
 

@@ -37,12 +37,14 @@ def same_kind(a: str, b: str, lex: Lexicon) -> bool:
         return False
     if a == b or lex.singular(a) == lex.singular(b) or lex.canonical(a) == lex.canonical(b):
         return True
-    if _squash(lex.singular(a)) == _squash(lex.singular(b)):  # "tshirt" / "t-shirt", "trashcan" / "trash can"
+    if squashed(lex.singular(a)) == squashed(lex.singular(b)):  # "tshirt" / "t-shirt", "trashcan" / "trash can"
         return True
     return lex.is_a(a, b) or lex.is_a(b, a)
 
 
-def _squash(name: str) -> str:
+def squashed(name: str) -> str:
+    """A name without its spaces and hyphens: "eye glasses", "eyeglasses" and "eye-glasses" are
+    one word spaced three ways."""
     return name.replace(" ", "").replace("-", "")
 
 

@@ -87,3 +87,17 @@ def test_bench_generate_against_a_revision_alternates_and_removes_its_worktree(t
     assert "outputs identical" in out or "outputs DIFFER" in out
     worktrees = subprocess.run(["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True).stdout
     assert "bench-against-" not in worktrees
+
+
+def test_compiled_bench_compares_output_trees_byte_for_byte(tmp_path):
+    bench = _load("bench_compiled")
+    for side in ("a", "b"):
+        (tmp_path / side / "lxmert").mkdir(parents=True)
+        (tmp_path / side / "stats.json").write_bytes(b"{}")
+        (tmp_path / side / "lxmert" / "original.json").write_bytes(b"[1]")
+    assert bench.same_bytes(tmp_path / "a", tmp_path / "b")
+    (tmp_path / "b" / "lxmert" / "original.json").write_bytes(b"[2]")  # same size, other bytes, one level down
+    assert not bench.same_bytes(tmp_path / "a", tmp_path / "b")
+    (tmp_path / "b" / "lxmert" / "original.json").write_bytes(b"[1]")
+    (tmp_path / "b" / "extra.json").write_bytes(b"")
+    assert not bench.same_bytes(tmp_path / "a", tmp_path / "b")
