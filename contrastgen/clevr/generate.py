@@ -31,7 +31,7 @@ from contrastgen.jsonio import dumps
 from contrastgen.records import contrast_set_record
 from contrastgen.run.entries import ViewEntry
 from contrastgen.run.generate import Generation
-from contrastgen.run.stats import Outcome, compute_stats, contrast_ranks
+from contrastgen.run.stats import Outcome, compute_stats, has_contrast
 
 EVIDENCE_VERSION = 1
 QUERY_OP = "clevr_program"
@@ -208,7 +208,7 @@ def generate_clevr(questions: Mapping[str, Mapping[str, Any]], scenes: Mapping[s
         ranks = tuple(p["rank"] for p in record["perturbations"]) if record else ()
         outcomes.append(Outcome(qid, image_id, template, reason, ranks, types.get("structural", "unknown"),
                                 types.get("detailed", "unknown"),
-                                contrast_ranks(record["perturbations"]) if record else ()))
+                                bool(record) and has_contrast(record["perturbations"])))
         if record is not None:
             lines.append(dumps(record))
             perturbed.append(qid)

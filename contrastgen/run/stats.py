@@ -25,7 +25,7 @@ class Outcome(NamedTuple):
     ranks: tuple[int, ...]
     structural: str  # GQA's types.structural of the question ("unknown" without types)
     detailed: str  # GQA's types.detailed
-    contrast_ranks: tuple[int, ...] = ()  # the ranks of its contrast perturbations (not invariances)
+    contrasted: bool = False  # has a contrast perturbation, not only invariances
 
 
 def outcome(r: PerturbResult) -> Outcome:
@@ -34,13 +34,13 @@ def outcome(r: PerturbResult) -> Outcome:
     return Outcome(r.question_id, r.image_id, r.template, r.reason,
                    tuple(p["rank"] for p in r.perturbations),
                    str(types.get("structural") or "unknown"), str(types.get("detailed") or "unknown"),
-                   contrast_ranks(r.perturbations))
+                   has_contrast(r.perturbations))
 
 
-def contrast_ranks(perturbations: Iterable[Mapping[str, Any]]) -> tuple[int, ...]:
-    """The ranks of the contrast perturbations: those whose answer changes (a template's, which
-    carry no `kind`, always do); an invariance keeps its answer."""
-    return tuple(p["rank"] for p in perturbations if p.get("kind", "contrast") == "contrast")
+def has_contrast(perturbations: Iterable[Mapping[str, Any]]) -> bool:
+    """Does one perturbation change the answer? (A template's, which carry no `kind`, all do; an
+    invariance keeps its answer.)"""
+    return any(p.get("kind", "contrast") == "contrast" for p in perturbations)
 
 
 TYPE_LEVELS = ("structural", "detailed")
@@ -95,10 +95,10 @@ class StatsTally:
             matched_q.add(r.question_id)
             if r.ranks:
                 t["perturbed"] += 1
-                t["with_contrast"] += bool(r.contrast_ranks)
+                t["with_contrast"] += r.contrasted
                 t_aug_images.setdefault(r.template, set()).add(r.image_id)
                 perturbed_q.add(r.question_id)
-                if r.contrast_ranks:
+                if r.contrasted:
                     contrasted_q.add(r.question_id)
                 aug_images.add(r.image_id)
                 for k in ks:
@@ -157,7 +157,7 @@ def _count_type(counts: dict[str, dict[str, Any]], name: str, r: Outcome, ks: li
     c["matched"] += 1
     if r.ranks:
         c["perturbed"] += 1
-        c["with_contrast"] += bool(r.contrast_ranks)
+        c["with_contrast"] += r.contrasted
         for k in ks:
             c["perturbations"][f"k{k}"] += sum(1 for rank in r.ranks if rank <= k)
     else:

@@ -44,5 +44,8 @@ def test_contrast_sets_on_all_families_verify(data):
     records = gen.records
     assert len(records) >= 250 and len({r["template"] for r in records}) == 9
     assert gen.stats["reasons"].get("program_mismatch", 0) == 0
+    # a set of only redundancy edits (invariances) is perturbed but has no contrast
+    with_contrast = {r["question_id"] for r in records if any(p.get("kind", "contrast") == "contrast" for p in r["perturbations"])}
+    assert 0 < gen.stats["questions_with_contrast"] == len(with_contrast) < len(records)
     report = verify_contrast_sets(records, scenes)
     assert report.ok, report.failures[:3]
