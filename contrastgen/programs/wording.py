@@ -38,8 +38,11 @@ class Span:
     end: int
 
 
-def tokens(text: str) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+@functools.lru_cache(maxsize=1024)
+def tokens(text: str) -> tuple[tuple[int, int], ...]:
+    """The (start, end) of each token; kept for the last questions seen, since every reference
+    step of a question and every one of its candidates asks it again."""
+    return tuple((m.start(), m.end()) for m in _TOKEN.finditer(text))
 
 
 def aligned_span(question: dict[str, Any], text: str, ids: tuple[str, ...]) -> Span | None:
@@ -70,8 +73,30 @@ def said_once(text: str, phrase: str) -> Span | None:
     then the words cannot be tied to one argument."""
     if not phrase.strip():
         return None
-    found = list(_whole_words(phrase).finditer(text))
-    return Span(found[0].start(), found[0].end()) if len(found) == 1 else None
+    if text.isascii() and phrase.isascii():
+        found = _ascii_occurrences(text.lower(), phrase.lower())
+    else:
+        found = [m.span() for m in _whole_words(phrase).finditer(text)]
+    return Span(*found[0]) if len(found) == 1 else None
+
+
+def _ascii_occurrences(low: str, phrase: str) -> list[tuple[int, int]]:
+    """`_whole_words(phrase)`'s matches in ASCII text, lower-cased both: the common case, found by
+    `str.find` (compiling a pattern per phrase cost more than the search; in ASCII, lower-casing
+    keeps offsets and `\\w` is a letter, a digit or "_")."""
+    out, start, size = [], 0, len(phrase)
+    while (at := low.find(phrase, start)) >= 0:
+        end = at + size
+        if not (at and _ascii_word(low[at - 1])) and not (end < len(low) and _ascii_word(low[end])):
+            out.append((at, end))
+            start = end  # matches do not overlap, as a pattern's do not
+        else:
+            start = at + 1
+    return out
+
+
+def _ascii_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def replace(text: str, span: Span, new: str, *, noun: bool = False) -> str:

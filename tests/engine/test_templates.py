@@ -64,3 +64,61 @@ def test_head_nouns(engine):
     assert slots["x_head"] == "traffic light"
     slots = engine.slots_of(match("Is there any fence near the players?"))
     assert (slots["x_head"], slots["y_head"]) == ("fence", "players")
+
+
+def _same_reading(patterns_a, patterns_b, questions):
+    """(question, pattern index) pairs where the two compilations read a question differently."""
+    from contrastgen.templates.patterns import strip_question
+    differ = []
+    for q in questions:
+        text = strip_question(q)
+        for i, (a, b) in enumerate(zip(patterns_a, patterns_b)):
+            ma, mb = a.match(text), b.match(text)
+            if (ma and (ma.span(), ma.groupdict())) != (mb and (mb.span(), mb.groupdict())):
+                differ.append((q, i))
+    return differ
+
+
+def _shipped_patterns():
+    import regex
+    from contrastgen.templates.patterns import _expand
+    from contrastgen.resources import rules_dir
+    import orjson
+    path = rules_dir() / "templates.json"
+    data = orjson.loads(path.read_bytes())
+    sources = [_expand(p, data.get("fragments", {}), path) for t in data["templates"] for p in t["patterns"]]
+    return ([p for t in load_templates() for p in t.patterns],
+            [regex.compile(s, regex.IGNORECASE) for s in sources])
+
+
+def test_standard_engine_reads_as_regex_does_on_examples_and_gqa_style_phrasing():
+    """The shipped patterns run on the standard library's engine (faster); every example and every
+    hand-written GQA-style question must be read exactly as the `regex` module reads it."""
+    import json
+    import re
+    from pathlib import Path
+    compiled, by_regex = _shipped_patterns()
+    assert all(isinstance(p, re.Pattern) for p in compiled)  # none fell back
+    questions = [q for t in load_templates() for qs in t.examples.values() for q in qs]
+    style = json.loads((Path(__file__).parents[1] / "data" / "gqa_style_questions.json").read_text())
+    questions += [q["question"] for q in style["questions"].values()]
+    assert len(questions) > 200
+    assert _same_reading(compiled, by_regex, questions) == []
+
+
+def test_standard_engine_reads_as_regex_does_on_real_gqa(real_gqa_questions):
+    compiled, by_regex = _shipped_patterns()
+    questions = [q["question"] for q in real_gqa_questions.values()]
+    assert _same_reading(compiled, by_regex, questions) == []
+
+
+def test_a_pattern_the_standard_engine_rejects_is_compiled_by_regex():
+    import re
+
+    import regex
+
+    from contrastgen.templates.patterns import compile_pattern
+    p = compile_pattern(r"is the (?P<x>\p{L}+) red")
+    assert isinstance(p, regex.Pattern) and not isinstance(p, re.Pattern)
+    assert p.match("Is the Café red").group("x") == "Café"
+    assert isinstance(compile_pattern(r"is the (?P<x>\w+) red"), re.Pattern)
