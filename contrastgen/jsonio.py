@@ -31,6 +31,7 @@ def _umask() -> int:
 # mkstemp/mkdtemp create private (0600/0700) paths; results are meant to be shared like any file.
 _FILE_MODE = 0o666 & ~_umask()
 _DIR_MODE = 0o777 & ~_umask()
+_WRITE_BUFFER = 1 << 20  # bytes buffered per output file before a write
 
 # Sorted keys and a trailing newline make outputs byte-identical across runs and platforms.
 _DUMP_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
@@ -84,7 +85,10 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Any]:
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
     try:
         os.fchmod(fd, _FILE_MODE)
-        with os.fdopen(fd, "wb") as fh:
+        # the view writers write one record at a time: with the default 8 KiB buffer, a 1M-question
+        # run's 1.4 GB of views took 170k system calls; 1 MiB halves the CPU time of writing them
+        # (135 MB in 1 KB records: 0.20 -> 0.10 CPU-seconds, 0.45 -> 0.29 s wall with the fsync)
+        with os.fdopen(fd, "wb", buffering=_WRITE_BUFFER) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())

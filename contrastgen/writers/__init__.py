@@ -1,5 +1,6 @@
 """Output files: one writer class per format (contrast_sets.jsonl, GQA- and LXMERT-format views,
-stats), registered by decorator; `write_outputs` writes a run's directory atomically.
+stats), registered by decorator; `write_outputs` writes a run's directory atomically, the files of
+every view writer in one pass over the run's entries.
 """
 
 from __future__ import annotations
@@ -9,15 +10,19 @@ from pathlib import Path
 from contrastgen.jsonio import atomic_dir, no_gc
 from contrastgen.run.generate import Generation
 from contrastgen.writers import formats  # noqa: F401  (registers the built-in writers)
-from contrastgen.writers.base import WRITERS, Writer, register
+from contrastgen.writers.base import WRITERS, ViewFile, ViewWriter, Writer, register, write_views
 
 
 def write_outputs(gen: Generation, out_dir: str | Path) -> Path:
     """Write every registered format; nothing appears at `out_dir` unless all of it succeeded."""
     with no_gc(), atomic_dir(out_dir) as tmp:
-        for cls in WRITERS.values():
-            cls().write(gen, tmp)
+        writers = [cls() for cls in WRITERS.values()]
+        views = [w for w in writers if isinstance(w, ViewWriter)]
+        for w in writers:
+            if not isinstance(w, ViewWriter):
+                w.write(gen, tmp)
+        write_views([f for w in views for f in w.files_of(gen, tmp)], gen.views)
     return Path(out_dir)
 
 
-__all__ = ["WRITERS", "Writer", "register", "write_outputs"]
+__all__ = ["WRITERS", "ViewFile", "ViewWriter", "Writer", "register", "write_outputs", "write_views"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -73,26 +74,51 @@ def json_list(entries: Iterable[ViewEntry]) -> Iterator[bytes]:
     yield b"]\n"
 
 
-def write_views(files: dict[Path, int | None], entries: Iterable[ViewEntry],
-                item: Callable[[ViewEntry], bytes], brackets: tuple[bytes, bytes]) -> None:
-    """Write several views of the same entries in one pass: `files` maps each file to the largest
-    rank it holds (None: all). One pass, because a spilled run's entries are read from disk and
-    decoded on every pass; each file is `brackets[0]`, the items joined by commas, `brackets[1]`."""
+@dataclass(frozen=True)
+class ViewFile:
+    """One file of a view: where, the largest rank it holds (None: all), how an entry is written
+    in it, and what encloses the items."""
+
+    path: Path
+    max_rank: int | None
+    item: Callable[[ViewEntry], bytes]
+    brackets: tuple[bytes, bytes]
+
+
+class ViewWriter(Writer):
+    """A writer whose files are views of the run's entries (`Generation.views`). `write_outputs`
+    writes the files of every view writer in one pass over the entries: a spilled run's entries
+    are read from disk and decoded on every pass."""
+
+    @abstractmethod
+    def files_of(self, gen: Generation, out: Path) -> list[ViewFile]:
+        """This writer's view files under `out` (creating any folder they need)."""
+
+    def write(self, gen: Generation, out: Path) -> None:
+        write_views(self.files_of(gen, out), gen.views)
+
+
+def write_views(files: list[ViewFile], entries: Iterable[ViewEntry]) -> None:
+    """Write several views of the same entries in one pass; each file is its `brackets[0]`, its
+    items joined by commas, its `brackets[1]`."""
     with contextlib.ExitStack() as stack:
-        handles = [(stack.enter_context(atomic_file(path)), max_rank) for path, max_rank in files.items()]
+        handles = [(stack.enter_context(atomic_file(f.path)), f) for f in files]
         started = [False] * len(handles)
-        for fh, _ in handles:
-            fh.write(brackets[0])
+        for fh, f in handles:
+            fh.write(f.brackets[0])
         for e in entries:
-            data = item(e)
-            for i, (fh, max_rank) in enumerate(handles):
-                if max_rank is None or e.rank <= max_rank:
+            made: dict[Callable[[ViewEntry], bytes], bytes] = {}  # an entry's item, once per kind
+            for i, (fh, f) in enumerate(handles):
+                if f.max_rank is None or e.rank <= f.max_rank:
+                    data = made.get(f.item)
+                    if data is None:
+                        data = made[f.item] = f.item(e)
                     if started[i]:
                         fh.write(b",")
                     started[i] = True
                     fh.write(data)
-        for fh, _ in handles:
-            fh.write(brackets[1])
+        for fh, f in handles:
+            fh.write(f.brackets[1])
 
 
 def gqa_item(e: ViewEntry) -> bytes:

@@ -14,12 +14,13 @@ from contrastgen.jsonio import write_chunks, write_json, write_text
 from contrastgen.run.generate import Generation
 from contrastgen.run.stats import stats_markdown
 from contrastgen.writers.base import (
+    ViewFile,
+    ViewWriter,
     Writer,
     gqa_item,
     lxmert_item,
     register,
     view_names,
-    write_views,
 )
 
 
@@ -35,28 +36,28 @@ class ContrastSets(Writer):
 
 
 @register
-class GqaViews(Writer):
+class GqaViews(ViewWriter):
     """Originals and perturbations in GQA's question format, one file per view."""
 
     name = "gqa"
     files = "original.json, augmented.json, augmented_k1.json, augmented_k3.json"
 
-    def write(self, gen: Generation, out: Path) -> None:
-        write_views({out / f"{view}.json": max_rank for view, max_rank in view_names(gen.max_k).items()},
-                    gen.views, gqa_item, (b"{", b"}\n"))
+    def files_of(self, gen: Generation, out: Path) -> list[ViewFile]:
+        return [ViewFile(out / f"{view}.json", max_rank, gqa_item, (b"{", b"}\n"))
+                for view, max_rank in view_names(gen.max_k).items()]
 
 
 @register
-class LxmertViews(Writer):
+class LxmertViews(ViewWriter):
     """The same views in LXMERT's input format."""
 
     name = "lxmert"
     files = "lxmert/<view>.json"
 
-    def write(self, gen: Generation, out: Path) -> None:
+    def files_of(self, gen: Generation, out: Path) -> list[ViewFile]:
         (out / "lxmert").mkdir(exist_ok=True)
-        write_views({out / "lxmert" / f"{view}.json": max_rank for view, max_rank in view_names(gen.max_k).items()},
-                    gen.views, lxmert_item, (b"[", b"]\n"))
+        return [ViewFile(out / "lxmert" / f"{view}.json", max_rank, lxmert_item, (b"[", b"]\n"))
+                for view, max_rank in view_names(gen.max_k).items()]
 
 
 @register

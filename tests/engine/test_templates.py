@@ -72,7 +72,7 @@ def _same_reading(patterns_a, patterns_b, questions):
     differ = []
     for q in questions:
         text = strip_question(q)
-        for i, (a, b) in enumerate(zip(patterns_a, patterns_b)):
+        for i, (a, b) in enumerate(zip(patterns_a, patterns_b, strict=True)):
             ma, mb = a.match(text), b.match(text)
             if (ma and (ma.span(), ma.groupdict())) != (mb and (mb.span(), mb.groupdict())):
                 differ.append((q, i))
@@ -80,10 +80,11 @@ def _same_reading(patterns_a, patterns_b, questions):
 
 
 def _shipped_patterns():
-    import regex
-    from contrastgen.templates.patterns import _expand
-    from contrastgen.resources import rules_dir
     import orjson
+    import regex
+
+    from contrastgen.resources import rules_dir
+    from contrastgen.templates.patterns import _expand
     path = rules_dir() / "templates.json"
     data = orjson.loads(path.read_bytes())
     sources = [_expand(p, data.get("fragments", {}), path) for t in data["templates"] for p in t["patterns"]]

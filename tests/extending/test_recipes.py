@@ -102,6 +102,43 @@ def test_a_writer_is_one_registered_class(tmp_path):
     assert (out / "contrast_sets.jsonl").is_file()  # the built-in writers still run
 
 
+def test_every_view_file_is_written_in_one_pass_over_the_entries(tmp_path):
+    """A spilled run's views are read from disk and decoded on every pass: the built-in view
+    writers and a registered one must share a single pass."""
+    import dataclasses
+
+    from contrastgen.writers import ViewFile, ViewWriter
+
+    @register
+    class Keys(ViewWriter):
+        name = "keys"
+        files = "keys.json"
+
+        def files_of(self, gen, out):
+            return [ViewFile(out / self.files, None, lambda e: json.dumps(e.key).encode(), (b"[", b"]\n"))]
+
+    try:
+        gen = generate(Engine.load(), {"q1": {"question": "What color is the cat?", "answer": "white",
+                                              "imageId": "img"}}, {"img": SCENE}, workers=1)
+
+        class CountedPasses(list):
+            passes = 0
+
+            def __iter__(self):
+                CountedPasses.passes += 1
+                return super().__iter__()
+
+        out = write_outputs(dataclasses.replace(gen, views=CountedPasses(gen.views)), tmp_path / "out")
+    finally:
+        WRITERS.pop("keys")
+    assert CountedPasses.passes == 1
+    assert json.loads((out / "keys.json").read_text()) == ["q1", "q1_c1"]
+    assert set(json.loads((out / "augmented.json").read_text())) == {"q1", "q1_c1"}
+    assert [r["question_id"] for r in json.loads((out / "lxmert" / "augmented.json").read_text())] == [
+        "q1", "q1_c1"]
+    assert set(json.loads((out / "original.json").read_text())) == {"q1"}
+
+
 def _toy_reader(rows: list[str]) -> tuple[dict[str, Question], dict[str, SceneGraph]]:
     """A reader for a made-up format (`image|object|x|w|colour` and `image|?|question|answer`):
     all a dataset module has to do is return the data model of datasets/base.py."""
