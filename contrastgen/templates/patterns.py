@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,10 +79,14 @@ def compile_pattern(pattern: str) -> re.Pattern[str] | regex.Pattern[str]:
     """A template pattern, case-insensitive: by the standard library's engine where it accepts the
     pattern (it matches the shipped ones in half the time of `regex`, with the same groups on
     every GQA question tried: `tests/engine/test_templates.py`), else by `regex`, so a pattern
-    may still use its extensions (\\p{L}, possessive quantifiers)."""
+    may still use its extensions (\\p{L}, possessive quantifiers). `re` only warns where it reads
+    a pattern otherwise than `regex` would ("[[:alpha:]]" is a set of brackets and letters to it,
+    a class of letters to `regex`): a warning sends the pattern to `regex` too."""
     try:
-        return re.compile(pattern, re.IGNORECASE)
-    except re.error:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return re.compile(pattern, re.IGNORECASE)
+    except (re.error, Warning):
         return regex.compile(pattern, regex.IGNORECASE)
 
 

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import orjson
 
@@ -100,24 +100,27 @@ class ViewWriter(Writer):
 
 def write_views(files: list[ViewFile], entries: Iterable[ViewEntry]) -> None:
     """Write several views of the same entries in one pass; each file is its `brackets[0]`, its
-    items joined by commas, its `brackets[1]`."""
+    items joined by commas, its `brackets[1]`. An entry is made into each kind of item once,
+    however many files hold it."""
     with contextlib.ExitStack() as stack:
-        handles = [(stack.enter_context(atomic_file(f.path)), f) for f in files]
-        started = [False] * len(handles)
-        for fh, f in handles:
+        handles = [stack.enter_context(atomic_file(f.path)) for f in files]
+        by_item: dict[Callable[[ViewEntry], bytes], list[tuple[Any, int | None]]] = {}
+        for fh, f in zip(handles, files, strict=True):
             fh.write(f.brackets[0])
+            by_item.setdefault(f.item, []).append((fh, f.max_rank))
+        started: set[Any] = set()
         for e in entries:
-            made: dict[Callable[[ViewEntry], bytes], bytes] = {}  # an entry's item, once per kind
-            for i, (fh, f) in enumerate(handles):
-                if f.max_rank is None or e.rank <= f.max_rank:
-                    data = made.get(f.item)
-                    if data is None:
-                        data = made[f.item] = f.item(e)
-                    if started[i]:
-                        fh.write(b",")
-                    started[i] = True
-                    fh.write(data)
-        for fh, f in handles:
+            for item, targets in by_item.items():
+                data = None
+                for fh, max_rank in targets:
+                    if max_rank is None or e.rank <= max_rank:
+                        data = item(e) if data is None else data
+                        if fh in started:
+                            fh.write(b",")
+                        else:
+                            started.add(fh)
+                        fh.write(data)
+        for fh, f in zip(handles, files, strict=True):
             fh.write(f.brackets[1])
 
 

@@ -123,3 +123,13 @@ def test_a_pattern_the_standard_engine_rejects_is_compiled_by_regex():
     assert isinstance(p, regex.Pattern) and not isinstance(p, re.Pattern)
     assert p.match("Is the Café red").group("x") == "Café"
     assert isinstance(compile_pattern(r"is the (?P<x>\w+) red"), re.Pattern)
+
+
+def test_a_pattern_the_standard_engine_would_read_otherwise_is_compiled_by_regex():
+    """`re` only warns on a POSIX class and reads it as a set of characters; `regex` reads a class."""
+    import regex
+
+    from contrastgen.templates.patterns import compile_pattern
+    p = compile_pattern(r"is the (?P<x>[[:alpha:]]+) red")
+    assert isinstance(p, regex.Pattern)
+    assert p.match("Is the cat red").group("x") == "cat"
