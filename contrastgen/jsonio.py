@@ -157,3 +157,26 @@ def no_gc() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+@contextlib.contextmanager
+def one_collection() -> Iterator[None]:
+    """Run a batch of work (a shard) with the collector paused, then collect once and freeze what
+    is left alive.
+
+    Why: a worker allocates thousands of containers per image (a parsed graph, its index, the
+    results), which set off the collector's passes over every object the worker holds, its
+    caches included: 8% of a worker's time. Paused, the batch's cyclic garbage waits until the
+    batch ends; one collection then walks only what the batch made (the objects of earlier
+    batches are frozen), and freezing the survivors keeps later collections from walking them
+    again. Frozen objects are still freed when their last reference goes.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect()
+        gc.freeze()
+        if was:
+            gc.enable()

@@ -35,9 +35,10 @@ A candidate is kept only if:
 
 from __future__ import annotations
 
+import functools
 import random
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from contrastgen.language.lexicon import Lexicon
@@ -85,12 +86,15 @@ class ProgramEditor:
     scene: SceneIndex
     graph: dict[str, Any]
     lex: Lexicon
+    executor: Callable[[], GqaExecutor] = field(init=False, repr=False)  # a fresh executor per run
+    proofs: EditProofs = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        # made from the editor's parts, not a bound method: the proofs holding the editor would be
+        # a reference cycle, and each question's editor, with its image's whole index, would then
+        # stay until the collector found it instead of going when the question is done
+        self.executor = functools.partial(GqaExecutor, self.scene, self.lex, self.graph)
         self.proofs = EditProofs(self.scene, self.lex, self.executor)
-
-    def executor(self) -> GqaExecutor:
-        return GqaExecutor(self.scene, self.lex, self.graph)
 
     def perturb(self, question_id: str, question: dict[str, Any], *, max_k: int, seed: int,
                 existing: set[str], normalize: Any) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from contrastgen.datasets.base import DictQuestions, QuestionSource
 from contrastgen.datasets.spilled import SpilledQuestions, spill_questions, spill_scene_graphs
 from contrastgen.engine import MODES, Engine, default_workers
 from contrastgen.errors import InputError
-from contrastgen.jsonio import dumps, no_gc
+from contrastgen.jsonio import dumps, no_gc, one_collection
 from contrastgen.programs.edits import PROGRAM_PATH
 from contrastgen.run.entries import ViewEntry, view_entries
 from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image
@@ -100,10 +100,13 @@ class ShardResult:
     positions: list[int] = field(default_factory=list)  # input position of each `lines` entry (spilled input)
 
 
-
-
 def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
     """The questions of some images, perturbed and serialised: the unit a backend distributes."""
+    with one_collection():
+        return _perturb_shard(context, images)
+
+
+def _perturb_shard(context: ShardContext, images: list[str]) -> ShardResult:
     engine, source, graphs, options = context.engine, context.questions, context.scene_graphs, context.options
     templates = engine.select_templates(options.templates)
     out = ShardResult(questions=0)
