@@ -209,7 +209,9 @@ def _generate(engine: Engine, questions: dict[str, dict] | SpilledQuestions, sce
             views.extend(shard.views)
         advance(shard.questions)
 
-    with _progress(progress, len(source)) as advance:
+    # the driver only receives acyclic results (bytes, tuples, counts): without the collector its
+    # passes over the growing line index and tallies are saved, and nothing is left for it to find
+    with no_gc(), _progress(progress, len(source)) as advance:
         if backend.name == "ray":
             from contrastgen.run.ray_backend import run_on_ray
 
