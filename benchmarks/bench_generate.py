@@ -10,16 +10,20 @@ engine. Targets (README): 1M questions in < 3 min wall and < 8 GiB peak RSS on 2
     .venv/bin/python benchmarks/bench_generate.py --data DIR   # reuse DIR's questions.json/scene_graphs.json (made if absent)
     .venv/bin/python benchmarks/bench_generate.py --repeat 5   # five runs, then the medians
     .venv/bin/python benchmarks/bench_generate.py --against REV --repeat 3   # side by side with a git revision
+    .venv/bin/python benchmarks/bench_generate.py --against REV --at-once --repeat 3   # both at the same time
 
 Why `--against`: on a shared host the same code's CPU time moves by a third between hours, more
 than most changes it would measure. Runs of the revision (a git worktree, run with this
 environment) and of the working tree alternate, so both see the same host, and their outputs
-must be the same bytes.
+must be the same bytes. Alternating still leaves each run to its own minute of a host whose
+speed moves within minutes; `--at-once` runs the two at the same time, one worker each (one core
+each on two), so every pair shares the host's state, and a pair's difference is the code's.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -31,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import synth
@@ -148,8 +153,10 @@ def count_questions(path: Path) -> int:
 
 
 def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
-        n_questions: int | None = None, mode: str = "templates", source: Path | None = None) -> dict[str, object]:
-    """One `contrastgen generate` in a child process; `source`: run that checkout's code instead."""
+        n_questions: int | None = None, mode: str = "templates", source: Path | None = None,
+        probe: bool = True) -> dict[str, object]:
+    """One `contrastgen generate` in a child process; `source`: run that checkout's code instead;
+    `probe`: time the host after it (not while another run is still going)."""
     out_parent = Path(tempfile.mkdtemp(prefix="bench-generate-"))
     out = keep or out_parent / "out"
     exe = shutil.which("contrastgen", path=str(Path(sys.executable).parent)) or "contrastgen"
@@ -198,7 +205,7 @@ def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
         "workers": workers or "default",
         "max_k": max_k,
         "machine": machine(),
-        "host_probe_s": host_probe(),
+        "host_probe_s": host_probe() if probe else None,
     }
     # `contrastgen generate` prints the seconds of each of its phases; the rest of the wall time
     # is interpreter start-up and tear-down
@@ -247,6 +254,23 @@ def summary(results: list[dict[str, object]], label: str) -> dict[str, float]:
     return med
 
 
+def _at_once(runs: list[Callable[[], dict[str, object]]]) -> list[dict[str, object]]:
+    """Start every run at once (each waits on its own child process); their results in order."""
+    results: list[dict[str, object] | None] = [None] * len(runs)
+
+    def one(i: int) -> None:
+        results[i] = runs[i]()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(runs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if any(r is None for r in results):
+        raise SystemExit("a run of the pair failed")
+    return [r for r in results if r is not None]
+
+
 def against(revision: str, data: Path, args: argparse.Namespace, n_questions: int | None) -> None:
     """Alternate runs of `revision` and of the working tree; the medians side by side."""
     repo = Path(__file__).resolve().parents[1]
@@ -254,9 +278,18 @@ def against(revision: str, data: Path, args: argparse.Namespace, n_questions: in
     subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", "-q", str(tree), revision], check=True)
     try:
         runs: dict[str, list[dict[str, object]]] = {revision: [], "working tree": []}
+        sources = {revision: tree, "working tree": None}
         for i in range(args.repeat):
-            for label, source in ((revision, tree), ("working tree", None)):
-                result = run(data, args.workers, args.max_k, None, n_questions, args.mode, source)
+            if args.at_once:  # one worker each, started together: the pair shares the host
+                pair = _at_once([functools.partial(run, data, 1, args.max_k, None, n_questions, args.mode,
+                                                   source, probe=False) for source in sources.values()])
+                probe = host_probe()
+                for result in pair:
+                    result["host_probe_s"] = probe
+            else:
+                pair = [run(data, args.workers, args.max_k, None, n_questions, args.mode, source)
+                        for source in sources.values()]
+            for label, result in zip(sources, pair, strict=True):
                 report(result, f"[{label} {i + 1}] ")
                 runs[label].append(result)
         before, after = (summary(runs[label], f"{label}: ") for label in runs)
@@ -264,6 +297,10 @@ def against(revision: str, data: Path, args: argparse.Namespace, n_questions: in
         print(f"CPU {before['cpu_s']:.1f} -> {after['cpu_s']:.1f} s ({after['cpu_s'] / before['cpu_s'] - 1:+.1%}), "
               f"wall {before['wall_s']:.1f} -> {after['wall_s']:.1f} s; outputs "
               + ("identical" if len(digests) == 1 else f"DIFFER ({len(digests)} distinct)"))
+        cpu = [[float(r["cpu_user_s"]) + float(r["cpu_sys_s"]) for r in runs[label]] for label in runs]
+        ratios = [b / a - 1 for a, b in zip(*cpu, strict=True)]
+        print("CPU change in each pair: " + ", ".join(f"{r:+.1%}" for r in ratios)
+              + f"; median {statistics.median(ratios):+.1%}")
     finally:
         subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)], check=False)
 
@@ -284,7 +321,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=1, help="run this many times and report the medians")
     ap.add_argument("--against", metavar="REV",
                     help="alternate runs with git revision REV (a worktree, this environment)")
+    ap.add_argument("--at-once", action="store_true",
+                    help="with --against: run each pair at the same time, one worker each")
     args = ap.parse_args(argv)
+    if args.at_once and not args.against:
+        ap.error("--at-once compares with a revision: give --against REV")
     made_here = args.data is None or not (args.data / "questions.json").is_file()
     data = ensure_data(args.images, args.questions, args.seed, args.data)
     n_questions = args.questions if made_here else count_questions(data / "questions.json")
