@@ -116,6 +116,9 @@ class Perturbation(_Open):
     evidence: Evidence
     semantic: list[dict[str, Any]] | None = Field(
         default=None, description="the perturbed question's GQA program (when the original had one)")
+    kind: Literal["contrast", "invariance"] = Field(
+        default="contrast", description="contrast: the answer changes; invariance: it provably stays "
+        "(program edits only); absent in files written before every perturbation said it")
 
 
 class ContrastRecord(_Open):

@@ -256,6 +256,7 @@ class Engine:
                     "change": cand.change, "evidence": cand.evidence}
                 if reading is not None:
                     perturbation["semantic"] = self._edited_program(semantic, reading, cand, scene)
+                perturbation["kind"] = "contrast"  # a template's edit always changes the answer
                 res.perturbations.append(perturbation)
                 if rank >= max_k:
                     break

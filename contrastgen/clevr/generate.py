@@ -142,9 +142,8 @@ def perturb_question(qid: str, q: Mapping[str, Any], scene: ClevrScene, *, max_k
         p: dict[str, Any] = {
             "question_id": f"{qid}_p{rank}", "question": edit.question, "answer": edit.answer, "rank": rank,
             "change": edit.change, "evidence": evidence(edit.program, edit.execution, scene, edit.answer),
-            "program": engine_program(edit.program, edit.execution)}
-        if edit.invariance:
-            p["kind"] = "invariance"
+            "program": engine_program(edit.program, edit.execution),
+            "kind": "invariance" if edit.invariance else "contrast"}
         perturbations.append(p)
     record = contrast_set_record(
         question_id=qid, image_id=str(q["imageId"]), template=reading.family.file.removesuffix(".json"),
@@ -162,7 +161,7 @@ def _clevr_view(record: Mapping[str, Any], p: Mapping[str, Any], original: Mappi
     out.update({"imageId": record["image_id"], "question": p["question"], "answer": p["answer"],
                 "program": p["program"], **record["family"],
                 "contrast": {"original_question_id": record["question_id"], "rank": p["rank"],
-                             "change": p["change"], "kind": p.get("kind", "contrast")}})
+                             "change": p["change"], "kind": p["kind"]}})
     return out
 
 

@@ -44,6 +44,7 @@ from contrastgen.verify.words import check_words
 
 EVIDENCE_VERSION = 1
 CHANGE_KINDS = frozenset({"object", "attribute", "relation"})
+PERTURBATION_KINDS = ("contrast", "invariance")  # a changed answer, or one proven to stay
 _DEFINITE_OPS = frozenset({"side", "color"})
 _EXISTS_OPS = frozenset({"exists_any", "exists_related"})
 _INDEX_CACHE_SIZE = 4096
@@ -223,6 +224,9 @@ def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
     if not isinstance(p, dict):
         return [(STRUCTURE, "perturbation is not a JSON object")]
     problems = _change_problems(p.get("change"))
+    kind = p.get("kind", "contrast")  # absent from files written before every perturbation said it
+    if kind not in PERTURBATION_KINDS:
+        problems.append((STRUCTURE, f"kind {kind!r} is not one of {list(PERTURBATION_KINDS)}"))
     answer = p.get("answer")
     if not isinstance(answer, str):
         problems.append((STRUCTURE, "perturbation has no string 'answer'"))
@@ -249,6 +253,8 @@ def _perturbation_problems(p: Any, original_answer: str, graph: GraphIndex,
         return problems + program_edit_problems(record or {}, p, graph, rules)
     if query.get("op") == "clevr_program":  # a CLEVR-family edit: its own program, trace and words
         return problems + clevr_problems(record or {}, p, graph)
+    if kind != "contrast":  # a template's edit is proven to change the answer, nothing else
+        problems.append((STRUCTURE, f"a template's perturbation is a contrast, not {kind!r}"))
     try:
         computed = execute_query(query, graph, rules)
     except EvidenceProblem as exc:

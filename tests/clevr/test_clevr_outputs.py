@@ -86,3 +86,11 @@ def test_augment_on_clevr_writes_originals_and_edited_programs(sample, tmp_path)
     assert some["question"] != original["question"]
     lxmert = json.loads(out.with_name("train_augmented.lxmert.json").read_text())
     assert len(lxmert) == len(entries) and {e["question_id"] for e in lxmert} == set(entries)
+
+
+def test_every_clevr_perturbation_says_its_kind_in_every_output(generated):
+    records = [json.loads(line) for line in (generated / "contrast_sets.jsonl").read_text().splitlines()]
+    kinds = {p["question_id"]: p["kind"] for r in records for p in r["perturbations"]}
+    assert set(kinds.values()) == {"contrast", "invariance"}
+    view = json.loads((generated / "augmented.json").read_text())
+    assert {qid: q["contrast"]["kind"] for qid, q in view.items() if "contrast" in q} == kinds

@@ -242,3 +242,23 @@ def test_every_reason_is_a_documented_one(k5):
     handlers = Path(__file__).resolve().parents[2] / "contrastgen" / "templates"
     raised = {m for f in handlers.glob("*.py") for m in re.findall(r'Refusal\("([a-z_]+)"\)', f.read_text())}
     assert raised and raised <= set(REASONS)
+
+
+def _kinds_everywhere(out: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Each perturbation's `kind`, in contrast_sets.jsonl and in the GQA-format view's `contrast`."""
+    kinds = {p["question_id"]: p["kind"] for r in _records(out) for p in r["perturbations"]}
+    view = json.loads((out / "augmented.json").read_text())
+    return kinds, {qid: q["contrast"]["kind"] for qid, q in view.items() if "contrast" in q}
+
+
+def test_every_perturbation_says_its_kind_in_every_output(tmp_path):
+    """A user filtering on `kind` (or training on the augmented view) finds every contrast: the
+    templates' are contrasts by construction, the program path's are contrasts or invariances."""
+    out = tmp_path / "both"
+    _generate(out, "--workers", "1", "--mode", "both")
+    kinds, in_view = _kinds_everywhere(out)
+    assert set(kinds.values()) == {"contrast", "invariance"}
+    assert in_view == kinds
+    for r in _records(out):
+        if r["template"] != "program":
+            assert {p["kind"] for p in r["perturbations"]} == {"contrast"}, r["question_id"]

@@ -318,3 +318,27 @@ def test_malformed_scene_graph_is_input_error(rules, valid):
 def problems_of(pert, graph, rules):
     """Problems against an original answer no valid perturbation has, so only the tamper shows."""
     return verify_perturbation(pert, "original-answer", graph, rules=rules)
+
+
+def test_a_template_perturbation_labelled_an_invariance_fails(graph, rules, valid):
+    """A template's edit is proven to change the answer; a file that calls it an invariance (which
+    evaluate scores as "the answer must stay") misstates what was proven."""
+    _, pert = valid["side"]
+    pert["kind"] = "invariance"
+    _one(problems_of(pert, graph, rules), "a template's perturbation is a contrast")
+
+
+@pytest.mark.parametrize("kind", ["contrastive", "", None, 1])
+def test_an_unknown_kind_fails(graph, rules, valid, kind):
+    _, pert = valid["color"]
+    pert["kind"] = kind
+    _one(problems_of(pert, graph, rules), "kind", "is not one of")
+
+
+def test_a_perturbation_without_kind_is_read_as_a_contrast(graph, rules, valid):
+    """Files written before every perturbation said its kind still verify."""
+    _, pert = valid["color"]
+    pert.pop("kind", None)
+    assert problems_of(pert, graph, rules) == []
+    pert["kind"] = "contrast"
+    assert problems_of(pert, graph, rules) == []
