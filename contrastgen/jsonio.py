@@ -169,7 +169,9 @@ def one_collection() -> Iterator[None]:
     caches included: 8% of a worker's time. Paused, the batch's cyclic garbage waits until the
     batch ends; one collection then walks only what the batch made (the objects of earlier
     batches are frozen), and freezing the survivors keeps later collections from walking them
-    again. Frozen objects are still freed when their last reference goes.
+    again. Frozen objects are still freed when their last reference goes, but a cycle among them
+    never is: so this is for the run's own processes (its forked workers, or the driver running
+    shards itself, which unfreezes at the end), not for a Ray worker that outlives the run.
     """
     was = gc.isenabled()
     gc.disable()

@@ -59,7 +59,8 @@ def _adopt(context: ShardContext) -> None:
 
 def _run_forked_shard(images: list[str]) -> ShardResult:
     assert _WORKER_CONTEXT is not None, "a pool worker started without its context"
-    return run_shard(_WORKER_CONTEXT, images)
+    with one_collection():  # the worker is the run's own process, so it may freeze what it keeps
+        return run_shard(_WORKER_CONTEXT, images)
 
 
 @dataclass
@@ -102,11 +103,6 @@ class ShardResult:
 
 def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
     """The questions of some images, perturbed and serialised: the unit a backend distributes."""
-    with one_collection():
-        return _perturb_shard(context, images)
-
-
-def _perturb_shard(context: ShardContext, images: list[str]) -> ShardResult:
     engine, source, graphs, options = context.engine, context.questions, context.scene_graphs, context.options
     templates = engine.select_templates(options.templates)
     out = ShardResult(questions=0)
@@ -223,7 +219,9 @@ def _generate(engine: Engine, questions: dict[str, dict] | SpilledQuestions, sce
                     collect(shard_out)
         else:
             for shard in shards:
-                collect(run_shard(context, shard))
+                with one_collection():
+                    result = run_shard(context, shard)
+                collect(result)
     stats = tally.result(len(source), set(images), scene_graphs, seed)
     if sink is not None:
         spilled_lines, spilled_views, merging = sink.finish()

@@ -18,7 +18,6 @@ import orjson
 import pytest
 
 from contrastgen.cli.engine_cmds import sample_paths
-from contrastgen.datasets.base import DictQuestions
 from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.datasets.spilled import spill_questions, spill_scene_graphs
 from contrastgen.errors import InputError
@@ -330,29 +329,28 @@ def test_a_run_leaves_no_cyclic_garbage(engine, mode):
     assert not garbage, f"objects freed only by the collector: {garbage.most_common(8)}"
 
 
-def test_a_shard_collects_once_and_freezes_what_it_keeps(engine):
-    """The collector is paused during a shard and runs once at its end; the shard's result survives
-    (frozen), and the collector is running again afterwards."""
-    from contrastgen.run.generate import ShardContext, run_shard
-    from contrastgen.run.per_image import RunOptions
+def test_a_run_collects_once_per_shard_and_leaves_the_collector_as_it_was(engine, monkeypatch):
+    """A shard runs with the collector paused and one collection at its end; what it keeps is
+    frozen until the run ends, and then the collector is as the caller left it."""
+    import contrastgen.run.generate as run
 
+    monkeypatch.setattr(run, "SHARD_IMAGES", 2)  # several shards from the small sample
     questions, graphs = load_questions(QUESTIONS), load_scene_graphs(GRAPHS)
-    context = ShardContext(engine, DictQuestions(questions), graphs,
-                           RunOptions(corpus=engine.build_corpus(graphs), max_k=3, seed=0))
-    images = sorted({q["imageId"] for q in questions.values()})
+    n_shards = -(-len({q["imageId"] for q in questions.values()}) // 2)
     seen: list[str] = []
+    frozen: list[int] = []
 
     def watch(phase: str, info: dict) -> None:
         seen.append(phase)
+        if phase == "start":
+            frozen.append(gc.get_freeze_count())
 
-    frozen_before = gc.get_freeze_count()
+    before = gc.get_freeze_count()
     gc.callbacks.append(watch)
     try:
-        out = run_shard(context, images)
-        frozen_after = gc.get_freeze_count()
+        gen = generate(engine, questions, graphs, workers=1)
     finally:
         gc.callbacks.remove(watch)
-        gc.unfreeze()
-    assert out.lines and gc.isenabled()
-    assert seen == ["start", "stop"], "the collector ran during the shard, or not once at its end"
-    assert frozen_after > frozen_before, "what the shard made was not frozen"
+    assert gen.lines and gc.isenabled() and gc.get_freeze_count() == before
+    assert n_shards > 2 and seen == ["start", "stop"] * n_shards, "the collector ran during a shard"
+    assert frozen == sorted(frozen) and frozen[-1] > frozen[0], "a shard's survivors were not frozen"
