@@ -81,7 +81,7 @@ class EditRefusal(Exception):
 
 @dataclass
 class ProgramEditor:
-    """The program edits of one image's questions."""
+    """The program edits of one question, on its image's shared scene index."""
 
     scene: SceneIndex
     graph: dict[str, Any]

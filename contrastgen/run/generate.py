@@ -205,23 +205,25 @@ def _generate(engine: Engine, questions: dict[str, dict] | SpilledQuestions, sce
             views.extend(shard.views)
         advance(shard.questions)
 
-    # the driver only receives acyclic results (bytes, tuples, counts): without the collector its
-    # passes over the growing line index and tallies are saved, and nothing is left for it to find
-    with no_gc(), _progress(progress, len(source)) as advance:
-        if backend.name == "ray":
+    with _progress(progress, len(source)) as advance:
+        if backend.name == "ray":  # Ray's machinery runs in this process too: the collector stays on
             from contrastgen.run.ray_backend import run_on_ray
 
             run_on_ray(source, scene_graphs, context.options, shards, collect, address=backend.address)
         elif workers > 1 and len(shards) > 1:
-            # Forked after loading, so the workers share the loaded data copy-on-write.
-            with mp.get_context("fork").Pool(workers, initializer=_adopt, initargs=(context,)) as pool:
+            # The driver only receives acyclic results (bytes, tuples, counts), so the collector's
+            # passes over its growing line index and tallies would find nothing; the workers are
+            # forked with it paused and collect once per shard. Forked after loading, so the
+            # workers share the loaded data copy-on-write.
+            with no_gc(), mp.get_context("fork").Pool(workers, initializer=_adopt, initargs=(context,)) as pool:
                 for shard_out in pool.imap_unordered(_run_forked_shard, shards, chunksize=1):
                     collect(shard_out)
         else:
-            for shard in shards:
-                with one_collection():
-                    result = run_shard(context, shard)
-                collect(result)
+            with no_gc():
+                for shard in shards:
+                    with one_collection():
+                        result = run_shard(context, shard)
+                    collect(result)
     stats = tally.result(len(source), set(images), scene_graphs, seed)
     if sink is not None:
         spilled_lines, spilled_views, merging = sink.finish()
