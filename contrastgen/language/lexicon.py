@@ -337,6 +337,15 @@ class Lexicon:
         return self._hyponyms.get(self.canonical(word), frozenset())
 
     @functools.lru_cache(maxsize=65536)  # noqa: B019 - hot path of generation; lives with the process
+    def names_of_kinds(self, word: str) -> tuple[frozenset[str], frozenset[str]]:
+        """The kinds `word` denotes (its own and every kind of it), and every surface name of them
+        that reads back as one of them ("glasses" is a form of "glass" but names spectacles):
+        what a claim that `word` denotes one object must rule out, asked once per candidate name."""
+        kinds = frozenset({self.canonical(word)} | self.hyponyms(word))
+        names = frozenset(n.lower() for k in kinds for n in self.forms(k) if self.canonical(n) in kinds)
+        return kinds, names
+
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - hot path of generation; lives with the process
     def is_a(self, specific: str, general: str) -> bool:
         """True if `specific` names the same kind as `general` or a kind of it."""
         s, g = self.canonical(specific), self.canonical(general)

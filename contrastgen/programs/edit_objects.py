@@ -278,8 +278,5 @@ class ObjectEdits:
     def _kind_names(self, word: str) -> list[str]:
         """Every surface name of the kinds `word` denotes, and no name of another kind ("glasses"
         is a form of "glass" but names spectacles): what an `only` fact must list."""
-        lex = self.editor.lex
-        kinds = {lex.canonical(word)} | set(lex.hyponyms(word))
-        names = {n.lower() for k in kinds for n in lex.forms(k) if lex.canonical(n) in kinds}
-        names |= {o.name for o in self.editor.scene.objects.values() if o.canonical in kinds}
-        return sorted(names)
+        kinds, names = self.editor.lex.names_of_kinds(word)
+        return sorted(names | {o.name for o in self.editor.scene.objects.values() if o.canonical in kinds})

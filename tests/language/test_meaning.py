@@ -166,3 +166,14 @@ def test_hand_given_kinds_of_compounds(lex):
 @pytest.mark.parametrize("word", ["sunglasses", "ski goggles", "wristwatch", "necklace", "sleeves"])
 def test_worn_accessories_are_unannotated_prone(lex, word):
     assert lex.is_unannotated_prone(word)
+
+
+def test_names_of_kinds_list_every_name_of_the_kinds_a_word_denotes_and_no_other(lex):
+    """What an `only` fact must rule out: "the animal" is the one object that is a dog, a cat...
+    in any of their names; "glasses" names spectacles, so "the glass" does not rule it out."""
+    kinds, names = lex.names_of_kinds("animal")
+    assert {"dog", "cat"} <= kinds and {"dog", "dogs", "cat", "animals"} <= names
+    assert all(lex.canonical(n) in kinds for n in names)
+    kinds, names = lex.names_of_kinds("glass")
+    assert "glass" in names and "glasses" not in names
+    assert {"trousers", "jeans"} <= lex.names_of_kinds("pants")[1]
