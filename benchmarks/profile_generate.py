@@ -23,8 +23,8 @@ from pathlib import Path
 
 from bench_generate import ensure_data, machine
 
+from contrastgen.collector import no_gc
 from contrastgen.datasets.spilled import spill_questions, spill_scene_graphs
-from contrastgen.jsonio import no_gc
 from contrastgen.run.generate import SHARD_IMAGES, generate, keeps_whole
 from contrastgen.writers import write_outputs
 

@@ -9,7 +9,6 @@ a whole output directory is built in a temporary sibling and renamed at the end.
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import shutil
 import tempfile
@@ -144,41 +143,3 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-# Why: a GQA run holds millions of acyclic dicts; the collector's walks over them cost more than
-# the work itself (50 us per small dict at a million questions). Results do not change.
-@contextlib.contextmanager
-def no_gc() -> Iterator[None]:
-    """Pause the collector for a burst of allocation of acyclic data."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-@contextlib.contextmanager
-def one_collection() -> Iterator[None]:
-    """Run a batch of work (a shard) with the collector paused, then collect once and freeze what
-    is left alive.
-
-    Why: a worker allocates thousands of containers per image (a parsed graph, its index, the
-    results), which set off the collector's passes over every object the worker holds, its
-    caches included: 8% of a worker's time. Paused, the batch's cyclic garbage waits until the
-    batch ends; one collection then walks only what the batch made (the objects of earlier
-    batches are frozen), and freezing the survivors keeps later collections from walking them
-    again. Frozen objects are still freed when their last reference goes, but a cycle among them
-    never is: so this is for the run's own processes (its forked workers, or the driver running
-    shards itself, which unfreezes at the end), not for a Ray worker that outlives the run.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.collect()
-        gc.freeze()
-        if was:
-            gc.enable()

@@ -19,7 +19,7 @@ SOURCES = {"contrastgen": REPO / "contrastgen", "contrastgen.api": REPO / "api",
            "contrastgen.mturk": REPO / "mturk", "contrastgen.rules": REPO / "rules"}
 
 # Stage -> the stages it may import (itself always). Order is the README's, lowest first.
-CORE = "core"  # the root modules of contrastgen/: errors, jsonio, answers, resources, records
+CORE = "core"  # the root modules of contrastgen/: errors, jsonio, collector, answers, resources, records
 GENERATOR = ("language", "scene", "templates", "programs", "engine", "run", "writers", "clevr")
 ALLOWED: dict[str, set[str]] = {
     CORE: set(),
@@ -45,7 +45,7 @@ ALLOWED: dict[str, set[str]] = {
             "verify", "evaluation", "ood", "mturk", "api", "viewer", "clevr", "export"},
     "data": set(), "rules": set(),
 }
-CORE_MODULES = {"__init__", "__main__", "answers", "errors", "jsonio", "records", "resources"}
+CORE_MODULES = {"__init__", "__main__", "answers", "collector", "errors", "jsonio", "records", "resources"}
 
 
 def stage_of(module: str) -> str:

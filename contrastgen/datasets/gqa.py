@@ -16,9 +16,10 @@ from typing import Any
 
 import orjson
 
+from contrastgen.collector import no_gc
 from contrastgen.datasets.base import Questions, SceneGraphs
 from contrastgen.errors import InputError
-from contrastgen.jsonio import no_gc, read_json
+from contrastgen.jsonio import read_json
 
 _QUESTION_FIELDS: dict[str, type | tuple[type, ...]] = {"question": str, "imageId": (str, int)}
 _OBJECT_NUMBERS = ("x", "y", "w", "h")

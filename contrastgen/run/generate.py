@@ -20,11 +20,12 @@ from typing import Any
 
 import orjson
 
+from contrastgen.collector import no_gc, one_collection
 from contrastgen.datasets.base import DictQuestions, QuestionSource
 from contrastgen.datasets.spilled import SpilledQuestions, spill_questions, spill_scene_graphs
 from contrastgen.engine import MODES, Engine, default_workers
 from contrastgen.errors import InputError
-from contrastgen.jsonio import dumps, no_gc, one_collection
+from contrastgen.jsonio import dumps
 from contrastgen.programs.edits import PROGRAM_PATH
 from contrastgen.run.entries import ViewEntry, view_entries
 from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image

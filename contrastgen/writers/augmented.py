@@ -12,9 +12,10 @@ from pathlib import Path
 
 import orjson
 
+from contrastgen.collector import no_gc
 from contrastgen.datasets.gqa import gqa_json
 from contrastgen.datasets.lxmert import lxmert_item
-from contrastgen.jsonio import atomic_file, no_gc
+from contrastgen.jsonio import atomic_file
 from contrastgen.run.entries import ViewEntry
 from contrastgen.run.generate import Generation
 from contrastgen.writers.base import json_list, json_object
