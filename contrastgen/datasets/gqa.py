@@ -269,6 +269,6 @@ def perturbation_as_gqa(record: dict[str, Any], p: dict[str, Any], original: dic
         "types": original.get("types", {}), "groups": perturbation_groups(original, p),
         "semantic": semantic, "semanticStr": semantic_str(semantic), "annotations": {}, "entailed": [], "equivalent": [],
         "contrast": {"original_question_id": record["question_id"], "template": record["template"],
-                     "rank": p["rank"], "kind": p.get("kind", "contrast"), "change": p["change"],
+                     "rank": p["rank"], "kind": p["kind"], "change": p["change"],
                      "evidence": p["evidence"]},
     }

@@ -38,9 +38,9 @@ def outcome(r: PerturbResult) -> Outcome:
 
 
 def has_contrast(perturbations: Iterable[Mapping[str, Any]]) -> bool:
-    """Does one perturbation change the answer? (A template's, which carry no `kind`, all do; an
-    invariance keeps its answer.)"""
-    return any(p.get("kind", "contrast") == "contrast" for p in perturbations)
+    """Does one of a fresh result's perturbations change the answer (`kind` contrast, not an
+    invariance)?"""
+    return any(p["kind"] == "contrast" for p in perturbations)
 
 
 TYPE_LEVELS = ("structural", "detailed")

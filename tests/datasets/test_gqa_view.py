@@ -46,6 +46,8 @@ def test_groups_follow_the_change():
 
 def test_the_view_carries_them_and_the_original_types():
     record = {"image_id": "img", "question_id": "q", "template": "program"}
-    view = perturbation_as_gqa(record, {**_p("red"), "question": "Of what color is the shirt?"}, ORIGINAL)
+    view = perturbation_as_gqa(record, {**_p("red"), "question": "Of what color is the shirt?", "kind": "invariance"},
+                               ORIGINAL)
     assert (view["fullAnswer"], view["types"], view["groups"]["local"]) == (
         "The shirt is red.", ORIGINAL["types"], "10q-shirt_color")
+    assert view["contrast"]["kind"] == "invariance"  # a training set can tell the two kinds apart
