@@ -26,6 +26,9 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
   does not exclude "blue").
 - `query: color` / `query: hposition` / `choose hposition: ...`: of the one input object: its one
   colour attribute; its side of the image.
+- `query: vposition`, `verify vposition: V`, `choose vposition: top|bottom`: top or bottom from the
+  box as for `filter vposition`; a box in the middle band has neither, so no option holds and a
+  claimed answer fails.
 - `query: TYPE` (name, material, pose, ...), `verify TYPE: V`, `choose TYPE: A|B`: the value of
   that type all input objects share (types from rules/attribute_types.tsv, read here on its own;
   `name` is the graph's name, and `choose name` asks which option names every input object).
@@ -205,6 +208,9 @@ class _Executor:
             return {self.g.name_of(oid)}
         if kind == "hposition":
             return {self.g.side(oid)}
+        if kind == "vposition":  # from the box, as `filter vposition`; a box in the middle has none
+            position = self.g.position(oid, kind)
+            return {position} if position in ("top", "bottom") else set()
         attrs = set(self.g.attributes_of(oid))
         if kind == "color":  # the lexicon's colour terms, as for the colour template
             return attrs & self.rules.colors
@@ -223,7 +229,7 @@ class _Executor:
         if op.startswith("verify "):
             value = normalize_name(arg)
             known = (self.rules.colors if kind == "color" else self.rules.attribute_types.get(kind, frozenset()))
-            if kind not in ("name", "hposition") and value not in known:
+            if kind not in ("name", "hposition", "vposition") and value not in known:
                 raise EvidenceProblem(f"{what}: {value!r} is not a {kind} the rules know")
             held = {value in self.values(o, kind) or (kind == "name" and o in self.denoted(value))
                     for o in objects}
@@ -241,7 +247,7 @@ class _Executor:
                        or all(x in self.g.attributes_of(o) for o in objects)]
         else:
             known = (self.rules.colors if kind == "color" else self.rules.attribute_types.get(kind, frozenset()))
-            if kind != "hposition" and not set(options) <= known:
+            if kind not in ("hposition", "vposition") and not set(options) <= known:
                 raise EvidenceProblem(f"{what}: {options} are not all {kind} values the rules know")
             holding = [x for x in options if all(x in self.values(o, kind) for o in objects)]
         if len(holding) != 1:

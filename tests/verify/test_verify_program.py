@@ -95,3 +95,26 @@ def test_a_program_about_other_objects_fails_even_with_the_same_answer():
     report = verify_contrast_sets([rec], GRAPHS)
     assert [f.check for f in report.failures] == [PROGRAM]
     assert "differs in ['subject']" in report.failures[0].problem
+
+
+def test_a_vertical_position_is_read_from_the_box():
+    """"the top or the bottom" (GQA's positionChoose): the verifier reads top and bottom off the
+    box as the executor does, and a box in the middle band answers neither."""
+    box = {"x": 100, "w": 40, "h": 40, "attributes": [], "relations": []}
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": {**box, "name": "clock", "y": 20}, "2": {**box, "name": "lamp", "y": 400}}}
+    q = {"question": "In which part of the image is the clock, the top or the bottom?", "answer": "top",
+         "imageId": "img", "annotations": {"question": {"8": "1"}},
+         "semantic": [{"operation": "select", "argument": "clock (1)", "dependencies": []},
+                      {"operation": "choose vposition", "argument": "top|bottom", "dependencies": [0]}]}
+    engine = Engine.load()
+    results = engine.perturb_question("q4", q, graph, corpus=engine.build_corpus({"img": graph}), mode="programs")
+    rec = json.loads(orjson.dumps(next(r.to_record() for r in results if r.perturbations)))
+    p = rec["perturbations"][0]
+    assert (p["question"], p["answer"]) == ("In which part of the image is the lamp, the top or the bottom?", "bottom")
+    assert verify_contrast_sets([rec], {"img": graph}).ok
+    middle = copy.deepcopy(graph)
+    middle["objects"]["2"]["y"] = 220  # its centre within a tenth of the height of the middle
+    report = verify_contrast_sets([rec], {"img": middle})
+    assert PROGRAM in {f.check for f in report.failures}
+    assert "0 of ['top', 'bottom'] hold" in " ".join(f.problem for f in report.failures)
