@@ -188,10 +188,14 @@ class GqaExecutor:
         return ids
 
     def _is_named(self, actual: str, name: str) -> bool:
-        """Is an object called `actual` a `name` (the same kind, a kind of it, or any WordNet sense
-        under it)? What `choose name` and `verify name` ask, so strict."""
-        return (actual == name.lower() or self.lex.is_a(actual, name)
-                or self.lex.canonical(actual) in self.lex.may_denote(name))
+        """Is an object called `actual` a `name`: the same kind or a kind of it? What `choose name`
+        and `verify name` ask, so strict."""
+        return actual == name.lower() or self.lex.is_a(actual, name)
+
+    def _may_be_named(self, actual: str, name: str) -> bool:
+        """Could it be one in some sense of the words ("dish" for a bowl; "bird" for a kite, the
+        hawk)? Neither a yes nor a no can rest on that."""
+        return self.lex.canonical(actual) in self.lex.may_denote(name)
 
     def _ids_fit(self, actual: str, name: str) -> bool:
         """May an object called `actual` be what the program calls `name`?
@@ -201,7 +205,7 @@ class GqaExecutor:
         (GQA's category words: a farm is a "place", a biker a "person"), yes. It says no only
         when the lexicon puts the two in different categories (a "man" that is a car).
         """
-        if self._is_named(actual, name):
+        if self._is_named(actual, name) or self._may_be_named(actual, name):
             return True
         a, b = self.lex.category(actual), self.lex.category(name)
         return a is None or b is None or a == b
@@ -225,7 +229,12 @@ class GqaExecutor:
         that type; "attribute" (filter, untyped choose): any attribute it carries."""
         value = value.strip().lower()
         if kind == "name":
-            return self._is_named(self.scene.objects[oid].name, value)
+            actual = self.scene.objects[oid].name
+            if self._is_named(actual, value):
+                return True
+            if self._may_be_named(actual, value):  # "What kite is this, a puppy or a bird?"
+                raise ProgramRefusal("not_decidable", f"a {actual!r} is a {value!r} only in another sense")
+            return False
         if kind == "attribute":
             return value in self.scene.objects[oid].attributes
         if kind not in ("hposition", "vposition") and not (

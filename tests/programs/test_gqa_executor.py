@@ -94,6 +94,21 @@ def test_what_it_cannot_decide_is_refused(lex, program, reason):
     assert err.value.reason == reason
 
 
+def test_a_name_held_only_in_another_sense_of_the_word_is_refused(lex):
+    """A graph's kite is the toy; WordNet's "kite" is also a hawk. "What animal is this, a puppy or
+    a bird?" about it has no answer that rests on the graph: neither "bird" nor "no"."""
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": {"name": "kite", "x": 40, "y": 40, "w": 40, "h": 40, "attributes": [], "relations": []}}}
+    assert lex.canonical("kite") in lex.may_denote("bird") and not lex.is_a("kite", "bird")
+    for program in ("select: kite->choose name: puppy|bird [0]", "select: kite->verify name: bird [0]",
+                    "select: kite->choose name: kite|bird [0]"):  # one option may not be ruled out
+        with pytest.raises(ProgramRefusal) as err:
+            run(lex, program, graph)
+        assert err.value.reason == "not_decidable"
+    assert run(lex, "select: kite->verify name: puppy [0]", graph) == "no"
+    assert run(lex, "select: kite->choose name: kite|puppy [0]", graph) == "kite"
+
+
 def test_malformed_programs_are_refused(lex):
     scene = SceneIndex.build("img", GRAPH, lex)
     ex = GqaExecutor(scene, lex, GRAPH)
