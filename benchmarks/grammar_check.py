@@ -58,6 +58,10 @@ class Checker:
         the lexicon reads it as plural; None where none is known or its number is not told."""
         lex = self.lex
         for j in range(i + 1, min(i + 4, len(words))):
+            if j > i + 1 and " ".join(words[j - 1:j + 1]) in attribute_words():
+                continue  # the second word of "light blue", not the lamp "light"
+            if " ".join(words[j:j + 2]) in attribute_words():
+                continue  # "light blue": a colour, not the noun "light"
             for span in (2, 1):
                 if j + span > len(words):
                     continue

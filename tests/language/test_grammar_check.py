@@ -19,6 +19,7 @@ def checker():
     ("Is there a jeans on the bed?", "a_plural"),
     ("Are the car red?", "number"),
     ("Is the cars red?", "number"),
+    ("Are the light blue shirt clean?", "number"),
     ("Is the the car red?", "doubled"),
     ("Are there both cheese and vase in this picture?", "bare_singular"),
     ("Is there computer keyboard that is red?", "bare_singular"),
@@ -32,6 +33,7 @@ def test_each_error_is_flagged(checker, text, problem):
     "Is the car to the left or to the right of the man?", "What color are the pants the man is wearing?",
     "Are there both cheese and bread in this picture?", "Is the sky blue or orange?",
     "Do you see either towel racks or fish there?", "Are there both cars and trucks in the image?",
+    "What are the light blue articles of clothing?", "Is the light on?",
 ])
 def test_good_questions_pass(checker, text):
     assert checker.problems(text) == []
