@@ -19,7 +19,17 @@ Distractors: three objects per image from a fixed list, each with one colour, pl
 RNG. Left/right edges are then written between every pair whose boxes' centres differ and that no
 program step relates left or right already (GQA's graphs have them between nearly all pairs).
 
-    .venv/bin/python benchmarks/graphs_from_programs.py ../shared/data/gqa/val_balanced_questions_sample.json OUT
+GQA's density (`--density 16`): a graph built so holds 4.7 objects on average, where GQA's hold
+about 16 (the figure `synth.py` copies), so a question rarely finds a second object with the
+relation or value an edit would swap in. With `--density N`, each image also takes in the
+objects, attributes and relations that other images' programs assert (real GQA content, with its
+GQA ids), one donor image at a time in a seeded order, until it holds N objects. A donor is kept
+only if every one of the image's own questions that executed to its gold answer still does: a
+donor never adds a second referent, an object a "no" denies, or anything else that would change
+what the image's questions say (GQA's questions were generated from their graph, so they hold on
+it). Without `--density`, the graphs are the thin ones above.
+
+    .venv/bin/python benchmarks/graphs_from_programs.py ../shared/data/gqa/val_balanced_questions_sample.json OUT [--density 16]
     # writes OUT/questions.json and OUT/scene_graphs.json, then:
     contrastgen generate --questions OUT/questions.json --scene-graphs OUT/scene_graphs.json --out OUT/cs
     contrastgen verify OUT/cs --scene-graphs OUT/scene_graphs.json
@@ -28,6 +38,7 @@ program step relates left or right already (GQA's graphs have them between nearl
 from __future__ import annotations
 
 import argparse
+import copy
 import random
 import sys
 from pathlib import Path
@@ -38,7 +49,8 @@ import orjson
 from contrastgen.jsonio import write_json
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.programs import gqa as gqa_programs
-from contrastgen.programs.gqa import short_relation
+from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal, short_relation
+from contrastgen.scene.index import SceneIndex
 
 LEX = Lexicon.load()
 PRONOUNS = gqa_programs.PRONOUNS
@@ -51,6 +63,7 @@ OPPOSITE = {"to the left of": "to the right of", "to the right of": "to the left
             "under": "on top of"}
 DISTRACTORS = [("lamp", "white"), ("chair", "brown"), ("bottle", "green"), ("clock", "black"),
                ("vase", "blue"), ("bench", "gray"), ("kite", "red"), ("sign", "yellow")]
+DONOR_ATTEMPTS = 24  # donor images tried per image before it is left below the density asked
 
 
 def _named(arg: str) -> tuple[str, list[str]]:
@@ -162,6 +175,18 @@ class GraphBuilder:
                         self.attr(i, value)
             outs.append(out)
 
+    def adopt(self, donor: dict[str, dict[str, Any]]) -> bool:
+        """Take in a donor image's program objects (ids, names, attributes, the relations among
+        them); False, with nothing taken, where an id is already here."""
+        if any(oid in self.objects for oid in donor):
+            return False
+        self.objects.update(copy.deepcopy(donor))
+        return True
+
+    def finished(self) -> dict[str, Any]:
+        """The graph `finish` would give, leaving this builder (and its RNG) as it is."""
+        return copy.deepcopy(self).finish()
+
     def finish(self) -> dict[str, Any]:
         for n, (name, colour) in enumerate(self.rng.sample(DISTRACTORS, 3)):
             oid = f"d{n}"
@@ -188,22 +213,66 @@ class GraphBuilder:
         return {"width": WIDTH, "height": HEIGHT, **self.scene, "objects": self.objects}
 
 
-def build(questions: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def build(questions: dict[str, dict[str, Any]], *, density: int = 0, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """One graph per image; with `density`, filled with donors' objects up to that many (`seed`:
+    the order donors are tried in)."""
     builders: dict[str, GraphBuilder] = {}
+    asked: dict[str, list[dict[str, Any]]] = {}
     for qid in sorted(questions):
         q = questions[qid]
         image = str(q["imageId"])
         builders.setdefault(image, GraphBuilder(image)).add_question(q)
+        asked.setdefault(image, []).append(q)
+    if density:
+        _add_donors(builders, asked, density, seed)
     return {image: b.finish() for image, b in sorted(builders.items())}
+
+
+def _answered(image: str, graph: dict[str, Any], questions: list[dict[str, Any]]) -> list[bool]:
+    """Which of the questions the project's executor answers with their gold answer on `graph`."""
+    scene = SceneIndex.build(image, graph, LEX)
+    out = []
+    for q in questions:
+        try:
+            got = GqaExecutor(scene, LEX, graph).run(q.get("semantic") or []).answer
+        except ProgramRefusal:
+            got = None
+        out.append(got == str(q.get("answer", "")).lower())
+    return out
+
+
+def _add_donors(builders: dict[str, GraphBuilder], asked: dict[str, list[dict[str, Any]]], density: int,
+                seed: int) -> None:
+    """Fill each image with other images' program objects, keeping a donor only where it leaves
+    every question of the image that was answered right still answered right."""
+    own = {image: copy.deepcopy(b.objects) for image, b in builders.items()}  # donors give only these
+    images = sorted(builders)
+    for image in images:
+        builder = builders[image]
+        before = _answered(image, builder.finished(), asked[image])
+        order = [d for d in images if d != image]
+        random.Random(f"donors/{seed}/{image}").shuffle(order)
+        for donor in order[:DONOR_ATTEMPTS]:
+            if len(builder.objects) + 3 >= density:  # + the three colour distractors
+                break
+            trial = copy.deepcopy(builder)
+            if not trial.adopt(own[donor]):
+                continue
+            after = _answered(image, trial.finished(), asked[image])
+            if all(a for a, b in zip(after, before, strict=True) if b):
+                builder = builders[image] = trial
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("questions", type=Path, help="GQA questions JSON (with programs)")
     ap.add_argument("out", type=Path, help="directory for questions.json and scene_graphs.json")
+    ap.add_argument("--density", type=int, default=0, metavar="N",
+                    help="fill each graph with other images' program objects up to N objects (GQA's: 16)")
+    ap.add_argument("--seed", type=int, default=0, help="the order donor images are tried in")
     args = ap.parse_args(argv)
     questions = orjson.loads(args.questions.read_bytes())
-    graphs = build(questions)
+    graphs = build(questions, density=args.density, seed=args.seed)
     write_json(args.out / "questions.json", questions)
     write_json(args.out / "scene_graphs.json", graphs)
     print(f"{len(questions):,} questions, {len(graphs):,} graphs, "

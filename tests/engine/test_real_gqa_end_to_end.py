@@ -12,7 +12,7 @@ from contrastgen.run.generate import generate
 from contrastgen.verify.checker import verify_contrast_sets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from graphs_from_programs import build  # noqa: E402
+from graphs_from_programs import _answered, build  # noqa: E402
 
 
 def test_real_questions_are_perturbed_and_every_perturbation_verifies(real_gqa_questions, engine):
@@ -28,6 +28,28 @@ def test_real_questions_are_perturbed_and_every_perturbation_verifies(real_gqa_q
           f"refusals {gen.stats['reasons']}")
     assert n >= 300 and with_program == n
     assert {"what_color_is_the_x", "do_you_see_x_or_y", "is_the_x_rel_the_y__relation"} <= set(by_template)
+
+
+def test_graphs_filled_to_gqa_density_keep_every_answer_and_every_perturbation_verifies(
+        real_gqa_questions, engine):
+    """`--density`: other images' program objects fill each graph; a donor that would change what
+    one of the image's questions answers is not taken, and the denser graphs are still proofs'
+    ground (half the sample, to keep the suite fast)."""
+    qids = sorted(real_gqa_questions)[::2]
+    questions = {q: real_gqa_questions[q] for q in qids}
+    thin, dense = build(questions), build(questions, density=16)
+    assert sum(len(g["objects"]) for g in dense.values()) >= 15 * len(dense)
+    assert all(set(thin[image]["objects"]) - {"d0", "d1", "d2"} <= set(g["objects"]) for image, g in dense.items())
+    by_image: dict[str, list[dict]] = {}
+    for q in questions.values():
+        by_image.setdefault(str(q["imageId"]), []).append(q)
+    for image, asked in by_image.items():
+        before, after = _answered(image, thin[image], asked), _answered(image, dense[image], asked)
+        assert all(a for a, b in zip(after, before, strict=True) if b), image
+    gen = generate(engine, questions, dense, max_k=5, seed=0, workers=1, mode="both")
+    report = verify_contrast_sets(gen.records, dense)
+    assert report.ok, report.failures[:5]
+    assert sum(len(r["perturbations"]) for r in gen.records) >= 300
 
 
 def test_gqa_style_relation_and_near_questions_are_perturbed_and_verify(engine):
