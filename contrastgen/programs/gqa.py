@@ -237,8 +237,14 @@ class GqaExecutor:
             return False
         if kind == "attribute":
             return value in self.scene.objects[oid].attributes
-        if kind not in ("hposition", "vposition") and not (
-                self.lex.is_color(value) if kind == "color" else kind in self.types.get(value, ())):
+        if kind in ("hposition", "vposition"):
+            values = self.values_of(oid, kind)
+            if values == {MIDDLE} and value != MIDDLE:
+                # the band is this project's reading of "the middle", not GQA's: near the centre
+                # neither "on the left" nor "not on the left" is shown by the box
+                raise ProgramRefusal("not_decidable", f"no clear {kind}: the box is in the middle")
+            return value in values
+        if not (self.lex.is_color(value) if kind == "color" else kind in self.types.get(value, ())):
             # "verify color: dark": a value the rules do not type could be there and read as "no"
             raise ProgramRefusal("not_decidable", f"{value!r} is not a {kind} the rules know")
         return value in self.values_of(oid, kind)

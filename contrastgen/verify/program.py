@@ -10,7 +10,8 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
   decidable: no object the name *may* denote, and the name not unannotated-prone.
 - `filter TYPE: VALUE`: the input objects that carry attribute VALUE (`not(VALUE)`: that do not);
   hposition / vposition from the box: left/right, top/bottom, `middle` within a tenth of the size
-  around the centre.
+  around the centre. The band is where no side is clear: a side (left, right, top, bottom) asked
+  of a box in it, by any step, is a failure, neither a yes nor a no.
 - `relate: NAME,REL,s|o (ids)`: objects the name denotes that are the subject (s) / object (o)
   of REL with an input object (both directions for symmetric relations); listed ids must be
   among them. Emptiness follows the select rule, with the related loose names.
@@ -27,8 +28,9 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
 - `query: color` / `query: hposition` / `choose hposition: ...`: of the one input object: its one
   colour attribute; its side of the image.
 - `query: vposition`, `verify vposition: V`, `choose vposition: top|bottom`: top or bottom from the
-  box as for `filter vposition`; a box in the middle band has neither, so no option holds and a
-  claimed answer fails.
+  box as for `filter vposition`. A box in the middle band shows neither side, nor that it is not
+  on one: a side asked of it (`query`, `verify`, `choose` of either position) fails; only `middle`
+  may be verified of it.
 - `query: TYPE` (name, material, pose, ...), `verify TYPE: V`, `choose TYPE: A|B`: the value of
   that type all input objects share (types from rules/attribute_types.tsv, read here on its own;
   `name` is the graph's name, and `choose name` asks which option names every input object).
@@ -162,6 +164,8 @@ class _Executor:
             value = value[4:-1].strip() if negated else value
             kind = normalize_name(op.partition(" ")[2])
             if kind in ("hposition", "vposition"):
+                if value != "middle" and any(self.g.position(o, kind) == "middle" for o in ins[0]):
+                    raise EvidenceProblem(f"{what}: a box in the middle band is neither {value!r} nor shown not to be")
                 return {o for o in ins[0] if (self.g.position(o, kind) == value) != negated}
             kept = {o for o in ins[0] if (value in self.g.attributes_of(o)) != negated}
             if not kept and not negated:  # "no object is white": each one must be shown not to be
@@ -196,6 +200,8 @@ class _Executor:
                 if len(colors) != 1:
                     raise EvidenceProblem(f"{what}: object {oid} has colours {colors}; one is needed")
                 return colors[0]
+            if self.g.position(oid, "hposition") == "middle":
+                raise EvidenceProblem(f"{what}: object {oid}'s box is in the middle band: no side is shown")
             return self.g.side(oid)
         if len(ins) == 1 and isinstance(ins[0], set) and (op in ("query", "verify", "choose")
                                                            or op.startswith(("verify ", "choose "))):
@@ -206,11 +212,9 @@ class _Executor:
         """An object's values of one GQA attribute type; its name for `name`."""
         if kind == "name":
             return {self.g.name_of(oid)}
-        if kind == "hposition":
-            return {self.g.side(oid)}
-        if kind == "vposition":  # from the box, as `filter vposition`; a box in the middle has none
+        if kind in ("hposition", "vposition"):  # from the box, as `filter`: left/right, top/bottom, middle
             position = self.g.position(oid, kind)
-            return {position} if position in ("top", "bottom") else set()
+            return {position} if position else set()
         attrs = set(self.g.attributes_of(oid))
         if kind == "color":  # the lexicon's colour terms, as for the colour template
             return attrs & self.rules.colors
@@ -228,6 +232,9 @@ class _Executor:
             return next(iter(next(iter(answers))))
         if op.startswith("verify "):
             value = normalize_name(arg)
+            if kind in ("hposition", "vposition") and value != "middle" and any(
+                    self.g.position(o, kind) == "middle" for o in objects):
+                raise EvidenceProblem(f"{what}: a box in the middle band is neither {value!r} nor shown not to be")
             known = (self.rules.colors if kind == "color" else self.rules.attribute_types.get(kind, frozenset()))
             if kind not in ("name", "hposition", "vposition") and value not in known:
                 raise EvidenceProblem(f"{what}: {value!r} is not a {kind} the rules know")

@@ -109,6 +109,24 @@ def test_a_name_held_only_in_another_sense_of_the_word_is_refused(lex):
     assert run(lex, "select: kite->choose name: kite|puppy [0]", graph) == "kite"
 
 
+def test_no_side_is_shown_of_a_box_in_the_middle_band(lex):
+    """Within a tenth of the centre no side is clear: "Is the lamp on the left?" of such a box is
+    neither yes nor no, and "the lamp on the left" cannot be told from it; "middle" can."""
+    box = {"y": 220, "w": 40, "h": 40, "attributes": [], "relations": []}  # centre 240: the middle
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": {**box, "name": "lamp", "x": 300, "attributes": ["white"]},  # centre 320: the middle
+        "2": {**box, "name": "lamp", "x": 20, "attributes": ["red"]}}}
+    for program in ("select: lamp (1)->verify hposition: left [0]", "select: lamp (1)->verify hposition: right [0]",
+                    "select: lamp->filter hposition: left [0]->query: color [1]",
+                    "select: lamp (1)->verify vposition: top [0]"):
+        with pytest.raises(ProgramRefusal) as err:
+            run(lex, program, graph)
+        assert err.value.reason == "not_decidable", program
+    assert run(lex, "select: lamp (1)->verify hposition: middle [0]", graph) == "yes"
+    assert run(lex, "select: lamp (2)->verify hposition: right [0]", graph) == "no"
+    assert run(lex, "select: lamp->filter hposition: middle [0]->query: color [1]", graph) == "white"
+
+
 def test_malformed_programs_are_refused(lex):
     scene = SceneIndex.build("img", GRAPH, lex)
     ex = GqaExecutor(scene, lex, GRAPH)

@@ -118,3 +118,25 @@ def test_a_vertical_position_is_read_from_the_box():
     report = verify_contrast_sets([rec], {"img": middle})
     assert PROGRAM in {f.check for f in report.failures}
     assert "0 of ['top', 'bottom'] hold" in " ".join(f.problem for f in report.failures)
+
+
+def test_a_side_is_not_read_off_a_box_in_the_middle_band():
+    """"Is the lamp on the left of the photo? no" rests on the lamp's box being clearly right;
+    moved into the middle band, its box shows neither side, and the claim fails."""
+    box = {"y": 100, "w": 40, "h": 40, "attributes": [], "relations": []}
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": {**box, "name": "clock", "x": 20}, "2": {**box, "name": "lamp", "x": 560}}}
+    q = {"question": "Is the clock on the left of the photo?", "answer": "yes", "imageId": "img",
+         "annotations": {"question": {"2": "1"}},
+         "semantic": [{"operation": "select", "argument": "clock (1)", "dependencies": []},
+                      {"operation": "verify hposition", "argument": "left", "dependencies": [0]}]}
+    engine = Engine.load()
+    results = engine.perturb_question("q5", q, graph, corpus=engine.build_corpus({"img": graph}), mode="programs")
+    rec = json.loads(orjson.dumps(next(r.to_record() for r in results if r.perturbations)))
+    p = rec["perturbations"][0]
+    assert (p["question"], p["answer"]) == ("Is the lamp on the left of the photo?", "no")
+    assert verify_contrast_sets([rec], {"img": graph}).ok
+    middle = copy.deepcopy(graph)
+    middle["objects"]["2"]["x"] = 290  # its centre within a tenth of the width of the middle
+    report = verify_contrast_sets([rec], {"img": middle})
+    assert "a box in the middle band is neither 'left'" in " ".join(f.problem for f in report.failures)
