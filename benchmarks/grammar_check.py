@@ -62,6 +62,8 @@ class Checker:
                 continue  # the second word of "light blue", not the lamp "light"
             if " ".join(words[j:j + 2]) in attribute_words():
                 continue  # "light blue": a colour, not the noun "light"
+            if words[j] in attribute_words() and j + 1 < len(words) and lex.is_known(words[j + 1]):
+                continue  # "the orange clothing items": a colour before a noun, not the fruit
             for span in (2, 1):
                 if j + span > len(words):
                     continue

@@ -34,6 +34,7 @@ def test_each_error_is_flagged(checker, text, problem):
     "Are there both cheese and bread in this picture?", "Is the sky blue or orange?",
     "Do you see either towel racks or fish there?", "Are there both cars and trucks in the image?",
     "What are the light blue articles of clothing?", "Is the light on?",
+    "What are the orange clothing items called?", "Is the orange on the table?",
 ])
 def test_good_questions_pass(checker, text):
     assert checker.problems(text) == []
