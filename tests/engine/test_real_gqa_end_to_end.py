@@ -67,3 +67,17 @@ def test_gqa_style_relation_and_near_questions_are_perturbed_and_verify(engine):
     # the look-alikes ("Is the man near the catcher wearing jeans?") are never perturbed
     relational = [r for r in gen.records if r["template"] != "what_color_is_the_x"]
     assert not any(w in r["question"] for r in relational for w in ("wearing", "parked", "'s ", " that is "))
+
+
+def test_gqa_style_questions_over_graphs_at_gqa_density_verify(engine):
+    """The written corpus's position questions ("Is the car on the left of the photo?") over
+    denser graphs: a renamed object may land in the middle band, where no side is shown."""
+    import json
+
+    path = Path(__file__).resolve().parents[1] / "data" / "gqa_style_questions.json"
+    questions = json.loads(path.read_text())["questions"]
+    graphs = build(questions, density=16, seed=5)
+    gen = generate(engine, questions, graphs, max_k=5, seed=0, workers=1, mode="both")
+    report = verify_contrast_sets(gen.records, graphs)
+    assert report.ok, report.failures[:5]
+    assert sum(len(r["perturbations"]) for r in gen.records) >= 500
