@@ -11,11 +11,15 @@ import orjson
 
 from contrastgen.datasets.gqa import perturbation_as_gqa
 from contrastgen.engine import Engine
+from contrastgen.language.lexicon import Lexicon
+from contrastgen.programs.gqa import GqaExecutor
+from contrastgen.scene.index import SceneIndex
 from contrastgen.verify.checker import PROGRAM, verify_contrast_sets
 
 CASES = json.loads((Path(__file__).resolve().parents[1] / "data" / "regressions" /
                     "proofs_about_the_words.json").read_text())
 GRAPHS = {"9000001": CASES["scene_graphs"]["9000001"]}
+LEXICON = Lexicon.load()
 
 
 def _question(text: str, semantic: list[dict]) -> dict:
@@ -97,46 +101,51 @@ def test_a_program_about_other_objects_fails_even_with_the_same_answer():
     assert "differs in ['subject']" in report.failures[0].problem
 
 
+def _clock_and_lamp(question: str, token: int, step: dict, **place: int) -> tuple[dict, dict]:
+    """A clock and a lamp placed by `place` ({"clock_y": 20, ...}), a question about the clock
+    ending in `step`, and the program path's record of it (its first perturbation renames the
+    clock to the lamp)."""
+    box = {"x": 100, "y": 100, "w": 40, "h": 40, "attributes": [], "relations": []}
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": {**box, "name": "clock", **{k[6:]: v for k, v in place.items() if k.startswith("clock_")}},
+        "2": {**box, "name": "lamp", **{k[5:]: v for k, v in place.items() if k.startswith("lamp_")}}}}
+    q = {"question": question, "answer": "yes", "imageId": "img", "annotations": {"question": {str(token): "1"}},
+         "semantic": [{"operation": "select", "argument": "clock (1)", "dependencies": []},
+                      {**step, "dependencies": [0]}]}
+    scene = GqaExecutor(SceneIndex.build("img", graph, LEXICON), LEXICON, graph)
+    q["answer"] = scene.run(q["semantic"]).answer
+    engine = Engine.load()
+    results = engine.perturb_question("q4", q, graph, corpus=engine.build_corpus({"img": graph}), mode="programs")
+    return graph, json.loads(orjson.dumps(next(r.to_record() for r in results if r.perturbations)))
+
+
+def _failures_in_the_middle(rec: dict, graph: dict, axis: str) -> str:
+    """The verifier's problems with `rec` once the lamp's box is moved to the middle band."""
+    middle = copy.deepcopy(graph)
+    middle["objects"]["2"][axis] = 220 if axis == "y" else 290  # its centre within a tenth of the middle
+    report = verify_contrast_sets([rec], {"img": middle})
+    assert {f.check for f in report.failures} == {PROGRAM}
+    return " ".join(f.problem for f in report.failures)
+
+
 def test_a_vertical_position_is_read_from_the_box():
     """"the top or the bottom" (GQA's positionChoose): the verifier reads top and bottom off the
     box as the executor does, and a box in the middle band answers neither."""
-    box = {"x": 100, "w": 40, "h": 40, "attributes": [], "relations": []}
-    graph = {"width": 640, "height": 480, "objects": {
-        "1": {**box, "name": "clock", "y": 20}, "2": {**box, "name": "lamp", "y": 400}}}
-    q = {"question": "In which part of the image is the clock, the top or the bottom?", "answer": "top",
-         "imageId": "img", "annotations": {"question": {"8": "1"}},
-         "semantic": [{"operation": "select", "argument": "clock (1)", "dependencies": []},
-                      {"operation": "choose vposition", "argument": "top|bottom", "dependencies": [0]}]}
-    engine = Engine.load()
-    results = engine.perturb_question("q4", q, graph, corpus=engine.build_corpus({"img": graph}), mode="programs")
-    rec = json.loads(orjson.dumps(next(r.to_record() for r in results if r.perturbations)))
+    graph, rec = _clock_and_lamp("In which part of the image is the clock, the top or the bottom?", 8,
+                                 {"operation": "choose vposition", "argument": "top|bottom"}, clock_y=20, lamp_y=400)
     p = rec["perturbations"][0]
-    assert (p["question"], p["answer"]) == ("In which part of the image is the lamp, the top or the bottom?", "bottom")
+    assert (rec["answer"], p["question"], p["answer"]) == (
+        "top", "In which part of the image is the lamp, the top or the bottom?", "bottom")
     assert verify_contrast_sets([rec], {"img": graph}).ok
-    middle = copy.deepcopy(graph)
-    middle["objects"]["2"]["y"] = 220  # its centre within a tenth of the height of the middle
-    report = verify_contrast_sets([rec], {"img": middle})
-    assert PROGRAM in {f.check for f in report.failures}
-    assert "0 of ['top', 'bottom'] hold" in " ".join(f.problem for f in report.failures)
+    assert "0 of ['top', 'bottom'] hold" in _failures_in_the_middle(rec, graph, "y")
 
 
 def test_a_side_is_not_read_off_a_box_in_the_middle_band():
     """"Is the lamp on the left of the photo? no" rests on the lamp's box being clearly right;
     moved into the middle band, its box shows neither side, and the claim fails."""
-    box = {"y": 100, "w": 40, "h": 40, "attributes": [], "relations": []}
-    graph = {"width": 640, "height": 480, "objects": {
-        "1": {**box, "name": "clock", "x": 20}, "2": {**box, "name": "lamp", "x": 560}}}
-    q = {"question": "Is the clock on the left of the photo?", "answer": "yes", "imageId": "img",
-         "annotations": {"question": {"2": "1"}},
-         "semantic": [{"operation": "select", "argument": "clock (1)", "dependencies": []},
-                      {"operation": "verify hposition", "argument": "left", "dependencies": [0]}]}
-    engine = Engine.load()
-    results = engine.perturb_question("q5", q, graph, corpus=engine.build_corpus({"img": graph}), mode="programs")
-    rec = json.loads(orjson.dumps(next(r.to_record() for r in results if r.perturbations)))
+    graph, rec = _clock_and_lamp("Is the clock on the left of the photo?", 2,
+                                 {"operation": "verify hposition", "argument": "left"}, clock_x=20, lamp_x=560)
     p = rec["perturbations"][0]
-    assert (p["question"], p["answer"]) == ("Is the lamp on the left of the photo?", "no")
+    assert (rec["answer"], p["question"], p["answer"]) == ("yes", "Is the lamp on the left of the photo?", "no")
     assert verify_contrast_sets([rec], {"img": graph}).ok
-    middle = copy.deepcopy(graph)
-    middle["objects"]["2"]["x"] = 290  # its centre within a tenth of the width of the middle
-    report = verify_contrast_sets([rec], {"img": middle})
-    assert "a box in the middle band is neither 'left'" in " ".join(f.problem for f in report.failures)
+    assert "a box in the middle band is neither 'left'" in _failures_in_the_middle(rec, graph, "x")
