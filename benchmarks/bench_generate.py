@@ -254,15 +254,16 @@ def summary(results: list[dict[str, object]], label: str) -> dict[str, float]:
     return med
 
 
-def _at_once(runs: list[Callable[[], dict[str, object]]]) -> list[dict[str, object]]:
-    """Start every run at once (each waits on its own child process); their results in order."""
+def _at_once(runs: list[Callable[[], dict[str, object]]], *, reverse: bool = False) -> list[dict[str, object]]:
+    """Start every run at once (each waits on its own child process); their results in order.
+    `reverse` starts them last first, so that alternating pairs give neither run the head start."""
     results: list[dict[str, object] | None] = [None] * len(runs)
 
     def one(i: int) -> None:
         results[i] = runs[i]()
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(len(runs))]
-    for t in threads:
+    for t in reversed(threads) if reverse else threads:
         t.start()
     for t in threads:
         t.join()
@@ -282,7 +283,8 @@ def against(revision: str, data: Path, args: argparse.Namespace, n_questions: in
         for i in range(args.repeat):
             if args.at_once:  # one worker each, started together: the pair shares the host
                 pair = _at_once([functools.partial(run, data, 1, args.max_k, None, n_questions, args.mode,
-                                                   source, probe=False) for source in sources.values()])
+                                                   source, probe=False) for source in sources.values()],
+                                reverse=i % 2 == 1)
                 probe = host_probe()
                 for result in pair:
                     result["host_probe_s"] = probe
