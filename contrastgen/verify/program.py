@@ -33,7 +33,9 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
   may be verified of it.
 - `query: TYPE` (name, material, pose, ...), `verify TYPE: V`, `choose TYPE: A|B`: the value of
   that type all input objects share (types from rules/attribute_types.tsv, read here on its own;
-  `name` is the graph's name, and `choose name` asks which option names every input object).
+  `name` is the graph's name, and `choose name` asks which option names every input object). A
+  name's "no" (`verify name` false, each option a `choose name` rejects) needs the object not to be
+  one in any sense of the word (the noun table's loose reading: a kite may be a bird).
 """
 
 from __future__ import annotations
@@ -242,6 +244,8 @@ class _Executor:
                     for o in objects}
             if len(held) != 1:
                 raise EvidenceProblem(f"{what}: the objects disagree on {value!r}")
+            if held == {False} and kind == "name":
+                self.not_named(what, objects, value)
             if held == {False} and kind not in ("name", "hposition", "vposition"):
                 for o in objects:
                     self.not_having(what, o, kind, value)
@@ -259,12 +263,24 @@ class _Executor:
             holding = [x for x in options if all(x in self.values(o, kind) for o in objects)]
         if len(holding) != 1:
             raise EvidenceProblem(f"{what}: {len(holding)} of {options} hold")
+        if kind == "name":
+            for x in options:
+                if x != holding[0]:
+                    self.not_named(what, objects, x)
         if kind and kind not in ("name", "hposition", "vposition"):
             for o in objects:
                 for x in options:
                     if x != holding[0]:
                         self.not_having(what, o, kind, x)
         return holding[0]
+
+    def not_named(self, what: str, objects: set[str], name: str) -> None:
+        """A "no" about a name rests on the noun table: no object may be a `name` in any sense of
+        the word (a kite is not a bird as the toy, but is as the hawk)."""
+        maybe = objects & self.denoted(name, loose=True)
+        if maybe:
+            raise EvidenceProblem(f"{what}: objects {sorted(maybe)} may be a {name!r} in another sense; "
+                                  "a 'no' is not shown")
 
     def not_having(self, what: str, oid: str, kind: str, value: str) -> None:
         """A "no" about an attribute rests on the graph, not on a missing annotation: the object

@@ -149,3 +149,30 @@ def test_a_side_is_not_read_off_a_box_in_the_middle_band():
     assert (rec["answer"], p["question"], p["answer"]) == ("yes", "Is the lamp on the left of the photo?", "no")
     assert verify_contrast_sets([rec], {"img": graph}).ok
     assert "a box in the middle band is neither 'left'" in _failures_in_the_middle(rec, graph, "x")
+
+
+def test_a_name_no_needs_the_object_to_be_none_in_any_sense():
+    """The verifier's own reading of names: a kite is not a bird as the toy, but is as the hawk,
+    so neither "Is it a bird? no" nor "a kite, not a bird" is shown of it; of a puppy both are."""
+    from contrastgen.verify.graph import EvidenceProblem, GraphIndex
+    from contrastgen.verify.program import execute_program
+    from contrastgen.verify.rules import load_rules
+
+    box = {"x": 20, "y": 20, "w": 40, "h": 40, "attributes": [], "relations": []}
+    graph = GraphIndex({"width": 640, "height": 480, "objects": {
+        "1": {**box, "name": "kite"}, "2": {**box, "name": "puppy"}}})
+
+    def run(oid: str, op: str, arg: str) -> str:
+        return execute_program([{"operation": "select", "argument": f"it ({oid})", "dependencies": []},
+                                {"operation": op, "argument": arg, "dependencies": [0]}], graph, load_rules())[0]
+
+    for op, arg in (("verify name", "bird"), ("choose name", "kite|bird")):
+        try:
+            run("1", op, arg)
+        except EvidenceProblem as exc:
+            assert "may be a 'bird' in another sense" in str(exc)
+        else:
+            raise AssertionError(f"{op}: {arg} of a kite passed")
+    assert run("2", "verify name", "bird") == "no"
+    assert run("2", "choose name", "puppy|bird") == "puppy"
+    assert run("1", "choose name", "kite|puppy") == "kite"
