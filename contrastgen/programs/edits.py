@@ -219,7 +219,8 @@ class _Edit(ObjectEdits, RelationEdits, AttributeEdits, RedundancyEdits):
         the edit's answer rests on)."""
         out = [with_ids(s, run.refs.get(i)) if i in rewritten else s for i, s in enumerate(edited)]
         scene = self.editor.scene
-        touched = {o for ids in run.refs.values() for o in ids} | set(attributes or {})
+        attributes = self._compared(edited, run, attributes or {})
+        touched = {o for ids in run.refs.values() for o in ids} | set(attributes)
         objects = []
         for o in sorted(touched):
             fact: dict[str, Any] = {"fact": "object", "id": o, "name": scene.objects[o].name}
@@ -231,6 +232,24 @@ class _Edit(ObjectEdits, RelationEdits, AttributeEdits, RedundancyEdits):
                              "query": {"op": "program", "step": index if index >= 0 else int(change["slot"][4:])},
                              "facts": objects + facts, "answer": run.answer},
                 "kind": kind}
+
+    def _compared(self, edited: list[dict[str, Any]], run: Execution,
+                  attributes: dict[str, list[str]]) -> dict[str, list[str]]:
+        """`attributes`, with the values a `same`, `different` or `common` step compared of each
+        of its objects: the colours "Do the cup and the pants have the same color? no" rests on."""
+        out = {o: list(v) for o, v in attributes.items()}
+        executor = self.editor.executor()
+        for step in edited:
+            head, _, kind = step["operation"].partition(" ")
+            if head not in ("same", "different", "common"):
+                continue
+            kinds = ["color", "material", "shape"] if head == "common" else [kind or step["argument"].strip()]
+            for d in step["dependencies"]:
+                value = run.values[d]
+                for o in () if isinstance(value, str) else value:
+                    held = {v for k in kinds for v in executor.values_of(o, k)} & self.editor.scene.objects[o].attributes
+                    out[o] = sorted(set(out.get(o, ())) | held)
+        return out
 
     def _reads_well(self, words: str) -> bool:
         """The new words add no doubled word ("the grass the person is near near the umbrella")."""

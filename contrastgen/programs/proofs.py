@@ -68,7 +68,8 @@ class EditProofs:
         """`edited` and `parsed`: the edited program, as dicts and parsed; `steps`: the original."""
         return (self._absence_decidable(steps, downstream) if run.answer == "no" else True) and \
             self.absences_provable(edited, run) and self.relations_decided(edited, run) and \
-            self.attributes_decided(edited, run) and self.words_agree(parsed, run)
+            self.attributes_decided(edited, run) and self.comparisons_decided(edited, run) and \
+            self.words_agree(parsed, run)
 
     def absences_provable(self, edited: list[dict[str, Any]], run: Execution) -> bool:
         """Every reference that came out empty is a claim of absence: only for names whose
@@ -161,6 +162,34 @@ class EditProofs:
                 continue
             if not all(self.excluded(o, kind, v) for o in inputs for v in rejected):
                 return False
+        return True
+
+    def comparisons_decided(self, edited: list[dict[str, Any]], run: Execution) -> bool:
+        """Two objects differ in a type only where the graph excludes each one's value from the
+        other: the one value of a single-valued type, or an opposite. A table listed as wood and a
+        chair listed as metal may both be wood where nothing says otherwise ("different
+        materials?"), and a type some object has no value of is not shown unshared (`common`)."""
+        for i, step in enumerate(edited):
+            head, _, kind = step["operation"].partition(" ")
+            if head in ("same", "different"):
+                kinds = [kind or step["argument"].strip()]
+                differ = (run.values[i] == "no") == (head == "same")
+                kinds = kinds if differ else []
+            elif head == "common":
+                kinds = [k for k in ("color", "material", "shape") if k != run.values[i]]
+            else:
+                continue
+            sets = [run.values[d] for d in step["dependencies"]]
+            if len(sets) == 1 and not isinstance(sets[0], str):
+                sets = [(o,) for o in sets[0]]
+            objects = [o for objects in sets if not isinstance(objects, str) for o in objects]
+            for k in kinds:
+                values = {o: self.executor().values_of(o, k) for o in objects}
+                if any(len(v) != 1 for v in values.values()):
+                    return False
+                if not all(self.excluded(o, k, next(iter(values[x])))
+                           for o in objects for x in objects if values[x] != values[o]):
+                    return False
         return True
 
     def _absence_decidable(self, steps: list[Step], downstream: set[int]) -> bool:

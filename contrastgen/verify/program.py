@@ -31,6 +31,10 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
   box as for `filter vposition`. A box in the middle band shows neither side, nor that it is not
   on one: a side asked of it (`query`, `verify`, `choose` of either position) fails; only `middle`
   may be verified of it.
+- `same TYPE`, `different TYPE`: of two objects (two inputs, or the objects of one), yes or no;
+  `common`: the one of colour, material and shape they share. Each object must have exactly one
+  value of a type compared, and values that differ must each be shown not to be the other's (the
+  "no" rule below: a table listed as wood and a chair listed as metal are not shown to differ).
 - `query: TYPE` (name, material, pose, ...), `verify TYPE: V`, `choose TYPE: A|B`: the value of
   that type all input objects share (types from rules/attribute_types.tsv, read here on its own;
   `name` is the graph's name, and `choose name` asks which option names every input object). A
@@ -205,6 +209,8 @@ class _Executor:
             if self.g.position(oid, "hposition") == "middle":
                 raise EvidenceProblem(f"{what}: object {oid}'s box is in the middle band: no side is shown")
             return self.g.side(oid)
+        if op.startswith(("same", "different")) or op == "common":
+            return self.compare(what, op, arg, ins)
         if len(ins) == 1 and isinstance(ins[0], set) and (op in ("query", "verify", "choose")
                                                            or op.startswith(("verify ", "choose "))):
             return self.attribute_step(what, op, arg, ins[0])
@@ -273,6 +279,43 @@ class _Executor:
                     if x != holding[0]:
                         self.not_having(what, o, kind, x)
         return holding[0]
+
+    def compare(self, what: str, op: str, arg: str, ins: list[Value]) -> str:
+        """same TYPE / different TYPE: yes or no; common: the one of colour, material and shape the
+        objects share. The objects are the inputs' (each input one object), or the one input's
+        objects each on its own."""
+        if len(ins) == 1 and isinstance(ins[0], set):
+            objects = sorted(ins[0])
+        elif len(ins) == 2:
+            objects = [self.one(v, what) for v in ins]
+        else:
+            raise EvidenceProblem(f"{what}: needs two objects")
+        if len(objects) < 2:
+            raise EvidenceProblem(f"{what}: needs two objects, got {objects}")
+        head, _, kind = op.partition(" ")
+        if head in ("same", "different"):
+            shared = self.share(what, objects, normalize_name(kind or arg))
+            return "yes" if shared == (head == "same") else "no"
+        shared_kinds = [k for k in ("color", "material", "shape") if self.share(what, objects, k)]
+        if len(shared_kinds) != 1:
+            raise EvidenceProblem(f"{what}: the objects share {shared_kinds}, not one type")
+        return shared_kinds[0]
+
+    def share(self, what: str, objects: list[str], kind: str) -> bool:
+        """Do the objects have the same value of `kind`? Each must have exactly one; where they
+        differ, each one's value must be shown not to be the other's (`not_having`)."""
+        values = {}
+        for o in objects:
+            have = self.values(o, kind)
+            if len(have) != 1:
+                raise EvidenceProblem(f"{what}: object {o} has {sorted(have)} as {kind}; one is needed")
+            values[o] = next(iter(have))
+        if len(set(values.values())) == 1:
+            return True
+        for o in objects:
+            for other in set(values.values()) - {values[o]}:
+                self.not_having(what, o, kind, other)
+        return False
 
     def not_named(self, what: str, objects: set[str], name: str) -> None:
         """A "no" about a name rests on the noun table: no object may be a `name` in any sense of
