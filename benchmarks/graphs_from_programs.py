@@ -14,7 +14,9 @@ What each program step contributes (the gold answer decides the rest):
   specific name a program gives an id wins: "officer" over "person"); `query`/`choose` of another
   type add the answer as an attribute (hposition: the box's side; place, room, weather: the graph's
   `location` / `weather`); `choose rel` adds the answered relation's edge; `verify TYPE: V` with
-  yes adds V.
+  yes adds V; `same TYPE` / `different TYPE` / `common` give the compared objects one drawn value
+  of each type they share and distinct ones of each type they do not (the program names the type
+  only).
 Distractors: three objects per image from a fixed list, each with one colour, placed by a seeded
 RNG. Left/right edges are then written between every pair whose boxes' centres differ and that no
 program step relates left or right already (GQA's graphs have them between nearly all pairs).
@@ -63,6 +65,10 @@ OPPOSITE = {"to the left of": "to the right of", "to the right of": "to the left
             "under": "on top of"}
 DISTRACTORS = [("lamp", "white"), ("chair", "brown"), ("bottle", "green"), ("clock", "black"),
                ("vase", "blue"), ("bench", "gray"), ("kite", "red"), ("sign", "yellow")]
+# values for the objects a `same`/`different`/`common` step compares, which its program names only
+# by type (typed in rules/attribute_types.tsv; colours in rules/lexicon/colors.txt)
+COMPARED_VALUES = {"color": ("white", "black", "red", "blue", "green", "brown"),
+                   "material": ("wood", "metal", "plastic", "glass"), "shape": ("round", "octagonal")}
 DONOR_ATTEMPTS = 24  # donor images tried per image before it is left below the density asked
 
 
@@ -164,6 +170,8 @@ class GraphBuilder:
             elif (op == "query" or op.startswith("choose")) and last:
                 kind = arg.strip() if op == "query" else op[len("choose"):].strip()
                 self.answered(kind, ins, answer)
+            elif op.partition(" ")[0] in ("same", "different", "common") and len(ins) >= 2:
+                self.compared(op, ins, answer)
             elif op.startswith("verify ") and op != "verify rel" and ins:
                 kind, value = op[len("verify "):], arg.strip()
                 for i in ins:
@@ -174,6 +182,25 @@ class GraphBuilder:
                     elif answer == "yes":
                         self.attr(i, value)
             outs.append(out)
+
+    def compared(self, op: str, objects: list[str], answer: str) -> None:
+        """What a `same TYPE`, `different TYPE` or `common` step says with its gold answer: one
+        value for every object of a type they share, another per object of a type they do not.
+        The values are drawn, since the program names only the type; a type some object already
+        has a value of is left as the other questions made it."""
+        head, _, kind = op.partition(" ")
+        if head == "common":
+            kinds, shared = tuple(COMPARED_VALUES), {answer}
+        else:
+            kinds, shared = (kind.strip(),), ({kind.strip()} if (answer == "yes") == (head == "same") else set())
+        for k in kinds:
+            palette = COMPARED_VALUES.get(k)
+            if not palette or len(objects) > len(palette) or any(
+                    set(self.objects[o]["attributes"]) & set(palette) for o in objects):
+                continue
+            values = [self.rng.choice(palette)] * len(objects) if k in shared else self.rng.sample(palette, len(objects))
+            for o, v in zip(objects, values, strict=True):
+                self.attr(o, v)
 
     def adopt(self, donor: dict[str, dict[str, Any]]) -> bool:
         """Take in a donor image's program objects (ids, names, attributes, the relations among

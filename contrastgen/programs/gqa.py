@@ -379,6 +379,10 @@ def _verify(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
 
 
 def _choose(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
+    if len(ins) == 2 and not step.argument.strip():
+        # GQA's compare ("Who is taller, the man or the woman?": `choose taller: [0, 1]`): a scene
+        # graph holds no heights, sizes or ages to compare, so there is nothing to execute
+        raise ProgramRefusal("unknown_operation", f"{step.operation} compares two objects; graphs give no measure")
     value = _only(ins, step)
     if step.kind == "rel":
         objects = _objects(value, step)

@@ -87,6 +87,7 @@ def test_operations(lex, program, answer):
     ("select: car (1)->query: name [0]", "program_mismatch"),
     ("select: man->paint: red [0]", "unknown_operation"),
     ("select: dog->select: man->same pose: [0, 1]", "not_decidable"),  # a dog with no pose
+    ("select: man->select: dog->choose taller: [0, 1]", "unknown_operation"),  # GQA's compare: no measure
 ])
 def test_what_it_cannot_decide_is_refused(lex, program, reason):
     with pytest.raises(ProgramRefusal) as err:
@@ -171,3 +172,20 @@ def test_real_gqa_programs_over_graphs_built_from_them(lex):
     # The three wrong answers are the builder's: its left/right edges between all pairs give a pair
     # the edge a gold "no" denies (README, "The GQA program executor").
     assert len(result["wrong"]) <= 3
+
+
+def test_gqa_style_comparisons_over_graphs_built_from_them(lex):
+    """The written corpus's `same`, `different` and `common` questions get their gold answers on
+    graphs `graphs_from_programs` builds (it draws the compared values); GQA's comparatives
+    ("Who is taller?") are refused as operations a graph cannot run."""
+    import json
+
+    import graphs_from_programs
+
+    corpus = json.loads((REPO / "tests" / "data" / "gqa_style_questions.json").read_text())["questions"]
+    compare = {k: q for k, q in corpus.items()
+               if q["semantic"][-1]["operation"].partition(" ")[0] in ("same", "different", "common", "choose")
+               and len(q["semantic"][-1]["dependencies"]) == 2}
+    result = execute_all(compare, graphs_from_programs.build(compare), lex)
+    assert result["right"] >= 7 and not result["wrong"]
+    assert {reason for _, reason, _ in result["refused"]} == {"unknown_operation"}
