@@ -141,8 +141,8 @@ class EditProofs:
 
     def attributes_decided(self, edited: list[dict[str, Any]], run: Execution) -> bool:
         """An attribute answers no only where the graph excludes it: a `verify TYPE` that says
-        no, each option a `choose TYPE` rejects, and a `filter` that keeps nothing of its input
-        (the objects' positions are read from their boxes, so always decided)."""
+        no, each option a `choose TYPE` or an untyped `choose` rejects, and a `filter` that keeps
+        nothing of its input (the objects' positions are read from their boxes, so always decided)."""
         for i, step in enumerate(edited):
             op = step["operation"]
             head, _, kind = op.partition(" ")
@@ -154,6 +154,14 @@ class EditProofs:
             value = step["argument"].strip().lower()
             if head == "verify" and run.values[i] == "no":
                 rejected = [value]
+            elif head == "choose" and op == "choose":
+                # untyped ("Is the car shiny or rusty?"): an option may be a name or any attribute,
+                # so a rejected one must be neither: no name the object bears in any sense, and
+                # an attribute the graph excludes ("rusty" is not shown absent from a shiny car)
+                rejected = [o.strip().lower() for o in value.split("|") if o.strip().lower() != run.values[i]]
+                maybe_named = {n for v in rejected for n in self.lex.may_denote(v)}
+                if any(self.scene.objects[o].canonical in maybe_named for o in inputs):
+                    return False
             elif head == "choose" and kind:
                 rejected = [o.strip().lower() for o in value.split("|") if o.strip().lower() != run.values[i]]
             elif head == "filter" and not run.values[i] and inputs and not negated(value):

@@ -20,9 +20,9 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
   edge, no on its opposite's, a failure when neither or both (contradiction) are annotated.
 - `choose rel: NAME,R1|R2,s|o (ids)`: of the one input object and the one named object, the one
   relation on its edge, the other refuted as `verify rel`'s no; answered short ("left", "front").
-- A "no" about an attribute (`verify TYPE` false, each option a `choose TYPE` rejects, a `filter`
-  that keeps none of its input) must be shown: the object carries an opposite of the value
-  (rules/attribute_opposites.tsv), or exactly one value of a single-valued type
+- A "no" about an attribute (`verify TYPE` false, each option a `choose TYPE` or an untyped
+  `choose` rejects, a `filter` that keeps none of its input) must be shown: the object carries an
+  opposite of the value (rules/attribute_opposites.tsv), or exactly one value of a single-valued type
   (rules/single_valued_types.txt: colour) that is another, and not a shade of it ("light blue"
   does not exclude "blue").
 - `query: color` / `query: hposition` / `choose hposition: ...`: of the one input object: its one
@@ -273,6 +273,12 @@ class _Executor:
             for x in options:
                 if x != holding[0]:
                     self.not_named(what, objects, x)
+        if not kind:  # an option rejected must be neither a name of the objects nor an attribute of them
+            for x in options:
+                if x != holding[0]:
+                    self.not_named(what, objects, x)
+                    for o in objects:
+                        self.not_having(what, o, "", x)
         if kind and kind not in ("name", "hposition", "vposition"):
             for o in objects:
                 for x in options:

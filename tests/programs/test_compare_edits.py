@@ -124,3 +124,33 @@ def test_an_unshown_difference_in_a_record_fails_the_program_check(generated):
     report = verify_contrast_sets([record], {"img": GRAPH})
     assert PROGRAM in {f.check for f in report.failures}
     assert "nothing in the graph shows that object 4 is not 'metal'" in " ".join(f.problem for f in report.failures)
+
+
+def _untyped_choice(a: str, b: str, first: tuple[str, str], second: tuple[str, str]) -> tuple[dict, list]:
+    """A graph of two objects (name, attribute) and the program path's perturbations of "Is the
+    <first> <a> or <b>?" (GQA's untyped `choose`)."""
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": {**_box(20, 100), "name": first[0], "attributes": [first[1]]},
+        "2": {**_box(400, 100), "name": second[0], "attributes": [second[1]]}}}
+    question = {"question": f"Is the {first[0]} {a} or {b}?", "answer": first[1], "imageId": "img",
+                "types": {"structural": "choose", "semantic": "attr", "detailed": "chooseAttr"},
+                "annotations": {"question": {"2": "1"}},
+                "semantic": [{"operation": "select", "argument": f"{first[0]} (1)", "dependencies": []},
+                             {"operation": "choose", "argument": f"{a}|{b}", "dependencies": [0]}]}
+    gen = generate(Engine.load(), {"q": question}, {"img": graph}, max_k=5, seed=0, workers=1, mode="programs")
+    assert verify_contrast_sets(gen.records, {"img": graph}).ok
+    return graph, [(p["question"], p["answer"]) for r in gen.records for p in r["perturbations"]]
+
+
+def test_an_untyped_choice_rejects_only_what_the_graph_excludes():
+    """Renamed to the truck listed as rusty, "Is the car shiny or rusty?" would answer "rusty"
+    on nothing showing the truck is not shiny: no perturbation is made, and a program claiming
+    it fails the verifier. A laptop listed as closed is shown not open (an opposite): made."""
+    graph, made = _untyped_choice("shiny", "rusty", ("car", "shiny"), ("truck", "rusty"))
+    assert made == []
+    steps = [{"operation": "select", "argument": "truck (2)", "dependencies": []},
+             {"operation": "choose", "argument": "shiny|rusty", "dependencies": [0]}]
+    with pytest.raises(EvidenceProblem, match="nothing in the graph shows that object 2 is not 'shiny'"):
+        execute_program(steps, GraphIndex(graph), load_rules())
+    _, made = _untyped_choice("open", "closed", ("box", "open"), ("laptop", "closed"))
+    assert ("Is the laptop open or closed?", "closed") in made
