@@ -45,6 +45,9 @@ def dependents(steps: list[Step], index: int) -> set[int]:
 
 
 def with_ids(step: dict[str, Any], ids: tuple[str, ...] | None) -> dict[str, Any]:
+    """A reference step with the ids an execution found; any other step as it is ("not(red)")."""
+    if step["operation"] not in REFERENCE_OPS:
+        return step
     name, old = split_reference(step["argument"])
     if old is None and ids is None:
         return step

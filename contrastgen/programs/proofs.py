@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contrastgen.language.lexicon import Lexicon, attribute_opposites, read_word_list
+from contrastgen.programs.edit_base import REFERENCE_OPS
 from contrastgen.programs.gqa import (
     Execution,
     GqaExecutor,
@@ -46,7 +47,10 @@ def shades(a: str, b: str) -> bool:
 
 
 def bare(step: dict[str, Any]) -> dict[str, Any]:
-    """A step whose reference names objects by name, not by GQA's ids (they are the old ones)."""
+    """A step whose reference names objects by name, not by GQA's ids (they are the old ones).
+    Only a reference has ids: a filter's "not(red)" is a value, kept whole."""
+    if step["operation"] not in REFERENCE_OPS:
+        return step
     name, ids = split_reference(step["argument"])
     return step if ids is None else {**step, "argument": name}
 
@@ -141,8 +145,9 @@ class EditProofs:
 
     def attributes_decided(self, edited: list[dict[str, Any]], run: Execution) -> bool:
         """An attribute answers no only where the graph excludes it: a `verify TYPE` that says
-        no, each option a `choose TYPE` or an untyped `choose` rejects, and a `filter` that keeps
-        nothing of its input (the objects' positions are read from their boxes, so always decided)."""
+        no, each option a `choose TYPE` or an untyped `choose` rejects, a `filter` that keeps
+        nothing of its input, and every object a `filter: not(V)` keeps (the objects' positions are
+        read from their boxes, so always decided)."""
         for i, step in enumerate(edited):
             op = step["operation"]
             head, _, kind = op.partition(" ")
@@ -164,7 +169,13 @@ class EditProofs:
                     return False
             elif head == "choose" and kind:
                 rejected = [o.strip().lower() for o in value.split("|") if o.strip().lower() != run.values[i]]
-            elif head == "filter" and not run.values[i] and inputs and not negated(value):
+            elif head == "filter" and negated(value):
+                # "the car that is not red" says of each object it keeps that it is not red
+                inner = value[4:-1].strip()
+                if not all(self.excluded(o, kind, inner) for o in run.values[i]):
+                    return False
+                continue
+            elif head == "filter" and not run.values[i] and inputs:
                 rejected = [value]
             else:
                 continue

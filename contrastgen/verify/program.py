@@ -21,7 +21,8 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
 - `choose rel: NAME,R1|R2,s|o (ids)`: of the one input object and the one named object, the one
   relation on its edge, the other refuted as `verify rel`'s no; answered short ("left", "front").
 - A "no" about an attribute (`verify TYPE` false, each option a `choose TYPE` or an untyped
-  `choose` rejects, a `filter` that keeps none of its input) must be shown: the object carries an
+  `choose` rejects, a `filter` that keeps none of its input, each object a `filter: not(VALUE)`
+  keeps) must be shown: the object carries an
   opposite of the value (rules/attribute_opposites.tsv), or exactly one value of a single-valued type
   (rules/single_valued_types.txt: colour) that is another, and not a shade of it ("light blue"
   does not exclude "blue").
@@ -176,6 +177,9 @@ class _Executor:
             kept = {o for o in ins[0] if (value in self.g.attributes_of(o)) != negated}
             if not kept and not negated:  # "no object is white": each one must be shown not to be
                 for o in ins[0]:
+                    self.not_having(what, o, kind, value)
+            if negated:  # "the car that is not red": each one kept must be shown not to be
+                for o in kept:
                     self.not_having(what, o, kind, value)
             return kept
         if op == "relate" and len(ins) == 1 and isinstance(ins[0], set):

@@ -43,6 +43,16 @@ def _name(argument: str) -> str:
     return normalize_name(body.split(",")[0])
 
 
+_REFERENCE_OPERATIONS = ("select", "relate", "verify rel", "choose rel")
+
+
+def _said(step: dict[str, Any]) -> str:
+    """What a step says, its ids aside: a reference's name; any other step's whole argument (a
+    filter's "not(red)" is a value, not a name with ids)."""
+    argument = str(step.get("argument", ""))
+    return _name(argument) if step.get("operation") in _REFERENCE_OPERATIONS else normalize_name(argument)
+
+
 def _relation(argument: str) -> str:
     body = argument.strip()
     if body.endswith(")") and "(" in body:
@@ -149,8 +159,7 @@ def removal_problems(original: list[Any], edited: list[Any], change: dict[str, A
         return [("program", "the edited program is not the original less one step")]
     for i, (o, e) in enumerate(zip(want, edited, strict=True)):
         if not isinstance(e, dict) or o.get("operation") != e.get("operation") \
-                or o.get("dependencies") != e.get("dependencies") or _name(str(o.get("argument", ""))) != \
-                _name(str(e.get("argument", ""))):
+                or o.get("dependencies") != e.get("dependencies") or _said(o) != _said(e):
             return [("program", f"edited step {i} is not the original's with step {step} dropped")]
     return []
 
@@ -174,7 +183,7 @@ def addition_problems(original: list[Any], edited: list[Any], change: dict[str, 
             want.extend(inserted)
     for i, (w, e) in enumerate(zip(want, edited, strict=True)):
         if w.get("operation") != e.get("operation") or w.get("dependencies") != e.get("dependencies") \
-                or _name(str(w.get("argument", ""))) != _name(str(e.get("argument", ""))):
+                or _said(w) != _said(e):
             return [("program", f"edited step {i} is not the original's with the filters added")]
     return []
 
@@ -203,9 +212,10 @@ def program_diff_problems(original: Any, edited: Any, change: dict[str, Any]) ->
             if [want[1] if x == want[0] else x for x in before] != after or want[0] not in before:
                 return [("program", f"step {i} says {before} -> {after}, not the change {want}")]
             continue
-        part = _relation if change.get("kind") == "relation" and i == step else _name
-        got = (part(str(o.get("argument", ""))), part(str(e.get("argument", ""))))
-        if part is _relation and _name(str(o.get("argument", ""))) != _name(str(e.get("argument", ""))):
+        relation = change.get("kind") == "relation" and i == step
+        got = (_relation(str(o.get("argument", ""))), _relation(str(e.get("argument", "")))) if relation \
+            else (_said(o), _said(e))
+        if relation and _name(str(o.get("argument", ""))) != _name(str(e.get("argument", ""))):
             return [("program", f"step {i} changed the object it names as well as its relation")]
         if want is not None and got != want:
             return [("program", f"step {i} names {got[0]!r} -> {got[1]!r}, not the change {want}")]

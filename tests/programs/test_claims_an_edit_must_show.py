@@ -1,7 +1,9 @@
-"""GQA's comparisons (`same TYPE`, `different TYPE`, `common`: sameColor, diffMaterial,
-categoryCommon...), perturbed through their programs: two objects differ in a type only where the
-graph excludes each one's value from the other, and the verifier executes the same operations with
-its own code. None of these question types is in the real sample or the synthetic data."""
+"""What an edited program's answer rests on must be shown by the graph, in the engine's proofs and
+in the verifier's own executor, for the operations the real sample and the synthetic data lack or
+hardly have: GQA's comparisons (`same TYPE`, `different TYPE`, `common`: two objects differ in a
+type only where each one's value is excluded from the other), untyped choices ("Is the car shiny or
+rusty?") and negated filters ("the car that is not red"), whose `not(VALUE)` is a value, not a
+name with ids."""
 
 from __future__ import annotations
 
@@ -154,3 +156,42 @@ def test_an_untyped_choice_rejects_only_what_the_graph_excludes():
         execute_program(steps, GraphIndex(graph), load_rules())
     _, made = _untyped_choice("open", "closed", ("box", "open"), ("laptop", "closed"))
     assert ("Is the laptop open or closed?", "closed") in made
+
+
+NEGATED = {"width": 640, "height": 480, "objects": {
+    "1": {**_box(20, 100), "name": "car", "attributes": ["red"]},
+    "2": {**_box(400, 100), "name": "truck", "attributes": []},
+    "3": {**_box(200, 100), "name": "bus", "attributes": ["blue"]},
+    "4": {**_box(300, 100), "name": "bench", "attributes": ["wooden"]}}}
+NOT_RED = {"question": "Is there a car that is not red?", "answer": "no", "imageId": "img",
+           "types": {"structural": "verify", "semantic": "attr", "detailed": "existAttrNot"},
+           "annotations": {"question": {"3": "1"}},
+           "semantic": [{"operation": "select", "argument": "car (1)", "dependencies": []},
+                        {"operation": "filter color", "argument": "not(red)", "dependencies": [0]},
+                        {"operation": "exist", "argument": "?", "dependencies": [1]}]}
+
+
+def test_a_negated_filter_keeps_its_value_and_claims_only_what_the_graph_excludes():
+    """"the car that is not red": the edited program keeps `not(red)` whole (it is a value, not a
+    name with ids), and a renamed object passes it only where the graph shows it is not red (the
+    bus's one colour is blue; nothing shows the truck or the bench is not red)."""
+    gen = generate(Engine.load(), {"q": NOT_RED}, {"img": NEGATED}, max_k=5, seed=0, workers=1, mode="programs")
+    made = {p["question"]: p for r in gen.records for p in r["perturbations"]}
+    assert made["Is there a bus that is not red?"]["answer"] == "yes"
+    assert not {"Is there a truck that is not red?", "Is there a bench that is not red?"} & set(made)
+    assert all(p["semantic"][1]["argument"] == "not(red)" for p in made.values())
+    assert verify_contrast_sets(gen.records, {"img": NEGATED}).ok
+
+
+def test_the_verifier_reads_a_negated_filter_as_a_value_and_as_a_claim():
+    gen = generate(Engine.load(), {"q": NOT_RED}, {"img": NEGATED}, max_k=5, seed=0, workers=1, mode="programs")
+    record = next(r for r in gen.records if r["perturbations"])
+    mangled = {**record, "perturbations": [{**p, "semantic": [p["semantic"][0], {**p["semantic"][1], "argument": "not"},
+                                                             p["semantic"][2]]} for p in record["perturbations"]]}
+    report = verify_contrast_sets([mangled], {"img": NEGATED})
+    assert any("also changed its name: 'not(red)' -> 'not'" in f.problem for f in report.failures), report.failures
+    steps = [{"operation": "select", "argument": "truck (2)", "dependencies": []},
+             {"operation": "filter color", "argument": "not(red)", "dependencies": [0]},
+             {"operation": "exist", "argument": "?", "dependencies": [1]}]
+    with pytest.raises(EvidenceProblem, match="nothing in the graph shows that object 2 is not 'red'"):
+        execute_program(steps, GraphIndex(NEGATED), load_rules())
