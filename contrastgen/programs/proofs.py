@@ -191,17 +191,13 @@ class EditProofs:
         for i, step in enumerate(edited):
             head, _, kind = step["operation"].partition(" ")
             if head in ("same", "different"):
-                kinds = [kind or step["argument"].strip()]
                 differ = (run.values[i] == "no") == (head == "same")
-                kinds = kinds if differ else []
+                kinds = [kind or step["argument"].strip()] if differ else []
             elif head == "common":
                 kinds = [k for k in ("color", "material", "shape") if k != run.values[i]]
             else:
                 continue
-            sets = [run.values[d] for d in step["dependencies"]]
-            if len(sets) == 1 and not isinstance(sets[0], str):
-                sets = [(o,) for o in sets[0]]
-            objects = [o for objects in sets if not isinstance(objects, str) for o in objects]
+            objects = [o for d in step["dependencies"] if not isinstance(run.values[d], str) for o in run.values[d]]
             for k in kinds:
                 values = {o: self.executor().values_of(o, k) for o in objects}
                 if any(len(v) != 1 for v in values.values()):

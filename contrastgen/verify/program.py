@@ -22,8 +22,8 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
   relation on its edge, the other refuted as `verify rel`'s no; answered short ("left", "front").
 - A "no" about an attribute (`verify TYPE` false, each option a `choose TYPE` or an untyped
   `choose` rejects, a `filter` that keeps none of its input, each object a `filter: not(VALUE)`
-  keeps) must be shown: the object carries an
-  opposite of the value (rules/attribute_opposites.tsv), or exactly one value of a single-valued type
+  keeps) must be shown: the object carries an opposite of the value
+  (rules/attribute_opposites.tsv), or exactly one value of a single-valued type
   (rules/single_valued_types.txt: colour) that is another, and not a shade of it ("light blue"
   does not exclude "blue").
 - `query: color` / `query: hposition` / `choose hposition: ...`: of the one input object: its one
