@@ -199,7 +199,8 @@ class _Edit(ObjectEdits, RelationEdits, AttributeEdits, RedundancyEdits):
             run = self.editor.executor().run_steps(parsed, prefix=self.original, start=min(rewritten))
         except ProgramRefusal:
             return None
-        if not self.editor.proofs.holds(edited, parsed, self.steps, downstream, run):
+        if not self.editor.proofs.holds(edited, parsed, self.steps, downstream, run) or \
+                not self.editor.proofs.new_references_shown(parsed, run, self.original):
             return None
         return edited, run, rewritten
 

@@ -59,6 +59,24 @@ def negated(value: str) -> bool:
     return value.startswith("not(") and value.endswith(")")
 
 
+_PASSING_ON = ("filter", "relate")  # steps that hand objects on; `exist`, `and`, `or` only ask if any
+
+
+def claimed_whole(operations: list[str], dependencies: list[tuple[int, ...]] | list[list[int]]) -> set[int]:
+    """The steps whose objects the words say as the ones there are ("the shirt", "what he is
+    wearing"): those read by a step that asks something of them (query, verify, choose, compare),
+    directly or through filters and relations. Objects that only an `exist` reads ("Is there a
+    red shirt?"), directly or so, are said to be there, not to be all there is."""
+    claimed: set[int] = set()
+    for j in range(len(operations) - 1, -1, -1):
+        op = operations[j]
+        head = op.split(" ", 1)[0]
+        if head in ("exist", "and", "or") or (head in _PASSING_ON and j not in claimed):
+            continue
+        claimed.update(d for d in dependencies[j] if isinstance(d, int))
+    return claimed
+
+
 @dataclass
 class EditProofs:
     """The checks, for one image's graph."""
@@ -205,6 +223,26 @@ class EditProofs:
                 if not all(self.excluded(o, k, next(iter(values[x])))
                            for o in objects for x in objects if values[x] != values[o]):
                     return False
+        return True
+
+    def new_references_shown(self, parsed: list[Step], run: Execution, original: Execution) -> bool:
+        """Objects a step now refers to that are not the original's, where the words say them as
+        "the" one (`claimed_whole`), must not be of a kind annotators leave out (clothing, body
+        parts: rules/lexicon/unannotated_prone.txt). "What is the boy wearing? socks" says the
+        socks are all he wears, and a shirt he wears may be missing from the graph; "Which
+        clothing is green? jeans" says no other clothing is green. Where the objects are the
+        original's, its words and GQA's ids vouch for them as they did for the original's answer;
+        "Is there a shirt that is red?" asks only that one is there, which the graph shows."""
+        objects = self.scene.objects
+        for i in claimed_whole([s.operation for s in parsed], [s.dependencies for s in parsed]):
+            value = run.values[i]
+            if isinstance(value, str) or not value:
+                continue
+            if i < len(original.values) and not isinstance(original.values[i], str) \
+                    and set(value) == set(original.values[i]):
+                continue
+            if any(self.lex.is_unannotated_prone(objects[o].name) for o in value):
+                return False
         return True
 
     def _absence_decidable(self, steps: list[Step], downstream: set[int]) -> bool:

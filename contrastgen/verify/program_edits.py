@@ -244,7 +244,62 @@ def program_edit_problems(record: dict[str, Any], p: dict[str, Any], graph: Grap
         problems.append(("answer", "an invariance perturbation's answer changed"))
     elif p.get("kind") != "invariance" and kept:
         problems.append(("answer", "the answer did not change"))
+    problems += new_reference_problems(record.get("semantic"), p.get("semantic"), values, change, graph, rules)
     return problems + reference_problems(p.get("semantic"), values, change, evidence, record.get("semantic"))
+
+
+def new_reference_problems(original: Any, semantic: Any, values: list[Any], change: dict[str, Any],
+                           graph: GraphIndex, rules: VerifyRules) -> list[Problem]:
+    """Objects the edited program says as "the" ones ("the shirt", "what he is wearing") that the
+    original's same step did not name, of a kind annotators leave out, are not shown to be all
+    there is: "What is the boy wearing? socks" rests on nothing else he wears being in the
+    picture. The original's objects are those its GQA ids name (a filter's: the ids of the
+    reference it narrows, which GQA writes after the filtering). Objects only `exist` reads are
+    said to be there, which the graph shows. An added or dropped attribute keeps the objects, as
+    `reference_problems` checks."""
+    if change.get("to") == "" or change.get("from") == "" or not isinstance(semantic, list) \
+            or not isinstance(original, list):
+        return []
+    named = _original_objects(original)
+    problems = []
+    for i in sorted(_said_as_the(semantic)):
+        now = values[i] if i < len(values) else None
+        if not isinstance(now, set) or not now or (i < len(named) and named[i] == now):
+            continue
+        prone = sorted(o for o in now if rules.is_unannotated_prone(graph.name_of(o)))
+        if prone:
+            problems.append(("reference", f"step {i} now refers to {prone}, of a kind scene graphs leave out: "
+                             "that no other is there is not shown"))
+    return problems
+
+
+def _said_as_the(semantic: list[Any]) -> set[int]:
+    """Steps whose objects a later step asks something of (not only whether any is there),
+    directly or through `filter` and `relate` steps that hand them on."""
+    asked: set[int] = set()
+    for j in range(len(semantic) - 1, -1, -1):
+        step = semantic[j] if isinstance(semantic[j], dict) else {}
+        kind = str(step.get("operation", "")).split(" ")[0]
+        if kind in ("exist", "and", "or") or (kind in ("filter", "relate") and j not in asked):
+            continue
+        asked.update(d for d in step.get("dependencies") or [] if isinstance(d, int))
+    return asked
+
+
+def _original_objects(original: list[Any]) -> list[set[str] | None]:
+    """Per step of the original program, the objects its GQA ids name (None where it names none)."""
+    out: list[set[str] | None] = []
+    for step in original:
+        op = str(step.get("operation", "")) if isinstance(step, dict) else ""
+        deps = step.get("dependencies") or [] if isinstance(step, dict) else []
+        if op in ("select", "relate"):
+            ids = set(_ids(str(step.get("argument", ""))))
+            out.append(ids or None)
+        elif op.startswith("filter") and deps and isinstance(deps[0], int) and deps[0] < len(out):
+            out.append(out[deps[0]])
+        else:
+            out.append(None)
+    return out
 
 
 def reference_problems(semantic: Any, values: list[Any], change: dict[str, Any],

@@ -108,14 +108,14 @@ def test_malformed_bodies_are_422(server, body):
 
 def test_perturb_through_the_program(server):
     graph = {"width": 640, "height": 480, "objects": {
-        "1": {"name": "man", "x": 40, "y": 100, "w": 60, "h": 200, "relations": [{"name": "wearing", "object": "2"}]},
-        "2": {"name": "shirt", "x": 45, "y": 150, "w": 50, "h": 60, "attributes": ["red"]},
-        "3": {"name": "woman", "x": 500, "y": 100, "w": 60, "h": 200, "relations": [{"name": "wearing", "object": "4"}]},
-        "4": {"name": "jacket", "x": 505, "y": 150, "w": 50, "h": 60, "attributes": ["blue"]}}}
-    req = {"question": "What is the man wearing?", "answer": "shirt", "mode": "programs",
+        "1": {"name": "man", "x": 40, "y": 100, "w": 60, "h": 200, "relations": [{"name": "holding", "object": "2"}]},
+        "2": {"name": "umbrella", "x": 45, "y": 150, "w": 50, "h": 60, "attributes": ["red"]},
+        "3": {"name": "woman", "x": 500, "y": 100, "w": 60, "h": 200, "relations": [{"name": "holding", "object": "4"}]},
+        "4": {"name": "bag", "x": 505, "y": 150, "w": 50, "h": 60, "attributes": ["blue"]}}}
+    req = {"question": "What is the man holding?", "answer": "umbrella", "mode": "programs",
            "annotations": {"question": {"3": "1"}}, "types": {"detailed": "relO"},
            "semantic": [{"operation": "select", "argument": "man (1)", "dependencies": []},
-                        {"operation": "relate", "argument": "_,wearing,o (2)", "dependencies": [0]},
+                        {"operation": "relate", "argument": "_,holding,o (2)", "dependencies": [0]},
                         {"operation": "query", "argument": "name", "dependencies": [1]}],
            "scene_graph": graph}
     with server.client() as c:
@@ -123,4 +123,4 @@ def test_perturb_through_the_program(server):
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["template"] == "program" and body["types"] == {"detailed": "relO"}
-    assert [(p["question"], p["answer"]) for p in body["perturbations"]] == [("What is the woman wearing?", "jacket")]
+    assert [(p["question"], p["answer"]) for p in body["perturbations"]] == [("What is the woman holding?", "bag")]

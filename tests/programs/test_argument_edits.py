@@ -114,21 +114,21 @@ def test_a_choice_keeps_its_answer_when_its_rejected_option_is_replaced(engine):
         ("Is the car red or blue?", "red", "invariance"), ("Is the car red or green?", "red", "invariance")}
 
 
-FILTER = {"imageId": "img", "question": "Which kind of clothing is white?", "answer": "glove",
+FILTER = {"imageId": "img", "question": "Which kind of vehicle is white?", "answer": "car",
           "annotations": {"question": {"3": "1"}},
-          "semantic": [_step("select", "clothing (1)"), _step("filter color", "white", 0),
+          "semantic": [_step("select", "vehicle (1)"), _step("filter color", "white", 0),
                        _step("query", "name", 1)]}
 
 
 def test_a_filter_value_is_replaced_where_it_still_picks_out_one_object(engine):
     graph = {"width": 640, "height": 480, "objects": {
-        "1": _obj("glove", 100, ["white"]), "2": _obj("dress", 300, ["blue"]), "3": _obj("hat", 500, ["blue"])}}
+        "1": _obj("car", 100, ["white"]), "2": _obj("bus", 300, ["blue"]), "3": _obj("truck", 500, ["blue"])}}
     assert not [p for p in _perturbations(generate(engine, {"q": FILTER}, {"img": graph}, workers=1,
                                                    mode="programs")) if p["change"]["kind"] == "attribute"]
     graph["objects"]["3"]["attributes"] = ["black"]
     ps = [p for p in _perturbations(_run(engine, FILTER, graph)) if p["change"]["kind"] == "attribute"]
     assert {(p["question"], p["answer"]) for p in ps} == {
-        ("Which kind of clothing is blue?", "dress"), ("Which kind of clothing is black?", "hat")}
+        ("Which kind of vehicle is blue?", "bus"), ("Which kind of vehicle is black?", "truck")}
 
 
 # -- relations -----------------------------------------------------------------------------------

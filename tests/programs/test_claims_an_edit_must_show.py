@@ -2,8 +2,9 @@
 in the verifier's own executor, for the operations the real sample and the synthetic data lack or
 hardly have: GQA's comparisons (`same TYPE`, `different TYPE`, `common`: two objects differ in a
 type only where each one's value is excluded from the other), untyped choices ("Is the car shiny or
-rusty?") and negated filters ("the car that is not red"), whose `not(VALUE)` is a value, not a
-name with ids."""
+rusty?"), negated filters ("the car that is not red"), whose `not(VALUE)` is a value, not a
+name with ids, and new objects of a kind annotators leave out said as the only ones ("What is the
+boy wearing? socks")."""
 
 from __future__ import annotations
 
@@ -195,3 +196,86 @@ def test_the_verifier_reads_a_negated_filter_as_a_value_and_as_a_claim():
              {"operation": "exist", "argument": "?", "dependencies": [1]}]
     with pytest.raises(EvidenceProblem, match="nothing in the graph shows that object 2 is not 'red'"):
         execute_program(steps, GraphIndex(NEGATED), load_rules())
+
+
+def _rel(name: str, x: int, *edges: tuple[str, str], attributes: tuple[str, ...] = ()) -> dict:
+    return {**_box(x, 200), "name": name, "attributes": list(attributes),
+            "relations": [{"name": r, "object": o} for r, o in edges]}
+
+
+WORN = {"width": 640, "height": 480, "objects": {
+    "1": _rel("man", 20, ("wearing", "2"), ("holding", "5")),
+    "2": _rel("coat", 60, attributes=("black",)),
+    "3": _rel("boy", 300, ("wearing", "4"), ("holding", "6")),
+    "4": _rel("socks", 340, attributes=("white",)),
+    "5": _rel("umbrella", 120),
+    "6": _rel("bat", 400)}}
+
+
+def _what(text: str, answer: str, relation: str, thing: str, detailed: str = "relO") -> dict:
+    return {"question": text, "answer": answer, "imageId": "img",
+            "types": {"structural": "query", "semantic": "rel", "detailed": detailed},
+            "annotations": {"question": {"3": "1"}},
+            "semantic": [{"operation": "select", "argument": "man (1)", "dependencies": []},
+                         {"operation": "relate", "argument": f"_,{relation},o ({thing})", "dependencies": [0]},
+                         {"operation": "query", "argument": "name", "dependencies": [1]}]}
+
+
+WORN_QUESTIONS = {
+    "w1": _what("What is the man wearing?", "coat", "wearing", "2"),
+    "w2": _what("What is the man holding?", "umbrella", "holding", "5"),
+    "w3": {"question": "Which kind of clothing is black?", "answer": "coat", "imageId": "img",
+           "types": {"structural": "query", "semantic": "cat", "detailed": "categoryThat"},
+           "annotations": {"question": {"3": "2"}},
+           "semantic": [{"operation": "select", "argument": "clothing (2)", "dependencies": []},
+                        {"operation": "filter color", "argument": "black", "dependencies": [0]},
+                        {"operation": "query", "argument": "name", "dependencies": [1]}]},
+    "w4": {"question": "Is there any clothing that is red?", "answer": "no", "imageId": "img",
+           "types": {"structural": "verify", "semantic": "attr", "detailed": "existAttr"},
+           "annotations": {"question": {}},
+           "semantic": [{"operation": "select", "argument": "clothing (-)", "dependencies": []},
+                        {"operation": "filter color", "argument": "red", "dependencies": [0]},
+                        {"operation": "exist", "argument": "?", "dependencies": [1]}]},
+}
+
+
+def test_a_new_object_of_a_kind_graphs_leave_out_is_not_claimed_the_only_one():
+    """"What is the boy wearing? socks" would say the socks are all he wears, and "Which kind of
+    clothing is white? socks" that nothing else is white clothing: a shirt may be missing from the
+    graph (clothing is unannotated-prone), so neither is made. What the boy holds is no such
+    kind: "What is the boy holding? bat" is; nor does "Is there any clothing that is white? yes"
+    say the socks are the only white clothing, only that some is there."""
+    gen = generate(Engine.load(), WORN_QUESTIONS, {"img": WORN}, max_k=5, seed=0, workers=1, mode="programs")
+    made = {r["question_id"]: {(p["question"], p["answer"]) for p in r["perturbations"]} for r in gen.records}
+    assert ("What is the boy holding?", "bat") in made["w2"]
+    assert ("Is there any clothing that is white?", "yes") in made["w4"]
+    assert not any(answer == "socks" for answers in made.values() for _, answer in answers), made
+    assert not any("white" in question for question, _ in made.get("w3", ())), made
+    assert verify_contrast_sets(gen.records, {"img": WORN}).ok
+
+
+def test_the_verifier_fails_a_new_object_of_a_kind_graphs_leave_out():
+    record = {"question_id": "w1", "image_id": "img", "template": "program", "answer": "coat",
+              "question": WORN_QUESTIONS["w1"]["question"], "semantic": WORN_QUESTIONS["w1"]["semantic"],
+              "grounding": {}, "slots": {}, "types": WORN_QUESTIONS["w1"]["types"], "perturbations": [{
+                  "question_id": "w1_p1", "rank": 1, "kind": "contrast", "answer": "socks",
+                  "question": "What is the boy wearing?",
+                  "change": {"kind": "object", "slot": "step0", "from": "man", "to": "boy"},
+                  "semantic": [{"operation": "select", "argument": "boy (3)", "dependencies": []},
+                               {"operation": "relate", "argument": "_,wearing,o (4)", "dependencies": [0]},
+                               {"operation": "query", "argument": "name", "dependencies": [1]}],
+                  "evidence": {"version": 1, "query": {"op": "program", "step": 0}, "answer": "socks",
+                               "facts": [{"fact": "object", "id": "3", "name": "boy"},
+                                         {"fact": "object", "id": "4", "name": "socks"},
+                                         {"fact": "only", "names": ["boy", "boys"], "ids": ["3"]}]}}]}
+    report = verify_contrast_sets([record], {"img": WORN})
+    assert [f.problem for f in report.failures] == [
+        "step 1 now refers to ['4'], of a kind scene graphs leave out: that no other is there is not shown"]
+    # the original's own object, under another name of the man, is what its words vouch for
+    same = {**record["perturbations"][0], "kind": "invariance", "answer": "coat", "question": "What is the person wearing?",
+            "change": {"kind": "object", "slot": "step0", "from": "man", "to": "person"},
+            "semantic": [{"operation": "select", "argument": "person (1)", "dependencies": []},
+                         {"operation": "relate", "argument": "_,wearing,o (2)", "dependencies": [0]},
+                         {"operation": "query", "argument": "name", "dependencies": [1]}]}
+    report = verify_contrast_sets([{**record, "perturbations": [same]}], {"img": WORN})
+    assert not any("leave out" in f.problem for f in report.failures)

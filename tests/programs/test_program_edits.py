@@ -19,17 +19,17 @@ REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "gqa" / "val_ba
 
 GRAPH = {"width": 640, "height": 480, "objects": {
     "1": {"name": "man", "x": 40, "y": 100, "w": 60, "h": 200, "attributes": [],
-          "relations": [{"name": "wearing", "object": "2"}]},
-    "2": {"name": "shirt", "x": 45, "y": 150, "w": 50, "h": 60, "attributes": ["red"], "relations": []},
+          "relations": [{"name": "holding", "object": "2"}]},
+    "2": {"name": "umbrella", "x": 45, "y": 150, "w": 50, "h": 60, "attributes": ["red"], "relations": []},
     "3": {"name": "woman", "x": 500, "y": 100, "w": 60, "h": 200, "attributes": [],
-          "relations": [{"name": "wearing", "object": "4"}]},
-    "4": {"name": "jacket", "x": 505, "y": 150, "w": 50, "h": 60, "attributes": ["blue"], "relations": []},
+          "relations": [{"name": "holding", "object": "4"}]},
+    "4": {"name": "bag", "x": 505, "y": 150, "w": 50, "h": 60, "attributes": ["blue"], "relations": []},
 }}
-QUESTION = {"imageId": "img", "question": "What is the man wearing?", "answer": "shirt",
+QUESTION = {"imageId": "img", "question": "What is the man holding?", "answer": "umbrella",
             "types": {"structural": "query", "semantic": "rel", "detailed": "relO"},
             "annotations": {"question": {"3": "1"}},
             "semantic": [{"operation": "select", "argument": "man (1)", "dependencies": []},
-                         {"operation": "relate", "argument": "_,wearing,o (2)", "dependencies": [0]},
+                         {"operation": "relate", "argument": "_,holding,o (2)", "dependencies": [0]},
                          {"operation": "query", "argument": "name", "dependencies": [1]}]}
 
 
@@ -48,10 +48,10 @@ def test_a_relo_question_gets_a_proven_edit(engine):
     assert rec["template"] == "program" and rec["semantic"] == QUESTION["semantic"]
     [p] = rec["perturbations"]
     assert (p["question"], p["answer"], p["question_id"], p["kind"]) == (
-        "What is the woman wearing?", "jacket", "q1_p1", "contrast")
+        "What is the woman holding?", "bag", "q1_p1", "contrast")
     assert p["change"] == {"kind": "object", "slot": "step0", "from": "man", "to": "woman"}
     assert p["semantic"] == [{"operation": "select", "argument": "woman (3)", "dependencies": []},
-                             {"operation": "relate", "argument": "_,wearing,o (4)", "dependencies": [0]},
+                             {"operation": "relate", "argument": "_,holding,o (4)", "dependencies": [0]},
                              {"operation": "query", "argument": "name", "dependencies": [1]}]
     assert verify_contrast_sets(gen.records, {"img": GRAPH}).ok
     assert gen.stats["templates"]["program"]["perturbed"] == 1
@@ -183,15 +183,15 @@ def test_a_malformed_program_is_refused_with_a_reason_not_a_crash(engine, semant
 
 
 def _happy_man(*, filtered: bool) -> dict:
-    """"What is the happy man wearing?", GQA's annotation covering "happy man"; with the filter
+    """"What is the happy man holding?", GQA's annotation covering "happy man"; with the filter
     step GQA writes for the adjective, or without it."""
     steps = [{"operation": "select", "argument": "man (1)", "dependencies": []},
              {"operation": "filter mood", "argument": "happy", "dependencies": [0]},
-             {"operation": "relate", "argument": "_,wearing,o (2)", "dependencies": [1]},
+             {"operation": "relate", "argument": "_,holding,o (2)", "dependencies": [1]},
              {"operation": "query", "argument": "name", "dependencies": [2]}]
     if not filtered:
         steps = [steps[0], {**steps[2], "dependencies": [0]}, {**steps[3], "dependencies": [1]}]
-    return {**QUESTION, "question": "What is the happy man wearing?", "annotations": {"question": {"3:5": "1"}},
+    return {**QUESTION, "question": "What is the happy man holding?", "annotations": {"question": {"3:5": "1"}},
             "semantic": steps}
 
 
@@ -203,7 +203,7 @@ def test_an_adjective_a_filter_says_stays_and_only_the_name_is_edited(engine):
     [rec] = gen.records
     contrast = [p for p in rec["perturbations"] if p["kind"] == "contrast"]
     assert [(p["question"], p["answer"], p["change"]["from"], p["change"]["to"]) for p in contrast] == [
-        ("What is the happy woman wearing?", "jacket", "man", "woman")]
+        ("What is the happy woman holding?", "bag", "man", "woman")]
     # the evidence says what the kept word says of the new object
     assert {"fact": "object", "id": "3", "name": "woman", "attributes": ["happy"]} in contrast[0]["evidence"]["facts"]
     assert verify_contrast_sets(gen.records, {"img": graph}).ok
