@@ -23,6 +23,7 @@ class PhraseWords:
     determiners: frozenset[str]
     definite: frozenset[str]
     noun_determiners: frozenset[str]  # "which", "her", ...: also open a noun phrase
+    possessives: frozenset[str]  # "her", "their": say whose the noun's thing is
     noun_frames: frozenset[str]  # "kind of": a bare noun after them is no mass use
     contrastive: frozenset[str]  # "other", "another": a second thing of a kind already said
     conjunctions: frozenset[str]
@@ -37,7 +38,7 @@ class PhraseWords:
 
 
 # the fields of PhraseWords that are plain word lists in rules/phrases.json
-_WORD_SETS = ("determiners", "definite", "noun_determiners", "noun_frames", "contrastive", "conjunctions",
+_WORD_SETS = ("determiners", "definite", "noun_determiners", "possessives", "noun_frames", "contrastive", "conjunctions",
               "bare_openers", "auxiliaries", "relative_pronouns", "copulas", "pronouns", "picture_words")
 
 

@@ -153,6 +153,8 @@ class ObjectEdits:
         lex, scene = self.editor.lex, self.editor.scene
         if not said.takes(cand, lex):
             return None  # "a board" cannot become "a fog", nor "both cheese and meat" "both cheese and vase"
+        if said.possessed and not invariance:
+            return None  # "her racket" -> "her kite": nothing shows whose the kite is
         ids = denoted_ids(cand, scene, lex)
         if len(ids) != 1:
             return None  # "the <cand>" must be one object

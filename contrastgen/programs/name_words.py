@@ -48,6 +48,7 @@ class SaidName:
     definite: bool  # a plural said of one object ("the flowers"): only a group named in the plural may replace it
     indefinite: bool = False  # after "a"/"an": a new name must be countable and singular
     bare: bool = False  # no determiner opens the phrase ("both cheese and meat"): a singular there is a mass noun
+    possessed: bool = False  # "her racket", "the man's hat": the words say whose it is
 
     def as_said(self, name: str, lex: Lexicon) -> str:
         """A new name as these words would say it."""
@@ -95,7 +96,7 @@ def read_name(text: str, span: Span, name: str, lex: Lexicon, filtered: set[str]
         definite = not (preceding and preceding[0].lower() in _INDEFINITE_PLURAL)
         said = Span(start, span.end)
         return SaidName(said, plural, definite, indefinite=follows_indefinite(text, said),
-                        bare=not _determined(text[:start], lex))
+                        bare=not _determined(text[:start], lex), possessed=_possessed(text[:start], lex))
     return None
 
 
@@ -119,6 +120,20 @@ def _determined(before: str, lex: Lexicon) -> bool:
                 or " ".join(words[i - 1:i + 1]) in pw.noun_frames:
             return True
         if w in _phrase_bounds():
+            return False
+    return False
+
+
+def _possessed(before: str, lex: Lexicon) -> bool:
+    """Do the words before the noun say whose its thing is: a possessive determiner ("her
+    racket") or a noun's "'s" ("the man's red hat"; not "what's")? Read back over its modifiers
+    to the determiner, as `_determined` does."""
+    pw = phrase_words()
+    words = [w.strip("?,.!").lower() for w in before.split()]
+    for w in reversed(words[-_MODIFIERS_AT_MOST:]):
+        if w in pw.possessives or (w.endswith("'s") and lex.is_known(w[:-2])):
+            return True
+        if w in pw.determiners or w in pw.noun_determiners or w in _phrase_bounds():
             return False
     return False
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import orjson
 import regex
 
 from contrastgen.resources import rules_resource
@@ -131,6 +132,36 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
              f"{' '.join(b[start:end_b])!r}, not in the change {before!r} -> {after!r}")]
 
 
+@functools.cache
+def _phrase_lists() -> tuple[frozenset[str], frozenset[str]]:
+    """rules/phrases.json's possessive determiners ("her") and articles and demonstratives ("the",
+    "that"), read with the verifier's own code."""
+    data = orjson.loads(rules_resource("phrases.json").read_bytes())
+    return frozenset(data["possessives"]), frozenset(data["determiners"])
+
+
+def possession_problems(original: str, perturbed: str, change: dict[str, Any], kind: Any) -> list[Problem]:
+    """A new object's name said after words that say whose the old one was ("her racket" -> "her
+    kite", "the man's hat" -> "the man's cup") claims what no graph shows; the same object under
+    another name (an invariance) keeps what the original said of it."""
+    if kind == "invariance" or change.get("kind") != "object":
+        return []
+    a = [w.lower() for w in _WORD.findall(original)]
+    b = [w.lower() for w in _WORD.findall(perturbed)]
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    possessives, determiners = _phrase_lists()
+    nouns = load_nouns()
+    for w in reversed(a[max(0, start - 5):start]):
+        if w in possessives or (w.endswith("'s") and nouns.is_noun(w[:-2])):
+            return [("text_mismatch", f"the words say whose the {change.get('from')!r} is ({w!r}), "
+                     f"which nothing shows of the {change.get('to')!r}")]
+        if w in determiners or not w.isalpha():
+            return []
+    return []
+
+
 def _literal_reading(words: list[str]) -> set[str]:
     return {" ".join(words)}
 
@@ -230,6 +261,7 @@ def program_edit_problems(record: dict[str, Any], p: dict[str, Any], graph: Grap
     evidence = p.get("evidence") if isinstance(p.get("evidence"), dict) else {}
     claimed = evidence.get("answer")
     problems = word_problems(str(record.get("question", "")), str(p.get("question", "")), change)
+    problems += possession_problems(str(record.get("question", "")), str(p.get("question", "")), change, p.get("kind"))
     problems += program_diff_problems(record.get("semantic"), p.get("semantic"), change)
     try:
         answer, values = execute_program_steps(p.get("semantic"), graph, rules)

@@ -13,7 +13,11 @@ import synth
 from contrastgen.engine import Engine
 from contrastgen.run.generate import generate
 from contrastgen.verify.checker import verify_contrast_sets
-from contrastgen.verify.program_edits import program_diff_problems, word_problems
+from contrastgen.verify.program_edits import (
+    possession_problems,
+    program_diff_problems,
+    word_problems,
+)
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
 
@@ -371,3 +375,36 @@ def test_stats_count_the_questions_with_a_contrast_apart_from_invariances(engine
     assert gen.stats["questions_with_contrast"] == 1
     assert gen.stats["question_types"]["structural"]["unknown"]["with_contrast"] == 1
     assert "| program | 2 | 2 | 1 |" in stats_markdown(gen.stats)
+
+
+def _her_racket() -> dict:
+    return {"imageId": "img", "question": "What color is her racket?", "answer": "white",
+            "annotations": {"question": {"4": "1"}},
+            "semantic": [{"operation": "select", "argument": "racket (1)", "dependencies": []},
+                         {"operation": "query", "argument": "color", "dependencies": [0]}]}
+
+
+def test_a_name_said_with_whose_it_is_gets_only_another_name_of_the_same_object(engine):
+    """"her racket" -> "her kite" would say whose the kite is, which no graph shows; "her racquet"
+    is the same racket, so what the words say of it still holds."""
+    graph = _graph(_object("racket", 40, ["white"]), _object("kite", 400, ["red"]))
+    gen = _run(engine, {"q1": _her_racket()}, {"img": graph})
+    edits = _edits(gen)
+    assert ("What color is her racquet?", "white", "invariance") in edits
+    assert not [q for q, _, kind in edits if kind == "contrast"], edits
+    assert verify_contrast_sets(gen.records, {"img": graph}).ok
+    # without "her", the kite is a contrast (so it is the possessive that refuses it above)
+    plain = {**_her_racket(), "question": "What color is the racket?"}
+    assert ("What color is the kite?", "red", "contrast") in _edits(_run(engine, {"q1": plain}, {"img": graph}))
+
+
+def test_the_verifier_fails_a_new_name_said_with_whose_it_is():
+    change = {"kind": "object", "slot": "step0", "from": "racket", "to": "kite"}
+    assert possession_problems("What color is her racket?", "What color is her kite?", change, "contrast") == [
+        ("text_mismatch", "the words say whose the 'racket' is ('her'), which nothing shows of the 'kite'")]
+    assert possession_problems("What color is the man's big racket?", "What color is the man's big kite?",
+                               change, "contrast")
+    assert possession_problems("What's the color of the racket?", "What's the color of the kite?",
+                               change, "contrast") == []
+    assert possession_problems("What color is her racket?", "What color is her racquet?",
+                               {**change, "to": "racquet"}, "invariance") == []
