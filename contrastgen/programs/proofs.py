@@ -226,13 +226,17 @@ class EditProofs:
         return True
 
     def new_references_shown(self, parsed: list[Step], run: Execution, original: Execution) -> bool:
-        """Objects a step now refers to that are not the original's, where the words say them as
-        "the" one (`claimed_whole`), must not be of a kind annotators leave out (clothing, body
-        parts: rules/lexicon/unannotated_prone.txt). "What is the boy wearing? socks" says the
-        socks are all he wears, and a shirt he wears may be missing from the graph; "Which
-        clothing is green? jeans" says no other clothing is green. Where the objects are the
-        original's, its words and GQA's ids vouch for them as they did for the original's answer;
-        "Is there a shirt that is red?" asks only that one is there, which the graph shows."""
+        """The objects a step now refers to that are not the original's, where the words say
+        them as "the" ones (`claimed_whole`), must be shown to be all there is:
+        - not of a kind annotators leave out (clothing, body parts:
+          rules/lexicon/unannotated_prone.txt). "What is the boy wearing? socks" says the socks
+          are all he wears, and a shirt he wears may be missing from the graph;
+        - where a filter picked them, every object it left out is shown not to have its value
+          (`excluded`). "Which furniture is gray? bench" says the bed is not gray, which a bed
+          listed with no colour does not show.
+        Where the objects are the original's, its words and GQA's ids vouch for them as they did
+        for the original's answer; "Is there a shirt that is red?" asks only that one is there,
+        which the graph shows."""
         objects = self.scene.objects
         for i in claimed_whole([s.operation for s in parsed], [s.dependencies for s in parsed]):
             value = run.values[i]
@@ -243,6 +247,13 @@ class EditProofs:
                 continue
             if any(self.lex.is_unannotated_prone(objects[o].name) for o in value):
                 return False
+            step = parsed[i]
+            argument = step.argument.strip().lower()
+            if step.head == "filter" and step.kind not in _POSITIONS and not negated(argument) and step.dependencies:
+                given = run.values[step.dependencies[0]]
+                left = () if isinstance(given, str) else [o for o in given if o not in value]
+                if not all(self.excluded(o, step.kind, argument) for o in left):
+                    return False
         return True
 
     def _absence_decidable(self, steps: list[Step], downstream: set[int]) -> bool:

@@ -409,3 +409,21 @@ def execute_program_steps(semantic: Any, graph: GraphIndex, rules: VerifyRules,
     executor = _Executor(graph, rules, nouns or load_nouns())
     answer = executor.run(semantic)
     return answer, executor.values
+
+
+def objects_named(graph: GraphIndex, rules: VerifyRules, name: str) -> set[str]:
+    """Every object `name` denotes (what `select: NAME (-)` selects): the words' objects, whatever
+    ids a program lists."""
+    return _Executor(graph, rules, load_nouns()).denoted(normalize_name(name))
+
+
+def unshown_absence(graph: GraphIndex, rules: VerifyRules, oid: str, kind: str, value: str,
+                    what: str = "filter") -> str | None:
+    """Why the graph does not show that object `oid` lacks `value` (an attribute of type `kind`,
+    "" where untyped), or None where it does: the "no" rule of the filters, for callers that
+    judge a step's objects after the run."""
+    try:
+        _Executor(graph, rules, load_nouns()).not_having(what, oid, kind, value)
+    except EvidenceProblem as exc:
+        return str(exc)
+    return None

@@ -29,7 +29,7 @@ import regex
 from contrastgen.resources import rules_resource
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex
 from contrastgen.verify.nouns import load_nouns
-from contrastgen.verify.program import execute_program_steps
+from contrastgen.verify.program import execute_program_steps, objects_named, unshown_absence
 from contrastgen.verify.rules import VerifyRules, normalize_name
 
 Problem = tuple[str, str]
@@ -283,11 +283,13 @@ def program_edit_problems(record: dict[str, Any], p: dict[str, Any], graph: Grap
 def new_reference_problems(original: Any, semantic: Any, values: list[Any], change: dict[str, Any],
                            graph: GraphIndex, rules: VerifyRules) -> list[Problem]:
     """Objects the edited program says as "the" ones ("the shirt", "what he is wearing") that the
-    original's same step did not name, of a kind annotators leave out, are not shown to be all
-    there is: "What is the boy wearing? socks" rests on nothing else he wears being in the
-    picture. The original's objects are those its GQA ids name (a filter's: the ids of the
-    reference it narrows, which GQA writes after the filtering). Objects only `exist` reads are
-    said to be there, which the graph shows. An added or dropped attribute keeps the objects, as
+    original's same step did not name must be shown to be all there is: none of a kind
+    annotators leave out ("What is the boy wearing? socks" rests on nothing else he wears being
+    in the picture), and where a filter picked them, each object it left out shown not to have
+    its value ("Which furniture is gray? bench": the bed listed with no colour may be gray). The
+    original's objects are those its GQA ids name (a filter's: the ids of the reference it
+    narrows, which GQA writes after the filtering). Objects only `exist` reads are said to be
+    there, which the graph shows. An added or dropped attribute keeps the objects, as
     `reference_problems` checks."""
     if change.get("to") == "" or change.get("from") == "" or not isinstance(semantic, list) \
             or not isinstance(original, list):
@@ -302,7 +304,34 @@ def new_reference_problems(original: Any, semantic: Any, values: list[Any], chan
         if prone:
             problems.append(("reference", f"step {i} now refers to {prone}, of a kind scene graphs leave out: "
                              "that no other is there is not shown"))
+        problems += _left_out_problems(semantic, i, now, values, graph, rules)
     return problems
+
+
+def _left_out_problems(semantic: list[Any], i: int, kept: set[str], values: list[Any], graph: GraphIndex,
+                       rules: VerifyRules) -> list[Problem]:
+    """A filter's objects said as the ones there are: each object its input holds by the words
+    (a `select`'s: every object its name denotes, whatever ids it lists) that it left out must be
+    shown not to have the value (positions are read off the boxes, a `not(V)` is checked by the
+    run)."""
+    step = semantic[i]
+    op = str(step.get("operation", "")) if isinstance(step, dict) else ""
+    head, _, kind = op.partition(" ")
+    value = normalize_name(str(step.get("argument", "")))
+    deps = step.get("dependencies") or [] if isinstance(step, dict) else []
+    if head != "filter" or kind in ("hposition", "vposition") or value.startswith("not(") or not deps \
+            or not isinstance(deps[0], int) or deps[0] >= len(values) or not isinstance(values[deps[0]], set):
+        return []
+    given = set(values[deps[0]])
+    source = semantic[deps[0]]
+    if isinstance(source, dict) and source.get("operation") == "select":
+        given |= objects_named(graph, rules, _name(str(source.get("argument", ""))))
+    out = []
+    for o in sorted(given - kept):
+        why = unshown_absence(graph, rules, o, kind, value, f"step {i} says its objects are the only {value!r} ones")
+        if why is not None:
+            out.append(("reference", why))
+    return out
 
 
 def _said_as_the(semantic: list[Any]) -> set[int]:

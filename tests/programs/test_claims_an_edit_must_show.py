@@ -279,3 +279,49 @@ def test_the_verifier_fails_a_new_object_of_a_kind_graphs_leave_out():
                          {"operation": "query", "argument": "name", "dependencies": [1]}]}
     report = verify_contrast_sets([{**record, "perturbations": [same]}], {"img": WORN})
     assert not any("leave out" in f.problem for f in report.failures)
+
+
+FURNITURE = {"width": 640, "height": 480, "objects": {
+    "1": _rel("cabinet", 20, attributes=("black",)),
+    "2": _rel("bench", 200, attributes=("gray",)),
+    "3": _rel("bed", 400)}}
+BLACK_FURNITURE = {"question": "Which kind of furniture is black?", "answer": "cabinet", "imageId": "img",
+                   "types": {"structural": "query", "semantic": "cat", "detailed": "categoryThat"},
+                   "annotations": {"question": {"3": "1"}},
+                   "semantic": [{"operation": "select", "argument": "furniture (1)", "dependencies": []},
+                                {"operation": "filter color", "argument": "black", "dependencies": [0]},
+                                {"operation": "query", "argument": "name", "dependencies": [1]}]}
+
+
+def test_a_new_filter_value_says_what_it_leaves_out_lacks_it():
+    """"Which kind of furniture is gray? bench" says the bed is not gray: not made while the bed
+    is listed with no colour, made once its one colour is another."""
+    def made(graph: dict) -> set:
+        gen = generate(Engine.load(), {"q": BLACK_FURNITURE}, {"img": graph}, max_k=5, seed=0, workers=1,
+                       mode="programs")
+        assert verify_contrast_sets(gen.records, {"img": graph}).ok
+        return {(p["question"], p["answer"]) for r in gen.records for p in r["perturbations"]}
+
+    assert ("Which kind of furniture is gray?", "bench") not in made(FURNITURE)
+    brown_bed = {**FURNITURE, "objects": {**FURNITURE["objects"], "3": _rel("bed", 400, attributes=("brown",))}}
+    assert ("Which kind of furniture is gray?", "bench") in made(brown_bed)
+
+
+def test_the_verifier_fails_a_filter_whose_left_out_objects_may_have_its_value():
+    record = {"question_id": "f", "image_id": "img", "template": "program", "answer": "cabinet",
+              "question": BLACK_FURNITURE["question"], "semantic": BLACK_FURNITURE["semantic"],
+              "grounding": {}, "slots": {}, "types": BLACK_FURNITURE["types"], "perturbations": [{
+                  "question_id": "f_p1", "rank": 1, "kind": "contrast", "answer": "bench",
+                  "question": "Which kind of furniture is gray?",
+                  "change": {"kind": "attribute", "slot": "step1", "from": "black", "to": "gray"},
+                  "semantic": [{"operation": "select", "argument": "furniture (2)", "dependencies": []},
+                               {"operation": "filter color", "argument": "gray", "dependencies": [0]},
+                               {"operation": "query", "argument": "name", "dependencies": [1]}],
+                  "evidence": {"version": 1, "query": {"op": "program", "step": 1}, "answer": "bench",
+                               "facts": [{"fact": "object", "id": "1", "name": "cabinet"},
+                                         {"fact": "object", "id": "2", "name": "bench", "attributes": ["gray"]},
+                                         {"fact": "object", "id": "3", "name": "bed"}]}}]}
+    report = verify_contrast_sets([record], {"img": FURNITURE})
+    assert [f.problem for f in report.failures] == [
+        "step 1 says its objects are the only 'gray' ones: nothing in the graph shows that object 3 is not "
+        "'gray' (no opposite, and no single other value of a single-valued type)"]
