@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import regex
 
 from contrastgen.language.lexicon import Lexicon, read_word_list
-from contrastgen.language.nounphrase import phrase_words
+from contrastgen.language.nounphrase import attribute_words, phrase_words
 from contrastgen.programs.wording import Span, follows_indefinite
 from contrastgen.resources import lexicon_dir
 
@@ -88,6 +88,8 @@ def read_name(text: str, span: Span, name: str, lex: Lexicon, filtered: set[str]
         classifier = 2 if len(before) >= 2 and " ".join(before[-2:]) in classifiers() else 0
         if not all(w in filtered for w in before[:len(before) - classifier]):
             return None  # an adjective no step says could not be proven of a new object
+        if not all(w in filtered for w in _adjectives_before(text[:span.start])):
+            return None  # the same, where GQA's annotation covers the noun alone ("the black purse")
         start = words[k - classifier][0]
         plural = said_plural(head, lex) or (classifier > 0 and said_plural(before[-2], lex))
         if said_plural(name, lex) and not plural:
@@ -122,6 +124,17 @@ def _determined(before: str, lex: Lexicon) -> bool:
         if w in _phrase_bounds():
             return False
     return False
+
+
+def _adjectives_before(before: str) -> list[str]:
+    """The attribute words right before a span, back to the first word that is none ("the black"
+    -> ["black"]): what the words say of the object besides its name."""
+    out = []
+    for w in reversed([w.strip("?,.!").lower() for w in before.split()][-_MODIFIERS_AT_MOST:]):
+        if w not in attribute_words():
+            break
+        out.append(w)
+    return out
 
 
 def _possessed(before: str, lex: Lexicon) -> bool:

@@ -100,10 +100,11 @@ def _ascii_word(char: str) -> bool:
 
 
 def replace(text: str, span: Span, new: str, *, noun: bool = False) -> str:
-    """The text with the span said as `new`, keeping a capital; for a noun, "a"/"an" before it
-    agrees with the new word."""
+    """The text with the span said as `new`, capitalised where the span opens the sentence (not
+    for a mid-sentence capital: "the TV" -> "the bench"); for a noun, "a"/"an" before it agrees
+    with the new word."""
     before, old, after = text[:span.start], text[span.start:span.end], text[span.end:]
-    said = new[:1].upper() + new[1:] if old[:1].isupper() else new
+    said = new[:1].upper() + new[1:] if old[:1].isupper() and not before.strip() else new
     if noun:
         m = _ARTICLE_BEFORE.search(before)
         if m:

@@ -162,6 +162,47 @@ def possession_problems(original: str, perturbed: str, change: dict[str, Any], k
     return []
 
 
+@functools.cache
+def _attribute_words() -> frozenset[str]:
+    """rules/lexicon's attribute, extra attribute and colour words, read with the verifier's own code."""
+    out: set[str] = set()
+    for name in ("attributes.txt", "extra_attributes.txt", "colors.txt"):
+        for line in rules_resource("lexicon", name).read_text(encoding="utf-8").splitlines():
+            word = line.split("#", 1)[0].strip().lower()
+            if word:
+                out.add(word)
+    return frozenset(out)
+
+
+def adjective_problems(original: str, perturbed: str, change: dict[str, Any], kind: Any,
+                       semantic: Any) -> list[Problem]:
+    """The words before a new object's name say of it what they said of the old one ("the black
+    purse" -> "the black cup"): each attribute word there must be a value of a filter the program
+    applies to that step's objects, so that the program checks it ("any silver glasses"). The
+    same object under another name, an invariance, keeps what the original said of it."""
+    step = _edited_step(change)
+    if kind == "invariance" or change.get("kind") != "object" or step is None or not isinstance(semantic, list):
+        return []
+    a = [w.lower() for w in _WORD.findall(original)]
+    b = [w.lower() for w in _WORD.findall(perturbed)]
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    said = []
+    for w in reversed(b[max(0, start - 5):start]):
+        if w not in _attribute_words():
+            break
+        said.append(w)
+    chain, checked = {step}, set()
+    for j, s in enumerate(semantic):
+        deps = s.get("dependencies") or [] if isinstance(s, dict) else []
+        if j > step and str(s.get("operation", "")).startswith("filter") and deps[:1] and deps[0] in chain:
+            chain.add(j)
+            checked |= set(normalize_name(str(s.get("argument", ""))).split())
+    return [("text_mismatch", f"the words say {w!r} of the {change.get('to')!r}, which no filter of the "
+             "program checks") for w in said if w not in checked]
+
+
 def _literal_reading(words: list[str]) -> set[str]:
     return {" ".join(words)}
 
@@ -262,6 +303,8 @@ def program_edit_problems(record: dict[str, Any], p: dict[str, Any], graph: Grap
     claimed = evidence.get("answer")
     problems = word_problems(str(record.get("question", "")), str(p.get("question", "")), change)
     problems += possession_problems(str(record.get("question", "")), str(p.get("question", "")), change, p.get("kind"))
+    problems += adjective_problems(str(record.get("question", "")), str(p.get("question", "")), change, p.get("kind"),
+                                   p.get("semantic"))
     problems += program_diff_problems(record.get("semantic"), p.get("semantic"), change)
     try:
         answer, values = execute_program_steps(p.get("semantic"), graph, rules)

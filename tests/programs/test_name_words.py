@@ -62,12 +62,12 @@ def test_a_new_name_is_said_in_the_words_number(lex):
 
 
 def test_a_noun_with_no_determiner_is_read_as_said_bare(lex):
-    def bare(text, phrase, name):
-        return read_name(text, said_once(text, phrase), name, lex, set()).bare
+    def bare(text, phrase, name, filtered=frozenset()):
+        return read_name(text, said_once(text, phrase), name, lex, set(filtered)).bare
 
     assert bare("Are there both cheese and meat in this picture?", "meat", "meat")
     assert bare("Is there sky that is red?", "sky", "sky")
-    assert not bare("What color is the white car?", "car", "car")
+    assert not bare("What color is the white car?", "car", "car", {"white"})  # "white": a filter's value
     assert not bare("Is the bag to the left of the person's remote?", "remote", "remote")
     assert not bare("What kind of animal is it?", "animal", "animal")
     assert not bare("What piece of furniture is it?", "piece of furniture", "furniture")
@@ -75,3 +75,11 @@ def test_a_noun_with_no_determiner_is_read_as_said_bare(lex):
     assert not bare("Is there any bicycle or umbrella in the image?", "umbrella", "umbrella")
     assert not bare("Is there either a white computer mouse or laptop?", "laptop", "laptop")
     assert bare("Do you see any ducks or snow there?", "snow", "snow")  # "any ducks or child" is not English
+
+
+def test_an_adjective_before_the_span_that_no_filter_says_is_refused(lex):
+    """GQA's annotation may cover the noun alone: "black" before it still says something of the
+    object, which a new object must be checked for."""
+    text = "Is the black purse to the left of a man?"
+    assert read_name(text, said_once(text, "purse"), "purse", lex, set()) is None
+    assert read_name(text, said_once(text, "purse"), "purse", lex, {"black"}) is not None

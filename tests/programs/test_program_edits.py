@@ -14,6 +14,7 @@ from contrastgen.engine import Engine
 from contrastgen.run.generate import generate
 from contrastgen.verify.checker import verify_contrast_sets
 from contrastgen.verify.program_edits import (
+    adjective_problems,
     possession_problems,
     program_diff_problems,
     word_problems,
@@ -408,3 +409,44 @@ def test_the_verifier_fails_a_new_name_said_with_whose_it_is():
                                change, "contrast") == []
     assert possession_problems("What color is her racket?", "What color is her racquet?",
                                {**change, "to": "racquet"}, "invariance") == []
+
+
+def test_an_adjective_before_the_annotated_noun_is_no_license_to_rename(engine):
+    """GQA's annotation may cover the noun alone ("the black purse": "purse"); with no filter
+    step saying "black", "the black cup" would say of the cup what nothing checks. Without the
+    adjective, the same edit is made."""
+    graph = _graph(_object("man", 300, []), _object("purse", 40, ["black"]), _object("cup", 500, []))
+    question = {"imageId": "img", "question": "Is the black purse to the left of a man?", "answer": "yes",
+                "annotations": {"question": {"3": "2", "9": "1"}},
+                "semantic": [{"operation": "select", "argument": "man (1)", "dependencies": []},
+                             {"operation": "verify rel", "argument": "purse,to the left of,s (2)",
+                              "dependencies": [0]}]}
+    graph["objects"]["2"]["relations"] = [{"name": "to the left of", "object": "1"}]
+    graph["objects"]["3"]["relations"] = [{"name": "to the right of", "object": "1"}]
+    edits = _edits(_run(engine, {"q1": question}, {"img": graph}))
+    assert not [q for q, _, _ in edits if "cup" in q], edits
+    plain = {**question, "question": "Is the purse to the left of a man?", "annotations": {"question": {"2": "2", "8": "1"}}}
+    assert ("Is the cup to the left of a man?", "no", "contrast") in _edits(_run(engine, {"q1": plain}, {"img": graph}))
+
+
+def test_a_capital_is_kept_only_where_the_name_opens_the_question(engine):
+    graph = _graph(_object("tv", 40, ["black"]), _object("bench", 400, ["gray"]))
+    question = {"imageId": "img", "question": "What color is the TV?", "answer": "black",
+                "annotations": {"question": {"4": "1"}},
+                "semantic": [{"operation": "select", "argument": "tv (1)", "dependencies": []},
+                             {"operation": "query", "argument": "color", "dependencies": [0]}]}
+    assert ("What color is the bench?", "gray", "contrast") in _edits(_run(engine, {"q1": question}, {"img": graph}))
+
+
+def test_the_verifier_fails_an_adjective_no_filter_checks_of_a_new_name():
+    change = {"kind": "object", "slot": "step1", "from": "purse", "to": "cup"}
+    semantic = [{"operation": "select", "argument": "man (1)", "dependencies": []},
+                {"operation": "verify rel", "argument": "cup,to the left of,s (3)", "dependencies": [0]}]
+    assert adjective_problems("Is the black purse to the left of a man?", "Is the black cup to the left of a man?",
+                              change, "contrast", semantic) == [
+        ("text_mismatch", "the words say 'black' of the 'cup', which no filter of the program checks")]
+    filtered = [{"operation": "select", "argument": "cup (3)", "dependencies": []},
+                {"operation": "filter color", "argument": "black", "dependencies": [0]},
+                {"operation": "exist", "argument": "?", "dependencies": [1]}]
+    assert adjective_problems("Is there a black purse?", "Is there a black cup?",
+                              {**change, "slot": "step0"}, "contrast", filtered) == []
