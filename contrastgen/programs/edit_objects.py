@@ -129,6 +129,10 @@ class ObjectEdits:
         if asks_kind:
             names.update(kinds)
         pool = sorted(n for n in names if all(not same_kind(n, m, lex) for m in named if m not in ("_", "")))
+        if not pool and same_category and any(
+                lex.category(n) == category and all(not same_kind(n, m, lex) for m in named if m not in ("_", ""))
+                for n in self._prone_names()):
+            self.prone_refused = True  # "Who is wearing a shirt?": the other clothing is all unannotated-prone
         rng.shuffle(pool)
         yield from pool
 
@@ -207,6 +211,16 @@ class ObjectEdits:
             singular = {n for n in own if not lex.is_plural(n)}
             found = scene.memo[key] = (usable(singular), usable({k for k in kinds if not lex.is_plural(k)}),
                                        usable({n for n in own if said_plural(n, lex)}))
+        return found
+
+    def _prone_names(self) -> frozenset[str]:
+        """The scene's names of kinds annotators leave out, which no reference may take."""
+        lex, scene = self.editor.lex, self.editor.scene
+        key = ("prone names", lex)
+        found = scene.memo.get(key)
+        if found is None:
+            found = scene.memo[key] = frozenset(o.name for o in scene.objects.values()
+                                                if lex.is_known(o.name) and lex.is_unannotated_prone(o.name))
         return found
 
     def _cannot_answer(self, index: int, oid: str) -> bool:

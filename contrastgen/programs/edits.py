@@ -124,7 +124,9 @@ class ProgramEditor:
         if not found.items:
             if not any(edit.editable(i) for i in range(len(steps))):
                 raise EditRefusal("no_argument")  # "Which place is it?": nothing the words could change
-            raise EditRefusal("no_distractor" if found.aligned else "unaligned")
+            if not found.aligned:
+                raise EditRefusal("unaligned")
+            raise EditRefusal("unannotated_prone" if edit.prone_refused else "no_distractor")
         out = []
         for rank, p in enumerate(found.items, 1):
             out.append({"question_id": f"{question_id}_{ID_SUFFIX}{rank}", "question": p["question"],
@@ -143,6 +145,9 @@ class _Edit(ObjectEdits, RelationEdits, AttributeEdits, RedundancyEdits):
     semantic: list[dict[str, Any]]
     gold: str
     original: Execution  # the original program's run: the values upstream of an edit stay these
+    # an edit was refused only for saying "the" of an object of a kind annotators leave out: the
+    # question's reason, if nothing is found, is that rule rather than a want of candidates
+    prone_refused: bool = field(default=False, init=False)
 
     @property
     def text(self) -> str:
@@ -199,8 +204,11 @@ class _Edit(ObjectEdits, RelationEdits, AttributeEdits, RedundancyEdits):
             run = self.editor.executor().run_steps(parsed, prefix=self.original, start=min(rewritten))
         except ProgramRefusal:
             return None
-        if not self.editor.proofs.holds(edited, parsed, self.steps, downstream, run) or \
-                not self.editor.proofs.new_references_shown(parsed, run, self.original):
+        if not self.editor.proofs.holds(edited, parsed, self.steps, downstream, run):
+            return None
+        why = self.editor.proofs.new_references_unshown(parsed, run, self.original)
+        if why is not None:
+            self.prone_refused |= why == "unannotated_prone"
             return None
         return edited, run, rewritten
 

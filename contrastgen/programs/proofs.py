@@ -225,7 +225,7 @@ class EditProofs:
                     return False
         return True
 
-    def new_references_shown(self, parsed: list[Step], run: Execution, original: Execution) -> bool:
+    def new_references_unshown(self, parsed: list[Step], run: Execution, original: Execution) -> str | None:
         """The objects a step now refers to that are not the original's, where the words say
         them as "the" ones (`claimed_whole`), must be shown to be all there is:
         - not of a kind annotators leave out (clothing, body parts:
@@ -236,7 +236,7 @@ class EditProofs:
           listed with no colour does not show.
         Where the objects are the original's, its words and GQA's ids vouch for them as they did
         for the original's answer; "Is there a shirt that is red?" asks only that one is there,
-        which the graph shows."""
+        which the graph shows. Returns why they are not shown (a refusal reason), or None."""
         objects = self.scene.objects
         for i in claimed_whole([s.operation for s in parsed], [s.dependencies for s in parsed]):
             value = run.values[i]
@@ -246,15 +246,15 @@ class EditProofs:
                     and set(value) == set(original.values[i]):
                 continue
             if any(self.lex.is_unannotated_prone(objects[o].name) for o in value):
-                return False
+                return "unannotated_prone"
             step = parsed[i]
             argument = step.argument.strip().lower()
             if step.head == "filter" and step.kind not in _POSITIONS and not negated(argument) and step.dependencies:
                 given = run.values[step.dependencies[0]]
                 left = () if isinstance(given, str) else [o for o in given if o not in value]
                 if not all(self.excluded(o, step.kind, argument) for o in left):
-                    return False
-        return True
+                    return "no_distractor"
+        return None
 
     def _absence_decidable(self, steps: list[Step], downstream: set[int]) -> bool:
         """A "no" downstream of the edit says some named object is absent: only where it may."""

@@ -325,3 +325,17 @@ def test_the_verifier_fails_a_filter_whose_left_out_objects_may_have_its_value()
     assert [f.problem for f in report.failures] == [
         "step 1 says its objects are the only 'gray' ones: nothing in the graph shows that object 3 is not "
         "'gray' (no opposite, and no single other value of a single-valued type)"]
+
+
+def test_a_question_refused_only_for_kinds_graphs_leave_out_is_counted_so():
+    """"What is the man wearing?" where the only other thing worn is socks: no candidate fails
+    for want of one, so the question is counted `unannotated_prone`, not `no_distractor`; what
+    the man holds has a candidate that is no such kind."""
+    gen = generate(Engine.load(), {k: WORN_QUESTIONS[k] for k in ("w1", "w2")}, {"img": WORN}, max_k=5, seed=0,
+                   workers=1, mode="programs")
+    assert gen.stats["templates"]["program"]["reasons"] == {"unannotated_prone": 1}
+    bare = {**WORN, "objects": {k: v for k, v in WORN["objects"].items() if k != "4"}}
+    bare["objects"]["3"] = _rel("boy", 300, ("holding", "6"))
+    gen = generate(Engine.load(), {"w1": WORN_QUESTIONS["w1"]}, {"img": bare}, max_k=5, seed=0, workers=1,
+                   mode="programs")
+    assert gen.stats["templates"]["program"]["reasons"] == {"no_distractor": 1}
