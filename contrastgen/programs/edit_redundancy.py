@@ -42,6 +42,8 @@ class RedundancyEdits:
         if isinstance(narrowed, str) or set(kept) != set(narrowed) or not kept \
                 or set(denoted_ids(name, scene, lex)) != set(narrowed):
             return  # the value narrows the reference, or the name alone does not say these objects
+        if lex.is_unannotated_prone(name) or any(lex.is_unannotated_prone(scene.objects[o].name) for o in kept):
+            return  # "the blue clothing item" -> "the clothing item" would say no other clothing is there
         span = said_once(self.text, value)
         if span is None or not self.text[span.end:].lstrip().lower().startswith(name.lower()):
             return  # only a word before the noun ("the white car"), never a predicate ("... is white?")

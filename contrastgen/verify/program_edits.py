@@ -334,8 +334,11 @@ def new_reference_problems(original: Any, semantic: Any, values: list[Any], chan
     narrows, which GQA writes after the filtering). Objects only `exist` reads are said to be
     there, which the graph shows. An added or dropped attribute keeps the objects, as
     `reference_problems` checks."""
-    if change.get("to") == "" or change.get("from") == "" or not isinstance(semantic, list) \
-            or not isinstance(original, list):
+    if not isinstance(semantic, list) or not isinstance(original, list):
+        return []
+    if change.get("to") == "":
+        return _widened_problems(original, semantic, values, change, graph, rules)
+    if change.get("from") == "":
         return []
     named = _original_objects(original)
     problems = []
@@ -349,6 +352,26 @@ def new_reference_problems(original: Any, semantic: Any, values: list[Any], chan
                              "that no other is there is not shown"))
         problems += _left_out_problems(semantic, i, now, values, graph, rules)
     return problems
+
+
+def _widened_problems(original: list[Any], semantic: list[Any], values: list[Any], change: dict[str, Any],
+                      graph: GraphIndex, rules: VerifyRules) -> list[Problem]:
+    """A dropped attribute leaves the name alone to say the objects ("the blue clothing item" ->
+    "the clothing item"): that says nothing else so named is there, which a graph does not show
+    of a kind annotators leave out."""
+    step = _edited_step(change)
+    gone = original[step] if step is not None and step < len(original) and isinstance(original[step], dict) else {}
+    source = (gone.get("dependencies") or [None])[0]
+    if not isinstance(source, int) or source >= min(len(semantic), len(values)):
+        return []
+    name = _name(str(semantic[source].get("argument", ""))) if isinstance(semantic[source], dict) else ""
+    objects = values[source] if isinstance(values[source], set) else set()
+    prone = sorted({name} if rules.is_unannotated_prone(name) else set()
+                   | {graph.name_of(o) for o in objects if rules.is_unannotated_prone(graph.name_of(o))})
+    if prone:
+        return [("reference", f"without its attribute, the reference is said by {prone}, of a kind scene graphs "
+                 "leave out: that no other is there is not shown")]
+    return []
 
 
 def _left_out_problems(semantic: list[Any], i: int, kept: set[str], values: list[Any], graph: GraphIndex,

@@ -6,6 +6,7 @@ graph forces."""
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 
@@ -230,6 +231,24 @@ def test_no_drop_where_the_attribute_tells_the_objects_apart_or_is_the_predicate
     ok = _run(engine, RD_QUESTION, _rd_scene())
     report = verify_contrast_sets(ok.records, {"img": two_cars})
     assert not report.ok and any(f.check == "fact" or "reference" in f.check for f in report.failures)
+
+
+def test_no_drop_that_leaves_a_kind_graphs_leave_out_said_as_the_only_one(engine):
+    """"the white shirt" -> "the shirt" would say no other shirt is there, which a graph does not
+    show of clothing; the verifier fails the drop the engine made of the car, once it is a shirt."""
+    shirt = {**RD_QUESTION, "question": RD_QUESTION["question"].replace("car", "shirt"),
+             "semantic": [{**RD_QUESTION["semantic"][0], "argument": "shirt (1)"}, *RD_QUESTION["semantic"][1:]]}
+    scene = _rd_scene()
+    scene["objects"]["1"] = {**scene["objects"]["1"], "name": "shirt"}
+    gen = generate(engine, {"q": shirt}, {"img": scene}, workers=1, mode="programs")
+    assert not [p for p in _perturbations(gen) if p["change"]["to"] == ""]
+    made = _run(engine, RD_QUESTION, _rd_scene())
+    record = json.loads(json.dumps(made.records[0]).replace('"car', '"shirt'))
+    record["question"] = shirt["question"]
+    for p in record["perturbations"]:
+        p["question"] = p["question"].replace("car", "shirt")
+    report = verify_contrast_sets([record], {"img": scene})
+    assert any("of a kind scene graphs leave out" in f.problem for f in report.failures), report.failures
 
 
 # -- redundancy (rd+) ----------------------------------------------------------------------------
