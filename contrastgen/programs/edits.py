@@ -29,7 +29,10 @@ A candidate is kept only if:
 - a new name is a noun the lexicon knows, of another kind than every object the program names,
   and it denotes exactly one object of the graph (the new words say "the X'");
 - the edited program executes without refusal, and every claim its answer rests on is shown by
-  the graph (`programs.proofs`: absences, relations, attributes, ids the words pick out);
+  the graph (`programs.proofs`: absences, relations, attributes, ids the words pick out, new
+  objects said as "the" ones);
+- the words around a new name say nothing of it the program does not check: no adjective no
+  filter says ("the black purse" annotated as "purse"), no possessive ("her racket");
 - the new words do not give the answer away, and the new question is not one of the image's.
 """
 

@@ -4,8 +4,11 @@ Why beside the executor rather than in it: the executor answers as GQA's program
 that lists no blue on the car says "no" to "Is the car blue?"), which is right for checking the
 original questions against their gold answers. An edit makes a new claim, and a new claim may
 rest only on what the graph shows: a "no" needs an opposite edge or attribute, an empty set needs
-names whose absence a graph can show, and the program's ids must be what the words pick out. The
-verifier checks the same rules with its own code (`contrastgen.verify.program`).
+names whose absence a graph can show, the program's ids must be what the words pick out, and
+objects new to the question that the words say as "the" ones must be shown to be all there is
+(none of a kind annotators leave out; what a filter left out shown to lack its value). The
+verifier checks the same rules with its own code (`contrastgen.verify.program`,
+`contrastgen.verify.program_edits`).
 """
 
 from __future__ import annotations
