@@ -15,7 +15,11 @@ checked here with the verifier's own code:
 - the answer: the perturbation's program, executed by `verify.program`, gives the claimed answer,
   which differs from the original's (a contrast) or is the original's (an invariance);
 - the reference: a new name denotes exactly the one object step i refers to (an `only` fact); a
-  new relation or filter value still picks out one object.
+  new relation or filter value still picks out one object; objects the program now says as "the"
+  ones that the original's ids did not name are of no kind annotators leave out, and what a filter
+  left out of them is shown to lack its value; a dropped attribute leaves no such kind said alone;
+- the words around a contrast's new name: no possessive ("her kite"), and no attribute word that
+  no filter of the program checks ("the black cup").
 """
 
 from __future__ import annotations
