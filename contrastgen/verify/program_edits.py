@@ -99,6 +99,16 @@ def _noun_readings(words: list[str]) -> set[str]:
     return out
 
 
+def _split_at_change(original: str, perturbed: str) -> tuple[list[str], list[str], int]:
+    """Both questions' words, lower-cased, and where they first differ."""
+    a = [w.lower() for w in _WORD.findall(original)]
+    b = [w.lower() for w in _WORD.findall(perturbed)]
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    return a, b, start
+
+
 def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list[Problem]:
     """One run of words differs, and it is the changed name in both questions.
 
@@ -106,11 +116,7 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
     only in "hot", but the names are the whole words). A name may be said with a classifier
     ("piece of furniture") and in any of its forms (plural, synonym).
     """
-    a = [w.lower() for w in _WORD.findall(original)]
-    b = [w.lower() for w in _WORD.findall(perturbed)]
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
+    a, b, start = _split_at_change(original, perturbed)
     end_a, end_b = len(a), len(b)
     while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
         end_a, end_b = end_a - 1, end_b - 1
@@ -150,11 +156,7 @@ def possession_problems(original: str, perturbed: str, change: dict[str, Any], k
     another name (an invariance) keeps what the original said of it."""
     if kind == "invariance" or change.get("kind") != "object":
         return []
-    a = [w.lower() for w in _WORD.findall(original)]
-    b = [w.lower() for w in _WORD.findall(perturbed)]
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
+    a, b, start = _split_at_change(original, perturbed)
     possessives, determiners = _phrase_lists()
     nouns = load_nouns()
     for w in reversed(a[max(0, start - 5):start]):
@@ -187,11 +189,7 @@ def adjective_problems(original: str, perturbed: str, change: dict[str, Any], ki
     step = _edited_step(change)
     if kind == "invariance" or change.get("kind") != "object" or step is None or not isinstance(semantic, list):
         return []
-    a = [w.lower() for w in _WORD.findall(original)]
-    b = [w.lower() for w in _WORD.findall(perturbed)]
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
+    a, b, start = _split_at_change(original, perturbed)
     said = []
     for w in reversed(b[max(0, start - 5):start]):
         if w not in _attribute_words():
