@@ -62,9 +62,16 @@ class GqaOodSplit:
     tail_ids: list[str] = field(default_factory=list)
     ungrouped: int = 0
     total: int = 0
+    # (all, head, tail) where the ids are not held (`gqa_ood_stream`): the counts alone
+    question_counts: tuple[int, int, int] | None = None
+
+    def tails(self) -> dict[str, set[str]]:
+        """Kept group -> its tail answers: what places a question in head or tail."""
+        return {k: set(g.tail) for k, g in self.groups.items() if g.imbalanced}
 
     def stats(self) -> dict[str, Any]:
         kept = [g for g in self.groups.values() if g.imbalanced]
+        n_all, n_head, n_tail = self.question_counts or (len(self.all_ids), len(self.head_ids), len(self.tail_ids))
         return {
             "benchmark": "gqa-ood",
             "format_version": 1,
@@ -78,7 +85,7 @@ class GqaOodSplit:
                 "single_answer_groups": sum(1 for g in self.groups.values() if len(g.counts) < 2),
             },
             "groups_kept": len(kept),
-            "questions": {"all": len(self.all_ids), "head": len(self.head_ids), "tail": len(self.tail_ids)},
+            "questions": {"all": n_all, "head": n_head, "tail": n_tail},
             "answers": {
                 "head": sum(len(g.head) for g in kept),
                 "tail": sum(len(g.tail) for g in kept),
@@ -92,6 +99,24 @@ def local_group(q: dict[str, Any]) -> str | None:
         return None
     value = groups.get("local")
     return value if isinstance(value, str) and value else None
+
+
+def select_groups(histograms: dict[str, Any], config: GqaOodConfig, *, total: int, ungrouped: int) -> GqaOodSplit:
+    """The kept groups and their tail answers, from each local group's answer counts (by the
+    config's rule); no question assigned yet."""
+    if config.rule == "paper":
+        threshold = config.entropy_threshold
+        groups = split_groups(histograms, entropy_threshold=threshold, tail_factor=config.alpha,
+                              strict_tail=False, strict_entropy=True)
+    else:
+        threshold = released_threshold(histograms)
+        groups = split_groups(histograms, entropy_threshold=threshold, tail_factor=config.alpha,
+                              strict_tail=True, strict_entropy=False)
+    return GqaOodSplit(config, threshold, groups, ungrouped=ungrouped, total=total)
+
+
+NOTHING_KEPT = ("no imbalanced question group found: nothing to write "
+                "(too few questions per group, or a threshold that keeps nothing)")
 
 
 def build_gqa_ood(questions: Questions, config: GqaOodConfig | None = None, *,
@@ -109,17 +134,9 @@ def build_gqa_ood(questions: Questions, config: GqaOodConfig | None = None, *,
             ungrouped += 1
             continue
         pairs.append((qid, group, answer))
-    histograms = answer_histograms((g, a) for _, g, a in pairs)
-    if config.rule == "paper":
-        threshold = config.entropy_threshold
-        groups = split_groups(histograms, entropy_threshold=threshold, tail_factor=config.alpha,
-                              strict_tail=False, strict_entropy=True)
-    else:
-        threshold = released_threshold(histograms)
-        groups = split_groups(histograms, entropy_threshold=threshold, tail_factor=config.alpha,
-                              strict_tail=True, strict_entropy=False)
-    split = GqaOodSplit(config, threshold, groups, ungrouped=ungrouped, total=len(questions))
-    tails = {k: set(g.tail) for k, g in groups.items() if g.imbalanced}
+    split = select_groups(answer_histograms((g, a) for _, g, a in pairs), config,
+                          total=len(questions), ungrouped=ungrouped)
+    tails = split.tails()
     for qid, group, answer in pairs:
         if group not in tails:
             continue
@@ -131,8 +148,7 @@ def build_gqa_ood(questions: Questions, config: GqaOodConfig | None = None, *,
 def write_gqa_ood(split: GqaOodSplit, questions: Questions, out_dir: str | os.PathLike[str]) -> Path:
     """Write all/head/tail in GQA's question format, the kept groups and the stats, atomically."""
     if not split.all_ids:
-        raise InputError("no imbalanced question group found: nothing to write "
-                         "(too few questions per group, or a threshold that keeps nothing)")
+        raise InputError(NOTHING_KEPT)
     with atomic_dir(out_dir) as tmp:
         for name, ids in (("all", split.all_ids), ("head", split.head_ids), ("tail", split.tail_ids)):
             write_json(tmp / f"{name}.json", {qid: questions[qid] for qid in ids})

@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from contrastgen.datasets.gqa import load_questions
 from contrastgen.errors import InputError
-from contrastgen.ood.gqa_ood import GqaOodConfig, build_gqa_ood, write_gqa_ood
+from contrastgen.ood.gqa_ood import GqaOodConfig
+from contrastgen.ood.gqa_ood_stream import run_gqa_ood_streamed
 from contrastgen.ood.objects import load_image_objects
 from contrastgen.ood.samples import Sample, detect_format, load_gqa_samples, load_vqa
 from contrastgen.ood.vqavs import VqaVsConfig, build_vqavs, write_vqavs
@@ -17,11 +17,10 @@ PathLike = str | os.PathLike[str]
 
 
 def run_gqa_ood(questions: PathLike, out_dir: PathLike, config: GqaOodConfig | None = None) -> dict[str, Any]:
-    """Build GQA-OOD from a GQA question file (or directory of shards); return its stats."""
-    qs = load_questions(questions)
-    split = build_gqa_ood(qs, config, path=str(questions))
-    write_gqa_ood(split, qs, out_dir)
-    return split.stats()
+    """Build GQA-OOD from a GQA question file (or directory of shards); return its stats. Streamed
+    (`gqa_ood_stream`): the same files as `write_gqa_ood(build_gqa_ood(...))`, without holding the
+    questions."""
+    return run_gqa_ood_streamed(questions, out_dir, config)
 
 
 def load_samples(questions: PathLike, annotations: PathLike | None, data_format: str = "auto") -> tuple[str, list[Sample]]:
