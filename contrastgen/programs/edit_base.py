@@ -11,7 +11,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from contrastgen.language.lexicon import read_word_list
+from contrastgen.language.lexicon import iter_data_lines, normalize, read_word_list
 from contrastgen.programs.gqa import Step, split_reference
 from contrastgen.resources import lexicon_dir
 
@@ -27,6 +27,19 @@ RD_PLUS_TYPES = ("size", "age", "shape", "color", "material")
 def referring_kinds() -> frozenset[str]:
     """rules/lexicon/referring_kinds.txt: the general nouns an invariance may call an object by."""
     return frozenset(read_word_list(lexicon_dir() / "referring_kinds.txt"))
+
+
+@functools.cache
+def kinds_not_said() -> frozenset[tuple[str, str]]:
+    """rules/lexicon/kinds_not_said.tsv: (name, general noun) pairs no reader would take for the
+    object ("the container" for a spoon)."""
+    return frozenset((normalize(f[0]), normalize(f[1])) for _, f in iter_data_lines(lexicon_dir() / "kinds_not_said.tsv")
+                     if len(f) >= 2)
+
+
+def said_as_kind(name: str, kind: str, lex: Any) -> bool:
+    """May an object called `name` be called by the general noun `kind` ("the person" for a man)?"""
+    return (lex.canonical(name), kind) not in kinds_not_said()
 
 
 @functools.cache

@@ -23,6 +23,7 @@ from contrastgen.programs.edit_base import (
     reference_name,
     referring_kinds,
     relation_of,
+    said_as_kind,
 )
 from contrastgen.programs.gqa import (
     MIDDLE,
@@ -144,7 +145,9 @@ class ObjectEdits:
         only where the words say it in the plural ("the pants" -> "the trousers")."""
         lex, scene = self.editor.lex, self.editor.scene
         if len(ids) == 1:
-            same = (set(lex.synonyms(name)) | (set(lex.kinds(name)) & referring_kinds())) - determinerless()
+            kinds = {k for k in set(lex.kinds(name)) & referring_kinds()
+                     if said_as_kind(name, k, lex) and said_as_kind(scene.objects[ids[0]].name, k, lex)}
+            same = (set(lex.synonyms(name)) | kinds) - determinerless()
             for cand in sorted(same - {name, lex.canonical(name)}):
                 if (lex.is_known(cand) and (plural or not lex.is_plural(cand)) and not lex.is_unannotated_prone(cand)
                         and not lex.is_uncountable(cand) and denoted_ids(cand, scene, lex) == list(ids)):
@@ -207,7 +210,7 @@ class ObjectEdits:
                                  and n not in determinerless())
             own = {o.name for o in scene.objects.values()}
             kinds = {k for o in scene.objects.values() for k in (*lex.kinds(o.name), lex.category(o.name))
-                     if k in referring_kinds()}
+                     if k in referring_kinds() and said_as_kind(o.name, k, lex)}
             singular = {n for n in own if not lex.is_plural(n)}
             found = scene.memo[key] = (usable(singular), usable({k for k in kinds if not lex.is_plural(k)}),
                                        usable({n for n in own if said_plural(n, lex)}))

@@ -205,6 +205,36 @@ def adjective_problems(original: str, perturbed: str, change: dict[str, Any], ki
              "program checks") for w in said if w not in checked]
 
 
+@functools.cache
+def _kinds_not_said() -> frozenset[tuple[str, str]]:
+    """rules/lexicon/kinds_not_said.tsv, read with the verifier's own code."""
+    out = set()
+    for line in rules_resource("lexicon", "kinds_not_said.tsv").read_text(encoding="utf-8").splitlines():
+        fields = [f.strip() for f in line.split("#", 1)[0].split("\t")]
+        if len(fields) >= 2 and fields[0] and fields[1]:
+            out.add((normalize_name(fields[0]), normalize_name(fields[1])))
+    return frozenset(out)
+
+
+def kind_name_problems(change: dict[str, Any], evidence: dict[str, Any], graph: GraphIndex) -> list[Problem]:
+    """A new name must be one a reader would take for the object: never a general noun the object
+    is a kind of only in WordNet's hierarchy ("the container" for a spoon)."""
+    if change.get("kind") != "object":
+        return []
+    new = normalize_name(str(change.get("to", "")))
+    nouns = load_nouns()
+    ids = [str(i) for f in evidence.get("facts") or [] if isinstance(f, dict) and f.get("fact") == "only"
+           for i in f.get("ids", [])]
+    problems = []
+    for o in ids:
+        if o in graph.objects:
+            name = graph.name_of(o)
+            if (nouns.canonical(name) or normalize_name(name), new) in _kinds_not_said():
+                problems.append(("text_mismatch", f"object {o} ({name!r}) is not called {new!r} "
+                                 "(rules/lexicon/kinds_not_said.tsv)"))
+    return problems
+
+
 def _literal_reading(words: list[str]) -> set[str]:
     return {" ".join(words)}
 
@@ -305,6 +335,7 @@ def program_edit_problems(record: dict[str, Any], p: dict[str, Any], graph: Grap
     claimed = evidence.get("answer")
     problems = word_problems(str(record.get("question", "")), str(p.get("question", "")), change)
     problems += possession_problems(str(record.get("question", "")), str(p.get("question", "")), change, p.get("kind"))
+    problems += kind_name_problems(change, evidence, graph)
     problems += adjective_problems(str(record.get("question", "")), str(p.get("question", "")), change, p.get("kind"),
                                    p.get("semantic"))
     problems += program_diff_problems(record.get("semantic"), p.get("semantic"), change)

@@ -13,8 +13,10 @@ import synth
 from contrastgen.engine import Engine
 from contrastgen.run.generate import generate
 from contrastgen.verify.checker import verify_contrast_sets
+from contrastgen.verify.graph import GraphIndex
 from contrastgen.verify.program_edits import (
     adjective_problems,
+    kind_name_problems,
     possession_problems,
     program_diff_problems,
     word_problems,
@@ -450,3 +452,28 @@ def test_the_verifier_fails_an_adjective_no_filter_checks_of_a_new_name():
                 {"operation": "exist", "argument": "?", "dependencies": [1]}]
     assert adjective_problems("Is there a black purse?", "Is there a black cup?",
                               {**change, "slot": "step0"}, "contrast", filtered) == []
+
+
+def _what_color(name: str) -> dict:
+    return {"imageId": "img", "question": f"What color is the {name}?", "answer": "red",
+            "annotations": {"question": {"4": "1"}},
+            "semantic": [{"operation": "select", "argument": f"{name} (1)", "dependencies": []},
+                         {"operation": "query", "argument": "color", "dependencies": [0]}]}
+
+
+def test_an_object_is_called_only_by_a_general_noun_a_reader_would_use(engine):
+    """WordNet puts a spoon under "container": "What color is the container?" would not be read as
+    about the spoon. A cup is called so (rules/lexicon/kinds_not_said.tsv lists the exceptions)."""
+    for name, said in (("cup", True), ("spoon", False)):
+        graph = _graph(_object(name, 40, ["red"]), _object("bench", 400, ["gray"]))
+        edits = _edits(_run(engine, {"q1": _what_color(name)}, {"img": graph}))
+        assert (("What color is the container?", "red", "invariance") in edits) == said, (name, edits)
+
+
+def test_the_verifier_fails_a_general_noun_no_reader_would_use():
+    graph = GraphIndex(_graph(_object("spoon", 40, ["red"])))
+    evidence = {"facts": [{"fact": "only", "ids": ["1"], "names": ["container", "containers"]}]}
+    change = {"kind": "object", "slot": "step0", "from": "spoon", "to": "container"}
+    assert kind_name_problems(change, evidence, graph) == [
+        ("text_mismatch", "object 1 ('spoon') is not called 'container' (rules/lexicon/kinds_not_said.tsv)")]
+    assert kind_name_problems({**change, "to": "utensil"}, evidence, graph) == []
