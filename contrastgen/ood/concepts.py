@@ -162,11 +162,10 @@ def label_samples(samples: Sequence[Sample], *, objects: Mapping[str, Sequence[s
     source = samples if mi_samples is None else mi_samples
     source_objects = objects if mi_objects is None else mi_objects
 
-    tokens_of = [tokenize(s.question) for s in samples]
-    words_of = [keyword_candidates(t, drop_stopwords=drop_stopwords) for t in tokens_of]
-    source_words = words_of if mi_samples is None else [
-        keyword_candidates(tokenize(s.question), drop_stopwords=drop_stopwords) for s in source]
-    word_mi = MutualInformation.fit(zip(source_words, (s.answer for s in source), strict=True))
+    # the words are found again per sample below rather than kept: a million questions' token
+    # lists would take about a gigabyte
+    word_mi = MutualInformation.fit(
+        (keyword_candidates(tokenize(s.question), drop_stopwords=drop_stopwords), s.answer) for s in source)
     object_mi = None
     if objects is not None and source_objects is not None:
         # an image missing from the annotations says nothing about objects: left out, not "none"
@@ -174,8 +173,9 @@ def label_samples(samples: Sequence[Sample], *, objects: Mapping[str, Sequence[s
             (source_objects[s.image_id], s.answer) for s in source if s.image_id in source_objects)
     shortcuts = [s for s in SHORTCUTS if objects is not None or not s.needs_objects]
     out = []
-    for s, tokens, words in zip(samples, tokens_of, words_of, strict=True):
-        kws = word_mi.top(words, s.answer)
+    for s in samples:
+        tokens = tokenize(s.question)
+        kws = word_mi.top(keyword_candidates(tokens, drop_stopwords=drop_stopwords), s.answer)
         labels: dict[str, str | None] = {
             "qt": question_type(s, tokens),
             "kw": kws[0] if kws else None,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from contrastgen.datasets.gqa import validate_scene_graph
+from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json
 
@@ -44,25 +45,38 @@ def _from_coco(data: Mapping[str, Any], path: Path) -> ImageObjects:
     return {k: tuple(sorted(v)) for k, v in objects.items()}
 
 
-def _is_scene_graphs(data: Mapping[str, Any]) -> bool:
-    first = next(iter(data.values()), None)
-    return isinstance(first, Mapping) and "objects" in first
+def _first_record(path: Path) -> Any:
+    """The first value of the file's top-level object, read without parsing the rest (None where
+    the file is no such object: the whole-file reader then says what is wrong)."""
+    try:
+        for _, record in stream_records(path, "image"):
+            return record
+    except InputError:
+        return None
+    return None
+
+
+def _from_scene_graphs(path: Path) -> ImageObjects:
+    """GQA scene graphs, streamed: a parsed graph file is several times its size on disk."""
+    out: ImageObjects = {}
+    for image_id, g in stream_records(path, "image"):
+        graph = validate_scene_graph(str(image_id), g, path=str(path))
+        out[str(image_id)] = tuple(sorted({o["name"].strip().lower() for o in graph["objects"].values()}))
+    return out
 
 
 def load_image_objects(path: str | os.PathLike[str]) -> ImageObjects:
     """Image id -> sorted distinct object names, from COCO instances, GQA scene graphs or a mapping."""
     p = Path(path)
+    first = _first_record(p)
+    if isinstance(first, Mapping) and "objects" in first:
+        return _from_scene_graphs(p)
     data = read_json(p)
     if not isinstance(data, Mapping) or not data:
         raise InputError("expected an object (COCO instances, scene graphs or image -> names)", path=str(p))
     if "annotations" in data and "categories" in data:
         return _from_coco(data, p)
     out: ImageObjects = {}
-    if _is_scene_graphs(data):
-        for image_id, g in data.items():
-            graph = validate_scene_graph(str(image_id), g, path=str(p))
-            out[str(image_id)] = tuple(sorted({o["name"].strip().lower() for o in graph["objects"].values()}))
-        return out
     for image_id, names in data.items():
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise InputError("expected a list of object names", path=str(p), record=f"image {image_id}")

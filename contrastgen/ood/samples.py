@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contrastgen.datasets.gqa import load_questions
+import orjson
+
+from contrastgen.datasets.gqa import json_files, validate_question
+from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json
 
@@ -32,7 +35,9 @@ class Sample:
     answers: list[str]  # the human answers VQA accuracy is scored against (GQA: [answer])
     question_type: str | None = None
     answer_type: str | None = None
-    question_record: dict[str, Any] = field(default_factory=dict, repr=False)
+    # the original record: VQA's as parsed; GQA's serialised as the output writes it (sorted keys),
+    # a sixth of its parsed size, which a million-question GQA file could not otherwise hold
+    question_record: dict[str, Any] | bytes = field(default_factory=dict, repr=False)
     annotation_record: dict[str, Any] | None = field(default=None, repr=False)
 
 
@@ -115,17 +120,30 @@ def load_vqa(questions_path: str | os.PathLike[str],
 
 
 def load_gqa_samples(questions_path: str | os.PathLike[str]) -> list[Sample]:
-    """GQA questions as samples: one gold answer; the question type is GQA's detailed type."""
+    """GQA questions as samples: one gold answer; the question type is GQA's detailed type.
+
+    Streamed (one file's records a few at a time), and each record kept serialised: the parsed
+    records of a million questions take about 6 GiB."""
     path = str(questions_path)
     samples = []
-    for qid, q in load_questions(questions_path).items():
-        answer = q.get("answer")
-        if not isinstance(answer, str):
-            raise InputError("question has no answer", path=path, record=f"question {qid}")
-        types = q.get("types") if isinstance(q.get("types"), Mapping) else {}
-        qt = types.get("detailed")
-        samples.append(Sample(qid, q["imageId"], q["question"], answer, [answer],
-                              qt if isinstance(qt, str) else None, None, q, None))
+    seen: set[str] = set()
+    for file in json_files(Path(questions_path)):
+        for qid, q in stream_records(file, "question"):
+            if qid in seen:
+                raise InputError("question id appears twice", path=str(file), record=f"question {qid}")
+            seen.add(qid)
+            q = validate_question(qid, q, path=str(file))
+            answer = q.get("answer")
+            if not isinstance(answer, str):
+                raise InputError("question has no answer", path=path, record=f"question {qid}")
+            types = q.get("types") if isinstance(q.get("types"), Mapping) else {}
+            qt = types.get("detailed")
+            # copied to its own size: orjson's result keeps the 4 KiB block it was written into
+            record = memoryview(orjson.dumps(q, option=orjson.OPT_SORT_KEYS)).tobytes()
+            samples.append(Sample(qid, q["imageId"], q["question"], answer, [answer],
+                                  qt if isinstance(qt, str) else None, None, record, None))
+    if not samples:
+        raise InputError("no questions found", path=path)
     return samples
 
 

@@ -14,13 +14,15 @@ The output directory is self-contained for scoring: it carries every sample's hu
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, write_json, write_jsonl, write_text
+from contrastgen.jsonio import atomic_dir, write_chunks, write_json, write_jsonl, write_text
 from contrastgen.ood.concepts import SHORTCUT_NAMES, SHORTCUTS, SampleConcepts, label_samples
 from contrastgen.ood.imbalance import GroupSplit, answer_histograms, split_groups
 from contrastgen.ood.samples import Sample
@@ -146,6 +148,17 @@ def build_vqavs(samples: Sequence[Sample], config: VqaVsConfig | None = None, *,
                       "input" if mi_samples is None else "separate", without)
 
 
+def _gqa_object(samples: Sequence[Sample]) -> Iterator[bytes]:
+    """{question id: record} as `jsonio.dumps` writes it (keys in order, newline-ended), from
+    records kept serialised (`load_gqa_samples`) or parsed."""
+    yield b"{"
+    for i, s in enumerate(sorted(samples, key=lambda s: s.question_id)):
+        record = s.question_record if isinstance(s.question_record, bytes) else \
+            orjson.dumps(s.question_record, option=orjson.OPT_SORT_KEYS)
+        yield (b"," if i else b"") + orjson.dumps(s.question_id) + b":" + record
+    yield b"}\n"
+
+
 def _vqa_files(samples: Sequence[Sample]) -> tuple[list[dict], list[dict]]:
     return [s.question_record for s in samples], [s.annotation_record or {} for s in samples]
 
@@ -177,7 +190,7 @@ def write_vqavs(build: VqaVsBuild, out_dir: str | os.PathLike[str]) -> Path:
         for name in build.built():
             chosen = [by_id[q] for q in build.splits[name].tail_ids]
             if build.data_format == "gqa":
-                write_json(tmp / "ood" / f"{name}.json", {s.question_id: s.question_record for s in chosen})
+                write_chunks(tmp / "ood" / f"{name}.json", _gqa_object(chosen))
             else:
                 ques, ans = _vqa_files(chosen)
                 write_json(tmp / "ood" / f"{name}-Ques.json", ques)

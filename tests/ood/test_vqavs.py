@@ -1,5 +1,6 @@
 import json
 
+import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -153,3 +154,33 @@ def test_only_object_shortcuts_without_objects_is_an_error(tmp_path):
                                    "--out", str(tmp_path / "o"), "--shortcuts", "KO,KOP"])
     assert res.exit_code == 2 and "--objects" in res.output
     assert not (tmp_path / "o").exists()
+
+
+def test_gqa_records_kept_serialised_are_written_as_parsed_ones_would_be():
+    """GQA samples keep their records as bytes (a sixth of their parsed size); the OOD file made
+    from them is the bytes `jsonio.dumps` writes for the parsed records, ids in order."""
+    from contrastgen.jsonio import dumps
+    from contrastgen.ood.samples import Sample
+    from contrastgen.ood.vqavs import _gqa_object
+
+    records = {"q2": {"z": 1, "a": {"y": [2, 1], "b": "é"}}, "q\u00e910": {"question": "Q?"}, "q1": {}}
+    parsed = [Sample(qid, "1", "Q?", "a", ["a"], question_record=r) for qid, r in records.items()]
+    kept = [Sample(s.question_id, "1", "Q?", "a", ["a"], question_record=dumps(s.question_record)[:-1])
+            for s in parsed]
+    assert b"".join(_gqa_object(parsed)) == b"".join(_gqa_object(kept)) == dumps(records)
+
+
+def test_gqa_samples_stream_from_shards_and_refuse_an_id_given_twice(tmp_path):
+    from contrastgen.ood.samples import load_gqa_samples
+
+    items = list(gqa_questions().items())
+    (tmp_path / "shards").mkdir()
+    write_json(tmp_path / "shards" / "a.json", dict(items[:10]))
+    write_json(tmp_path / "shards" / "b.json", dict(items[10:]))
+    samples = load_gqa_samples(tmp_path / "shards")
+    assert [s.question_id for s in samples] == [qid for qid, _ in items]
+    assert orjson.loads(samples[0].question_record) == items[0][1]
+    write_json(tmp_path / "shards" / "c.json", dict(items[:1]))
+    with pytest.raises(InputError, match="appears twice") as err:
+        load_gqa_samples(tmp_path / "shards")
+    assert err.value.path == str(tmp_path / "shards" / "c.json")
