@@ -115,6 +115,16 @@ def write_chunks(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> None:
         fh.writelines(chunks)
 
 
+def keyed_object(items: Iterable[tuple[str, bytes]]) -> Iterator[bytes]:
+    """`{"key": value, ...}` plus a newline, from (key, serialised value) pairs given in key
+    order: the bytes `dumps` writes for that object, without parsing the values back. Why: large
+    outputs keep their records serialised (`datasets.gqa.gqa_json`), a sixth of their parsed size."""
+    yield b"{"
+    for i, (key, value) in enumerate(items):
+        yield (b"," if i else b"") + orjson.dumps(key) + b":" + value
+    yield b"}\n"
+
+
 def write_text(path: str | os.PathLike[str], text: str) -> None:
     with atomic_file(path) as fh:
         fh.write(text.encode("utf-8"))

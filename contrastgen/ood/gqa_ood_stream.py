@@ -25,12 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
-from contrastgen.datasets.gqa import json_files, validate_question
+from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
 from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, write_chunks, write_json
+from contrastgen.jsonio import atomic_dir, keyed_object, write_chunks, write_json
 from contrastgen.ood.gqa_ood import (
     GROUPS_FILE,
     NOTHING_KEPT,
@@ -43,8 +42,6 @@ from contrastgen.ood.gqa_ood import (
 PathLike = str | os.PathLike[str]
 _NONE, _HEAD, _TAIL = 0, 1, 2  # where a question goes
 _SPLITS = (("all", (_HEAD, _TAIL)), ("head", (_HEAD,)), ("tail", (_TAIL,)))
-_RECORD = orjson.OPT_SORT_KEYS  # a record as `jsonio.dumps` writes it inside the output object
-_WRITE_AT_ONCE = 4 << 20  # bytes of output joined before each write
 _ROWS_AT_ONCE = 1 << 16  # index rows turned into Python integers at a time
 
 
@@ -60,10 +57,10 @@ def run_gqa_ood_streamed(questions: PathLike, out_dir: PathLike, config: GqaOodC
         index = _place(files, tails, width, spill)
         _no_id_twice(index, files)
         places = index.places
-        counts = tuple(int(np.isin(places, wanted).sum()) for _, wanted in _SPLITS)
-        if not counts[0]:
+        n_all, n_head, n_tail = (int(np.isin(places, wanted).sum()) for _, wanted in _SPLITS)
+        if not n_all:
             raise InputError(NOTHING_KEPT)
-        split.question_counts = (counts[0], counts[1], counts[2])
+        split.question_counts = (n_all, n_head, n_tail)
         spill.flush()
         with atomic_dir(out_dir) as tmp:
             for name, wanted in _SPLITS:
@@ -140,7 +137,7 @@ def _place(files: list[Path], tails: dict[str, set[str]], width: int, spill: Any
             if group not in tails:
                 index.add(qid, n, _NONE, -1, 0)
                 continue
-            record = orjson.dumps(q, option=_RECORD)
+            record = gqa_json(q)
             spill.write(record)
             index.add(qid, n, _TAIL if q["answer"] in tails[group] else _HEAD, offset, len(record))
             offset += len(record)
@@ -161,22 +158,14 @@ def _no_id_twice(index: _Index, files: list[Path]) -> None:
 
 
 def _object(index: _Index, wanted: tuple[int, ...], spill: int) -> Iterator[bytes]:
-    """One split's questions as `jsonio.dumps` writes {id: record}: keys in order, newline-ended.
-    The records are read back one by one (`os.pread`), so the spill's pages are the system's
-    cache, not this process's memory."""
-    chosen = index.order[np.isin(index.places[index.order], wanted)]
-    parts: list[bytes] = [b"{"]
-    size = 1
-    first = True
-    for block in range(0, len(chosen), _ROWS_AT_ONCE):
-        for row in chosen[block:block + _ROWS_AT_ONCE].tolist():
-            key = orjson.dumps(bytes(index.ids[row]).rstrip(b"\0").decode("utf-8"))
-            record = os.pread(spill, int(index.sizes[row]), int(index.offsets[row]))
-            parts.append((b"" if first else b",") + key + b":" + record)
-            first = False
-            size += len(parts[-1])
-            if size >= _WRITE_AT_ONCE:
-                yield b"".join(parts)
-                parts, size = [], 0
-    parts.append(b"}\n")
-    yield b"".join(parts)
+    """One split's questions as `jsonio.dumps` writes {id: record}. The records are read back one
+    by one (`os.pread`), so the spill's pages are the system's cache, not this process's memory."""
+    return keyed_object(_records(index, index.order[np.isin(index.places[index.order], wanted)], spill))
+
+
+def _records(index: _Index, rows: np.ndarray, spill: int) -> Iterator[tuple[str, bytes]]:
+    """(id, record) of the index's `rows`, in their order."""
+    for block in range(0, len(rows), _ROWS_AT_ONCE):
+        for row in rows[block:block + _ROWS_AT_ONCE].tolist():
+            qid = bytes(index.ids[row]).rstrip(b"\0").decode("utf-8")
+            yield qid, os.pread(spill, int(index.sizes[row]), int(index.offsets[row]))

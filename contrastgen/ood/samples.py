@@ -16,9 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from contrastgen.datasets.gqa import json_files, validate_question
+from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
 from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json
@@ -139,7 +137,7 @@ def load_gqa_samples(questions_path: str | os.PathLike[str]) -> list[Sample]:
             types = q.get("types") if isinstance(q.get("types"), Mapping) else {}
             qt = types.get("detailed")
             # copied to its own size: orjson's result keeps the 4 KiB block it was written into
-            record = memoryview(orjson.dumps(q, option=orjson.OPT_SORT_KEYS)).tobytes()
+            record = memoryview(gqa_json(q)).tobytes()
             samples.append(Sample(qid, q["imageId"], q["question"], answer, [answer],
                                   qt if isinstance(qt, str) else None, None, record, None))
     if not samples:

@@ -19,10 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from contrastgen.datasets.gqa import gqa_json
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, write_chunks, write_json, write_jsonl, write_text
+from contrastgen.jsonio import (
+    atomic_dir,
+    keyed_object,
+    write_chunks,
+    write_json,
+    write_jsonl,
+    write_text,
+)
 from contrastgen.ood.concepts import SHORTCUT_NAMES, SHORTCUTS, SampleConcepts, label_samples
 from contrastgen.ood.imbalance import GroupSplit, answer_histograms, split_groups
 from contrastgen.ood.samples import Sample
@@ -149,14 +155,10 @@ def build_vqavs(samples: Sequence[Sample], config: VqaVsConfig | None = None, *,
 
 
 def _gqa_object(samples: Sequence[Sample]) -> Iterator[bytes]:
-    """{question id: record} as `jsonio.dumps` writes it (keys in order, newline-ended), from
-    records kept serialised (`load_gqa_samples`) or parsed."""
-    yield b"{"
-    for i, s in enumerate(sorted(samples, key=lambda s: s.question_id)):
-        record = s.question_record if isinstance(s.question_record, bytes) else \
-            orjson.dumps(s.question_record, option=orjson.OPT_SORT_KEYS)
-        yield (b"," if i else b"") + orjson.dumps(s.question_id) + b":" + record
-    yield b"}\n"
+    """{question id: record} as `jsonio.dumps` writes it, from records kept serialised
+    (`load_gqa_samples`) or parsed."""
+    return keyed_object((s.question_id, s.question_record if isinstance(s.question_record, bytes)
+                         else gqa_json(s.question_record)) for s in sorted(samples, key=lambda s: s.question_id))
 
 
 def _vqa_files(samples: Sequence[Sample]) -> tuple[list[dict], list[dict]]:

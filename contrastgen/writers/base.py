@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from contrastgen.jsonio import atomic_file
+from contrastgen.jsonio import atomic_file, keyed_object
 from contrastgen.run.entries import ViewEntry
 from contrastgen.run.generate import Generation
 
@@ -54,14 +54,7 @@ def view_names(max_k: int) -> dict[str, int | None]:
 
 def json_object(entries: Iterable[ViewEntry]) -> Iterator[bytes]:
     """`{"id": record, ...}` plus a newline, from entries sorted by key."""
-    yield b"{"
-    for i, e in enumerate(entries):
-        if i:
-            yield b","
-        yield orjson.dumps(e.key)
-        yield b":"
-        yield e.gqa
-    yield b"}\n"
+    return keyed_object((e.key, e.gqa) for e in entries)
 
 
 def json_list(entries: Iterable[ViewEntry]) -> Iterator[bytes]:
