@@ -45,6 +45,7 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex
@@ -124,7 +125,7 @@ class _Executor:
             arg = str(step.get("argument", ""))
             self.step_args.append(arg)
             deps = step.get("dependencies") or []
-            if not all(isinstance(d, int) and 0 <= d < i for d in deps):
+            if not isinstance(deps, list) or not all(isinstance(d, int) and 0 <= d < i for d in deps):
                 raise EvidenceProblem(f"program step {i} depends on {deps}, not on earlier steps")
             ins = [out[d] for d in deps]
             out.append(self.step(i, op, arg, ins))
@@ -417,13 +418,16 @@ def objects_named(graph: GraphIndex, rules: VerifyRules, name: str) -> set[str]:
     return _Executor(graph, rules, load_nouns()).denoted(normalize_name(name))
 
 
-def unshown_absence(graph: GraphIndex, rules: VerifyRules, oid: str, kind: str, value: str,
-                    what: str = "filter") -> str | None:
-    """Why the graph does not show that object `oid` lacks `value` (an attribute of type `kind`,
-    "" where untyped), or None where it does: the "no" rule of the filters, for callers that
-    judge a step's objects after the run."""
-    try:
-        _Executor(graph, rules, load_nouns()).not_having(what, oid, kind, value)
-    except EvidenceProblem as exc:
-        return str(exc)
-    return None
+def unshown_absences(graph: GraphIndex, rules: VerifyRules, objects: Iterable[str], kind: str, value: str,
+                     what: str) -> list[str]:
+    """Why the graph does not show that each of `objects` lacks `value` (an attribute of type
+    `kind`, "" where untyped), one line per object it does not: the "no" rule of the filters, for
+    callers that judge a step's objects after the run."""
+    executor = _Executor(graph, rules, load_nouns())
+    out = []
+    for oid in objects:
+        try:
+            executor.not_having(what, oid, kind, value)
+        except EvidenceProblem as exc:
+            out.append(str(exc))
+    return out

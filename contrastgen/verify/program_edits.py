@@ -27,13 +27,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import orjson
 import regex
 
 from contrastgen.resources import rules_resource
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex
 from contrastgen.verify.nouns import load_nouns
-from contrastgen.verify.program import execute_program_steps, objects_named, unshown_absence
+from contrastgen.verify.program import execute_program_steps, objects_named, unshown_absences
 from contrastgen.verify.rules import VerifyRules, normalize_name
 
 Problem = tuple[str, str]
@@ -99,6 +98,13 @@ def _noun_readings(words: list[str]) -> set[str]:
     return out
 
 
+def _dependencies(step: Any) -> list[int]:
+    """The steps a program step reads, as a record gives them; none where it gives no list of
+    step numbers (the executor then says what is wrong with the program)."""
+    deps = step.get("dependencies") if isinstance(step, dict) else None
+    return [d for d in deps if isinstance(d, int)] if isinstance(deps, list) else []
+
+
 def _split_at_change(original: str, perturbed: str) -> tuple[list[str], list[str], int]:
     """Both questions' words, lower-cased, and where they first differ."""
     a = [w.lower() for w in _WORD.findall(original)]
@@ -142,46 +148,26 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
              f"{' '.join(b[start:end_b])!r}, not in the change {before!r} -> {after!r}")]
 
 
-@functools.cache
-def _phrase_lists() -> tuple[frozenset[str], frozenset[str]]:
-    """rules/phrases.json's possessive determiners ("her") and articles and demonstratives ("the",
-    "that"), read with the verifier's own code."""
-    data = orjson.loads(rules_resource("phrases.json").read_bytes())
-    return frozenset(data["possessives"]), frozenset(data["determiners"])
-
-
-def possession_problems(original: str, perturbed: str, change: dict[str, Any], kind: Any) -> list[Problem]:
+def possession_problems(original: str, perturbed: str, change: dict[str, Any], kind: Any,
+                        rules: VerifyRules) -> list[Problem]:
     """A new object's name said after words that say whose the old one was ("her racket" -> "her
     kite", "the man's hat" -> "the man's cup") claims what no graph shows; the same object under
     another name (an invariance) keeps what the original said of it."""
     if kind == "invariance" or change.get("kind") != "object":
         return []
     a, b, start = _split_at_change(original, perturbed)
-    possessives, determiners = _phrase_lists()
     nouns = load_nouns()
     for w in reversed(a[max(0, start - 5):start]):
-        if w in possessives or (w.endswith("'s") and nouns.is_noun(w[:-2])):
+        if w in rules.possessives or (w.endswith("'s") and nouns.is_noun(w[:-2])):
             return [("text_mismatch", f"the words say whose the {change.get('from')!r} is ({w!r}), "
                      f"which nothing shows of the {change.get('to')!r}")]
-        if w in determiners or not w.isalpha():
+        if w in rules.determiners or not w.isalpha():
             return []
     return []
 
 
-@functools.cache
-def _attribute_words() -> frozenset[str]:
-    """rules/lexicon's attribute, extra attribute and colour words, read with the verifier's own code."""
-    out: set[str] = set()
-    for name in ("attributes.txt", "extra_attributes.txt", "colors.txt"):
-        for line in rules_resource("lexicon", name).read_text(encoding="utf-8").splitlines():
-            word = line.split("#", 1)[0].strip().lower()
-            if word:
-                out.add(word)
-    return frozenset(out)
-
-
 def adjective_problems(original: str, perturbed: str, change: dict[str, Any], kind: Any,
-                       semantic: Any) -> list[Problem]:
+                       semantic: Any, rules: VerifyRules) -> list[Problem]:
     """The words before a new object's name say of it what they said of the old one ("the black
     purse" -> "the black cup"): each attribute word there must be a value of a filter the program
     applies to that step's objects, so that the program checks it ("any silver glasses"). The
@@ -192,12 +178,12 @@ def adjective_problems(original: str, perturbed: str, change: dict[str, Any], ki
     a, b, start = _split_at_change(original, perturbed)
     said = []
     for w in reversed(b[max(0, start - 5):start]):
-        if w not in _attribute_words():
+        if w not in rules.attribute_words:
             break
         said.append(w)
     chain, checked = {step}, set()
     for j, s in enumerate(semantic):
-        deps = s.get("dependencies") or [] if isinstance(s, dict) else []
+        deps = _dependencies(s)
         if j > step and str(s.get("operation", "")).startswith("filter") and deps[:1] and deps[0] in chain:
             chain.add(j)
             checked |= set(normalize_name(str(s.get("argument", ""))).split())
@@ -205,18 +191,8 @@ def adjective_problems(original: str, perturbed: str, change: dict[str, Any], ki
              "program checks") for w in said if w not in checked]
 
 
-@functools.cache
-def _kinds_not_said() -> frozenset[tuple[str, str]]:
-    """rules/lexicon/kinds_not_said.tsv, read with the verifier's own code."""
-    out = set()
-    for line in rules_resource("lexicon", "kinds_not_said.tsv").read_text(encoding="utf-8").splitlines():
-        fields = [f.strip() for f in line.split("#", 1)[0].split("\t")]
-        if len(fields) >= 2 and fields[0] and fields[1]:
-            out.add((normalize_name(fields[0]), normalize_name(fields[1])))
-    return frozenset(out)
-
-
-def kind_name_problems(change: dict[str, Any], evidence: dict[str, Any], graph: GraphIndex) -> list[Problem]:
+def kind_name_problems(change: dict[str, Any], evidence: dict[str, Any], graph: GraphIndex,
+                       rules: VerifyRules) -> list[Problem]:
     """A new name must be one a reader would take for the object: never a general noun the object
     is a kind of only in WordNet's hierarchy ("the container" for a spoon)."""
     if change.get("kind") != "object":
@@ -229,7 +205,7 @@ def kind_name_problems(change: dict[str, Any], evidence: dict[str, Any], graph: 
     for o in ids:
         if o in graph.objects:
             name = graph.name_of(o)
-            if (nouns.canonical(name) or normalize_name(name), new) in _kinds_not_said():
+            if (nouns.canonical(name) or normalize_name(name), new) in rules.kinds_not_said:
                 problems.append(("text_mismatch", f"object {o} ({name!r}) is not called {new!r} "
                                  "(rules/lexicon/kinds_not_said.tsv)"))
     return problems
@@ -241,12 +217,12 @@ def _literal_reading(words: list[str]) -> set[str]:
 
 def _dropped(original: list[Any], step: int) -> list[Any]:
     """The original without step `step`: what reads it reads its input instead (a filter's)."""
-    source = (original[step].get("dependencies") or [None])[0]
+    source = (_dependencies(original[step]) or [None])[0]
     out = []
     for j, s in enumerate(original):
         if j == step:
             continue
-        deps = [source if d == step else d - 1 if d > step else d for d in s.get("dependencies") or []]
+        deps = [source if d == step else d - 1 if d > step else d for d in _dependencies(s)]
         out.append({**s, "dependencies": deps})
     return out
 
@@ -281,8 +257,8 @@ def addition_problems(original: list[Any], edited: list[Any], change: dict[str, 
         return [("program", f"the added filters say {said!r}, not the change {change.get('to')!r}")]
     want = []
     for j, o in enumerate(original):
-        deps = [d + n if d > step else (step + n if d == step else d) for d in o.get("dependencies") or []]
-        want.append({**o, "dependencies": list(o.get("dependencies") or []) if j == step else deps})
+        deps = [d + n if d > step else (step + n if d == step else d) for d in _dependencies(o)]
+        want.append({**o, "dependencies": _dependencies(o) if j == step else deps})
         if j == step:
             want.extend(inserted)
     for i, (w, e) in enumerate(zip(want, edited, strict=True)):
@@ -334,10 +310,10 @@ def program_edit_problems(record: dict[str, Any], p: dict[str, Any], graph: Grap
     evidence = p.get("evidence") if isinstance(p.get("evidence"), dict) else {}
     claimed = evidence.get("answer")
     problems = word_problems(str(record.get("question", "")), str(p.get("question", "")), change)
-    problems += possession_problems(str(record.get("question", "")), str(p.get("question", "")), change, p.get("kind"))
-    problems += kind_name_problems(change, evidence, graph)
-    problems += adjective_problems(str(record.get("question", "")), str(p.get("question", "")), change, p.get("kind"),
-                                   p.get("semantic"))
+    original, perturbed = str(record.get("question", "")), str(p.get("question", ""))
+    problems += possession_problems(original, perturbed, change, p.get("kind"), rules)
+    problems += kind_name_problems(change, evidence, graph, rules)
+    problems += adjective_problems(original, perturbed, change, p.get("kind"), p.get("semantic"), rules)
     problems += program_diff_problems(record.get("semantic"), p.get("semantic"), change)
     try:
         answer, values = execute_program_steps(p.get("semantic"), graph, rules)
@@ -394,8 +370,8 @@ def _widened_problems(original: list[Any], semantic: list[Any], values: list[Any
     of a kind annotators leave out."""
     step = _edited_step(change)
     gone = original[step] if step is not None and step < len(original) and isinstance(original[step], dict) else {}
-    source = (gone.get("dependencies") or [None])[0]
-    if not isinstance(source, int) or source >= min(len(semantic), len(values)):
+    source = (_dependencies(gone) or [None])[0]
+    if source is None or source >= min(len(semantic), len(values)):
         return []
     name = _name(str(semantic[source].get("argument", ""))) if isinstance(semantic[source], dict) else ""
     objects = values[source] if isinstance(values[source], set) else set()
@@ -417,20 +393,16 @@ def _left_out_problems(semantic: list[Any], i: int, kept: set[str], values: list
     op = str(step.get("operation", "")) if isinstance(step, dict) else ""
     head, _, kind = op.partition(" ")
     value = normalize_name(str(step.get("argument", "")))
-    deps = step.get("dependencies") or [] if isinstance(step, dict) else []
+    deps = _dependencies(step)
     if head != "filter" or kind in ("hposition", "vposition") or value.startswith("not(") or not deps \
-            or not isinstance(deps[0], int) or deps[0] >= len(values) or not isinstance(values[deps[0]], set):
+            or deps[0] >= len(values) or not isinstance(values[deps[0]], set):
         return []
     given = set(values[deps[0]])
     source = semantic[deps[0]]
     if isinstance(source, dict) and source.get("operation") == "select":
         given |= objects_named(graph, rules, _name(str(source.get("argument", ""))))
-    out = []
-    for o in sorted(given - kept):
-        why = unshown_absence(graph, rules, o, kind, value, f"step {i} says its objects are the only {value!r} ones")
-        if why is not None:
-            out.append(("reference", why))
-    return out
+    return [("reference", why) for why in unshown_absences(
+        graph, rules, sorted(given - kept), kind, value, f"step {i} says its objects are the only {value!r} ones")]
 
 
 def _said_as_the(semantic: list[Any]) -> set[int]:
@@ -442,7 +414,7 @@ def _said_as_the(semantic: list[Any]) -> set[int]:
         kind = str(step.get("operation", "")).split(" ")[0]
         if kind in ("exist", "and", "or") or (kind in ("filter", "relate") and j not in asked):
             continue
-        asked.update(d for d in step.get("dependencies") or [] if isinstance(d, int))
+        asked.update(_dependencies(step))
     return asked
 
 
@@ -451,11 +423,11 @@ def _original_objects(original: list[Any]) -> list[set[str] | None]:
     out: list[set[str] | None] = []
     for step in original:
         op = str(step.get("operation", "")) if isinstance(step, dict) else ""
-        deps = step.get("dependencies") or [] if isinstance(step, dict) else []
+        deps = _dependencies(step)
         if op in ("select", "relate"):
             ids = set(_ids(str(step.get("argument", ""))))
             out.append(ids or None)
-        elif op.startswith("filter") and deps and isinstance(deps[0], int) and deps[0] < len(out):
+        elif op.startswith("filter") and deps and deps[0] < len(out):
             out.append(out[deps[0]])
         else:
             out.append(None)
@@ -484,7 +456,7 @@ def reference_problems(semantic: Any, values: list[Any], change: dict[str, Any],
     if change.get("kind") == "attribute" and change.get("to") == "":  # dropped: the words alone say the objects
         # (`step` is the original's numbering; the filter's input keeps its place before it)
         gone = original[step] if isinstance(original, list) and step < len(original) else {}
-        source = ((gone.get("dependencies") or [None])[0]) if isinstance(gone, dict) else None
+        source = (_dependencies(gone) or [None])[0]
         if not isinstance(source, int):
             return [("reference", f"the original's step {step} reads no step")]
         onlys = [f for f in evidence.get("facts") or [] if isinstance(f, dict) and f.get("fact") == "only"]
@@ -495,7 +467,7 @@ def reference_problems(semantic: Any, values: list[Any], change: dict[str, Any],
         return []
     if change.get("kind") == "attribute":
         read_by_exist = any(isinstance(s, dict) and s.get("operation") == "exist"
-                            and step in (s.get("dependencies") or []) for s in semantic)
+                            and step in _dependencies(s) for s in semantic)
         if op.startswith("filter") and (not selected or (len(selected) != 1 and not read_by_exist)):
             return [("reference", f"step {step}'s new value picks out {len(selected)} objects, not one")]
         return []

@@ -25,6 +25,9 @@ _ATTRIBUTE_OPPOSITES = ("attribute_opposites.tsv",)
 _SINGLE_VALUED = ("single_valued_types.txt",)
 _PRONOUNS = ("pronouns.txt",)
 _NOUNS = ("lexicon", "nouns.tsv")
+_PHRASES = ("phrases.json",)
+_ATTRIBUTE_WORDS = (("lexicon", "attributes.txt"), ("lexicon", "extra_attributes.txt"), _COLORS)
+_KINDS_NOT_SAID = ("lexicon", "kinds_not_said.tsv")
 _SYMMETRIC = "symmetric"
 
 
@@ -65,6 +68,14 @@ class VerifyRules:
     attribute_opposites: dict[str, frozenset[str]] = field(default_factory=dict)
     single_valued: frozenset[str] = frozenset()
     pronouns: frozenset[str] = frozenset()  # "select: he (12)": the ids say who, not the word
+    # what the words around a program edit's new name may say (rules/phrases.json, rules/lexicon):
+    # determiners that say whose a thing is ("her"), the articles and demonstratives a noun phrase
+    # opens with, the words that say an attribute, and (name, general noun) pairs no reader takes
+    # for the object ("the container" for a spoon)
+    possessives: frozenset[str] = frozenset()
+    determiners: frozenset[str] = frozenset()
+    attribute_words: frozenset[str] = frozenset()
+    kinds_not_said: frozenset[tuple[str, str]] = frozenset()
 
     def is_unannotated_prone(self, name: str) -> bool:
         """True if `name`, or a naive singular of it, is prone to be missing from scene graphs.
@@ -149,6 +160,16 @@ def parse_pairs(text: str) -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
+def parse_pair_set(text: str) -> frozenset[tuple[str, str]]:
+    """`a<TAB>b` lines, read one way: the pairs (a, b)."""
+    out = set()
+    for line in text.splitlines():
+        cols = [normalize_name(c) for c in line.split("#", 1)[0].split("\t")]
+        if len(cols) >= 2 and cols[0] and cols[1]:
+            out.add((cols[0], cols[1]))
+    return frozenset(out)
+
+
 def parse_template_suffixes(text: str, *, path: str = "rules/templates.json") -> dict[str, str]:
     """Template id -> `id_suffix` from templates.json; the patterns themselves are not read."""
     try:
@@ -216,7 +237,12 @@ def load_rules() -> VerifyRules:
     types = parse_attribute_types(types_node.read_text(encoding="utf-8")) if types_node.is_file() else {}
     opposites_text, _ = _read_required(_ATTRIBUTE_OPPOSITES)
     single_text, _ = _read_required(_SINGLE_VALUED)
+    phrases = json.loads(_read_required(_PHRASES)[0])
     return VerifyRules(
+        possessives=frozenset(normalize_name(w) for w in phrases["possessives"]),
+        determiners=frozenset(normalize_name(w) for w in phrases["determiners"]),
+        attribute_words=frozenset().union(*(parse_word_list(_read_required(f)[0]) for f in _ATTRIBUTE_WORDS)),
+        kinds_not_said=parse_pair_set(_read_required(_KINDS_NOT_SAID)[0]),
         attribute_types=types,
         attribute_opposites=parse_pairs(opposites_text),
         single_valued=parse_word_list(single_text),

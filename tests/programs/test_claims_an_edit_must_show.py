@@ -8,6 +8,8 @@ boy wearing? socks")."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from contrastgen.engine import Engine
@@ -339,3 +341,18 @@ def test_a_question_refused_only_for_kinds_graphs_leave_out_is_counted_so():
     gen = generate(Engine.load(), {"w1": WORN_QUESTIONS["w1"]}, {"img": bare}, max_k=5, seed=0, workers=1,
                    mode="programs")
     assert gen.stats["templates"]["program"]["reasons"] == {"no_distractor": 1}
+
+
+@pytest.mark.parametrize("dependencies", [5, "0", {"0": 1}, None, [0.5]])
+def test_a_program_whose_dependencies_are_not_step_numbers_fails_verify_without_a_crash(dependencies):
+    """A hostile record: every step's `dependencies` replaced, in the original and the edit. Each
+    check reads them through one guard, and the executor names what is wrong."""
+    gen = generate(Engine.load(), {"w2": WORN_QUESTIONS["w2"]}, {"img": WORN}, max_k=5, seed=0, workers=1,
+                   mode="programs")
+    record = copy.deepcopy(gen.records[0])  # the original's steps may be the fixture's own
+    for steps in (record["semantic"], *(p["semantic"] for p in record["perturbations"])):
+        for step in steps:
+            step["dependencies"] = dependencies
+    report = verify_contrast_sets([record], {"img": WORN})
+    assert not report.ok
+    assert any("does not execute" in f.problem for f in report.failures), report.failures
