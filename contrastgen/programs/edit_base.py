@@ -11,7 +11,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from contrastgen.language.lexicon import iter_data_lines, normalize, read_word_list
+from contrastgen.language.lexicon import Lexicon, iter_data_lines, normalize, read_word_list
 from contrastgen.programs.gqa import Step, split_reference
 from contrastgen.resources import lexicon_dir
 
@@ -37,8 +37,12 @@ def kinds_not_said() -> frozenset[tuple[str, str]]:
                      if len(f) >= 2)
 
 
-def said_as_kind(name: str, kind: str, lex: Any) -> bool:
-    """May an object called `name` be called by the general noun `kind` ("the person" for a man)?"""
+def said_as_kind(name: str, kind: str, lex: Lexicon) -> bool:
+    """May an object called `name` be called by the general noun `kind` ("the person" for a man)?
+
+    Only for the words an edit writes. What a written word may denote stays WordNet's whole
+    reading (a spoon is among "the containers" when uniqueness or absence is judged), so a
+    question the words make is checked against every object a reader might take it for."""
     return (lex.canonical(name), kind) not in kinds_not_said()
 
 

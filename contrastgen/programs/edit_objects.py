@@ -129,10 +129,11 @@ class ObjectEdits:
         names = {n for n in (own | groups if plural else own) if not same_category or lex.category(n) == category}
         if asks_kind:
             names.update(kinds)
-        pool = sorted(n for n in names if all(not same_kind(n, m, lex) for m in named if m not in ("_", "")))
-        if not pool and same_category and any(
-                lex.category(n) == category and all(not same_kind(n, m, lex) for m in named if m not in ("_", ""))
-                for n in self._prone_names()):
+        def new_kind(n: str) -> bool:
+            return all(not same_kind(n, m, lex) for m in named if m not in ("_", ""))
+
+        pool = sorted(n for n in names if new_kind(n))
+        if not pool and same_category and any(lex.category(n) == category and new_kind(n) for n in self._prone_names()):
             self.prone_refused = True  # "Who is wearing a shirt?": the other clothing is all unannotated-prone
         rng.shuffle(pool)
         yield from pool

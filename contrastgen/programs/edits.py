@@ -65,7 +65,7 @@ from contrastgen.programs.gqa import (
     parse_program,
     step_of,
 )
-from contrastgen.programs.proofs import EditProofs, bare
+from contrastgen.programs.proofs import EditProofs, bare, claimed_whole
 from contrastgen.programs.wording import doubled_words
 from contrastgen.scene.index import SceneIndex
 
@@ -152,6 +152,12 @@ class _Edit(ObjectEdits, RelationEdits, AttributeEdits, RedundancyEdits):
     # question's reason, if nothing is found, is that rule rather than a want of candidates
     prone_refused: bool = field(default=False, init=False)
 
+    @functools.cached_property
+    def claimed(self) -> set[int]:
+        """The steps whose objects the words say as "the" ones (`proofs.claimed_whole`): the same
+        for every argument edit of the question, so found once."""
+        return claimed_whole([s.operation for s in self.steps], [s.dependencies for s in self.steps])
+
     @property
     def text(self) -> str:
         return str(self.question.get("question", ""))
@@ -209,7 +215,7 @@ class _Edit(ObjectEdits, RelationEdits, AttributeEdits, RedundancyEdits):
             return None
         if not self.editor.proofs.holds(edited, parsed, self.steps, downstream, run):
             return None
-        why = self.editor.proofs.new_references_unshown(parsed, run, self.original)
+        why = self.editor.proofs.new_references_unshown(self.claimed, parsed, run, self.original)
         if why is not None:
             self.prone_refused |= why == "unannotated_prone"
             return None

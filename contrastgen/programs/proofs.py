@@ -228,9 +228,11 @@ class EditProofs:
                     return False
         return True
 
-    def new_references_unshown(self, parsed: list[Step], run: Execution, original: Execution) -> str | None:
+    def new_references_unshown(self, claimed: set[int], parsed: list[Step], run: Execution,
+                               original: Execution) -> str | None:
         """The objects a step now refers to that are not the original's, where the words say
-        them as "the" ones (`claimed_whole`), must be shown to be all there is:
+        them as "the" ones (`claimed`: `claimed_whole` of the program, whose steps and
+        dependencies an argument edit leaves as they were), must be shown to be all there is:
         - not of a kind annotators leave out (clothing, body parts:
           rules/lexicon/unannotated_prone.txt). "What is the boy wearing? socks" says the socks
           are all he wears, and a shirt he wears may be missing from the graph;
@@ -241,7 +243,7 @@ class EditProofs:
         for the original's answer; "Is there a shirt that is red?" asks only that one is there,
         which the graph shows. Returns why they are not shown (a refusal reason), or None."""
         objects = self.scene.objects
-        for i in claimed_whole([s.operation for s in parsed], [s.dependencies for s in parsed]):
+        for i in claimed:
             value = run.values[i]
             if isinstance(value, str) or not value:
                 continue

@@ -21,7 +21,9 @@ from contrastgen.verify.program_edits import (
     program_diff_problems,
     word_problems,
 )
+from contrastgen.verify.rules import load_rules
 
+RULES = load_rules()
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
 
 GRAPH = {"width": 640, "height": 480, "objects": {
@@ -380,10 +382,11 @@ def test_stats_count_the_questions_with_a_contrast_apart_from_invariances(engine
     assert "| program | 2 | 2 | 1 |" in stats_markdown(gen.stats)
 
 
-def _her_racket() -> dict:
-    return {"imageId": "img", "question": "What color is her racket?", "answer": "white",
+def _what_color(name: str, phrase: str | None = None, answer: str = "red") -> dict:
+    """"What color is <phrase>?" (default "the <name>"), the noun its fifth word, as GQA writes it."""
+    return {"imageId": "img", "question": f"What color is {phrase or 'the ' + name}?", "answer": answer,
             "annotations": {"question": {"4": "1"}},
-            "semantic": [{"operation": "select", "argument": "racket (1)", "dependencies": []},
+            "semantic": [{"operation": "select", "argument": f"{name} (1)", "dependencies": []},
                          {"operation": "query", "argument": "color", "dependencies": [0]}]}
 
 
@@ -391,26 +394,26 @@ def test_a_name_said_with_whose_it_is_gets_only_another_name_of_the_same_object(
     """"her racket" -> "her kite" would say whose the kite is, which no graph shows; "her racquet"
     is the same racket, so what the words say of it still holds."""
     graph = _graph(_object("racket", 40, ["white"]), _object("kite", 400, ["red"]))
-    gen = _run(engine, {"q1": _her_racket()}, {"img": graph})
+    gen = _run(engine, {"q1": _what_color("racket", "her racket", "white")}, {"img": graph})
     edits = _edits(gen)
     assert ("What color is her racquet?", "white", "invariance") in edits
     assert not [q for q, _, kind in edits if kind == "contrast"], edits
     assert verify_contrast_sets(gen.records, {"img": graph}).ok
     # without "her", the kite is a contrast (so it is the possessive that refuses it above)
-    plain = {**_her_racket(), "question": "What color is the racket?"}
+    plain = _what_color("racket", answer="white")
     assert ("What color is the kite?", "red", "contrast") in _edits(_run(engine, {"q1": plain}, {"img": graph}))
 
 
 def test_the_verifier_fails_a_new_name_said_with_whose_it_is():
     change = {"kind": "object", "slot": "step0", "from": "racket", "to": "kite"}
-    assert possession_problems("What color is her racket?", "What color is her kite?", change, "contrast") == [
+    assert possession_problems("What color is her racket?", "What color is her kite?", change, "contrast", RULES) == [
         ("text_mismatch", "the words say whose the 'racket' is ('her'), which nothing shows of the 'kite'")]
     assert possession_problems("What color is the man's big racket?", "What color is the man's big kite?",
-                               change, "contrast")
+                               change, "contrast", RULES)
     assert possession_problems("What's the color of the racket?", "What's the color of the kite?",
-                               change, "contrast") == []
+                               change, "contrast", RULES) == []
     assert possession_problems("What color is her racket?", "What color is her racquet?",
-                               {**change, "to": "racquet"}, "invariance") == []
+                               {**change, "to": "racquet"}, "invariance", RULES) == []
 
 
 def test_an_adjective_before_the_annotated_noun_is_no_license_to_rename(engine):
@@ -433,10 +436,7 @@ def test_an_adjective_before_the_annotated_noun_is_no_license_to_rename(engine):
 
 def test_a_capital_is_kept_only_where_the_name_opens_the_question(engine):
     graph = _graph(_object("tv", 40, ["black"]), _object("bench", 400, ["gray"]))
-    question = {"imageId": "img", "question": "What color is the TV?", "answer": "black",
-                "annotations": {"question": {"4": "1"}},
-                "semantic": [{"operation": "select", "argument": "tv (1)", "dependencies": []},
-                             {"operation": "query", "argument": "color", "dependencies": [0]}]}
+    question = _what_color("tv", "the TV", "black")
     assert ("What color is the bench?", "gray", "contrast") in _edits(_run(engine, {"q1": question}, {"img": graph}))
 
 
@@ -445,20 +445,13 @@ def test_the_verifier_fails_an_adjective_no_filter_checks_of_a_new_name():
     semantic = [{"operation": "select", "argument": "man (1)", "dependencies": []},
                 {"operation": "verify rel", "argument": "cup,to the left of,s (3)", "dependencies": [0]}]
     assert adjective_problems("Is the black purse to the left of a man?", "Is the black cup to the left of a man?",
-                              change, "contrast", semantic) == [
+                              change, "contrast", semantic, RULES) == [
         ("text_mismatch", "the words say 'black' of the 'cup', which no filter of the program checks")]
     filtered = [{"operation": "select", "argument": "cup (3)", "dependencies": []},
                 {"operation": "filter color", "argument": "black", "dependencies": [0]},
                 {"operation": "exist", "argument": "?", "dependencies": [1]}]
     assert adjective_problems("Is there a black purse?", "Is there a black cup?",
-                              {**change, "slot": "step0"}, "contrast", filtered) == []
-
-
-def _what_color(name: str) -> dict:
-    return {"imageId": "img", "question": f"What color is the {name}?", "answer": "red",
-            "annotations": {"question": {"4": "1"}},
-            "semantic": [{"operation": "select", "argument": f"{name} (1)", "dependencies": []},
-                         {"operation": "query", "argument": "color", "dependencies": [0]}]}
+                              {**change, "slot": "step0"}, "contrast", filtered, RULES) == []
 
 
 def test_an_object_is_called_only_by_a_general_noun_a_reader_would_use(engine):
@@ -474,6 +467,6 @@ def test_the_verifier_fails_a_general_noun_no_reader_would_use():
     graph = GraphIndex(_graph(_object("spoon", 40, ["red"])))
     evidence = {"facts": [{"fact": "only", "ids": ["1"], "names": ["container", "containers"]}]}
     change = {"kind": "object", "slot": "step0", "from": "spoon", "to": "container"}
-    assert kind_name_problems(change, evidence, graph) == [
+    assert kind_name_problems(change, evidence, graph, RULES) == [
         ("text_mismatch", "object 1 ('spoon') is not called 'container' (rules/lexicon/kinds_not_said.tsv)")]
-    assert kind_name_problems({**change, "to": "utensil"}, evidence, graph) == []
+    assert kind_name_problems({**change, "to": "utensil"}, evidence, graph, RULES) == []
