@@ -166,12 +166,22 @@ NEGATED = {"width": 640, "height": 480, "objects": {
     "2": {**_box(400, 100), "name": "truck", "attributes": []},
     "3": {**_box(200, 100), "name": "bus", "attributes": ["blue"]},
     "4": {**_box(300, 100), "name": "bench", "attributes": ["wooden"]}}}
-NOT_RED = {"question": "Is there a car that is not red?", "answer": "no", "imageId": "img",
-           "types": {"structural": "verify", "semantic": "attr", "detailed": "existAttrNot"},
-           "annotations": {"question": {"3": "1"}},
-           "semantic": [{"operation": "select", "argument": "car (1)", "dependencies": []},
-                        {"operation": "filter color", "argument": "not(red)", "dependencies": [0]},
-                        {"operation": "exist", "argument": "?", "dependencies": [1]}]}
+def _filtered(text: str, answer: str, reference: str, color: str, detailed: str) -> dict:
+    """GQA's "<select> -> filter color -> exist" ("Is there a car that is not red?") or "... ->
+    query name" ("Which kind of furniture is black?"), the reference's word the fourth."""
+    exist = detailed.startswith("exist")
+    ids = reference.rpartition("(")[2].rstrip(")")
+    return {"question": text, "answer": answer, "imageId": "img",
+            "types": {"structural": "verify" if exist else "query", "semantic": "attr" if exist else "cat",
+                      "detailed": detailed},
+            "annotations": {"question": {} if ids == "-" else {"3": ids}},
+            "semantic": [{"operation": "select", "argument": reference, "dependencies": []},
+                         {"operation": "filter color", "argument": color, "dependencies": [0]},
+                         {"operation": "exist", "argument": "?", "dependencies": [1]} if exist else
+                         {"operation": "query", "argument": "name", "dependencies": [1]}]}
+
+
+NOT_RED = _filtered("Is there a car that is not red?", "no", "car (1)", "not(red)", "existAttrNot")
 
 
 def test_a_negated_filter_keeps_its_value_and_claims_only_what_the_graph_excludes():
@@ -226,18 +236,8 @@ def _what(text: str, answer: str, relation: str, thing: str, detailed: str = "re
 WORN_QUESTIONS = {
     "w1": _what("What is the man wearing?", "coat", "wearing", "2"),
     "w2": _what("What is the man holding?", "umbrella", "holding", "5"),
-    "w3": {"question": "Which kind of clothing is black?", "answer": "coat", "imageId": "img",
-           "types": {"structural": "query", "semantic": "cat", "detailed": "categoryThat"},
-           "annotations": {"question": {"3": "2"}},
-           "semantic": [{"operation": "select", "argument": "clothing (2)", "dependencies": []},
-                        {"operation": "filter color", "argument": "black", "dependencies": [0]},
-                        {"operation": "query", "argument": "name", "dependencies": [1]}]},
-    "w4": {"question": "Is there any clothing that is red?", "answer": "no", "imageId": "img",
-           "types": {"structural": "verify", "semantic": "attr", "detailed": "existAttr"},
-           "annotations": {"question": {}},
-           "semantic": [{"operation": "select", "argument": "clothing (-)", "dependencies": []},
-                        {"operation": "filter color", "argument": "red", "dependencies": [0]},
-                        {"operation": "exist", "argument": "?", "dependencies": [1]}]},
+    "w3": _filtered("Which kind of clothing is black?", "coat", "clothing (2)", "black", "categoryThat"),
+    "w4": _filtered("Is there any clothing that is red?", "no", "clothing (-)", "red", "existAttr"),
 }
 
 
@@ -287,12 +287,7 @@ FURNITURE = {"width": 640, "height": 480, "objects": {
     "1": _rel("cabinet", 20, attributes=("black",)),
     "2": _rel("bench", 200, attributes=("gray",)),
     "3": _rel("bed", 400)}}
-BLACK_FURNITURE = {"question": "Which kind of furniture is black?", "answer": "cabinet", "imageId": "img",
-                   "types": {"structural": "query", "semantic": "cat", "detailed": "categoryThat"},
-                   "annotations": {"question": {"3": "1"}},
-                   "semantic": [{"operation": "select", "argument": "furniture (1)", "dependencies": []},
-                                {"operation": "filter color", "argument": "black", "dependencies": [0]},
-                                {"operation": "query", "argument": "name", "dependencies": [1]}]}
+BLACK_FURNITURE = _filtered("Which kind of furniture is black?", "cabinet", "furniture (1)", "black", "categoryThat")
 
 
 def test_a_new_filter_value_says_what_it_leaves_out_lacks_it():
