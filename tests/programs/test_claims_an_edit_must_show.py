@@ -256,20 +256,26 @@ def test_a_new_object_of_a_kind_graphs_leave_out_is_not_claimed_the_only_one():
     assert verify_contrast_sets(gen.records, {"img": WORN}).ok
 
 
+def _record(qid: str, question: dict, words: str, answer: str, change: dict, semantic: list, facts: list) -> dict:
+    """A program-path record of `question` with one perturbation as the engine would write it:
+    what a test forges to see the verifier refuse what the engine no longer makes."""
+    step = int(change["slot"][4:])
+    return {"question_id": qid, "image_id": "img", "template": "program", "answer": question["answer"],
+            "question": question["question"], "semantic": question["semantic"], "grounding": {}, "slots": {},
+            "types": question["types"], "perturbations": [{
+                "question_id": f"{qid}_p1", "rank": 1, "kind": "contrast", "answer": answer, "question": words,
+                "change": change, "semantic": semantic,
+                "evidence": {"version": 1, "query": {"op": "program", "step": step}, "answer": answer, "facts": facts}}]}
+
+
 def test_the_verifier_fails_a_new_object_of_a_kind_graphs_leave_out():
-    record = {"question_id": "w1", "image_id": "img", "template": "program", "answer": "coat",
-              "question": WORN_QUESTIONS["w1"]["question"], "semantic": WORN_QUESTIONS["w1"]["semantic"],
-              "grounding": {}, "slots": {}, "types": WORN_QUESTIONS["w1"]["types"], "perturbations": [{
-                  "question_id": "w1_p1", "rank": 1, "kind": "contrast", "answer": "socks",
-                  "question": "What is the boy wearing?",
-                  "change": {"kind": "object", "slot": "step0", "from": "man", "to": "boy"},
-                  "semantic": [{"operation": "select", "argument": "boy (3)", "dependencies": []},
-                               {"operation": "relate", "argument": "_,wearing,o (4)", "dependencies": [0]},
-                               {"operation": "query", "argument": "name", "dependencies": [1]}],
-                  "evidence": {"version": 1, "query": {"op": "program", "step": 0}, "answer": "socks",
-                               "facts": [{"fact": "object", "id": "3", "name": "boy"},
-                                         {"fact": "object", "id": "4", "name": "socks"},
-                                         {"fact": "only", "names": ["boy", "boys"], "ids": ["3"]}]}}]}
+    record = _record("w1", WORN_QUESTIONS["w1"], "What is the boy wearing?", "socks",
+                     {"kind": "object", "slot": "step0", "from": "man", "to": "boy"},
+                     [{"operation": "select", "argument": "boy (3)", "dependencies": []},
+                      {"operation": "relate", "argument": "_,wearing,o (4)", "dependencies": [0]},
+                      {"operation": "query", "argument": "name", "dependencies": [1]}],
+                     [{"fact": "object", "id": "3", "name": "boy"}, {"fact": "object", "id": "4", "name": "socks"},
+                      {"fact": "only", "names": ["boy", "boys"], "ids": ["3"]}])
     report = verify_contrast_sets([record], {"img": WORN})
     assert [f.problem for f in report.failures] == [
         "step 1 now refers to ['4'], of a kind scene graphs leave out: that no other is there is not shown"]
@@ -305,19 +311,15 @@ def test_a_new_filter_value_says_what_it_leaves_out_lacks_it():
 
 
 def test_the_verifier_fails_a_filter_whose_left_out_objects_may_have_its_value():
-    record = {"question_id": "f", "image_id": "img", "template": "program", "answer": "cabinet",
-              "question": BLACK_FURNITURE["question"], "semantic": BLACK_FURNITURE["semantic"],
-              "grounding": {}, "slots": {}, "types": BLACK_FURNITURE["types"], "perturbations": [{
-                  "question_id": "f_p1", "rank": 1, "kind": "contrast", "answer": "bench",
-                  "question": "Which kind of furniture is gray?",
-                  "change": {"kind": "attribute", "slot": "step1", "from": "black", "to": "gray"},
-                  "semantic": [{"operation": "select", "argument": "furniture (2)", "dependencies": []},
-                               {"operation": "filter color", "argument": "gray", "dependencies": [0]},
-                               {"operation": "query", "argument": "name", "dependencies": [1]}],
-                  "evidence": {"version": 1, "query": {"op": "program", "step": 1}, "answer": "bench",
-                               "facts": [{"fact": "object", "id": "1", "name": "cabinet"},
-                                         {"fact": "object", "id": "2", "name": "bench", "attributes": ["gray"]},
-                                         {"fact": "object", "id": "3", "name": "bed"}]}}]}
+    # the program lists only the bench's id at the select: the verifier reads it by the words
+    record = _record("f", BLACK_FURNITURE, "Which kind of furniture is gray?", "bench",
+                     {"kind": "attribute", "slot": "step1", "from": "black", "to": "gray"},
+                     [{"operation": "select", "argument": "furniture (2)", "dependencies": []},
+                      {"operation": "filter color", "argument": "gray", "dependencies": [0]},
+                      {"operation": "query", "argument": "name", "dependencies": [1]}],
+                     [{"fact": "object", "id": "1", "name": "cabinet"},
+                      {"fact": "object", "id": "2", "name": "bench", "attributes": ["gray"]},
+                      {"fact": "object", "id": "3", "name": "bed"}])
     report = verify_contrast_sets([record], {"img": FURNITURE})
     assert [f.problem for f in report.failures] == [
         "step 1 says its objects are the only 'gray' ones: nothing in the graph shows that object 3 is not "
