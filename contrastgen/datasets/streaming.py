@@ -97,6 +97,18 @@ def stream_records(file: Path, what: str) -> Iterator[tuple[str, Any]]:
         yield from _ijson_records(fh, file, what, skip=given)
 
 
+def first_record(file: Path, what: str) -> Any:
+    """The first value of the file's top-level object, read without parsing the rest (None where
+    the file is no such object, or is empty or malformed there: a whole-file reader then says
+    what is wrong). Why: telling formats apart must not parse a gigabyte."""
+    try:
+        for _, record in stream_records(file, what):
+            return record
+    except InputError:
+        return None
+    return None
+
+
 def _object_start(fh: IO[bytes]) -> int | None:
     """Offset of the opening brace; -1 if the first character is another, None if there is none."""
     offset = 0

@@ -113,12 +113,16 @@ class MutualInformation:
     def fit(cls, rows: Iterable[tuple[Iterable[str], str]]) -> MutualInformation:
         mi = cls()
         for features, answer in rows:
-            distinct = set(features)
-            mi.total += 1
-            mi.answer_counts[answer] += 1
-            mi.feature_counts.update(distinct)
-            mi.joint_counts.update((f, answer) for f in distinct)
+            mi.add(features, answer)
         return mi
+
+    def add(self, features: Iterable[str], answer: str) -> None:
+        """Count one sample: each distinct feature once."""
+        distinct = set(features)
+        self.total += 1
+        self.answer_counts[answer] += 1
+        self.feature_counts.update(distinct)
+        self.joint_counts.update((f, answer) for f in distinct)
 
     def score(self, feature: str, answer: str) -> float | None:
         """MI(feature, answer), or None when the pair never occurs in the fitted data."""
@@ -150,6 +154,54 @@ def _concept(shortcut: Shortcut, labels: Mapping[str, str | None]) -> str | None
     return CONCEPT_SEPARATOR.join(parts)  # type: ignore[arg-type]
 
 
+class ConceptLabeller:
+    """The MI statistics, fitted once, and the labelling of one sample at a time: what the in-memory
+    build does for a list, a streamed build (`vqavs_stream`) does as the questions go by."""
+
+    def __init__(self, word_mi: MutualInformation, object_mi: MutualInformation | None,
+                 objects: Mapping[str, Sequence[str]] | None, drop_stopwords: bool):
+        self.word_mi = word_mi
+        self.object_mi = object_mi
+        self.objects = objects
+        self.drop_stopwords = drop_stopwords
+        self.shortcuts = [s for s in SHORTCUTS if objects is not None or not s.needs_objects]
+
+    @classmethod
+    def fit(cls, source: Iterable[Sample], *, objects: Mapping[str, Sequence[str]] | None = None,
+            source_objects: Mapping[str, Sequence[str]] | None = None,
+            drop_stopwords: bool = False) -> ConceptLabeller:
+        """Count words and objects against answers in one pass over `source` (the samples, or
+        another split such as training); `source_objects` are its images' objects (default: `objects`)."""
+        source_objects = objects if source_objects is None else source_objects
+        fit_objects = objects is not None
+        words, seen_objects = MutualInformation(), MutualInformation()
+        for s in source:
+            # the words are found again when labelling rather than kept: a million questions'
+            # token lists would take about a gigabyte
+            words.add(keyword_candidates(tokenize(s.question), drop_stopwords=drop_stopwords), s.answer)
+            # an image missing from the annotations says nothing about objects: left out, not "none"
+            if fit_objects and s.image_id in source_objects:
+                seen_objects.add(source_objects[s.image_id], s.answer)
+        return cls(words, seen_objects if fit_objects else None, objects, drop_stopwords)
+
+    def label(self, s: Sample) -> SampleConcepts:
+        """The sample's base labels and its concept for each shortcut its data can have."""
+        tokens = tokenize(s.question)
+        kws = self.word_mi.top(keyword_candidates(tokens, drop_stopwords=self.drop_stopwords), s.answer)
+        labels: dict[str, str | None] = {
+            "qt": question_type(s, tokens),
+            "kw": kws[0] if kws else None,
+            "kw2": kws[1] if len(kws) > 1 else None,
+        }
+        if self.object_mi is not None and self.objects is not None and s.image_id in self.objects:
+            kos = self.object_mi.top(list(self.objects[s.image_id]), s.answer)
+            labels["ko"] = kos[0] if kos else None
+            labels["ko2"] = kos[1] if len(kos) > 1 else None
+        elif self.objects is not None:
+            labels["ko"] = labels["ko2"] = None
+        return SampleConcepts(s.question_id, labels, {sc.name: _concept(sc, labels) for sc in self.shortcuts})
+
+
 def label_samples(samples: Sequence[Sample], *, objects: Mapping[str, Sequence[str]] | None = None,
                   mi_samples: Sequence[Sample] | None = None,
                   mi_objects: Mapping[str, Sequence[str]] | None = None,
@@ -159,33 +211,6 @@ def label_samples(samples: Sequence[Sample], *, objects: Mapping[str, Sequence[s
     MI statistics come from `mi_samples` (e.g. the training split, as the paper's concepts are
     training-set statistics) or, by default, from `samples` themselves.
     """
-    source = samples if mi_samples is None else mi_samples
-    source_objects = objects if mi_objects is None else mi_objects
-
-    # the words are found again per sample below rather than kept: a million questions' token
-    # lists would take about a gigabyte
-    word_mi = MutualInformation.fit(
-        (keyword_candidates(tokenize(s.question), drop_stopwords=drop_stopwords), s.answer) for s in source)
-    object_mi = None
-    if objects is not None and source_objects is not None:
-        # an image missing from the annotations says nothing about objects: left out, not "none"
-        object_mi = MutualInformation.fit(
-            (source_objects[s.image_id], s.answer) for s in source if s.image_id in source_objects)
-    shortcuts = [s for s in SHORTCUTS if objects is not None or not s.needs_objects]
-    out = []
-    for s in samples:
-        tokens = tokenize(s.question)
-        kws = word_mi.top(keyword_candidates(tokens, drop_stopwords=drop_stopwords), s.answer)
-        labels: dict[str, str | None] = {
-            "qt": question_type(s, tokens),
-            "kw": kws[0] if kws else None,
-            "kw2": kws[1] if len(kws) > 1 else None,
-        }
-        if object_mi is not None and objects is not None and s.image_id in objects:
-            kos = object_mi.top(list(objects[s.image_id]), s.answer)
-            labels["ko"] = kos[0] if kos else None
-            labels["ko2"] = kos[1] if len(kos) > 1 else None
-        elif objects is not None:
-            labels["ko"] = labels["ko2"] = None
-        out.append(SampleConcepts(s.question_id, labels, {sc.name: _concept(sc, labels) for sc in shortcuts}))
-    return out
+    labeller = ConceptLabeller.fit(samples if mi_samples is None else mi_samples, objects=objects,
+                                   source_objects=mi_objects, drop_stopwords=drop_stopwords)
+    return [labeller.label(s) for s in samples]

@@ -20,7 +20,6 @@ import os
 import tempfile
 from array import array
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ import numpy as np
 from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
 from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, keyed_object, write_chunks, write_json
+from contrastgen.jsonio import atomic_dir, write_chunks, write_json
 from contrastgen.ood.gqa_ood import (
     GROUPS_FILE,
     NOTHING_KEPT,
@@ -38,11 +37,11 @@ from contrastgen.ood.gqa_ood import (
     local_group,
     select_groups,
 )
+from contrastgen.ood.question_index import QuestionIndex, RecordSpill, keyed_records
 
 PathLike = str | os.PathLike[str]
 _NONE, _HEAD, _TAIL = 0, 1, 2  # where a question goes
 _SPLITS = (("all", (_HEAD, _TAIL)), ("head", (_HEAD,)), ("tail", (_TAIL,)))
-_ROWS_AT_ONCE = 1 << 16  # index rows turned into Python integers at a time
 
 
 def run_gqa_ood_streamed(questions: PathLike, out_dir: PathLike, config: GqaOodConfig | None = None) -> dict[str, Any]:
@@ -50,33 +49,31 @@ def run_gqa_ood_streamed(questions: PathLike, out_dir: PathLike, config: GqaOodC
     return its stats."""
     config = config or GqaOodConfig()
     files = json_files(Path(questions))
-    histograms, total, ungrouped, width = _count(files, str(questions))
+    histograms, total, ungrouped = _count(files, str(questions))
     split = select_groups(histograms, config, total=total, ungrouped=ungrouped)
     tails = split.tails()
-    with tempfile.TemporaryFile(prefix="contrastgen-gqa-ood-") as spill:
-        index = _place(files, tails, width, spill)
-        _no_id_twice(index, files)
-        places = index.places
+    with tempfile.TemporaryFile(prefix="contrastgen-gqa-ood-") as fh:
+        spill = RecordSpill(fh)
+        index, places = _place(files, tails, spill)
+        index.no_id_twice()
         n_all, n_head, n_tail = (int(np.isin(places, wanted).sum()) for _, wanted in _SPLITS)
         if not n_all:
             raise InputError(NOTHING_KEPT)
         split.question_counts = (n_all, n_head, n_tail)
-        spill.flush()
         with atomic_dir(out_dir) as tmp:
             for name, wanted in _SPLITS:
-                write_chunks(tmp / f"{name}.json", _object(index, wanted, spill.fileno()))
+                rows = index.order[np.isin(places[index.order], wanted)]
+                write_chunks(tmp / f"{name}.json", keyed_records(index, spill, rows))
             write_json(tmp / GROUPS_FILE, {k: g.to_json() for k, g in split.groups.items() if g.imbalanced},
                        indent=True)
             write_json(tmp / STATS_FILE, split.stats(), indent=True)
     return split.stats()
 
 
-def _count(files: list[Path], given: str) -> tuple[dict[str, Counter], int, int, int]:
-    """Pass one: each local group's answer counts, the questions, those without a group, and the
-    widest id (in UTF-8 bytes)."""
+def _count(files: list[Path], given: str) -> tuple[dict[str, Counter], int, int]:
+    """Pass one: each local group's answer counts, the questions, and those without a group."""
     histograms: dict[str, Counter] = {}
     total = ungrouped = 0
-    width = 1
     for file in files:
         for qid, q in stream_records(file, "question"):
             q = validate_question(qid, q, path=str(file))
@@ -84,7 +81,6 @@ def _count(files: list[Path], given: str) -> tuple[dict[str, Counter], int, int,
             if not isinstance(answer, str):
                 raise InputError("question has no answer", path=given, record=f"question {qid}")
             total += 1
-            width = max(width, len(qid.encode("utf-8")))
             group = local_group(q)
             if group is None:
                 ungrouped += 1
@@ -92,80 +88,24 @@ def _count(files: list[Path], given: str) -> tuple[dict[str, Counter], int, int,
                 histograms.setdefault(group, Counter())[answer] += 1
     if not total:
         raise InputError("no questions found", path=given)
-    return histograms, total, ungrouped, width
+    return histograms, total, ungrouped
 
 
-class _Index:
-    """Every question's id (fixed width), file, split and, if kept, its record's place in the spill."""
-
-    def __init__(self, width: int):
-        self.width = width
-        self._ids = bytearray()
-        self._files = array("H")
-        self._places = array("b")
-        self._offsets = array("q")
-        self._sizes = array("q")
-
-    def add(self, qid: str, file: int, place: int, offset: int, size: int) -> None:
-        self._ids += qid.encode("utf-8").ljust(self.width, b"\0")
-        self._files.append(file)
-        self._places.append(place)
-        self._offsets.append(offset)
-        self._sizes.append(size)
-
-    def freeze(self) -> None:
-        """The columns as arrays, and the questions in id order (stable: the first of two equal
-        ids stays first)."""
-        self.ids = np.frombuffer(self._ids, dtype=f"S{self.width}")
-        self.files = np.frombuffer(self._files, dtype=np.uint16)
-        self.places = np.frombuffer(self._places, dtype=np.int8)
-        self.offsets = np.frombuffer(self._offsets, dtype=np.int64)
-        self.sizes = np.frombuffer(self._sizes, dtype=np.int64)
-        self.order = np.argsort(self.ids, kind="stable")
-
-
-def _place(files: list[Path], tails: dict[str, set[str]], width: int, spill: Any) -> _Index:
+def _place(files: list[Path], tails: dict[str, set[str]], spill: RecordSpill) -> tuple[QuestionIndex, np.ndarray]:
     """Pass two: each question's split, and each kept one's record written to `spill`."""
-    if len(files) > np.iinfo(np.uint16).max:
-        raise InputError(f"more than {np.iinfo(np.uint16).max} question files", path=str(files[0].parent))
-    index = _Index(width)
-    offset = 0
+    index = QuestionIndex(files)
+    places = array("b")
     for n, file in enumerate(files):
         for qid, q in stream_records(file, "question"):
             q = validate_question(qid, q, path=str(file))
+            index.add(qid, n)
             group = local_group(q)
             if group not in tails:
-                index.add(qid, n, _NONE, -1, 0)
+                places.append(_NONE)
+                spill.add(None)
                 continue
-            record = gqa_json(q)
-            spill.write(record)
-            index.add(qid, n, _TAIL if q["answer"] in tails[group] else _HEAD, offset, len(record))
-            offset += len(record)
+            places.append(_TAIL if q["answer"] in tails[group] else _HEAD)
+            spill.add(gqa_json(q))
     index.freeze()
-    return index
-
-
-def _no_id_twice(index: _Index, files: list[Path]) -> None:
-    """An id given twice is refused, naming the file of its second occurrence; of several, the one
-    read first."""
-    ids = index.ids[index.order]
-    same = np.flatnonzero(ids[1:] == ids[:-1])
-    if same.size:
-        second = int(index.order[same + 1].min())
-        qid = bytes(index.ids[second]).rstrip(b"\0").decode("utf-8")
-        raise InputError("question id appears twice", path=str(files[int(index.files[second])]),
-                         record=f"question {qid}")
-
-
-def _object(index: _Index, wanted: tuple[int, ...], spill: int) -> Iterator[bytes]:
-    """One split's questions as `jsonio.dumps` writes {id: record}. The records are read back one
-    by one (`os.pread`), so the spill's pages are the system's cache, not this process's memory."""
-    return keyed_object(_records(index, index.order[np.isin(index.places[index.order], wanted)], spill))
-
-
-def _records(index: _Index, rows: np.ndarray, spill: int) -> Iterator[tuple[str, bytes]]:
-    """(id, record) of the index's `rows`, in their order."""
-    for block in range(0, len(rows), _ROWS_AT_ONCE):
-        for row in rows[block:block + _ROWS_AT_ONCE].tolist():
-            qid = bytes(index.ids[row]).rstrip(b"\0").decode("utf-8")
-            yield qid, os.pread(spill, int(index.sizes[row]), int(index.offsets[row]))
+    spill.freeze()
+    return index, np.frombuffer(places, dtype=np.int8)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from contrastgen.datasets.gqa import validate_scene_graph
-from contrastgen.datasets.streaming import stream_records
+from contrastgen.datasets.streaming import first_record, stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json
 
@@ -45,17 +45,6 @@ def _from_coco(data: Mapping[str, Any], path: Path) -> ImageObjects:
     return {k: tuple(sorted(v)) for k, v in objects.items()}
 
 
-def _first_record(path: Path) -> Any:
-    """The first value of the file's top-level object, read without parsing the rest (None where
-    the file is no such object: the whole-file reader then says what is wrong)."""
-    try:
-        for _, record in stream_records(path, "image"):
-            return record
-    except InputError:
-        return None
-    return None
-
-
 def _from_scene_graphs(path: Path) -> ImageObjects:
     """GQA scene graphs, streamed: a parsed graph file is several times its size on disk."""
     out: ImageObjects = {}
@@ -68,7 +57,7 @@ def _from_scene_graphs(path: Path) -> ImageObjects:
 def load_image_objects(path: str | os.PathLike[str]) -> ImageObjects:
     """Image id -> sorted distinct object names, from COCO instances, GQA scene graphs or a mapping."""
     p = Path(path)
-    first = _first_record(p)
+    first = first_record(p, "image")
     if isinstance(first, Mapping) and "objects" in first:
         return _from_scene_graphs(p)
     data = read_json(p)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
-from contrastgen.datasets.streaming import stream_records
+from contrastgen.datasets.streaming import first_record, stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json
 
@@ -117,19 +117,14 @@ def load_vqa(questions_path: str | os.PathLike[str],
     return samples
 
 
-def load_gqa_samples(questions_path: str | os.PathLike[str]) -> list[Sample]:
-    """GQA questions as samples: one gold answer; the question type is GQA's detailed type.
-
-    Streamed (one file's records a few at a time), and each record kept serialised: the parsed
-    records of a million questions take about 6 GiB."""
+def iter_gqa_samples(questions_path: str | os.PathLike[str], *, records: bool = True
+                     ) -> Iterator[tuple[int, Path, Sample]]:
+    """(file number, file, sample) for each GQA question, streamed and checked, in file order; ids
+    given twice are the caller's to find. With `records`, each sample carries its record
+    serialised as the output writes it (sorted keys)."""
     path = str(questions_path)
-    samples = []
-    seen: set[str] = set()
-    for file in json_files(Path(questions_path)):
+    for n, file in enumerate(json_files(Path(questions_path))):
         for qid, q in stream_records(file, "question"):
-            if qid in seen:
-                raise InputError("question id appears twice", path=str(file), record=f"question {qid}")
-            seen.add(qid)
             q = validate_question(qid, q, path=str(file))
             answer = q.get("answer")
             if not isinstance(answer, str):
@@ -137,11 +132,25 @@ def load_gqa_samples(questions_path: str | os.PathLike[str]) -> list[Sample]:
             types = q.get("types") if isinstance(q.get("types"), Mapping) else {}
             qt = types.get("detailed")
             # copied to its own size: orjson's result keeps the 4 KiB block it was written into
-            record = memoryview(gqa_json(q)).tobytes()
-            samples.append(Sample(qid, q["imageId"], q["question"], answer, [answer],
-                                  qt if isinstance(qt, str) else None, None, record, None))
+            record = memoryview(gqa_json(q)).tobytes() if records else b""
+            yield n, file, Sample(qid, q["imageId"], q["question"], answer, [answer],
+                                  qt if isinstance(qt, str) else None, None, record, None)
+
+
+def load_gqa_samples(questions_path: str | os.PathLike[str]) -> list[Sample]:
+    """GQA questions as samples: one gold answer; the question type is GQA's detailed type.
+
+    Streamed (one file's records a few at a time), and each record kept serialised: the parsed
+    records of a million questions take about 6 GiB."""
+    samples = []
+    seen: set[str] = set()
+    for _, file, sample in iter_gqa_samples(questions_path):
+        if sample.question_id in seen:
+            raise InputError("question id appears twice", path=str(file), record=f"question {sample.question_id}")
+        seen.add(sample.question_id)
+        samples.append(sample)
     if not samples:
-        raise InputError("no questions found", path=path)
+        raise InputError("no questions found", path=str(questions_path))
     return samples
 
 
@@ -150,6 +159,9 @@ def detect_format(questions_path: str | os.PathLike[str]) -> str:
     p = Path(questions_path)
     if p.is_dir():
         return "gqa"
+    first = first_record(p, "question")
+    if isinstance(first, Mapping) and "question" in first and "imageId" in first:
+        return "gqa"  # without parsing the file: a GQA split is gigabytes
     data = read_json(p)
     if isinstance(data, Mapping) and "questions" not in data:
         return "gqa"

@@ -65,16 +65,18 @@ class ShortcutSplit:
     tail_ids: list[str] = field(default_factory=list)
     unlabelled: int = 0
     skipped: str | None = None
+    sizes: tuple[int, int] | None = None  # (head, tail) where the ids are not held: a streamed build
 
     def stats(self) -> dict[str, Any]:
         if self.skipped:
             return {"family": self.family, "skipped": self.skipped}
+        head, tail = self.sizes or (len(self.head_ids), len(self.tail_ids))
         return {
             "family": self.family,
             "groups": len(self.groups),
             "imbalanced_groups": sum(1 for g in self.groups.values() if g.imbalanced),
-            "head": len(self.head_ids),
-            "tail": len(self.tail_ids),
+            "head": head,
+            "tail": tail,
             "unlabelled": self.unlabelled,
         }
 
@@ -93,26 +95,47 @@ class VqaVsBuild:
         return [n for n, s in self.splits.items() if not s.skipped]
 
     def overlap(self) -> dict[str, dict[str, float | None]]:
-        """overlap[a][b]: the share of a's OOD samples that are also in b's (the paper's Fig. 5b
-        plots this as the cell (b, a): 'the proportion of duplicate samples ... in the a set')."""
         sets = {n: set(self.splits[n].tail_ids) for n in self.built()}
-        return {a: {b: (len(sets[a] & sets[b]) / len(sets[a]) if sets[a] else None) for b in sets}
-                for a in sets}
+        return overlap_shares({a: {b: len(sets[a] & sets[b]) for b in sets} for a in sets})
 
     def stats(self) -> dict[str, Any]:
-        return {
-            "benchmark": "vqa-vs",
-            "format_version": 1,
-            "data_format": self.data_format,
-            "samples": len(self.samples),
-            "samples_without_object_annotations": self.without_objects,
-            "entropy_threshold": self.config.entropy_threshold,
-            "tail_factor": self.config.tail_factor,
-            "drop_stopwords": self.config.drop_stopwords,
-            "mi_source": self.mi_source,
-            "shortcuts": {n: s.stats() for n, s in self.splits.items()},
-            "overlap": self.overlap(),
-        }
+        return vqavs_stats(self.config, self.data_format, len(self.samples), self.without_objects,
+                           self.mi_source, self.splits, self.overlap())
+
+
+def overlap_shares(shared: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, float | None]]:
+    """overlap[a][b]: the share of a's OOD samples that are also in b's, from `shared[a][b]`, the
+    samples in both (`shared[a][a]`: a's size). The paper's Fig. 5b plots this as the cell (b, a):
+    'the proportion of duplicate samples ... in the a set'."""
+    return {a: {b: (n / row[a] if row[a] else None) for b, n in row.items()} for a, row in shared.items()}
+
+
+def vqavs_stats(config: VqaVsConfig, data_format: str, samples: int, without_objects: int, mi_source: str,
+                splits: Mapping[str, ShortcutSplit], overlap: Mapping[str, Any]) -> dict[str, Any]:
+    """`stats.json`, whether the build held its samples or streamed them."""
+    return {
+        "benchmark": "vqa-vs",
+        "format_version": 1,
+        "data_format": data_format,
+        "samples": samples,
+        "samples_without_object_annotations": without_objects,
+        "entropy_threshold": config.entropy_threshold,
+        "tail_factor": config.tail_factor,
+        "drop_stopwords": config.drop_stopwords,
+        "mi_source": mi_source,
+        "shortcuts": {n: s.stats() for n, s in splits.items()},
+        "overlap": overlap,
+    }
+
+
+def buildable_shortcuts(config: VqaVsConfig, *, with_objects: bool) -> list[str]:
+    """The requested shortcuts the data can have; refused when none can."""
+    requested = [sc for sc in SHORTCUTS if sc.name in config.shortcuts]
+    built = [sc.name for sc in requested if with_objects or not sc.needs_objects]
+    if not built:
+        raise InputError(f"none of the requested shortcuts ({', '.join(sc.name for sc in requested)}) can be "
+                         "built without object annotations: pass --objects, or ask for QT, KW, KWP or QT+KW")
+    return built
 
 
 def build_vqavs(samples: Sequence[Sample], config: VqaVsConfig | None = None, *, data_format: str = "vqa",
@@ -123,6 +146,7 @@ def build_vqavs(samples: Sequence[Sample], config: VqaVsConfig | None = None, *,
     config = config or VqaVsConfig()
     if not samples:
         raise InputError("no samples to build VQA-VS from")
+    buildable_shortcuts(config, with_objects=objects is not None)
     concepts = label_samples(samples, objects=objects, mi_samples=mi_samples, mi_objects=mi_objects,
                              drop_stopwords=config.drop_stopwords)
     answers = {s.question_id: s.answer for s in samples}
@@ -146,9 +170,6 @@ def build_vqavs(samples: Sequence[Sample], config: VqaVsConfig | None = None, *,
             if not group.imbalanced:
                 continue
             (split.tail_ids if answers[qid] in group.tail else split.head_ids).append(qid)
-    if all(s.skipped for s in splits.values()):
-        raise InputError(f"none of the requested shortcuts ({', '.join(splits)}) can be built without "
-                         "object annotations: pass --objects, or ask for QT, KW, KWP or QT+KW")
     without = sum(1 for s in samples if s.image_id not in objects) if objects is not None else 0
     return VqaVsBuild(config, data_format, list(samples), concepts, splits,
                       "input" if mi_samples is None else "separate", without)
@@ -184,8 +205,6 @@ def stats_markdown(stats: Mapping[str, Any]) -> str:
 
 def write_vqavs(build: VqaVsBuild, out_dir: str | os.PathLike[str]) -> Path:
     """Write the OOD sets, concept labels, answers for scoring, stats and overlap, atomically."""
-    from contrastgen.ood.plots import plot_overlap
-
     by_id = {s.question_id: s for s in build.samples}
     stats = build.stats()
     with atomic_dir(out_dir) as tmp:
@@ -211,10 +230,18 @@ def write_vqavs(build: VqaVsBuild, out_dir: str | os.PathLike[str]) -> Path:
             {"question_id": c.question_id, "labels": c.labels, "concepts": c.concepts,
              "split": {n: split_of[n].get(c.question_id) for n in build.built()}}
             for c in build.concepts))
-        write_json(tmp / "groups.json", {n: {k: g.to_json() for k, g in build.splits[n].groups.items()
-                                             if g.imbalanced} for n in build.built()})
-        write_json(tmp / STATS_FILE, stats, indent=True)
-        write_text(tmp / "stats.md", stats_markdown(stats))
-        if len(build.built()) > 1:
-            plot_overlap(stats["overlap"], tmp / "overlap.png")
+        write_summary(tmp, build.splits, stats)
     return Path(out_dir)
+
+
+def write_summary(tmp: Path, splits: Mapping[str, ShortcutSplit], stats: Mapping[str, Any]) -> None:
+    """groups.json, stats.json, stats.md and the overlap plot: what both builds write alike."""
+    from contrastgen.ood.plots import plot_overlap
+
+    built = [n for n, s in splits.items() if not s.skipped]
+    write_json(tmp / "groups.json", {n: {k: g.to_json() for k, g in splits[n].groups.items() if g.imbalanced}
+                                     for n in built})
+    write_json(tmp / STATS_FILE, stats, indent=True)
+    write_text(tmp / "stats.md", stats_markdown(stats))
+    if len(built) > 1:
+        plot_overlap(stats["overlap"], tmp / "overlap.png")

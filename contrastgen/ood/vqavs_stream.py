@@ -1,0 +1,294 @@
+"""VQA-VS from GQA question files of any size, in three passes that never hold the questions.
+
+Why: the in-memory build (`build_vqavs`) holds every sample, its record and its concepts: about
+6 KB a question, 5.9 GiB for a million, well over 100 GB for GQA's 22 million. The construction
+needs much less at any one time:
+
+1. the MI statistics: word and object counts against answers (bounded by the vocabulary);
+2. each sample's concepts, found as it streams by. Each shortcut's answer counts per concept group
+   are kept (bounded by the groups); the sample's group numbers go to a spill file, and its
+   concept labels, serialised as `concepts.jsonl` holds them, to another;
+3. once the groups are split, each sample's place (head or tail of each shortcut) is read off its
+   spilled group numbers, and the records of the OOD samples are read again from the input and
+   spilled.
+
+What stays in memory is a `QuestionIndex` (the id at a fixed width and its file), the answer's
+number, two bit sets of places and a record's place in the spill: about 40 bytes a question. The
+outputs are then written from the spills, in the order the in-memory writer gives them (question
+order for lists and `concepts.jsonl`, id order for the keyed files), so they are byte-identical to
+`write_vqavs(build_vqavs(...))`. Only GQA data streams: VQA v2 is at most a million questions, in
+files that must be joined with their annotations.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from array import array
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
+from contrastgen.datasets.streaming import stream_records
+from contrastgen.errors import InputError
+from contrastgen.jsonio import atomic_dir, dumps, keyed_object, write_chunks
+from contrastgen.ood.concepts import SHORTCUTS, ConceptLabeller
+from contrastgen.ood.imbalance import split_groups
+from contrastgen.ood.question_index import QuestionIndex, RecordSpill, keyed_records
+from contrastgen.ood.samples import Sample, iter_gqa_samples
+from contrastgen.ood.vqavs import (
+    NO_OBJECTS,
+    ShortcutSplit,
+    VqaVsConfig,
+    buildable_shortcuts,
+    overlap_shares,
+    vqavs_stats,
+    write_summary,
+)
+
+PathLike = str | os.PathLike[str]
+_ROWS_AT_ONCE = 1 << 16  # samples whose places are worked out, or whose ids are listed, at a time
+_SPILL_BUFFER = 1 << 20
+_KEY_OPTS = orjson.OPT_SORT_KEYS  # a value inside an object, as `jsonio.dumps` writes it
+
+
+@dataclass
+class _Labelled:
+    """What pass two keeps: the index, each sample's answer number, and each shortcut's answer
+    counts per concept group."""
+
+    index: QuestionIndex
+    answers: list[str]  # answer number -> answer
+    answer_of: np.ndarray  # sample -> answer number
+    group_keys: list[list[str]]  # shortcut -> group number -> concept
+    counts: list[Counter]  # shortcut -> (group number, answer number) -> samples
+    unlabelled: list[int]
+    without_objects: int
+
+
+def run_vqavs_gqa_streamed(questions: PathLike, out_dir: PathLike, *,
+                           objects: Mapping[str, Sequence[str]] | None = None,
+                           mi_questions: PathLike | None = None,
+                           mi_objects: Mapping[str, Sequence[str]] | None = None,
+                           config: VqaVsConfig | None = None) -> dict[str, Any]:
+    """Build VQA-VS from GQA questions (a file or a directory of shards) into `out_dir`, atomically;
+    return its stats. `mi_questions` (GQA too) and `mi_objects` as for `build_vqavs`."""
+    config = config or VqaVsConfig()
+    built = buildable_shortcuts(config, with_objects=objects is not None)
+    files = json_files(Path(questions))
+    labeller = ConceptLabeller.fit(_samples_of(questions if mi_questions is None else mi_questions),
+                                   objects=objects, source_objects=mi_objects,
+                                   drop_stopwords=config.drop_stopwords)
+    with tempfile.TemporaryDirectory(prefix="contrastgen-vqavs-") as work:
+        concept_lines, group_numbers = Path(work, "concepts.jsonl"), Path(work, "groups.bin")
+        labelled = _label(questions, files, labeller, built, objects, concept_lines, group_numbers)
+        splits = _splits(config, built, labelled)
+        head, tail = _places(labelled, splits, built, group_numbers)
+        for i, name in enumerate(built):
+            splits[name].sizes = (int(np.count_nonzero(head & (1 << i))), int(np.count_nonzero(tail & (1 << i))))
+        stats = vqavs_stats(config, "gqa", len(labelled.index), labelled.without_objects,
+                            "input" if mi_questions is None else "separate", splits, _overlap(built, tail))
+        index = labelled.index
+        with Path(work, "records").open("w+b", buffering=_SPILL_BUFFER) as fh:
+            spill = _spill_records(files, tail, RecordSpill(fh))
+            with atomic_dir(out_dir) as tmp:
+                for i, name in enumerate(built):
+                    rows = index.order[(tail[index.order] & (1 << i)) != 0]
+                    write_chunks(tmp / "ood" / f"{name}.json", keyed_records(index, spill, rows))
+                write_chunks(tmp / "splits.json", _splits_json(index, built, head, tail))
+                write_chunks(tmp / "answers.json", _answers_json(labelled))
+                write_chunks(tmp / "concepts.jsonl", _concept_rows(concept_lines, built, head, tail))
+                write_summary(tmp, splits, stats)
+    return stats
+
+
+def _samples_of(questions: PathLike) -> Iterator[Sample]:
+    """The samples of a GQA file, for the MI statistics; refused when there are none."""
+    n = 0
+    for _, _, sample in iter_gqa_samples(questions, records=False):
+        n += 1
+        yield sample
+    if not n:
+        raise InputError("no questions found", path=str(questions))
+
+
+def _label(questions: PathLike, files: list[Path], labeller: ConceptLabeller, built: list[str],
+           objects: Mapping[str, Sequence[str]] | None, concept_lines: Path, group_numbers: Path) -> _Labelled:
+    """Pass two: each sample's concepts; its concept labels and group numbers spilled."""
+    index = QuestionIndex(files)
+    answer_number: dict[str, int] = {}
+    answer_of = array("i")
+    group_number: list[dict[str, int]] = [{} for _ in built]
+    counts: list[Counter] = [Counter() for _ in built]
+    unlabelled = [0] * len(built)
+    without = 0
+    with concept_lines.open("wb", buffering=_SPILL_BUFFER) as lines, \
+            group_numbers.open("wb", buffering=_SPILL_BUFFER) as numbers:
+        row = array("i", [0] * len(built))
+        for n, _, sample in iter_gqa_samples(questions, records=False):
+            index.add(sample.question_id, n)
+            answer = answer_number.setdefault(sample.answer, len(answer_number))
+            answer_of.append(answer)
+            if objects is not None and sample.image_id not in objects:
+                without += 1
+            labels = labeller.label(sample)
+            lines.write(dumps({"concepts": labels.concepts, "labels": labels.labels,
+                               "question_id": labels.question_id}))
+            for i, name in enumerate(built):
+                concept = labels.concepts[name]
+                if concept is None:
+                    unlabelled[i] += 1
+                    row[i] = -1
+                    continue
+                numbers_i = group_number[i]
+                group = numbers_i.setdefault(concept, len(numbers_i))
+                counts[i][group, answer] += 1
+                row[i] = group
+            numbers.write(row.tobytes())
+    if not len(index):
+        raise InputError("no questions found", path=str(questions))
+    index.freeze()
+    index.no_id_twice()
+    return _Labelled(index, list(answer_number), np.frombuffer(answer_of, dtype=np.int32),
+                     [list(g) for g in group_number], counts, unlabelled, without)
+
+
+def _splits(config: VqaVsConfig, built: list[str], labelled: _Labelled) -> dict[str, ShortcutSplit]:
+    """Every requested shortcut's groups split into head and tail answers, as `build_vqavs` splits them."""
+    splits: dict[str, ShortcutSplit] = {}
+    for sc in SHORTCUTS:
+        if sc.name not in config.shortcuts:
+            continue
+        split = splits[sc.name] = ShortcutSplit(sc.name, sc.family)
+        if sc.name not in built:
+            split.skipped = NO_OBJECTS
+            continue
+        i = built.index(sc.name)
+        keys = labelled.group_keys[i]
+        histograms: dict[str, Counter] = {}
+        for (group, answer), n in labelled.counts[i].items():
+            histograms.setdefault(keys[group], Counter())[labelled.answers[answer]] = n
+        split.unlabelled = labelled.unlabelled[i]
+        split.groups = split_groups(histograms, entropy_threshold=config.entropy_threshold,
+                                    tail_factor=config.tail_factor, strict_tail=True)
+    return splits
+
+
+def _places(labelled: _Labelled, splits: Mapping[str, ShortcutSplit], built: list[str],
+            group_numbers: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Each sample's places as bit sets (bit i: shortcut `built[i]`): in a kept group's head, in its
+    tail. Read off the spilled group numbers a block of samples at a time."""
+    n_answers = len(labelled.answers)
+    answer_number = {a: k for k, a in enumerate(labelled.answers)}
+    kept, tail_pairs = [], []
+    for i, name in enumerate(built):
+        number = {key: g for g, key in enumerate(labelled.group_keys[i])}
+        kept_i = np.zeros(len(number) + 1, dtype=bool)  # the last slot: unlabelled (-1)
+        pairs = []
+        for key, group in splits[name].groups.items():
+            if group.imbalanced:
+                kept_i[number[key]] = True
+                pairs += [number[key] * n_answers + answer_number[a] for a in group.tail]
+        kept.append(kept_i)
+        tail_pairs.append(np.asarray(sorted(pairs), dtype=np.int64))
+    n = len(labelled.index)
+    head = np.zeros(n, dtype=np.uint16)
+    tail = np.zeros(n, dtype=np.uint16)
+    width = len(built)
+    with group_numbers.open("rb") as fh:
+        for start in range(0, n, _ROWS_AT_ONCE):
+            block = np.fromfile(fh, dtype=np.int32, count=min(_ROWS_AT_ONCE, n - start) * width).reshape(-1, width)
+            answer = labelled.answer_of[start:start + len(block)].astype(np.int64)
+            for i in range(width):
+                groups = block[:, i]
+                in_kept = kept[i][groups]  # -1 reads the unlabelled slot
+                in_tail = in_kept & np.isin(groups.astype(np.int64) * n_answers + answer, tail_pairs[i])
+                head[start:start + len(block)] |= ((in_kept & ~in_tail).astype(np.uint16) << i)
+                tail[start:start + len(block)] |= (in_tail.astype(np.uint16) << i)
+    return head, tail
+
+
+def _overlap(built: list[str], tail: np.ndarray) -> dict[str, dict[str, float | None]]:
+    """The shares of each OOD set found in each other, from how many samples have each bit set."""
+    per_set = np.bincount(tail, minlength=1 << len(built)).tolist()
+    sets = range(len(per_set))
+    return overlap_shares({a: {b: sum(per_set[m] for m in sets if m >> i & 1 and m >> j & 1)
+                               for j, b in enumerate(built)} for i, a in enumerate(built)})
+
+
+def _spill_records(files: list[Path], tail: np.ndarray, spill: RecordSpill) -> RecordSpill:
+    """Pass three: the records of the samples in some OOD set, serialised as the output holds them."""
+    wanted = tail != 0
+    row = 0
+    for file in files:
+        for qid, q in stream_records(file, "question"):
+            if row >= len(wanted):
+                raise InputError("the question files changed while they were read", path=str(file))
+            spill.add(gqa_json(validate_question(qid, q, path=str(file))) if wanted[row] else None)
+            row += 1
+    if row != len(wanted):
+        raise InputError("the question files changed while they were read", path=str(files[-1]))
+    spill.freeze()
+    return spill
+
+
+def _id_list(index: QuestionIndex, rows: np.ndarray) -> Iterator[bytes]:
+    """A JSON list of the ids of `rows`, in their order, as `orjson` writes it."""
+    yield b"["
+    for start in range(0, len(rows), _ROWS_AT_ONCE):
+        ids = [qid for _, qid in index.qids(rows[start:start + _ROWS_AT_ONCE])]
+        yield (b"," if start else b"") + orjson.dumps(ids)[1:-1]
+    yield b"]"
+
+
+def _by_shortcut(index: QuestionIndex, built: list[str], places: np.ndarray) -> Iterator[bytes]:
+    """{shortcut: [ids in question order]} over the shortcuts in key order."""
+    yield b"{"
+    for k, name in enumerate(sorted(built)):
+        i = built.index(name)
+        yield (b"," if k else b"") + orjson.dumps(name) + b":"
+        yield from _id_list(index, np.flatnonzero(places & (1 << i)))
+    yield b"}"
+
+
+def _splits_json(index: QuestionIndex, built: list[str], head: np.ndarray, tail: np.ndarray) -> Iterator[bytes]:
+    """splits.json: {"head": ..., "iid": [every id], "ood": ...}, keys sorted as `jsonio.dumps` sorts them."""
+    yield b'{"head":'
+    yield from _by_shortcut(index, built, head)
+    yield b',"iid":'
+    yield from _id_list(index, np.arange(len(index)))
+    yield b',"ood":'
+    yield from _by_shortcut(index, built, tail)
+    yield b"}\n"
+
+
+def _answers_json(labelled: _Labelled) -> Iterator[bytes]:
+    """answers.json: {id: the answers a prediction is scored against}, in id order."""
+    scored = [orjson.dumps({"answer": a, "answers": [a], "answer_type": None}, option=_KEY_OPTS)
+              for a in labelled.answers]
+    answer_of = labelled.answer_of
+    index = labelled.index
+    return keyed_object((qid, scored[answer_of[row]]) for row, qid in index.qids(index.order))
+
+
+def _concept_rows(concept_lines: Path, built: list[str], head: np.ndarray, tail: np.ndarray) -> Iterator[bytes]:
+    """concepts.jsonl: each spilled line with the sample's place in every built shortcut added."""
+    placed: dict[tuple[int, int], bytes] = {}
+
+    def place(h: int, t: int) -> bytes:
+        split = {n: "tail" if t >> i & 1 else "head" if h >> i & 1 else None for i, n in enumerate(built)}
+        return b',"split":' + orjson.dumps(split, option=_KEY_OPTS) + b"}\n"
+
+    with concept_lines.open("rb", buffering=_SPILL_BUFFER) as lines:
+        for start in range(0, len(head), _ROWS_AT_ONCE):
+            stop = start + _ROWS_AT_ONCE
+            for h, t in zip(head[start:stop].tolist(), tail[start:stop].tolist(), strict=True):
+                end = placed.get((h, t)) or placed.setdefault((h, t), place(h, t))
+                yield next(lines)[:-2] + end
+

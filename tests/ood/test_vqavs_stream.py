@@ -1,0 +1,128 @@
+"""VQA-VS built from GQA files in three streamed passes writes, byte for byte, what the in-memory
+build writes, and refuses bad input without writing anything."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import synth
+
+from contrastgen.errors import InputError
+from contrastgen.ood import samples as samples_module
+from contrastgen.ood.objects import load_image_objects
+from contrastgen.ood.samples import detect_format, load_gqa_samples
+from contrastgen.ood.vqavs import VqaVsConfig, build_vqavs, write_vqavs
+from contrastgen.ood.vqavs_stream import run_vqavs_gqa_streamed
+
+from .helpers import gqa_questions, write_json
+
+REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
+
+
+def _both(tmp_path: Path, questions: Path, *, graphs: Path | None = None, mi: Path | None = None,
+          config: VqaVsConfig | None = None) -> tuple[Path, Path, dict]:
+    objects = load_image_objects(graphs) if graphs is not None else None
+    memory, streamed = tmp_path / "memory", tmp_path / "streamed"
+    build = build_vqavs(load_gqa_samples(questions), config, data_format="gqa", objects=objects,
+                        mi_samples=load_gqa_samples(mi) if mi is not None else None)
+    write_vqavs(build, memory)
+    stats = run_vqavs_gqa_streamed(questions, streamed, objects=objects, mi_questions=mi, config=config)
+    return memory, streamed, stats
+
+
+def _same(a: Path, b: Path) -> int:
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    for f in files:
+        assert (a / f).read_bytes() == (b / f).read_bytes(), f
+    return len(files)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    """GQA-like questions and graphs; ids out of order, a long one, a non-ASCII one."""
+    out = tmp_path_factory.mktemp("synth")
+    synth.write_dataset(out, 60, 1500, 3)
+    questions = json.loads((out / "questions.json").read_text())
+    items = list(reversed(questions.items()))
+    items[10] = ("q\u00e9-" + items[10][0], items[10][1])
+    items[20] = ("x" * 70, items[20][1])  # widens the index's ids past their first width
+    write_json(out / "questions.json", dict(items))
+    return out
+
+
+@pytest.mark.parametrize("config", [None, VqaVsConfig(drop_stopwords=True, shortcuts=("KW", "KOP", "QT+KW+KO")),
+                                   VqaVsConfig(entropy_threshold=0.8, tail_factor=1.0)])
+def test_the_streamed_build_writes_the_in_memory_files(tmp_path, data, config):
+    memory, streamed, stats = _both(tmp_path, data / "questions.json", graphs=data / "scene_graphs.json",
+                                    config=config)
+    assert _same(memory, streamed) >= 8
+    assert stats == json.loads((streamed / "stats.json").read_text())
+    assert any(s.get("tail") for s in stats["shortcuts"].values())  # the comparison has OOD sets to compare
+
+
+def test_without_objects_and_with_mi_from_another_split(tmp_path, data):
+    qs = json.loads((data / "questions.json").read_text())
+    items = list(qs.items())
+    write_json(tmp_path / "test.json", dict(items[:500]))
+    write_json(tmp_path / "train.json", dict(items[500:]))
+    memory, streamed, stats = _both(tmp_path, tmp_path / "test.json", mi=tmp_path / "train.json")
+    _same(memory, streamed)
+    assert stats["mi_source"] == "separate" and "skipped" in stats["shortcuts"]["KO"]
+
+
+def test_a_directory_of_shards_is_read_in_order(tmp_path, data):
+    items = list(json.loads((data / "questions.json").read_text()).items())
+    (tmp_path / "shards").mkdir()
+    write_json(tmp_path / "shards" / "train_all_questions_0.json", dict(items[:700]))
+    write_json(tmp_path / "shards" / "train_all_questions_1.json", dict(items[700:]))
+    memory, streamed, _ = _both(tmp_path, tmp_path / "shards", graphs=data / "scene_graphs.json")
+    _same(memory, streamed)
+
+
+@pytest.mark.skipif(not REAL.exists(), reason=f"real GQA questions absent ({REAL}); they live in ../shared")
+def test_the_real_sample_streams_to_the_same_files(tmp_path):
+    memory, streamed, _ = _both(tmp_path, REAL)
+    _same(memory, streamed)
+
+
+def test_an_id_given_twice_names_the_file_of_its_second_occurrence(tmp_path):
+    (tmp_path / "shards").mkdir()
+    qs = gqa_questions()
+    write_json(tmp_path / "shards" / "a.json", qs)
+    write_json(tmp_path / "shards" / "b.json", {"q100": qs["q001"], "q007": qs["q007"]})
+    with pytest.raises(InputError, match="appears twice") as err:
+        run_vqavs_gqa_streamed(tmp_path / "shards", tmp_path / "out")
+    assert err.value.path == str(tmp_path / "shards" / "b.json") and "q007" in str(err.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_input_is_refused_and_writes_nothing(tmp_path):
+    (tmp_path / "empty.json").write_bytes(b"")
+    with pytest.raises(InputError, match="empty"):
+        run_vqavs_gqa_streamed(tmp_path / "empty.json", tmp_path / "out")
+    write_json(tmp_path / "none.json", {})
+    with pytest.raises(InputError, match="no questions found"):
+        run_vqavs_gqa_streamed(tmp_path / "none.json", tmp_path / "out")
+    qs = gqa_questions()
+    qs["q003"]["question"] = 7
+    write_json(tmp_path / "q.json", qs)
+    with pytest.raises(InputError, match="q003") as err:
+        run_vqavs_gqa_streamed(tmp_path / "q.json", tmp_path / "out")
+    assert err.value.path == str(tmp_path / "q.json")
+    write_json(tmp_path / "good.json", gqa_questions())
+    with pytest.raises(InputError, match="without object annotations"):
+        run_vqavs_gqa_streamed(tmp_path / "good.json", tmp_path / "out", config=VqaVsConfig(shortcuts=("KO",)))
+    assert not (tmp_path / "out").exists()
+
+
+def test_gqa_format_is_told_from_the_first_record_without_parsing_the_file(tmp_path, monkeypatch):
+    write_json(tmp_path / "q.json", gqa_questions())
+
+    def whole_file(path):
+        raise AssertionError(f"{path} parsed whole")
+
+    monkeypatch.setattr(samples_module, "read_json", whole_file)
+    assert detect_format(tmp_path / "q.json") == "gqa"
