@@ -20,7 +20,6 @@ Perturbation ids are `<question id>_<template suffix><rank>`.
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from contrastgen.errors import InputError
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.language.nounphrase import fits
 from contrastgen.language.nounphrase import parse_cached as parse
+from contrastgen.parallel.backend import default_workers
 from contrastgen.programs.edits import PROGRAM_PATH, EditRefusal, ProgramEditor
 from contrastgen.records import contrast_set_record
 from contrastgen.scene.corpus import Corpus
@@ -274,10 +274,6 @@ class Engine:
         name = change["to"] if change["to"] in scene.by_name else self.lex.singular(change["to"])
         return edit_program(semantic, reading, change["kind"], change["slot"],
                             name=name, ids=cand.ids, relation=change["to"])
-
-
-def default_workers() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
 
 
 __all__ = ["Engine", "PerturbResult", "normalize_question", "REASONS", "default_workers"]

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from contrastgen.cli.backend_option import backend_from, backend_option
 from contrastgen.jsonio import dumps
 from contrastgen.resources import sample_dir
 
@@ -59,29 +60,6 @@ _mode_option = click.option(
          "templates for one that has none); both.")
 
 
-_backend_options = [
-    click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-                 help="local: this machine's worker processes; ray: tasks on a Ray cluster (pip install "
-                      "'contrastgen[ray]'). The output is the same."),
-    click.option("--address", metavar="auto|HOST:PORT|ray://HOST:PORT",
-                 help="The Ray cluster (with --backend ray); without it, a Ray instance on this machine."),
-]
-
-
-def _backend_option(fn):
-    for option in reversed(_backend_options):
-        fn = option(fn)
-    return fn
-
-
-def _backend(name: str, address: str | None):
-    from contrastgen.run.generate import Backend
-
-    if address and name != "ray":
-        raise click.BadParameter("--address needs --backend ray", param_hint="--address")
-    return Backend(name, address)
-
-
 _format_option = click.option(
     "--format", "data_format", type=click.Choice(["auto", "gqa", "clevr"]), default="auto", show_default=True,
     help="The dataset family; auto: CLEVR for {\"questions\": [...]} files, else GQA.")
@@ -101,7 +79,7 @@ _format_option = click.option(
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @_templates_option
 @_mode_option
-@_backend_option
+@backend_option
 @_format_option
 @click.option("--images", type=click.Path(path_type=Path), default=None,
               help="The folder of the images ({image_id}.jpg|jpeg|png): each record names its file "
@@ -115,7 +93,7 @@ def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, see
     else:
         gen, timings = run_generate(questions, scene_graphs, out, max_k=max_k, seed=seed, workers=workers,
                                     progress=not no_progress, templates=_split(templates), mode=mode,
-                                    backend=_backend(backend, address), images=images)
+                                    backend=backend_from(backend, address), images=images)
     from contrastgen.run.stats import stats_table
     console = Console(stderr=True)
     console.print(stats_table(gen.stats))
@@ -198,7 +176,7 @@ def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, 
 @click.option("--workers", default=None, type=click.IntRange(1, 64))
 @_templates_option
 @_mode_option
-@_backend_option
+@backend_option
 @_format_option
 def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int, replace: bool,
                 lxmert_out: Path | None, workers: int | None, templates: tuple[str, ...], mode: str,
@@ -224,7 +202,7 @@ def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed
         qs = load_questions(questions)
         sg = load_scene_graphs(scene_graphs)
         gen = generate(engine, qs, sg, max_k=max_k, seed=seed, templates=_split(templates), mode=mode,
-                       workers=workers, progress=True, backend=_backend(backend, address))
+                       workers=workers, progress=True, backend=backend_from(backend, address))
     lxmert = lxmert_out or lxmert_path(out)
     counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed, lxmert_file=lxmert)
     click.echo(f"wrote {out} and {lxmert}: {counts['original']} originals + {counts['added']} perturbations"

@@ -11,11 +11,13 @@ import click
 from click.core import ParameterSource
 from rich.console import Console
 
+from contrastgen.cli.backend_option import backend_from, backend_option
 from contrastgen.ood.concepts import SHORTCUT_NAMES
 from contrastgen.ood.gqa_ood import RULES, GqaOodConfig
 from contrastgen.ood.pipeline import run_gqa_ood, run_vqavs
 from contrastgen.ood.report import render_build_stats
 from contrastgen.ood.vqavs import VqaVsConfig
+from contrastgen.ood.vqavs_stream import BATCH_SAMPLES, Workers
 
 _FILE = click.Path(exists=True, dir_okay=True, path_type=Path)
 
@@ -72,16 +74,26 @@ def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, 
 @click.option("--tail-factor", default=1.2, show_default=True, type=float,
               help="Tail: answers with count < this x the group's mean.")
 @click.option("--drop-stopwords", is_flag=True, help="Ignore function words (rules/ood/stopwords.txt) as keywords.")
+@click.option("--workers", type=click.IntRange(1, 64),
+              help="Processes that count and label GQA questions [default: the CPUs, at most 8].")
+@click.option("--batch", default=BATCH_SAMPLES, show_default=True, type=click.IntRange(1),
+              help="Questions per task: larger batches cost less to send, smaller ones spread better.")
+@backend_option
 def vqavs_cmd(questions: Path, annotations: Path | None, objects: Path | None, out: Path, data_format: str,
               mi_questions: Path | None, mi_annotations: Path | None, mi_objects: Path | None,
               shortcuts: tuple[str, ...], entropy_threshold: float, tail_factor: float,
-              drop_stopwords: bool) -> None:
-    """VQA-VS: one OOD test set per shortcut (QT, KW, KWP, QT+KW, KO, KOP, QT+KO, KW+KO, QT+KW+KO)."""
+              drop_stopwords: bool, workers: int | None, batch: int, backend: str, address: str | None) -> None:
+    """VQA-VS: one OOD test set per shortcut (QT, KW, KWP, QT+KW, KO, KOP, QT+KO, KW+KO, QT+KW+KO).
+
+    GQA questions stream (any size fits in memory), and their counting and labelling run on the
+    local worker pool or, with --backend ray, on a Ray cluster; the output is the same."""
+    from contrastgen.parallel.backend import default_workers
+
     config = VqaVsConfig(entropy_threshold=entropy_threshold, tail_factor=tail_factor,
                          drop_stopwords=drop_stopwords, shortcuts=shortcuts)
     stats = run_vqavs(questions, out, annotations=annotations, objects=objects, data_format=data_format,
                       mi_questions=mi_questions, mi_annotations=mi_annotations, mi_objects=mi_objects,
-                      config=config)
+                      config=config, workers=Workers(backend_from(backend, address), workers or default_workers(), batch))
     console = Console()
     console.print(render_build_stats(stats))
     skipped = [n for n, s in stats["shortcuts"].items() if "skipped" in s]

@@ -124,6 +124,13 @@ class MutualInformation:
         self.feature_counts.update(distinct)
         self.joint_counts.update((f, answer) for f in distinct)
 
+    def merge(self, other: MutualInformation) -> None:
+        """Add the counts of another part of the same split."""
+        self.total += other.total
+        for mine, theirs in ((self.feature_counts, other.feature_counts), (self.answer_counts, other.answer_counts),
+                             (self.joint_counts, other.joint_counts)):
+            mine.update(theirs)
+
     def score(self, feature: str, answer: str) -> float | None:
         """MI(feature, answer), or None when the pair never occurs in the fitted data."""
         joint = self.joint_counts.get((feature, answer), 0)
@@ -154,6 +161,22 @@ def _concept(shortcut: Shortcut, labels: Mapping[str, str | None]) -> str | None
     return CONCEPT_SEPARATOR.join(parts)  # type: ignore[arg-type]
 
 
+def count_features(source: Iterable[Sample], objects: Mapping[str, Sequence[str]] | None, *,
+                   drop_stopwords: bool) -> tuple[MutualInformation, MutualInformation | None]:
+    """The word and object counts of `source` against answers (objects: None without annotations).
+    Counts of parts of a split `merge` into the counts of the whole."""
+    words = MutualInformation()
+    seen_objects = MutualInformation() if objects is not None else None
+    for s in source:
+        # the words are found again when labelling rather than kept: a million questions' token
+        # lists would take about a gigabyte
+        words.add(keyword_candidates(tokenize(s.question), drop_stopwords=drop_stopwords), s.answer)
+        # an image missing from the annotations says nothing about objects: left out, not "none"
+        if seen_objects is not None and s.image_id in objects:  # type: ignore[operator]
+            seen_objects.add(objects[s.image_id], s.answer)  # type: ignore[index]
+    return words, seen_objects
+
+
 class ConceptLabeller:
     """The MI statistics, fitted once, and the labelling of one sample at a time: what the in-memory
     build does for a list, a streamed build (`vqavs_stream`) does as the questions go by."""
@@ -173,16 +196,8 @@ class ConceptLabeller:
         """Count words and objects against answers in one pass over `source` (the samples, or
         another split such as training); `source_objects` are its images' objects (default: `objects`)."""
         source_objects = objects if source_objects is None else source_objects
-        fit_objects = objects is not None
-        words, seen_objects = MutualInformation(), MutualInformation()
-        for s in source:
-            # the words are found again when labelling rather than kept: a million questions'
-            # token lists would take about a gigabyte
-            words.add(keyword_candidates(tokenize(s.question), drop_stopwords=drop_stopwords), s.answer)
-            # an image missing from the annotations says nothing about objects: left out, not "none"
-            if fit_objects and s.image_id in source_objects:
-                seen_objects.add(source_objects[s.image_id], s.answer)
-        return cls(words, seen_objects if fit_objects else None, objects, drop_stopwords)
+        words, seen_objects = count_features(source, source_objects, drop_stopwords=drop_stopwords)
+        return cls(words, seen_objects, objects, drop_stopwords)
 
     def label(self, s: Sample) -> SampleConcepts:
         """The sample's base labels and its concept for each shortcut its data can have."""

@@ -12,7 +12,7 @@ from contrastgen.ood.gqa_ood_stream import run_gqa_ood_streamed
 from contrastgen.ood.objects import load_image_objects
 from contrastgen.ood.samples import Sample, detect_format, load_gqa_samples, load_vqa
 from contrastgen.ood.vqavs import VqaVsConfig, build_vqavs, write_vqavs
-from contrastgen.ood.vqavs_stream import run_vqavs_gqa_streamed
+from contrastgen.ood.vqavs_stream import Workers, run_vqavs_gqa_streamed
 
 PathLike = str | os.PathLike[str]
 
@@ -42,11 +42,14 @@ def load_samples(questions: PathLike, annotations: PathLike | None, data_format:
 def run_vqavs(questions: PathLike, out_dir: PathLike, *, annotations: PathLike | None = None,
               objects: PathLike | None = None, data_format: str = "auto",
               mi_questions: PathLike | None = None, mi_annotations: PathLike | None = None,
-              mi_objects: PathLike | None = None, config: VqaVsConfig | None = None) -> dict[str, Any]:
+              mi_objects: PathLike | None = None, config: VqaVsConfig | None = None,
+              workers: Workers | None = None) -> dict[str, Any]:
     """Build VQA-VS from VQA v2 or GQA files; return its stats.
 
     `mi_questions` (+ `mi_annotations`, `mi_objects`) estimate the MI statistics on another split,
-    typically training, as the paper does; by default they come from the input itself.
+    typically training, as the paper does; by default they come from the input itself. GQA data
+    streams, its counting and labelling run on `workers` (the local pool or Ray); VQA v2 is read
+    whole, in this process.
     """
     fmt = detect_format(questions) if data_format == "auto" else data_format
     if fmt == "gqa" and annotations is None and mi_annotations is None:
@@ -55,7 +58,7 @@ def run_vqavs(questions: PathLike, out_dir: PathLike, *, annotations: PathLike |
         if image_objects is not None and mi_questions is not None and mi_objects is not None:
             mi_image_objects = load_image_objects(mi_objects)
         return run_vqavs_gqa_streamed(questions, out_dir, objects=image_objects, mi_questions=mi_questions,
-                                      mi_objects=mi_image_objects, config=config)
+                                      mi_objects=mi_image_objects, config=config, workers=workers)
     fmt, samples = load_samples(questions, annotations, fmt)
     image_objects = load_image_objects(objects) if objects is not None else None
     mi_samples = mi_image_objects = None

@@ -26,7 +26,7 @@ import os
 import tempfile
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
 from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import atomic_dir, dumps, keyed_object, write_chunks
-from contrastgen.ood.concepts import SHORTCUTS, ConceptLabeller
+from contrastgen.ood.concepts import SHORTCUTS, ConceptLabeller, MutualInformation, count_features
 from contrastgen.ood.imbalance import split_groups
 from contrastgen.ood.question_index import QuestionIndex, RecordSpill, keyed_records
 from contrastgen.ood.samples import Sample, iter_gqa_samples
@@ -51,11 +51,16 @@ from contrastgen.ood.vqavs import (
     vqavs_stats,
     write_summary,
 )
+from contrastgen.parallel.backend import LOCAL, Backend
+from contrastgen.parallel.ordered_map import map_in_order
 
 PathLike = str | os.PathLike[str]
 _ROWS_AT_ONCE = 1 << 16  # samples whose places are worked out, or whose ids are listed, at a time
 _SPILL_BUFFER = 1 << 20
 _KEY_OPTS = orjson.OPT_SORT_KEYS  # a value inside an object, as `jsonio.dumps` writes it
+# Samples a task counts or labels: about a second of work, a few MB to send back
+BATCH_SAMPLES = 10_000
+_Row = tuple[str, str, str, str, "str | None"]  # id, image, question, answer, question type: what a task gets
 
 
 @dataclass
@@ -72,22 +77,32 @@ class _Labelled:
     without_objects: int
 
 
+@dataclass(frozen=True)
+class Workers:
+    """Where the counting and labelling run (`parallel.ordered_map`) and how many samples a task takes."""
+
+    backend: Backend = LOCAL
+    workers: int = 1
+    batch: int = BATCH_SAMPLES
+
+
 def run_vqavs_gqa_streamed(questions: PathLike, out_dir: PathLike, *,
                            objects: Mapping[str, Sequence[str]] | None = None,
                            mi_questions: PathLike | None = None,
                            mi_objects: Mapping[str, Sequence[str]] | None = None,
-                           config: VqaVsConfig | None = None) -> dict[str, Any]:
+                           config: VqaVsConfig | None = None, workers: Workers | None = None) -> dict[str, Any]:
     """Build VQA-VS from GQA questions (a file or a directory of shards) into `out_dir`, atomically;
-    return its stats. `mi_questions` (GQA too) and `mi_objects` as for `build_vqavs`."""
+    return its stats. `mi_questions` (GQA too) and `mi_objects` as for `build_vqavs`; `workers`
+    (default: this process alone) does not change the output."""
     config = config or VqaVsConfig()
+    workers = workers or Workers()
     built = buildable_shortcuts(config, with_objects=objects is not None)
     files = json_files(Path(questions))
-    labeller = ConceptLabeller.fit(_samples_of(questions if mi_questions is None else mi_questions),
-                                   objects=objects, source_objects=mi_objects,
-                                   drop_stopwords=config.drop_stopwords)
+    labeller = _fit(questions if mi_questions is None else mi_questions,
+                    objects, objects if mi_objects is None else mi_objects, config, workers)
     with tempfile.TemporaryDirectory(prefix="contrastgen-vqavs-") as work:
         concept_lines, group_numbers = Path(work, "concepts.jsonl"), Path(work, "groups.bin")
-        labelled = _label(questions, files, labeller, built, objects, concept_lines, group_numbers)
+        labelled = _label(questions, files, labeller, built, objects, concept_lines, group_numbers, workers)
         splits = _splits(config, built, labelled)
         head, tail = _places(labelled, splits, built, group_numbers)
         for i, name in enumerate(built):
@@ -108,49 +123,103 @@ def run_vqavs_gqa_streamed(questions: PathLike, out_dir: PathLike, *,
     return stats
 
 
-def _samples_of(questions: PathLike) -> Iterator[Sample]:
-    """The samples of a GQA file, for the MI statistics; refused when there are none."""
-    n = 0
-    for _, _, sample in iter_gqa_samples(questions, records=False):
-        n += 1
-        yield sample
-    if not n:
-        raise InputError("no questions found", path=str(questions))
+def _batches(samples: Iterable[Sample], size: int) -> Iterator[list[_Row]]:
+    batch: list[_Row] = []
+    for s in samples:
+        batch.append((s.question_id, s.image_id, s.question, s.answer, s.question_type))
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _sample(row: _Row) -> Sample:
+    qid, image, question, answer, question_type = row
+    return Sample(qid, image, question, answer, [answer], question_type)
+
+
+def _count_batch(setup: tuple[Mapping[str, Sequence[str]] | None, bool], batch: list[_Row]
+                 ) -> tuple[MutualInformation, MutualInformation | None]:
+    """A task of pass one: one batch's word and object counts."""
+    objects, drop_stopwords = setup
+    return count_features(map(_sample, batch), objects, drop_stopwords=drop_stopwords)
+
+
+def _fit(source: PathLike, objects: Mapping[str, Sequence[str]] | None,
+         source_objects: Mapping[str, Sequence[str]] | None, config: VqaVsConfig, workers: Workers) -> ConceptLabeller:
+    """Pass one: the MI statistics, counted batch by batch and added up."""
+    samples = (s for _, _, s in iter_gqa_samples(source, records=False))
+    words, seen_objects = MutualInformation(), MutualInformation() if objects is not None else None
+    parts = 0
+    for batch_words, batch_objects in map_in_order(
+            _count_batch, (source_objects if objects is not None else None, config.drop_stopwords),
+            _batches(samples, workers.batch), backend=workers.backend, workers=workers.workers):
+        words.merge(batch_words)
+        if seen_objects is not None and batch_objects is not None:
+            seen_objects.merge(batch_objects)
+        parts += 1
+    if not parts:
+        raise InputError("no questions found", path=str(source))
+    return ConceptLabeller(words, seen_objects, objects, config.drop_stopwords)
+
+
+def _label_batch(setup: tuple[ConceptLabeller, list[str]], batch: list[_Row]
+                 ) -> tuple[bytes, list[tuple[str | None, ...]]]:
+    """A task of pass two: each sample's `concepts.jsonl` line (its place not yet known) and its
+    concept for each built shortcut."""
+    labeller, built = setup
+    lines, concepts = [], []
+    for row in batch:
+        labels = labeller.label(_sample(row))
+        lines.append(dumps({"concepts": labels.concepts, "labels": labels.labels, "question_id": labels.question_id}))
+        concepts.append(tuple(labels.concepts[name] for name in built))
+    return b"".join(lines), concepts
 
 
 def _label(questions: PathLike, files: list[Path], labeller: ConceptLabeller, built: list[str],
-           objects: Mapping[str, Sequence[str]] | None, concept_lines: Path, group_numbers: Path) -> _Labelled:
-    """Pass two: each sample's concepts; its concept labels and group numbers spilled."""
+           objects: Mapping[str, Sequence[str]] | None, concept_lines: Path, group_numbers: Path,
+           workers: Workers) -> _Labelled:
+    """Pass two: each sample's concepts; its concept labels and group numbers spilled. The driver
+    indexes the samples as it hands them out and numbers the groups as the labels come back."""
     index = QuestionIndex(files)
     answer_number: dict[str, int] = {}
     answer_of = array("i")
+    without = 0
+
+    def indexed() -> Iterator[Sample]:
+        nonlocal without
+        for n, _, sample in iter_gqa_samples(questions, records=False):
+            index.add(sample.question_id, n)
+            answer_of.append(answer_number.setdefault(sample.answer, len(answer_number)))
+            if objects is not None and sample.image_id not in objects:
+                without += 1
+            yield sample
+
     group_number: list[dict[str, int]] = [{} for _ in built]
     counts: list[Counter] = [Counter() for _ in built]
     unlabelled = [0] * len(built)
-    without = 0
+    row = 0
     with concept_lines.open("wb", buffering=_SPILL_BUFFER) as lines, \
             group_numbers.open("wb", buffering=_SPILL_BUFFER) as numbers:
-        row = array("i", [0] * len(built))
-        for n, _, sample in iter_gqa_samples(questions, records=False):
-            index.add(sample.question_id, n)
-            answer = answer_number.setdefault(sample.answer, len(answer_number))
-            answer_of.append(answer)
-            if objects is not None and sample.image_id not in objects:
-                without += 1
-            labels = labeller.label(sample)
-            lines.write(dumps({"concepts": labels.concepts, "labels": labels.labels,
-                               "question_id": labels.question_id}))
-            for i, name in enumerate(built):
-                concept = labels.concepts[name]
-                if concept is None:
-                    unlabelled[i] += 1
-                    row[i] = -1
-                    continue
-                numbers_i = group_number[i]
-                group = numbers_i.setdefault(concept, len(numbers_i))
-                counts[i][group, answer] += 1
-                row[i] = group
-            numbers.write(row.tobytes())
+        for batch_lines, batch_concepts in map_in_order(
+                _label_batch, (labeller, built), _batches(indexed(), workers.batch),
+                backend=workers.backend, workers=workers.workers):
+            lines.write(batch_lines)
+            groups = array("i")
+            for concepts in batch_concepts:
+                answer = answer_of[row]
+                row += 1
+                for i, concept in enumerate(concepts):
+                    if concept is None:
+                        unlabelled[i] += 1
+                        groups.append(-1)
+                        continue
+                    numbers_i = group_number[i]
+                    group = numbers_i.setdefault(concept, len(numbers_i))
+                    counts[i][group, answer] += 1
+                    groups.append(group)
+            numbers.write(groups.tobytes())
     if not len(index):
         raise InputError("no questions found", path=str(questions))
     index.freeze()

@@ -26,6 +26,7 @@ from contrastgen.datasets.spilled import SpilledQuestions, spill_questions, spil
 from contrastgen.engine import MODES, Engine, default_workers
 from contrastgen.errors import InputError
 from contrastgen.jsonio import dumps
+from contrastgen.parallel.backend import BACKENDS, LOCAL, Backend  # noqa: F401 (the run's API)
 from contrastgen.programs.edits import PROGRAM_PATH
 from contrastgen.run.entries import ViewEntry, view_entries
 from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image
@@ -131,19 +132,6 @@ def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
                     out.positions.append(position)
                 out.views.extend(view_entries(qid, q, records, original_json=packed))
     return out
-
-
-@dataclass(frozen=True)
-class Backend:
-    """Where the shards run: the local worker pool, or a Ray cluster (`address`: "auto", HOST:PORT,
-    ray://HOST:PORT; None starts a Ray instance on this machine)."""
-
-    name: str = "local"
-    address: str | None = None
-
-
-BACKENDS = ("local", "ray")
-LOCAL = Backend()
 
 
 def generate(engine: Engine, questions: dict[str, dict], scene_graphs: dict[str, dict], *, max_k: int = 5,

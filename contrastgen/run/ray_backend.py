@@ -17,40 +17,18 @@ a run asks for it.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from contrastgen.datasets.base import QuestionItem, QuestionSource
 from contrastgen.datasets.packing import GraphJson
-from contrastgen.errors import ContrastgenError
-
-MAX_RETRIES = 3
-# A fault injection for the tests: the first attempt of the task of this shard index kills its
-# worker process (the retry runs normally). Read in the worker, so the driver's environment must
-# reach it (Ray passes the driver's through `runtime_env`).
-CRASH_ENV = "CONTRASTGEN_TEST_CRASH_SHARD"
-CRASH_MARKER_ENV = "CONTRASTGEN_TEST_CRASH_MARKER"
-
-
-IN_FLIGHT_ENV = "CONTRASTGEN_RAY_IN_FLIGHT"
-
-
-def in_flight_limit(cluster_cpus: float) -> int:
-    """Tasks kept submitted at once: enough that every CPU of the cluster has a next shard
-    waiting when one ends, few enough that the object store holds a few shards' input, not all.
-    CONTRASTGEN_RAY_IN_FLIGHT sets it (for shards too large to hold two per CPU)."""
-    given = os.environ.get(IN_FLIGHT_ENV, "").strip()
-    if given:
-        if not given.isdigit() or int(given) < 1:
-            raise ContrastgenError(f"{IN_FLIGHT_ENV} must be a whole number >= 1, not {given!r}")
-        return int(given)
-    return max(2, 2 * int(cluster_cpus))
-
-
-class RayUnavailable(ContrastgenError):
-    """Ray is not installed, or the cluster cannot be reached."""
+from contrastgen.parallel.ray_session import (
+    MAX_RETRIES,
+    crash_on_first_attempt,
+    in_flight_limit,
+    ray_session,
+)
 
 
 @dataclass
@@ -88,11 +66,7 @@ def _shard_task(options: Any, index: int, items: dict[str, list[QuestionItem]],
     from contrastgen.engine import Engine
     from contrastgen.run.generate import ShardContext, run_shard
 
-    marker = os.environ.get(CRASH_MARKER_ENV)
-    if os.environ.get(CRASH_ENV) == str(index) and marker and not os.path.exists(marker):
-        with open(marker, "w") as fh:  # only the first attempt dies
-            fh.write(str(os.getpid()))
-        os._exit(1)
+    crash_on_first_attempt(index)
     if _ENGINE is None:
         _ENGINE = Engine.load()
     return run_shard(ShardContext(_ENGINE, ShardQuestions(items, positions), graphs, options), list(items))
@@ -101,19 +75,7 @@ def _shard_task(options: Any, index: int, items: dict[str, list[QuestionItem]],
 def run_on_ray(source: QuestionSource, scene_graphs: Mapping[str, dict[str, Any]], options: Any,
                shards: list[list[str]], collect: Callable[[Any], None], *, address: str | None) -> None:
     """Run every shard as a Ray task and `collect` each result once, in completion order."""
-    try:
-        import ray
-    except ImportError:
-        raise RayUnavailable("the ray backend needs Ray: pip install 'contrastgen[ray]'") from None
-    started_here = not ray.is_initialized()
-    if started_here:
-        env = {k: v for k, v in os.environ.items() if k in (CRASH_ENV, CRASH_MARKER_ENV)}
-        try:
-            ray.init(address=address, logging_level="ERROR", log_to_driver=False,
-                     runtime_env={"env_vars": env} if env else None)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise RayUnavailable(f"cannot reach the Ray cluster at {address or 'a new local instance'}: {exc}") from None
-    try:
+    with ray_session(address) as ray:
         task = ray.remote(max_retries=MAX_RETRIES)(_shard_task)
         options_ref = ray.put(options)
         window = in_flight_limit(ray.cluster_resources().get("CPU", 1))
@@ -147,6 +109,3 @@ def run_on_ray(source: QuestionSource, scene_graphs: Mapping[str, dict[str, Any]
                     collect(result)
                 for following in itertools.islice(queue, 1):
                     submit(following)
-    finally:
-        if started_here:
-            ray.shutdown()

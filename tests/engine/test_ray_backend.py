@@ -1,5 +1,5 @@
-"""`--backend ray` on a real local Ray cluster: the same output as the local pool, on the sample and
-on synthetic data, even when a worker is killed mid-run.
+"""`--backend ray` on a real local Ray cluster: the same output as the local pool (`generate` on the
+sample and on synthetic data, `ood vqavs` on synthetic data), even when a worker is killed mid-run.
 
 The cluster (`ray start --head`, two worker processes) and the driver run inside a network
 namespace of their own that has only the loopback interface, so Ray binds 127.0.0.1 and nothing
@@ -22,8 +22,13 @@ import synth
 from click.testing import CliRunner
 
 from contrastgen.cli import cli
+from contrastgen.parallel.ray_session import (
+    CRASH_ENV,
+    CRASH_MARKER_ENV,
+    IN_FLIGHT_ENV,
+    in_flight_limit,
+)
 from contrastgen.resources import sample_dir
-from contrastgen.run.ray_backend import CRASH_ENV, CRASH_MARKER_ENV, IN_FLIGHT_ENV, in_flight_limit
 
 BIN = Path(sys.executable).parent
 
@@ -48,19 +53,23 @@ def _local(questions: Path, graphs: Path, out: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
-def _on_cluster(runs: list[tuple[Path, Path, Path, dict[str, str]]]) -> subprocess.CompletedProcess:
-    """Start a two-worker cluster on 127.0.0.1 in a fresh network namespace, run `generate
-    --backend ray --address` for each (questions, graphs, out, extra env), stop the cluster."""
+def _generate(questions: Path, graphs: Path, out: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    return ["generate", "--questions", str(questions), "--scene-graphs", str(graphs), "--out", str(out),
+            "--no-progress", "--mode", "both"], env
+
+
+def _on_cluster(runs: list[tuple[list[str], dict[str, str]]]) -> subprocess.CompletedProcess:
+    """Start a two-worker cluster on 127.0.0.1 in a fresh network namespace, run each `contrastgen`
+    command (with its extra env) with `--backend ray --address`, stop the cluster."""
     temp = tempfile.mkdtemp(prefix="cgray", dir="/tmp")  # Ray's socket paths must stay short
     # no token: the cluster lives in a namespace of its own that only this script can reach
     lines = ["set -e", "ip link set lo up", "export RAY_USAGE_STATS_ENABLED=0 RAY_AUTH_MODE=disabled",
              f"{BIN}/ray start --head --port=6390 --num-cpus=2 --include-dashboard=false "
              f"--disable-usage-stats --temp-dir={temp} >/dev/null",
              "trap '" + f"{BIN}/ray stop --force >/dev/null 2>&1" + "' EXIT"]
-    for questions, graphs, out, env in runs:
+    for args, env in runs:
         exports = " ".join(f"{k}={v}" for k, v in env.items())
-        lines.append(f"{exports} {BIN}/contrastgen generate --questions {questions} --scene-graphs {graphs} "
-                     f"--out {out} --no-progress --mode both --backend ray --address 127.0.0.1:6390")
+        lines.append(f"{exports} {BIN}/contrastgen {' '.join(args)} --backend ray --address 127.0.0.1:6390")
     try:
         return subprocess.run(["unshare", "-n", "bash", "-c", "\n".join(lines)], capture_output=True, text=True,
                               timeout=600)
@@ -75,24 +84,39 @@ def _same(a: Path, b: Path) -> None:
     assert not mismatch and not errors, mismatch + errors
 
 
+def _vqavs(questions: Path, graphs: Path, out: Path) -> list[str]:
+    return ["ood", "vqavs", "--questions", str(questions), "--objects", str(graphs), "--out", str(out),
+            "--batch", "450"]  # 7 batches of 3000 questions: each pass has several tasks in flight
+
+
 def test_a_ray_cluster_writes_what_the_local_pool_writes_even_when_a_worker_dies(tmp_path):
+    # one cluster for every run: `ray stop` ends every Ray process on the machine, so two clusters
+    # (two tests) must never overlap
     sample = sample_dir()
     data = tmp_path / "synth"
     questions, graphs = synth.write_dataset(data, 600, 3000, seed=3, workers=1)  # 3 shards of images
     _local(sample / "questions.json", sample / "scene_graphs.json", tmp_path / "local-sample")
     _local(questions, graphs, tmp_path / "local-synth")
-    marker = tmp_path / "crashed"
+    local_ood = CliRunner().invoke(cli, [*_vqavs(questions, graphs, tmp_path / "local-ood"), "--workers", "2"])
+    assert local_ood.exit_code == 0, local_ood.output
+    marker, ood_marker = tmp_path / "crashed", tmp_path / "ood-crashed"
     done = _on_cluster([
-        (sample / "questions.json", sample / "scene_graphs.json", tmp_path / "ray-sample", {}),
-        (questions, graphs, tmp_path / "ray-synth", {IN_FLIGHT_ENV: "1"}),  # one shard at a time
-        (questions, graphs, tmp_path / "ray-crash", {CRASH_ENV: "1", CRASH_MARKER_ENV: str(marker),
-                                                      IN_FLIGHT_ENV: "2"}),
+        _generate(sample / "questions.json", sample / "scene_graphs.json", tmp_path / "ray-sample", {}),
+        _generate(questions, graphs, tmp_path / "ray-synth", {IN_FLIGHT_ENV: "1"}),  # one shard at a time
+        _generate(questions, graphs, tmp_path / "ray-crash", {CRASH_ENV: "1", CRASH_MARKER_ENV: str(marker),
+                                                               IN_FLIGHT_ENV: "2"}),
+        (_vqavs(questions, graphs, tmp_path / "ray-ood"), {}),
+        (_vqavs(questions, graphs, tmp_path / "ray-ood-crash"),
+         {CRASH_ENV: "3", CRASH_MARKER_ENV: str(ood_marker), IN_FLIGHT_ENV: "2"}),
     ])
     assert done.returncode == 0, done.stderr[-3000:]
     _same(tmp_path / "local-sample", tmp_path / "ray-sample")
     _same(tmp_path / "local-synth", tmp_path / "ray-synth")
-    assert marker.exists(), "the injected crash did not happen"
-    _same(tmp_path / "local-synth", tmp_path / "ray-crash")  # retried: nothing lost, nothing doubled
+    _same(tmp_path / "local-ood", tmp_path / "ray-ood")
+    assert marker.exists() and ood_marker.exists(), "an injected crash did not happen"
+    # retried: nothing lost, nothing doubled
+    _same(tmp_path / "local-synth", tmp_path / "ray-crash")
+    _same(tmp_path / "local-ood", tmp_path / "ray-ood-crash")
 
 
 def test_the_window_of_tasks_in_flight(monkeypatch):

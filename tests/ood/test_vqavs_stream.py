@@ -14,7 +14,7 @@ from contrastgen.ood import samples as samples_module
 from contrastgen.ood.objects import load_image_objects
 from contrastgen.ood.samples import detect_format, load_gqa_samples
 from contrastgen.ood.vqavs import VqaVsConfig, build_vqavs, write_vqavs
-from contrastgen.ood.vqavs_stream import run_vqavs_gqa_streamed
+from contrastgen.ood.vqavs_stream import Workers, run_vqavs_gqa_streamed
 
 from .helpers import gqa_questions, write_json
 
@@ -22,13 +22,14 @@ REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "gqa" / "val_ba
 
 
 def _both(tmp_path: Path, questions: Path, *, graphs: Path | None = None, mi: Path | None = None,
-          config: VqaVsConfig | None = None) -> tuple[Path, Path, dict]:
+          config: VqaVsConfig | None = None, workers: Workers | None = None) -> tuple[Path, Path, dict]:
     objects = load_image_objects(graphs) if graphs is not None else None
     memory, streamed = tmp_path / "memory", tmp_path / "streamed"
     build = build_vqavs(load_gqa_samples(questions), config, data_format="gqa", objects=objects,
                         mi_samples=load_gqa_samples(mi) if mi is not None else None)
     write_vqavs(build, memory)
-    stats = run_vqavs_gqa_streamed(questions, streamed, objects=objects, mi_questions=mi, config=config)
+    stats = run_vqavs_gqa_streamed(questions, streamed, objects=objects, mi_questions=mi, config=config,
+                                   workers=workers)
     return memory, streamed, stats
 
 
@@ -63,12 +64,20 @@ def test_the_streamed_build_writes_the_in_memory_files(tmp_path, data, config):
     assert any(s.get("tail") for s in stats["shortcuts"].values())  # the comparison has OOD sets to compare
 
 
+@pytest.mark.parametrize("workers", [Workers(workers=2, batch=97), Workers(workers=1, batch=1)])
+def test_forked_workers_and_any_batch_size_write_the_same_files(tmp_path, data, workers):
+    memory, streamed, _ = _both(tmp_path, data / "questions.json", graphs=data / "scene_graphs.json",
+                                workers=workers)
+    _same(memory, streamed)
+
+
 def test_without_objects_and_with_mi_from_another_split(tmp_path, data):
     qs = json.loads((data / "questions.json").read_text())
     items = list(qs.items())
     write_json(tmp_path / "test.json", dict(items[:500]))
     write_json(tmp_path / "train.json", dict(items[500:]))
-    memory, streamed, stats = _both(tmp_path, tmp_path / "test.json", mi=tmp_path / "train.json")
+    memory, streamed, stats = _both(tmp_path, tmp_path / "test.json", mi=tmp_path / "train.json",
+                                    workers=Workers(workers=2, batch=50))
     _same(memory, streamed)
     assert stats["mi_source"] == "separate" and "skipped" in stats["shortcuts"]["KO"]
 

@@ -1,0 +1,28 @@
+"""`--backend local|ray` and `--address`: where a command's heavy work runs, said the same way by
+every command that has such work (generate, augment, ood vqavs)."""
+
+from __future__ import annotations
+
+import click
+
+from contrastgen.parallel.backend import Backend
+
+_OPTIONS = [
+    click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                 help="local: this machine's worker processes; ray: tasks on a Ray cluster (pip install "
+                      "'contrastgen[ray]'). The output is the same."),
+    click.option("--address", metavar="auto|HOST:PORT|ray://HOST:PORT",
+                 help="The Ray cluster (with --backend ray); without it, a Ray instance on this machine."),
+]
+
+
+def backend_option(fn):
+    for option in reversed(_OPTIONS):
+        fn = option(fn)
+    return fn
+
+
+def backend_from(name: str, address: str | None) -> Backend:
+    if address and name != "ray":
+        raise click.BadParameter("--address needs --backend ray", param_hint="--address")
+    return Backend(name, address)

@@ -1,0 +1,1 @@
+"""Where heavy work runs: this machine's worker processes or a Ray cluster, for any stage."""

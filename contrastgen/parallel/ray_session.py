@@ -1,0 +1,73 @@
+"""Connecting to Ray once per run, and what every Ray task shares: retries, the window of tasks in
+flight, and the tests' fault injection.
+
+Ray is an optional dependency (`pip install 'contrastgen[ray]'`); it is imported only when a run
+asks for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from contrastgen.errors import ContrastgenError
+
+MAX_RETRIES = 3
+# A fault injection for the tests: the first attempt of the task of this shard index kills its
+# worker process (the retry runs normally). Read in the worker, so the driver's environment must
+# reach it (Ray passes the driver's through `runtime_env`).
+CRASH_ENV = "CONTRASTGEN_TEST_CRASH_SHARD"
+CRASH_MARKER_ENV = "CONTRASTGEN_TEST_CRASH_MARKER"
+
+
+IN_FLIGHT_ENV = "CONTRASTGEN_RAY_IN_FLIGHT"
+
+
+def in_flight_limit(cluster_cpus: float) -> int:
+    """Tasks kept submitted at once: enough that every CPU of the cluster has a next shard
+    waiting when one ends, few enough that the object store holds a few shards' input, not all.
+    CONTRASTGEN_RAY_IN_FLIGHT sets it (for shards too large to hold two per CPU)."""
+    given = os.environ.get(IN_FLIGHT_ENV, "").strip()
+    if given:
+        if not given.isdigit() or int(given) < 1:
+            raise ContrastgenError(f"{IN_FLIGHT_ENV} must be a whole number >= 1, not {given!r}")
+        return int(given)
+    return max(2, 2 * int(cluster_cpus))
+
+
+class RayUnavailable(ContrastgenError):
+    """Ray is not installed, or the cluster cannot be reached."""
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None) -> Iterator[Any]:
+    """The `ray` module, connected to the cluster at `address` (None: a new instance on this
+    machine) unless this process already is; disconnected after, if it connected here."""
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable("the ray backend needs Ray: pip install 'contrastgen[ray]'") from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        env = {k: v for k, v in os.environ.items() if k in (CRASH_ENV, CRASH_MARKER_ENV)}
+        try:
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False,
+                     runtime_env={"env_vars": env} if env else None)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise RayUnavailable(f"cannot reach the Ray cluster at {address or 'a new local instance'}: {exc}") from None
+    try:
+        yield ray
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def crash_on_first_attempt(index: int) -> None:
+    """The tests' fault injection: the first attempt of task `index` kills its worker process."""
+    marker = os.environ.get(CRASH_MARKER_ENV)
+    if os.environ.get(CRASH_ENV) == str(index) and marker and not os.path.exists(marker):
+        with open(marker, "w") as fh:  # only the first attempt dies
+            fh.write(str(os.getpid()))
+        os._exit(1)
