@@ -65,7 +65,9 @@ class ShortcutSplit:
     tail_ids: list[str] = field(default_factory=list)
     unlabelled: int = 0
     skipped: str | None = None
-    sizes: tuple[int, int] | None = None  # (head, tail) where the ids are not held: a streamed build
+    # where a streamed build holds neither ids nor every group: (head, tail) sizes, all groups
+    sizes: tuple[int, int] | None = None
+    group_count: int | None = None
 
     def stats(self) -> dict[str, Any]:
         if self.skipped:
@@ -73,7 +75,7 @@ class ShortcutSplit:
         head, tail = self.sizes or (len(self.head_ids), len(self.tail_ids))
         return {
             "family": self.family,
-            "groups": len(self.groups),
+            "groups": len(self.groups) if self.group_count is None else self.group_count,
             "imbalanced_groups": sum(1 for g in self.groups.values() if g.imbalanced),
             "head": head,
             "tail": tail,

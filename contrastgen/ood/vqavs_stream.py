@@ -22,10 +22,11 @@ files that must be joined with their annotations.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import tempfile
 from array import array
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,8 @@ from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import atomic_dir, dumps, keyed_object, write_chunks
 from contrastgen.ood.concepts import SHORTCUTS, ConceptLabeller, MutualInformation, count_features
-from contrastgen.ood.imbalance import split_groups
+from contrastgen.ood.group_columns import KEY_BYTES, ColumnSplit, concept_key, split_column
+from contrastgen.ood.imbalance import GroupSplit
 from contrastgen.ood.question_index import QuestionIndex, RecordSpill, keyed_records
 from contrastgen.ood.samples import Sample, iter_gqa_samples
 from contrastgen.ood.vqavs import (
@@ -65,15 +67,11 @@ _Row = tuple[str, str, str, str, "str | None"]  # id, image, question, answer, q
 
 @dataclass
 class _Labelled:
-    """What pass two keeps: the index, each sample's answer number, and each shortcut's answer
-    counts per concept group."""
+    """What pass two keeps in memory: the index, and each sample's answer as a number."""
 
     index: QuestionIndex
     answers: list[str]  # answer number -> answer
     answer_of: np.ndarray  # sample -> answer number
-    group_keys: list[list[str]]  # shortcut -> group number -> concept
-    counts: list[Counter]  # shortcut -> (group number, answer number) -> samples
-    unlabelled: list[int]
     without_objects: int
 
 
@@ -101,12 +99,10 @@ def run_vqavs_gqa_streamed(questions: PathLike, out_dir: PathLike, *,
     labeller = _fit(questions if mi_questions is None else mi_questions,
                     objects, objects if mi_objects is None else mi_objects, config, workers)
     with tempfile.TemporaryDirectory(prefix="contrastgen-vqavs-") as work:
-        concept_lines, group_numbers = Path(work, "concepts.jsonl"), Path(work, "groups.bin")
-        labelled = _label(questions, files, labeller, built, objects, concept_lines, group_numbers, workers)
-        splits = _splits(config, built, labelled)
-        head, tail = _places(labelled, splits, built, group_numbers)
-        for i, name in enumerate(built):
-            splits[name].sizes = (int(np.count_nonzero(head & (1 << i))), int(np.count_nonzero(tail & (1 << i))))
+        concept_lines = Path(work, "concepts.jsonl")
+        columns = [Path(work, f"keys-{i}.bin") for i in range(len(built))]
+        labelled = _label(questions, files, labeller, built, objects, concept_lines, columns, workers)
+        splits, head, tail = _split(config, built, labelled, columns, concept_lines)
         stats = vqavs_stats(config, "gqa", len(labelled.index), labelled.without_objects,
                             "input" if mi_questions is None else "separate", splits, _overlap(built, tail))
         index = labelled.index
@@ -164,24 +160,25 @@ def _fit(source: PathLike, objects: Mapping[str, Sequence[str]] | None,
     return ConceptLabeller(words, seen_objects, objects, config.drop_stopwords)
 
 
-def _label_batch(setup: tuple[ConceptLabeller, list[str]], batch: list[_Row]
-                 ) -> tuple[bytes, list[tuple[str | None, ...]]]:
-    """A task of pass two: each sample's `concepts.jsonl` line (its place not yet known) and its
-    concept for each built shortcut."""
+def _label_batch(setup: tuple[ConceptLabeller, list[str]], batch: list[_Row]) -> tuple[bytes, list[bytes]]:
+    """A task of pass two: each sample's `concepts.jsonl` line (its place not yet known), and for
+    each built shortcut the samples' concept keys (`group_columns.concept_key`), one column each."""
     labeller, built = setup
-    lines, concepts = [], []
+    lines = []
+    columns: list[list[bytes]] = [[] for _ in built]
     for row in batch:
         labels = labeller.label(_sample(row))
         lines.append(dumps({"concepts": labels.concepts, "labels": labels.labels, "question_id": labels.question_id}))
-        concepts.append(tuple(labels.concepts[name] for name in built))
-    return b"".join(lines), concepts
+        for column, name in zip(columns, built, strict=True):
+            column.append(concept_key(labels.concepts[name]))
+    return b"".join(lines), [b"".join(column) for column in columns]
 
 
 def _label(questions: PathLike, files: list[Path], labeller: ConceptLabeller, built: list[str],
-           objects: Mapping[str, Sequence[str]] | None, concept_lines: Path, group_numbers: Path,
+           objects: Mapping[str, Sequence[str]] | None, concept_lines: Path, columns: list[Path],
            workers: Workers) -> _Labelled:
-    """Pass two: each sample's concepts; its concept labels and group numbers spilled. The driver
-    indexes the samples as it hands them out and numbers the groups as the labels come back."""
+    """Pass two: each sample's concepts, spilled: its `concepts.jsonl` line, and its concept key
+    in each shortcut's column. The driver indexes the samples as it hands them out."""
     index = QuestionIndex(files)
     answer_number: dict[str, int] = {}
     answer_of = array("i")
@@ -196,41 +193,31 @@ def _label(questions: PathLike, files: list[Path], labeller: ConceptLabeller, bu
                 without += 1
             yield sample
 
-    group_number: list[dict[str, int]] = [{} for _ in built]
-    counts: list[Counter] = [Counter() for _ in built]
-    unlabelled = [0] * len(built)
-    row = 0
-    with concept_lines.open("wb", buffering=_SPILL_BUFFER) as lines, \
-            group_numbers.open("wb", buffering=_SPILL_BUFFER) as numbers:
-        for batch_lines, batch_concepts in map_in_order(
-                _label_batch, (labeller, built), _batches(indexed(), workers.batch),
-                backend=workers.backend, workers=workers.workers):
+    with contextlib.ExitStack() as files_open:
+        lines = files_open.enter_context(concept_lines.open("wb", buffering=_SPILL_BUFFER))
+        keys = [files_open.enter_context(c.open("wb", buffering=_SPILL_BUFFER)) for c in columns]
+        for batch_lines, batch_keys in map_in_order(_label_batch, (labeller, built), _batches(indexed(), workers.batch),
+                                                    backend=workers.backend, workers=workers.workers):
             lines.write(batch_lines)
-            groups = array("i")
-            for concepts in batch_concepts:
-                answer = answer_of[row]
-                row += 1
-                for i, concept in enumerate(concepts):
-                    if concept is None:
-                        unlabelled[i] += 1
-                        groups.append(-1)
-                        continue
-                    numbers_i = group_number[i]
-                    group = numbers_i.setdefault(concept, len(numbers_i))
-                    counts[i][group, answer] += 1
-                    groups.append(group)
-            numbers.write(groups.tobytes())
+            for fh, column in zip(keys, batch_keys, strict=True):
+                fh.write(column)
     if not len(index):
         raise InputError("no questions found", path=str(questions))
     index.freeze()
     index.no_id_twice()
-    return _Labelled(index, list(answer_number), np.frombuffer(answer_of, dtype=np.int32),
-                     [list(g) for g in group_number], counts, unlabelled, without)
+    return _Labelled(index, list(answer_number), np.frombuffer(answer_of, dtype=np.int32), without)
 
 
-def _splits(config: VqaVsConfig, built: list[str], labelled: _Labelled) -> dict[str, ShortcutSplit]:
-    """Every requested shortcut's groups split into head and tail answers, as `build_vqavs` splits them."""
+def _split(config: VqaVsConfig, built: list[str], labelled: _Labelled, columns: list[Path], concept_lines: Path
+           ) -> tuple[dict[str, ShortcutSplit], np.ndarray, np.ndarray]:
+    """Every requested shortcut's groups, split as `build_vqavs` splits them, one column at a time;
+    and each sample's places as bit sets (bit i: shortcut `built[i]`): in a kept group's head, in
+    its tail."""
+    n = len(labelled.index)
+    head = np.zeros(n, dtype=np.uint16)
+    tail = np.zeros(n, dtype=np.uint16)
     splits: dict[str, ShortcutSplit] = {}
+    kept: dict[str, ColumnSplit] = {}
     for sc in SHORTCUTS:
         if sc.name not in config.shortcuts:
             continue
@@ -239,48 +226,41 @@ def _splits(config: VqaVsConfig, built: list[str], labelled: _Labelled) -> dict[
             split.skipped = NO_OBJECTS
             continue
         i = built.index(sc.name)
-        keys = labelled.group_keys[i]
-        histograms: dict[str, Counter] = {}
-        for (group, answer), n in labelled.counts[i].items():
-            histograms.setdefault(keys[group], Counter())[labelled.answers[answer]] = n
-        split.unlabelled = labelled.unlabelled[i]
-        split.groups = split_groups(histograms, entropy_threshold=config.entropy_threshold,
-                                    tail_factor=config.tail_factor, strict_tail=True)
-    return splits
+        column = split_column(np.fromfile(columns[i], dtype=f"V{KEY_BYTES}"), labelled.answer_of, labelled.answers,
+                              entropy_threshold=config.entropy_threshold, tail_factor=config.tail_factor)
+        head |= column.head.astype(np.uint16) << i
+        tail |= column.tail.astype(np.uint16) << i
+        split.unlabelled = column.unlabelled
+        split.group_count = column.groups
+        split.sizes = (int(np.count_nonzero(column.head)), int(np.count_nonzero(column.tail)))
+        column.head = column.tail = np.zeros(0, dtype=bool)
+        kept[sc.name] = column
+    _name_kept_groups(splits, kept, concept_lines)
+    return splits, head, tail
 
 
-def _places(labelled: _Labelled, splits: Mapping[str, ShortcutSplit], built: list[str],
-            group_numbers: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Each sample's places as bit sets (bit i: shortcut `built[i]`): in a kept group's head, in its
-    tail. Read off the spilled group numbers a block of samples at a time."""
-    n_answers = len(labelled.answers)
-    answer_number = {a: k for k, a in enumerate(labelled.answers)}
-    kept, tail_pairs = [], []
-    for i, name in enumerate(built):
-        number = {key: g for g, key in enumerate(labelled.group_keys[i])}
-        kept_i = np.zeros(len(number) + 1, dtype=bool)  # the last slot: unlabelled (-1)
-        pairs = []
-        for key, group in splits[name].groups.items():
-            if group.imbalanced:
-                kept_i[number[key]] = True
-                pairs += [number[key] * n_answers + answer_number[a] for a in group.tail]
-        kept.append(kept_i)
-        tail_pairs.append(np.asarray(sorted(pairs), dtype=np.int64))
-    n = len(labelled.index)
-    head = np.zeros(n, dtype=np.uint16)
-    tail = np.zeros(n, dtype=np.uint16)
-    width = len(built)
-    with group_numbers.open("rb") as fh:
-        for start in range(0, n, _ROWS_AT_ONCE):
-            block = np.fromfile(fh, dtype=np.int32, count=min(_ROWS_AT_ONCE, n - start) * width).reshape(-1, width)
-            answer = labelled.answer_of[start:start + len(block)].astype(np.int64)
-            for i in range(width):
-                groups = block[:, i]
-                in_kept = kept[i][groups]  # -1 reads the unlabelled slot
-                in_tail = in_kept & np.isin(groups.astype(np.int64) * n_answers + answer, tail_pairs[i])
-                head[start:start + len(block)] |= ((in_kept & ~in_tail).astype(np.uint16) << i)
-                tail[start:start + len(block)] |= (in_tail.astype(np.uint16) << i)
-    return head, tail
+def _name_kept_groups(splits: dict[str, ShortcutSplit], kept: dict[str, ColumnSplit], concept_lines: Path) -> None:
+    """Each kept group's concept, read from the spilled line of one of its samples (and checked
+    against the group's key)."""
+    wanted: dict[int, list[tuple[str, int]]] = {}
+    for name, column in kept.items():
+        for group, row in column.sample_of.items():
+            wanted.setdefault(row, []).append((name, group))
+    named: dict[str, dict[str, GroupSplit]] = {name: {} for name in kept}
+    with concept_lines.open("rb", buffering=_SPILL_BUFFER) as lines:
+        at = 0  # the row of the next line
+        for row in sorted(wanted):
+            line = next(itertools.islice(lines, row - at, None))
+            at = row + 1
+            concepts = orjson.loads(line)["concepts"]
+            for name, group in wanted[row]:
+                concept = concepts[name]
+                found = kept[name].kept[group]
+                found.key = concept
+                named[name][concept] = found
+    for name, groups in named.items():
+        assert len(groups) == len(kept[name].kept), f"{name}: two kept groups read as one concept"
+        splits[name].groups = groups
 
 
 def _overlap(built: list[str], tail: np.ndarray) -> dict[str, dict[str, float | None]]:
