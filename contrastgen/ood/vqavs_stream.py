@@ -22,7 +22,6 @@ files that must be joined with their annotations.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import tempfile
@@ -40,7 +39,13 @@ from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import atomic_dir, dumps, keyed_object, write_chunks
 from contrastgen.ood.concepts import SHORTCUTS, ConceptLabeller, MutualInformation, count_features
-from contrastgen.ood.group_columns import KEY_BYTES, ColumnSplit, concept_key, split_column
+from contrastgen.ood.group_columns import (
+    KEY_BYTES,
+    ColumnSplit,
+    PartitionedColumn,
+    concept_key,
+    split_partitions,
+)
 from contrastgen.ood.imbalance import GroupSplit
 from contrastgen.ood.question_index import QuestionIndex, RecordSpill, keyed_records
 from contrastgen.ood.samples import Sample, iter_gqa_samples
@@ -100,7 +105,7 @@ def run_vqavs_gqa_streamed(questions: PathLike, out_dir: PathLike, *,
                     objects, objects if mi_objects is None else mi_objects, config, workers)
     with tempfile.TemporaryDirectory(prefix="contrastgen-vqavs-") as work:
         concept_lines = Path(work, "concepts.jsonl")
-        columns = [Path(work, f"keys-{i}.bin") for i in range(len(built))]
+        columns = [PartitionedColumn(Path(work), f"keys-{i}") for i in range(len(built))]
         labelled = _label(questions, files, labeller, built, objects, concept_lines, columns, workers)
         splits, head, tail = _split(config, built, labelled, columns, concept_lines)
         stats = vqavs_stats(config, "gqa", len(labelled.index), labelled.without_objects,
@@ -175,10 +180,10 @@ def _label_batch(setup: tuple[ConceptLabeller, list[str]], batch: list[_Row]) ->
 
 
 def _label(questions: PathLike, files: list[Path], labeller: ConceptLabeller, built: list[str],
-           objects: Mapping[str, Sequence[str]] | None, concept_lines: Path, columns: list[Path],
+           objects: Mapping[str, Sequence[str]] | None, concept_lines: Path, columns: list[PartitionedColumn],
            workers: Workers) -> _Labelled:
     """Pass two: each sample's concepts, spilled: its `concepts.jsonl` line, and its concept key
-    in each shortcut's column. The driver indexes the samples as it hands them out."""
+    in each shortcut's partitioned column. The driver indexes the samples as it hands them out."""
     index = QuestionIndex(files)
     answer_number: dict[str, int] = {}
     answer_of = array("i")
@@ -193,14 +198,20 @@ def _label(questions: PathLike, files: list[Path], labeller: ConceptLabeller, bu
                 without += 1
             yield sample
 
-    with contextlib.ExitStack() as files_open:
-        lines = files_open.enter_context(concept_lines.open("wb", buffering=_SPILL_BUFFER))
-        keys = [files_open.enter_context(c.open("wb", buffering=_SPILL_BUFFER)) for c in columns]
-        for batch_lines, batch_keys in map_in_order(_label_batch, (labeller, built), _batches(indexed(), workers.batch),
-                                                    backend=workers.backend, workers=workers.workers):
-            lines.write(batch_lines)
-            for fh, column in zip(keys, batch_keys, strict=True):
-                fh.write(column)
+    row = 0
+    with concept_lines.open("wb", buffering=_SPILL_BUFFER) as lines:
+        try:
+            for batch_lines, batch_keys in map_in_order(_label_batch, (labeller, built),
+                                                        _batches(indexed(), workers.batch),
+                                                        backend=workers.backend, workers=workers.workers):
+                lines.write(batch_lines)
+                answers = np.array(answer_of[row:row + len(batch_keys[0]) // KEY_BYTES], dtype=np.int32)
+                for column, keys in zip(columns, batch_keys, strict=True):
+                    column.add(np.frombuffer(keys, dtype=f"V{KEY_BYTES}"), row, answers)
+                row += len(answers)
+        finally:
+            for column in columns:
+                column.close()
     if not len(index):
         raise InputError("no questions found", path=str(questions))
     index.freeze()
@@ -208,8 +219,8 @@ def _label(questions: PathLike, files: list[Path], labeller: ConceptLabeller, bu
     return _Labelled(index, list(answer_number), np.frombuffer(answer_of, dtype=np.int32), without)
 
 
-def _split(config: VqaVsConfig, built: list[str], labelled: _Labelled, columns: list[Path], concept_lines: Path
-           ) -> tuple[dict[str, ShortcutSplit], np.ndarray, np.ndarray]:
+def _split(config: VqaVsConfig, built: list[str], labelled: _Labelled, columns: list[PartitionedColumn],
+           concept_lines: Path) -> tuple[dict[str, ShortcutSplit], np.ndarray, np.ndarray]:
     """Every requested shortcut's groups, split as `build_vqavs` splits them, one column at a time;
     and each sample's places as bit sets (bit i: shortcut `built[i]`): in a kept group's head, in
     its tail."""
@@ -226,8 +237,8 @@ def _split(config: VqaVsConfig, built: list[str], labelled: _Labelled, columns: 
             split.skipped = NO_OBJECTS
             continue
         i = built.index(sc.name)
-        column = split_column(np.fromfile(columns[i], dtype=f"V{KEY_BYTES}"), labelled.answer_of, labelled.answers,
-                              entropy_threshold=config.entropy_threshold, tail_factor=config.tail_factor)
+        column = split_partitions(columns[i], n, labelled.answers, entropy_threshold=config.entropy_threshold,
+                                  tail_factor=config.tail_factor)
         head |= column.head.astype(np.uint16) << i
         tail |= column.tail.astype(np.uint16) << i
         split.unlabelled = column.unlabelled

@@ -9,7 +9,13 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from contrastgen.ood.group_columns import UNLABELLED, concept_key, split_column
+from contrastgen.ood.group_columns import (
+    UNLABELLED,
+    PartitionedColumn,
+    concept_key,
+    split_column,
+    split_partitions,
+)
 from contrastgen.ood.imbalance import answer_histograms, split_groups
 
 
@@ -65,3 +71,28 @@ def test_keys_tell_concepts_apart_and_none_from_every_concept():
     concepts = [f"what color is the + {w}" for w in ("wall", "walls", "Wall", "wall ")] + ["", None]
     keys = Counter(concept_key(c) for c in concepts)
     assert len(keys) == len(concepts) and keys[UNLABELLED] == 1 and concept_key("") != UNLABELLED
+
+
+@pytest.mark.parametrize("batch", [1, 37, 10_000])
+def test_partitions_written_in_batches_split_as_the_whole_column(tmp_path, batch):
+    samples = _samples(4)
+    names = sorted({a for _, a in samples})
+    number = {a: i for i, a in enumerate(names)}
+    keys = np.frombuffer(b"".join(concept_key(c) for c, _ in samples), dtype="V16")
+    answers = np.asarray([number[a] for _, a in samples], dtype=np.int32)
+    whole = split_column(keys, answers, names, entropy_threshold=0.9, tail_factor=1.2)
+    column = PartitionedColumn(tmp_path, "kw")
+    for start in range(0, len(samples), batch):
+        column.add(keys[start:start + batch], start, answers[start:start + batch])
+    column.close()
+    assert sum(1 for p in column.paths if p.stat().st_size) > 1  # the samples really are spread out
+    parts = split_partitions(column, len(samples), names, entropy_threshold=0.9, tail_factor=1.2)
+
+    def kept(split):
+        return {samples[split.sample_of[g]][0]: (s.counts, s.entropy, s.tail, split.sample_of[g])
+                for g, s in split.kept.items()}
+
+    assert (parts.groups, parts.unlabelled) == (whole.groups, whole.unlabelled)
+    assert kept(parts) == kept(whole) and kept(whole)
+    assert (parts.head == whole.head).all() and (parts.tail == whole.tail).all() and parts.tail.any()
+    assert not any(p.exists() for p in column.paths)  # each partition is removed once split

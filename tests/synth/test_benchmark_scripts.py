@@ -57,7 +57,7 @@ def test_bench_ood_reports_a_real_run(tmp_path, capsys, benchmark):
     bench = _load("bench_ood")
     bench.main(["--images", "100", "--questions", "2000", "--data", str(tmp_path / "data"), "--benchmark", benchmark])
     line = capsys.readouterr().out.strip().splitlines()[-1]
-    assert line.startswith(f"ood {benchmark}: 2,000 questions in ") and "peak RSS" in line and "host probe" in line
+    assert line.startswith(f"ood {benchmark} (local): 2,000 questions in ") and "peak RSS" in line and "host probe" in line
 
 
 def test_bench_generate_repeats_and_reports_medians(tmp_path, capsys):
