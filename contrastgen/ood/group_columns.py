@@ -1,18 +1,19 @@
-"""One VQA-VS shortcut's groups, counted and split from columns instead of dictionaries.
+"""One VQA-VS shortcut's groups, counted and split from files of keys instead of dictionaries.
 
 Why: a combined concept (KW+KO, QT+KW+KO) is nearly unique per question on varied data, so a
-dictionary of groups, or of (group, answer) counts, grows with the input: about 2.9 GiB for 5
-million questions. Here a group is a 128-bit hash of its concept (`concept_key`), one column
-entry per sample, spilled to disk by the labelling pass. Sorting the column gives each sample
-its group's ordinal, and the answer counts per group come from one more sort: numpy arrays of a
-few bytes per sample, freed shortcut by shortcut. Only the kept (imbalanced) groups become
-Python objects, and their concept strings are read back from one sample each.
+dictionary of groups, or of (group, answer) counts, grows with the input: 2.93 GiB for 5 million
+questions. Here a group is a 128-bit hash of its concept (`concept_key`). The labelling pass
+writes each labelled sample's key, row and answer number to one of 16 files by the key's first
+byte (`PartitionedColumn`), so a group never spans two files and each is split alone: sorting its
+keys gives each sample its group, and one more sort gives each group's answer counts, in numpy
+arrays of a sixteenth of the samples. Only the kept (imbalanced) groups become Python objects,
+and their concept strings are read back from one sample each.
 
 Exact where the output depends on it: a numpy estimate of each group's entropy only picks the
-groups worth a look (those within 1e-9 of the threshold or under it); whether a group is kept,
+groups worth a look (those under the threshold or within 1e-9 above it); whether a group is kept,
 the entropy written for it and its tail answers come from `imbalance`'s own functions on its
 exact counts, as `split_groups` computes them. Two concepts share a key with probability about
-n² / 2^129 (1e-24 for 22 million distinct concepts).
+n^2 / 2^129 (about 1e-24 for 22 million distinct concepts).
 """
 
 from __future__ import annotations

@@ -5,19 +5,21 @@ Why: the in-memory build (`build_vqavs`) holds every sample, its record and its 
 needs much less at any one time:
 
 1. the MI statistics: word and object counts against answers (bounded by the vocabulary);
-2. each sample's concepts, found as it streams by. Each shortcut's answer counts per concept group
-   are kept (bounded by the groups); the sample's group numbers go to a spill file, and its
-   concept labels, serialised as `concepts.jsonl` holds them, to another;
-3. once the groups are split, each sample's place (head or tail of each shortcut) is read off its
-   spilled group numbers, and the records of the OOD samples are read again from the input and
+2. each sample's concepts, found as it streams by. Its concept labels go to a spill file,
+   serialised as `concepts.jsonl` holds them, and its concept key to each shortcut's partitioned
+   column (`group_columns`);
+3. each shortcut's groups are split a partition at a time, which places each sample (head or
+   tail of each shortcut); the records of the OOD samples are then read again from the input and
    spilled.
 
-What stays in memory is a `QuestionIndex` (the id at a fixed width and its file), the answer's
-number, two bit sets of places and a record's place in the spill: about 40 bytes a question. The
-outputs are then written from the spills, in the order the in-memory writer gives them (question
-order for lists and `concepts.jsonl`, id order for the keyed files), so they are byte-identical to
-`write_vqavs(build_vqavs(...))`. Only GQA data streams: VQA v2 is at most a million questions, in
-files that must be joined with their annotations.
+Passes 1 and 2 are batches of pure work (`parallel.ordered_map`): the local pool or Ray runs
+them, and the results come back in input order. What stays in memory is a `QuestionIndex` (the id
+at a fixed width and its file), the answer's number, two bit sets of places and a record's place
+in the spill: about 40 bytes a question. The outputs are then written from the spills, in the
+order the in-memory writer gives them (question order for lists and `concepts.jsonl`, id order
+for the keyed files), so they are byte-identical to `write_vqavs(build_vqavs(...))`. Only GQA
+data streams: VQA v2 is at most a million questions, in files that must be joined with their
+annotations.
 """
 
 from __future__ import annotations
