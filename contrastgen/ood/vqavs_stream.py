@@ -61,7 +61,7 @@ from contrastgen.ood.vqavs import (
     write_summary,
 )
 from contrastgen.parallel.backend import LOCAL, Backend
-from contrastgen.parallel.ordered_map import map_in_order
+from contrastgen.parallel.ordered_map import map_in_order, one_session
 
 PathLike = str | os.PathLike[str]
 _ROWS_AT_ONCE = 1 << 16  # samples whose places are worked out, or whose ids are listed, at a time
@@ -103,12 +103,13 @@ def run_vqavs_gqa_streamed(questions: PathLike, out_dir: PathLike, *,
     workers = workers or Workers()
     built = buildable_shortcuts(config, with_objects=objects is not None)
     files = json_files(Path(questions))
-    labeller = _fit(questions if mi_questions is None else mi_questions,
-                    objects, objects if mi_objects is None else mi_objects, config, workers)
     with tempfile.TemporaryDirectory(prefix="contrastgen-vqavs-") as work:
         concept_lines = Path(work, "concepts.jsonl")
         columns = [PartitionedColumn(Path(work), f"keys-{i}") for i in range(len(built))]
-        labelled = _label(questions, files, labeller, built, objects, concept_lines, columns, workers)
+        with one_session(workers.backend):  # one Ray connection (or local instance) for both passes
+            labeller = _fit(questions if mi_questions is None else mi_questions,
+                            objects, objects if mi_objects is None else mi_objects, config, workers)
+            labelled = _label(questions, files, labeller, built, objects, concept_lines, columns, workers)
         splits, head, tail = _split(config, built, labelled, columns, concept_lines)
         stats = vqavs_stats(config, "gqa", len(labelled.index), labelled.without_objects,
                             "input" if mi_questions is None else "separate", splits, _overlap(built, tail))

@@ -14,6 +14,7 @@ gives the same result; each batch's one result is taken, so nothing is lost or d
 from __future__ import annotations
 
 import collections
+import contextlib
 import multiprocessing as mp
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
@@ -45,6 +46,17 @@ def map_in_order(fn: Callable[[State, Batch], Result], state: State, batches: It
     if workers <= 1:
         return (fn(state, batch) for batch in batches)
     return _on_pool(fn, state, batches, workers)
+
+
+@contextlib.contextmanager
+def one_session(backend: Backend) -> Iterator[None]:
+    """Around several maps on `backend`: with Ray, one connection (or one local instance) for all
+    of them, not one each."""
+    if backend.name != "ray":
+        yield
+        return
+    with ray_session(backend.address):
+        yield
 
 
 def _forked_call(batch: Any) -> Any:
