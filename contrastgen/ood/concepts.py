@@ -140,9 +140,26 @@ class MutualInformation:
 
     def top(self, features: Sequence[str], answer: str, n: int = 2) -> list[str]:
         """The `n` features with the highest MI with `answer`; ties keep the features' order."""
-        scored = [(s, i, f) for i, f in enumerate(features) if (s := self.score(f, answer)) is not None]
-        scored.sort(key=lambda t: (-t[0], t[1]))
-        return [f for _, _, f in scored[:n]]
+        if n != 2:
+            scored = [(s, i, f) for i, f in enumerate(features) if (s := self.score(f, answer)) is not None]
+            scored.sort(key=lambda t: (-t[0], t[1]))
+            return [f for _, _, f in scored[:n]]
+        # the labelling's hot path: the best two in one scan, each score as `score` computes it
+        # (the same expression, so the same ties), the earlier feature first on a tie
+        joint_counts, feature_counts = self.joint_counts, self.feature_counts
+        answer_count, total, log = self.answer_counts[answer], self.total, math.log
+        best: tuple[float, str] | None = None
+        second: tuple[float, str] | None = None
+        for f in features:
+            joint = joint_counts.get((f, answer), 0)
+            if joint == 0:
+                continue
+            s = log(joint * total / (feature_counts[f] * answer_count))
+            if best is None or s > best[0]:
+                best, second = (s, f), best
+            elif second is None or s > second[0]:
+                second = (s, f)
+        return [] if best is None else [best[1]] if second is None else [best[1], second[1]]
 
 
 @dataclass
@@ -152,13 +169,6 @@ class SampleConcepts:
     question_id: str
     labels: dict[str, str | None]
     concepts: dict[str, str | None]
-
-
-def _concept(shortcut: Shortcut, labels: Mapping[str, str | None]) -> str | None:
-    parts = [labels.get(p) for p in shortcut.parts]
-    if any(p is None for p in parts):
-        return None
-    return CONCEPT_SEPARATOR.join(parts)  # type: ignore[arg-type]
 
 
 def count_features(source: Iterable[Sample], objects: Mapping[str, Sequence[str]] | None, *,
@@ -188,6 +198,7 @@ class ConceptLabeller:
         self.objects = objects
         self.drop_stopwords = drop_stopwords
         self.shortcuts = [s for s in SHORTCUTS if objects is not None or not s.needs_objects]
+        self._parts = [(sc.name, sc.parts) for sc in self.shortcuts]  # what `_concept` reads, unpacked once
 
     @classmethod
     def fit(cls, source: Iterable[Sample], *, objects: Mapping[str, Sequence[str]] | None = None,
@@ -214,7 +225,11 @@ class ConceptLabeller:
             labels["ko2"] = kos[1] if len(kos) > 1 else None
         elif self.objects is not None:
             labels["ko"] = labels["ko2"] = None
-        return SampleConcepts(s.question_id, labels, {sc.name: _concept(sc, labels) for sc in self.shortcuts})
+        concepts: dict[str, str | None] = {}
+        for name, parts in self._parts:
+            values = [labels[p] for p in parts]
+            concepts[name] = None if None in values else CONCEPT_SEPARATOR.join(values)  # type: ignore[arg-type]
+        return SampleConcepts(s.question_id, labels, concepts)
 
 
 def label_samples(samples: Sequence[Sample], *, objects: Mapping[str, Sequence[str]] | None = None,

@@ -1,4 +1,5 @@
 import math
+import random
 
 import pytest
 
@@ -48,6 +49,17 @@ def test_mutual_information_hand_computed():
 def test_mi_ties_go_to_the_earlier_word():
     mi = MutualInformation.fit([(["a", "b"], "x"), (["c"], "y")])
     assert mi.top(["b", "a"], "x") == ["b", "a"]
+
+
+def test_the_best_two_are_the_first_two_of_the_full_ranking():
+    # few counts, so many exact ties; the best-two scan must agree with the sorted ranking
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(12)]
+    mi = MutualInformation.fit((rng.sample(words, rng.randrange(1, 6)), rng.choice("xyz")) for _ in range(60))
+    for _ in range(300):
+        features = rng.sample(words + ["unseen"], rng.randrange(0, 9))
+        answer = rng.choice("xyz")
+        assert mi.top(features, answer) == mi.top(features, answer, n=len(features) + 1)[:2], (features, answer)
 
 
 def test_label_samples_builds_composites_and_skips_object_shortcuts_without_objects():
