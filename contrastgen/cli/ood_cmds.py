@@ -75,7 +75,8 @@ def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, 
               help="Tail: answers with count < this x the group's mean.")
 @click.option("--drop-stopwords", is_flag=True, help="Ignore function words (rules/ood/stopwords.txt) as keywords.")
 @click.option("--workers", type=click.IntRange(1, 64),
-              help="Processes that count and label GQA questions [default: the CPUs, at most 8].")
+              help="Processes that count and label GQA questions [default: the CPUs, at most 8]. VQA v2 "
+                   "input is built in this process; --workers, --batch and --backend apply to GQA input.")
 @click.option("--batch", default=BATCH_SAMPLES, show_default=True, type=click.IntRange(1),
               help="Questions per task: larger batches cost less to send, smaller ones spread better.")
 @backend_option
