@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
+from contrastgen.datasets.question_index import QuestionIndex, RecordSpill, keyed_records
 from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import atomic_dir, write_chunks, write_json
@@ -37,7 +38,6 @@ from contrastgen.ood.gqa_ood import (
     local_group,
     select_groups,
 )
-from contrastgen.ood.question_index import QuestionIndex, RecordSpill, keyed_records
 
 PathLike = str | os.PathLike[str]
 _NONE, _HEAD, _TAIL = 0, 1, 2  # where a question goes

@@ -37,6 +37,7 @@ import numpy as np
 import orjson
 
 from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
+from contrastgen.datasets.question_index import QuestionIndex, RecordSpill, keyed_records
 from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import atomic_dir, dumps, keyed_object, write_chunks
@@ -49,7 +50,6 @@ from contrastgen.ood.group_columns import (
     split_partitions,
 )
 from contrastgen.ood.imbalance import GroupSplit
-from contrastgen.ood.question_index import QuestionIndex, RecordSpill, keyed_records
 from contrastgen.ood.samples import Sample, iter_gqa_samples
 from contrastgen.ood.vqavs import (
     NO_OBJECTS,
