@@ -185,8 +185,13 @@ def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed
 
     CLEVR-family input gives the same file keyed by question id, each entry a CLEVR question record
     with its program (the originals' recovered, the perturbations' edited)."""
-    from contrastgen.writers.augmented import lxmert_path, write_augmented_training
+    from contrastgen.writers.augmented import (
+        lxmert_path,
+        write_augmented_from_files,
+        write_augmented_training,
+    )
 
+    lxmert = lxmert_out or lxmert_path(out)
     if resolve_format(data_format, questions) == "clevr":
         from contrastgen.clevr.generate import generate_clevr
         from contrastgen.datasets.clevr import load_questions as load_clevr_questions
@@ -194,17 +199,19 @@ def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed
 
         qs = load_clevr_questions(questions)
         gen = generate_clevr(qs, load_scenes(scene_graphs), max_k=max_k, seed=seed)
+        counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed, lxmert_file=lxmert)
     else:
-        from contrastgen.datasets.gqa import load_questions, load_scene_graphs
-        from contrastgen.run.generate import generate
+        from contrastgen.run.allocator import tune_for_batch
+        from contrastgen.run.generate import generate_from_files
 
+        # as `generate` runs: the inputs streamed to disk, the results too, so a training split of
+        # any size fits; the originals are read once more as the file is written
+        tune_for_batch()
         engine = _engine()  # before the data, as in run_generate
-        qs = load_questions(questions)
-        sg = load_scene_graphs(scene_graphs)
-        gen = generate(engine, qs, sg, max_k=max_k, seed=seed, templates=_split(templates), mode=mode,
-                       workers=workers, progress=True, backend=backend_from(backend, address))
-    lxmert = lxmert_out or lxmert_path(out)
-    counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed, lxmert_file=lxmert)
+        gen = generate_from_files(engine, questions, scene_graphs, max_k=max_k, seed=seed,
+                                  templates=_split(templates), workers=workers, progress=True, mode=mode,
+                                  backend=backend_from(backend, address))
+        counts = write_augmented_from_files(gen, questions, out, replace=replace, seed=seed, lxmert_file=lxmert)
     click.echo(f"wrote {out} and {lxmert}: {counts['original']} originals + {counts['added']} perturbations"
                f" - {counts['dropped']} dropped = {counts['total']} questions", err=True)
     if replace and counts["total"] != counts["original"]:

@@ -2,19 +2,28 @@
 
 It is one GQA-format file, not a directory, so it is not one of the registered writers. The
 perturbations' records are the workers' bytes; only the originals that got no perturbation are
-serialised here.
+serialised here. `write_augmented_training` takes the questions in memory (the library's call);
+`write_augmented_from_files` streams them from their files, for the CLI's runs of any size: the
+originals are spilled to disk as they are read and merged in id order with the run's entries
+(themselves on disk), so the same bytes are written while only an index is held.
 """
 
 from __future__ import annotations
 
+import heapq
 import random
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 
 from contrastgen.collector import no_gc
-from contrastgen.datasets.gqa import gqa_json
+from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
 from contrastgen.datasets.lxmert import lxmert_item
+from contrastgen.datasets.question_index import QuestionIndex, RecordSpill
+from contrastgen.datasets.streaming import stream_records
+from contrastgen.errors import InputError
 from contrastgen.jsonio import atomic_file
 from contrastgen.run.entries import ViewEntry
 from contrastgen.run.generate import Generation
@@ -64,3 +73,71 @@ def write_augmented_training(gen: Generation, questions: dict[str, dict], out_fi
                 for chunk in json_list(kept):
                     fh.write(chunk)
     return {"original": len(questions), "added": added, "dropped": dropped, "total": len(kept)}
+
+
+def write_augmented_from_files(gen: Generation, questions: str | Path, out_file: str | Path, *, replace: bool,
+                               seed: int, lxmert_file: str | Path | None = None) -> dict[str, int]:
+    """`write_augmented_training` for questions in files (one, or a directory of shards): the same
+    files, byte for byte, without holding the questions. With `replace`, the ids of the originals
+    are held to draw the dropped ones, as the in-memory writer draws them."""
+    perturbed = set(gen.perturbed)
+    files = json_files(Path(questions))
+    added = sum(1 for e in gen.views if e.rank)
+    with tempfile.TemporaryFile(prefix="contrastgen-aug-") as gqa_fh, \
+            tempfile.TemporaryFile(prefix="contrastgen-aug-lxmert-") as lxmert_fh:
+        index, gqa, lxmert, originals = _spill_originals(files, perturbed, RecordSpill(gqa_fh),
+                                                         RecordSpill(lxmert_fh) if lxmert_file else None)
+        if not originals:
+            raise InputError("no questions found", path=str(questions))
+        dropped: set[str] = set()
+        if replace:
+            rng = random.Random(seed)
+            pool: list[str] = []
+            for group in ([qid for _, qid in index.qids(index.order)], sorted(perturbed)):
+                rng.shuffle(group)
+                pool.extend(group)
+            dropped = set(pool[:added])
+
+        total = 0
+
+        def kept() -> Iterator[ViewEntry]:
+            nonlocal total
+            total = 0
+            unperturbed = (ViewEntry(qid, 0, gqa.read(row), lxmert.read(row) if lxmert else b"")
+                           for row, qid in index.qids(index.order))
+            for entry in heapq.merge(gen.views, unperturbed, key=lambda e: e.key):
+                if entry.key not in dropped:
+                    total += 1
+                    yield entry
+
+        with atomic_file(Path(out_file)) as fh:
+            fh.writelines(json_object(kept()))
+        if lxmert_file is not None:
+            with atomic_file(Path(lxmert_file)) as fh:
+                fh.writelines(json_list(kept()))
+    return {"original": originals, "added": added, "dropped": len(dropped), "total": total}
+
+
+def _spill_originals(files: list[Path], perturbed: set[str], gqa: RecordSpill, lxmert: RecordSpill | None
+                     ) -> tuple[QuestionIndex, RecordSpill, RecordSpill | None, int]:
+    """The originals that got no perturbation, serialised as the in-memory writer serialises them
+    and spilled; the perturbed ones are among the run's entries already. Returns how many
+    originals there are in all."""
+    index = QuestionIndex(files)
+    originals = 0
+    for n, file in enumerate(files):
+        for qid, q in stream_records(file, "question"):
+            originals += 1
+            if qid in perturbed:
+                continue
+            q = validate_question(qid, q, path=str(file))
+            index.add(qid, n)
+            gqa.add(gqa_json(q))
+            if lxmert is not None:
+                lxmert.add(orjson.dumps(lxmert_item(qid, q), option=orjson.OPT_SORT_KEYS))
+    index.freeze()
+    index.no_id_twice()
+    gqa.freeze()
+    if lxmert is not None:
+        lxmert.freeze()
+    return index, gqa, lxmert, originals

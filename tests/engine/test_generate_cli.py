@@ -137,6 +137,37 @@ def test_augment_writes_the_same_questions_in_lxmert_format(tmp_path):
     assert any("contrast" in gqa[item["question_id"]] for item in lxmert)
 
 
+@pytest.mark.parametrize("replace,seed,mode,max_k", [(False, 0, "templates", 5), (True, 5, "templates", 5),
+                                                     (True, 0, "both", 1)])
+def test_augment_streams_the_files_the_in_memory_writer_writes(tmp_path, replace, seed, mode, max_k):
+    """The CLI reads the questions from their files (a directory of shards here) and never holds
+    them; the library's writer takes them in memory. Same bytes, both formats."""
+    import synth
+
+    from contrastgen.datasets.gqa import load_questions, load_scene_graphs
+    from contrastgen.engine import Engine
+    from contrastgen.run.generate import generate
+    from contrastgen.writers.augmented import write_augmented_training
+
+    questions, graphs = synth.write_dataset(tmp_path / "synth", 40, 600, seed=2, workers=1)
+    items = list(json.loads(questions.read_text()).items())
+    (tmp_path / "shards").mkdir()
+    for n, start in enumerate(range(0, len(items), 250)):
+        (tmp_path / "shards" / f"train_all_questions_{n}.json").write_text(json.dumps(dict(items[start:start + 250])))
+    r = CliRunner().invoke(cli, ["augment", "--questions", str(tmp_path / "shards"), "--scene-graphs", str(graphs),
+                                 "--out", str(tmp_path / "streamed.json"), "--workers", "2", "--seed", str(seed),
+                                 "--mode", mode, "--max-k", str(max_k), *(["--replace"] if replace else [])])
+    assert r.exit_code == 0, r.output
+    qs = load_questions(tmp_path / "shards")
+    gen = generate(Engine.load(), qs, load_scene_graphs(graphs), max_k=max_k, seed=seed, mode=mode, workers=1)
+    counts = write_augmented_training(gen, qs, tmp_path / "memory.json", replace=replace, seed=seed,
+                                      lxmert_file=tmp_path / "memory.lxmert.json")
+    assert counts["added"] > 0 and (counts["dropped"] > 0) == replace
+    assert (tmp_path / "streamed.json").read_bytes() == (tmp_path / "memory.json").read_bytes()
+    assert (tmp_path / "streamed.lxmert.json").read_bytes() == (tmp_path / "memory.lxmert.json").read_bytes()
+    assert f"{counts['original']} originals + {counts['added']} perturbations - {counts['dropped']} dropped" in r.output
+
+
 # -- bad input -----------------------------------------------------------------------------------
 
 def _bad(tmp_path: Path, questions: str | None = None, graphs: str | None = None, *extra: str):
