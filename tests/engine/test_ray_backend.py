@@ -1,5 +1,6 @@
 """`--backend ray` on a real local Ray cluster: the same output as the local pool (`generate` on the
-sample and on synthetic data, `ood vqavs` on synthetic data), even when a worker is killed mid-run.
+sample and on synthetic data, `ood vqavs` and `augment` on synthetic data), even when a worker is
+killed mid-run.
 
 The cluster (`ray start --head`, two worker processes) and the driver run inside a network
 namespace of their own that has only the loopback interface, so Ray binds 127.0.0.1 and nothing
@@ -89,6 +90,11 @@ def _vqavs(questions: Path, graphs: Path, out: Path) -> list[str]:
             "--batch", "450"]  # 7 batches of 3000 questions: each pass has several tasks in flight
 
 
+def _augment(questions: Path, graphs: Path, out: Path) -> list[str]:
+    return ["augment", "--questions", str(questions), "--scene-graphs", str(graphs), "--out", str(out / "train.json"),
+            "--replace", "--max-k", "1"]
+
+
 def test_a_ray_cluster_writes_what_the_local_pool_writes_even_when_a_worker_dies(tmp_path):
     # one cluster for every run: `ray stop` ends every Ray process on the machine, so two clusters
     # (two tests) must never overlap
@@ -99,6 +105,8 @@ def test_a_ray_cluster_writes_what_the_local_pool_writes_even_when_a_worker_dies
     _local(questions, graphs, tmp_path / "local-synth")
     local_ood = CliRunner().invoke(cli, [*_vqavs(questions, graphs, tmp_path / "local-ood"), "--workers", "2"])
     assert local_ood.exit_code == 0, local_ood.output
+    local_aug = CliRunner().invoke(cli, [*_augment(questions, graphs, tmp_path / "local-aug"), "--workers", "2"])
+    assert local_aug.exit_code == 0, local_aug.output
     marker, ood_marker = tmp_path / "crashed", tmp_path / "ood-crashed"
     done = _on_cluster([
         _generate(sample / "questions.json", sample / "scene_graphs.json", tmp_path / "ray-sample", {}),
@@ -108,6 +116,7 @@ def test_a_ray_cluster_writes_what_the_local_pool_writes_even_when_a_worker_dies
         (_vqavs(questions, graphs, tmp_path / "ray-ood"), {}),
         (_vqavs(questions, graphs, tmp_path / "ray-ood-crash"),
          {CRASH_ENV: "3", CRASH_MARKER_ENV: str(ood_marker), IN_FLIGHT_ENV: "2"}),
+        (_augment(questions, graphs, tmp_path / "ray-aug"), {}),
     ])
     assert done.returncode == 0, done.stderr[-3000:]
     _same(tmp_path / "local-sample", tmp_path / "ray-sample")
@@ -117,6 +126,7 @@ def test_a_ray_cluster_writes_what_the_local_pool_writes_even_when_a_worker_dies
     # retried: nothing lost, nothing doubled
     _same(tmp_path / "local-synth", tmp_path / "ray-crash")
     _same(tmp_path / "local-ood", tmp_path / "ray-ood-crash")
+    _same(tmp_path / "local-aug", tmp_path / "ray-aug")
 
 
 def test_the_window_of_tasks_in_flight(monkeypatch):
