@@ -140,6 +140,16 @@ def buildable_shortcuts(config: VqaVsConfig, *, with_objects: bool) -> list[str]
     return built
 
 
+def requested_splits(config: VqaVsConfig, built: Sequence[str]) -> dict[str, ShortcutSplit]:
+    """Every requested shortcut's split, still empty, in the paper's order; those the data cannot
+    have (`built` lacks them) marked skipped."""
+    splits = {sc.name: ShortcutSplit(sc.name, sc.family) for sc in SHORTCUTS if sc.name in config.shortcuts}
+    for name, split in splits.items():
+        if name not in built:
+            split.skipped = NO_OBJECTS
+    return splits
+
+
 def build_vqavs(samples: Sequence[Sample], config: VqaVsConfig | None = None, *, data_format: str = "vqa",
                 objects: Mapping[str, Sequence[str]] | None = None,
                 mi_samples: Sequence[Sample] | None = None,
@@ -148,20 +158,14 @@ def build_vqavs(samples: Sequence[Sample], config: VqaVsConfig | None = None, *,
     config = config or VqaVsConfig()
     if not samples:
         raise InputError("no samples to build VQA-VS from")
-    buildable_shortcuts(config, with_objects=objects is not None)
+    built = buildable_shortcuts(config, with_objects=objects is not None)
     concepts = label_samples(samples, objects=objects, mi_samples=mi_samples, mi_objects=mi_objects,
                              drop_stopwords=config.drop_stopwords)
     answers = {s.question_id: s.answer for s in samples}
-    splits: dict[str, ShortcutSplit] = {}
-    for sc in SHORTCUTS:
-        if sc.name not in config.shortcuts:
-            continue
-        split = ShortcutSplit(sc.name, sc.family)
-        splits[sc.name] = split
-        if sc.needs_objects and objects is None:
-            split.skipped = NO_OBJECTS
-            continue
-        keyed = [(c.question_id, c.concepts[sc.name]) for c in concepts]
+    splits = requested_splits(config, built)
+    for name in built:
+        split = splits[name]
+        keyed = [(c.question_id, c.concepts[name]) for c in concepts]
         split.unlabelled = sum(1 for _, k in keyed if k is None)
         labelled = [(qid, k) for qid, k in keyed if k is not None]
         split.groups = split_groups(answer_histograms((k, answers[qid]) for qid, k in labelled),

@@ -41,10 +41,9 @@ from contrastgen.datasets.question_index import QuestionIndex, RecordSpill, keye
 from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import atomic_dir, dumps, keyed_object, write_chunks
-from contrastgen.ood.concepts import SHORTCUTS, ConceptLabeller, MutualInformation, count_features
+from contrastgen.ood.concepts import ConceptLabeller, MutualInformation, count_features
 from contrastgen.ood.group_columns import (
     KEY_BYTES,
-    ColumnSplit,
     PartitionedColumn,
     concept_key,
     split_partitions,
@@ -52,11 +51,11 @@ from contrastgen.ood.group_columns import (
 from contrastgen.ood.imbalance import GroupSplit
 from contrastgen.ood.samples import Sample, iter_gqa_samples
 from contrastgen.ood.vqavs import (
-    NO_OBJECTS,
     ShortcutSplit,
     VqaVsConfig,
     buildable_shortcuts,
     overlap_shares,
+    requested_splits,
     vqavs_stats,
     write_summary,
 )
@@ -64,7 +63,7 @@ from contrastgen.parallel.backend import LOCAL, Backend
 from contrastgen.parallel.ordered_map import map_in_order, one_session
 
 PathLike = str | os.PathLike[str]
-_ROWS_AT_ONCE = 1 << 16  # samples whose places are worked out, or whose ids are listed, at a time
+_ROWS_AT_ONCE = 1 << 16  # samples whose ids are listed, or whose lines are placed, at a time
 _SPILL_BUFFER = 1 << 20
 _KEY_OPTS = orjson.OPT_SORT_KEYS  # a value inside an object, as `jsonio.dumps` writes it
 # Samples a task counts or labels: about a second of work, a few MB to send back
@@ -208,7 +207,8 @@ def _label(questions: PathLike, files: list[Path], labeller: ConceptLabeller, bu
                                                         _batches(indexed(), workers.batch),
                                                         backend=workers.backend, workers=workers.workers):
                 lines.write(batch_lines)
-                answers = np.array(answer_of[row:row + len(batch_keys[0]) // KEY_BYTES], dtype=np.int32)
+                size = len(batch_keys[0]) // KEY_BYTES  # the batch's samples
+                answers = np.array(answer_of[row:row + size], dtype=np.int32)
                 for column, keys in zip(columns, batch_keys, strict=True):
                     column.add(np.frombuffer(keys, dtype=f"V{KEY_BYTES}"), row, answers)
                 row += len(answers)
@@ -230,35 +230,29 @@ def _split(config: VqaVsConfig, built: list[str], labelled: _Labelled, columns: 
     n = len(labelled.index)
     head = np.zeros(n, dtype=np.uint16)
     tail = np.zeros(n, dtype=np.uint16)
-    splits: dict[str, ShortcutSplit] = {}
-    kept: dict[str, ColumnSplit] = {}
-    for sc in SHORTCUTS:
-        if sc.name not in config.shortcuts:
-            continue
-        split = splits[sc.name] = ShortcutSplit(sc.name, sc.family)
-        if sc.name not in built:
-            split.skipped = NO_OBJECTS
-            continue
-        i = built.index(sc.name)
+    splits = requested_splits(config, built)
+    kept: dict[str, tuple[dict[int, GroupSplit], dict[int, int]]] = {}
+    for i, name in enumerate(built):
         column = split_partitions(columns[i], n, labelled.answers, entropy_threshold=config.entropy_threshold,
                                   tail_factor=config.tail_factor)
         head |= column.head.astype(np.uint16) << i
         tail |= column.tail.astype(np.uint16) << i
+        split = splits[name]
         split.unlabelled = column.unlabelled
         split.group_count = column.groups
         split.sizes = (int(np.count_nonzero(column.head)), int(np.count_nonzero(column.tail)))
-        column.head = column.tail = np.zeros(0, dtype=bool)
-        kept[sc.name] = column
+        kept[name] = (column.kept, column.sample_of)  # the places are in `head` and `tail` now
     _name_kept_groups(splits, kept, concept_lines)
     return splits, head, tail
 
 
-def _name_kept_groups(splits: dict[str, ShortcutSplit], kept: dict[str, ColumnSplit], concept_lines: Path) -> None:
-    """Each kept group's concept, read from the spilled line of one of its samples (and checked
-    against the group's key)."""
+def _name_kept_groups(splits: dict[str, ShortcutSplit], kept: dict[str, tuple[dict[int, GroupSplit], dict[int, int]]],
+                      concept_lines: Path) -> None:
+    """Each kept group's concept, read from the spilled line of one of its samples. Two kept
+    groups of a shortcut never read as one concept (that would take two concepts with one key)."""
     wanted: dict[int, list[tuple[str, int]]] = {}
-    for name, column in kept.items():
-        for group, row in column.sample_of.items():
+    for name, (_, sample_of) in kept.items():
+        for group, row in sample_of.items():
             wanted.setdefault(row, []).append((name, group))
     named: dict[str, dict[str, GroupSplit]] = {name: {} for name in kept}
     with concept_lines.open("rb", buffering=_SPILL_BUFFER) as lines:
@@ -268,12 +262,12 @@ def _name_kept_groups(splits: dict[str, ShortcutSplit], kept: dict[str, ColumnSp
             at = row + 1
             concepts = orjson.loads(line)["concepts"]
             for name, group in wanted[row]:
-                concept = concepts[name]
-                found = kept[name].kept[group]
-                found.key = concept
-                named[name][concept] = found
+                found = kept[name][0][group]
+                found.key = concepts[name]
+                named[name][found.key] = found
     for name, groups in named.items():
-        assert len(groups) == len(kept[name].kept), f"{name}: two kept groups read as one concept"
+        if len(groups) != len(kept[name][0]):
+            raise RuntimeError(f"{name}: two kept groups read as one concept")
         splits[name].groups = groups
 
 

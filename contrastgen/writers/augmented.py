@@ -56,12 +56,7 @@ def write_augmented_training(gen: Generation, questions: dict[str, dict], out_fi
         dropped = 0
         if replace:
             perturbed = set(gen.perturbed)
-            rng = random.Random(seed)
-            pool: list[str] = []
-            for group in (sorted(q for q in questions if q not in perturbed), sorted(perturbed)):
-                rng.shuffle(group)
-                pool.extend(group)
-            for qid in pool[:added]:
+            for qid in _replaced(sorted(q for q in questions if q not in perturbed), perturbed, added, seed):
                 del entries[qid]
                 dropped += 1
         kept = [entries[k] for k in sorted(entries)]
@@ -73,6 +68,18 @@ def write_augmented_training(gen: Generation, questions: dict[str, dict], out_fi
                 for chunk in json_list(kept):
                     fh.write(chunk)
     return {"original": len(questions), "added": added, "dropped": dropped, "total": len(kept)}
+
+
+def _replaced(unperturbed: list[str], perturbed: set[str], added: int, seed: int) -> list[str]:
+    """The originals `--replace` drops to make room for `added` perturbations: drawn by the seed
+    among the unperturbed (`unperturbed`: their ids sorted), then, if those run out, among the
+    perturbed."""
+    rng = random.Random(seed)
+    pool: list[str] = []
+    for group in (unperturbed, sorted(perturbed)):
+        rng.shuffle(group)
+        pool.extend(group)
+    return pool[:added]
 
 
 def write_augmented_from_files(gen: Generation, questions: str | Path, out_file: str | Path, *, replace: bool,
@@ -90,13 +97,8 @@ def write_augmented_from_files(gen: Generation, questions: str | Path, out_file:
         if not originals:
             raise InputError("no questions found", path=str(questions))
         dropped: set[str] = set()
-        if replace:
-            rng = random.Random(seed)
-            pool: list[str] = []
-            for group in ([qid for _, qid in index.qids(index.order)], sorted(perturbed)):
-                rng.shuffle(group)
-                pool.extend(group)
-            dropped = set(pool[:added])
+        if replace:  # the index's order is the ids sorted
+            dropped = set(_replaced([qid for _, qid in index.qids(index.order)], perturbed, added, seed))
 
         total = 0
 

@@ -58,3 +58,19 @@ def vqa_files(tmp_path: Path, rows: list[tuple[str, str, str, list[str]]], *, of
         return (write_json(tmp_path / "q.json", {"questions": ques}),
                 write_json(tmp_path / "a.json", {"annotations": anns}))
     return write_json(tmp_path / "q.json", ques), write_json(tmp_path / "a.json", anns)
+
+
+def refuse_an_id_given_twice(build, tmp_path: Path) -> None:
+    """`build(questions, out_dir)` on two shards that both hold q007: refused, naming the second
+    shard and the id, and nothing written. What every streamed build must do."""
+    import pytest
+
+    from contrastgen.errors import InputError
+
+    (tmp_path / "shards").mkdir()
+    write_json(tmp_path / "shards" / "a.json", gqa_questions())
+    write_json(tmp_path / "shards" / "b.json", dict([gqa_question("q100", "g1", "red"), gqa_question("q007", "g1", "red")]))
+    with pytest.raises(InputError, match="appears twice") as err:
+        build(tmp_path / "shards", tmp_path / "out")
+    assert err.value.path == str(tmp_path / "shards" / "b.json") and "q007" in str(err.value)
+    assert not (tmp_path / "out").exists()

@@ -12,7 +12,7 @@ from contrastgen.errors import InputError
 from contrastgen.ood.gqa_ood import GqaOodConfig, build_gqa_ood, write_gqa_ood
 from contrastgen.ood.gqa_ood_stream import run_gqa_ood_streamed
 
-from .helpers import gqa_question, gqa_questions, write_json
+from .helpers import gqa_questions, refuse_an_id_given_twice, write_json
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
 FILES = ("all.json", "head.json", "tail.json", "groups.json", "stats.json")
@@ -60,13 +60,7 @@ def test_the_real_sample_streams_to_the_same_files(tmp_path, rule):
 
 
 def test_an_id_given_twice_names_the_file_of_its_second_occurrence(tmp_path):
-    (tmp_path / "shards").mkdir()
-    write_json(tmp_path / "shards" / "a.json", gqa_questions())
-    write_json(tmp_path / "shards" / "b.json", dict([gqa_question("q100", "g1", "red"), gqa_question("q007", "g1", "red")]))
-    with pytest.raises(InputError, match="appears twice") as err:
-        run_gqa_ood_streamed(tmp_path / "shards", tmp_path / "out")
-    assert err.value.path == str(tmp_path / "shards" / "b.json") and "q007" in str(err.value)
-    assert not (tmp_path / "out").exists()
+    refuse_an_id_given_twice(run_gqa_ood_streamed, tmp_path)
 
 
 def test_bad_input_is_refused_and_writes_nothing(tmp_path):

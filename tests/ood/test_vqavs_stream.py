@@ -16,7 +16,7 @@ from contrastgen.ood.samples import detect_format, load_gqa_samples
 from contrastgen.ood.vqavs import VqaVsConfig, build_vqavs, write_vqavs
 from contrastgen.ood.vqavs_stream import Workers, run_vqavs_gqa_streamed
 
-from .helpers import gqa_questions, write_json
+from .helpers import gqa_questions, refuse_an_id_given_twice, write_json
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
 
@@ -98,14 +98,7 @@ def test_the_real_sample_streams_to_the_same_files(tmp_path):
 
 
 def test_an_id_given_twice_names_the_file_of_its_second_occurrence(tmp_path):
-    (tmp_path / "shards").mkdir()
-    qs = gqa_questions()
-    write_json(tmp_path / "shards" / "a.json", qs)
-    write_json(tmp_path / "shards" / "b.json", {"q100": qs["q001"], "q007": qs["q007"]})
-    with pytest.raises(InputError, match="appears twice") as err:
-        run_vqavs_gqa_streamed(tmp_path / "shards", tmp_path / "out")
-    assert err.value.path == str(tmp_path / "shards" / "b.json") and "q007" in str(err.value)
-    assert not (tmp_path / "out").exists()
+    refuse_an_id_given_twice(run_vqavs_gqa_streamed, tmp_path)
 
 
 def test_bad_input_is_refused_and_writes_nothing(tmp_path):
