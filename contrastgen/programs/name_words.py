@@ -45,7 +45,7 @@ class SaidName:
 
     span: Span
     plural: bool  # "the trousers", "pieces of furniture", "any traffic lights": a new name in the plural
-    definite: bool  # a plural said of one object ("the flowers"): only a group named in the plural may replace it
+    definite: bool  # a determined plural ("the flowers": one object named so): only a group named in the plural may replace it
     indefinite: bool = False  # after "a"/"an": a new name must be countable and singular
     bare: bool = False  # no determiner opens the phrase ("both cheese and meat"): a singular there is a mass noun
     possessed: bool = False  # "her racket", "the man's hat": the words say whose it is
@@ -95,10 +95,13 @@ def read_name(text: str, span: Span, name: str, lex: Lexicon, filtered: set[str]
         if said_plural(name, lex) and not plural:
             return None  # the program's name is a plural the words do not say
         preceding = text[:span.start].split()[-1:]
-        definite = not (preceding and preceding[0].lower() in _INDEFINITE_PLURAL)
+        bare = not _determined(text[:start], lex)
+        # a plural with no determiner is indefinite as "any" makes it ("Are there red doors?",
+        # "Who is wearing trousers?"): it asks of some objects of the kind, not of one group
+        definite = not (bare or (preceding and preceding[0].lower() in _INDEFINITE_PLURAL))
         said = Span(start, span.end)
         return SaidName(said, plural, definite, indefinite=follows_indefinite(text, said),
-                        bare=not _determined(text[:start], lex), possessed=_possessed(text[:start], lex))
+                        bare=bare, possessed=_possessed(text[:start], lex))
     return None
 
 

@@ -132,7 +132,8 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
         readings = _literal_reading
     else:
         nouns = load_nouns()
-        old_names, new_names = nouns.names(before), nouns.names(after)
+        # in the words as split here: "t-shirts" is read as "t - shirts"
+        old_names, new_names = ({" ".join(_WORD.findall(n)) for n in nouns.names(name)} for name in (before, after))
         readings = _noun_readings
     for left in range(0, 4):
         for right in range(0, 4):

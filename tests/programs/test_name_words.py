@@ -33,6 +33,13 @@ def test_the_name_itself_and_its_other_forms(lex):
     assert _read(lex, "What color does the wet suit have?", "wet suit", "wetsuit") == ("wet suit", False, True)
 
 
+def test_a_plural_with_no_determiner_is_indefinite(lex):
+    assert _read(lex, "Are there red doors or windows?", "doors", "door", {"red"}) == ("doors", True, False)
+    assert _read(lex, "Who is wearing trousers?", "trousers", "pants") == ("trousers", True, False)
+    assert _read(lex, "Who is wearing the trousers?", "trousers", "pants") == ("trousers", True, True)
+    assert _read(lex, "Are those doors red?", "doors", "door") == ("doors", True, True)
+
+
 def test_a_classifier_is_part_of_the_words_a_new_name_replaces(lex):
     assert _read(lex, "What piece of furniture is it?", "piece of furniture", "furniture") == (
         "piece of furniture", False, True)

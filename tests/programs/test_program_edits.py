@@ -279,6 +279,29 @@ def test_an_indefinite_plural_takes_any_one_object_of_the_new_kind(engine):
     assert verify_contrast_sets(gen.records, {"img": graph}).ok
 
 
+def test_a_bare_plural_takes_any_one_object_of_the_new_kind(engine):
+    """GQA's "Are there both napkins and plates in the image?": no determiner, so it asks of any
+    napkins, as "any" would; one kite answers "Are there both kites and plates?"."""
+    graph = _graph(_object("plate", 40, []), _object("kite", 400, ["red"]), _object("clock", 600, ["black"]))
+    question = {"imageId": "img", "question": "Are there both napkins and plates in the image?", "answer": "no",
+                "annotations": {"question": {"5": "1"}},
+                "semantic": [{"operation": "select", "argument": "plate (1)", "dependencies": []},
+                             {"operation": "exist", "argument": "?", "dependencies": [0]},
+                             {"operation": "select", "argument": "napkin (-) ", "dependencies": []},
+                             {"operation": "exist", "argument": "?", "dependencies": [2]},
+                             {"operation": "and", "argument": "", "dependencies": [1, 3]}]}
+    gen = _run(engine, {"q1": question}, {"img": graph})
+    assert ("Are there both kites and plates in the image?", "yes", "contrast") in _edits(gen)
+    assert verify_contrast_sets(gen.records, {"img": graph}).ok
+
+
+def test_the_verifier_reads_a_hyphenated_name_in_its_own_words():
+    change = {"kind": "object", "slot": "step0", "from": "t-shirt", "to": "plunger"}
+    assert word_problems("Are there t-shirts or tables?", "Are there plungers or tables?", change) == []
+    assert word_problems("Is the t-shirt blue?", "Is the plunger blue?", change) == []
+    assert word_problems("Are there t-shirts or tables?", "Are there t-shirts or plungers?", change)
+
+
 def test_the_verifier_reads_a_classifier_as_the_name_it_precedes():
     change = {"kind": "object", "slot": "step0", "from": "furniture", "to": "vehicle"}
     assert word_problems("What piece of furniture is it?", "What vehicle is it?", change) == []
