@@ -109,3 +109,28 @@ def test_compiled_bench_compares_output_trees_byte_for_byte(tmp_path):
     (tmp_path / "b" / "lxmert" / "original.json").write_bytes(b"[1]")
     (tmp_path / "b" / "extra.json").write_bytes(b"")
     assert not bench.same_bytes(tmp_path / "a", tmp_path / "b")
+
+
+def test_coverage_without_rule_counts_what_the_rule_refuses_and_restores_it(tmp_path, capsys):
+    """"Who is wearing the shirt?" where the other garment is a hat: the rule refuses "the hat"
+    (another may be unannotated), so only the run without it perturbs the question."""
+    from contrastgen.language.lexicon import Lexicon
+
+    def obj(name, x, relations=()):
+        return {"name": name, "x": x, "y": 10, "w": 20, "h": 20, "attributes": [],
+                "relations": [{"name": "wearing", "object": o} for o in relations]}
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": obj("man", 10, ["2"]), "2": obj("shirt", 12), "3": obj("woman", 300, ["4"]), "4": obj("hat", 302)}}
+    question = {"imageId": "img", "question": "Who is wearing the shirt?", "answer": "man",
+                "annotations": {"question": {"4": "2"}},
+                "semantic": [{"operation": "select", "argument": "shirt (2)", "dependencies": []},
+                             {"operation": "relate", "argument": "person,wearing,s (1)", "dependencies": [0]},
+                             {"operation": "query", "argument": "name", "dependencies": [1]}]}
+    (tmp_path / "questions.json").write_text(json.dumps({"q1": question}))
+    (tmp_path / "scene_graphs.json").write_text(json.dumps({"img": graph}))
+    rule = Lexicon.is_unannotated_prone
+    _load("coverage_without_rule").main([str(tmp_path)])
+    assert Lexicon.is_unannotated_prone is rule
+    with_rule, without = capsys.readouterr().out.splitlines()
+    assert "perturbed      0 (0.0%)" in with_rule
+    assert "perturbed      1 (100.0%)" in without
