@@ -80,6 +80,25 @@ def claimed_whole(operations: list[str], dependencies: list[tuple[int, ...]] | l
     return claimed
 
 
+def answer_rests_on(steps: list[Step], run: Execution) -> set[int]:
+    """The steps an answer rests on: every step the last one reads, directly or not, except that
+    an `or` that says yes rests only on its inputs that say yes and an `and` that says no only on
+    those that say no. "Are there red kites or windows? yes" rests on the red kite; whether
+    windows could be shown absent decides nothing."""
+    rests: set[int] = set()
+    todo = [len(run.values) - 1]
+    while todo:
+        i = todo.pop()
+        if i in rests:
+            continue
+        rests.add(i)
+        deps = steps[i].dependencies
+        if steps[i].head in ("or", "and") and run.values[i] == ("yes" if steps[i].head == "or" else "no"):
+            deps = tuple(d for d in deps if run.values[d] == run.values[i])
+        todo.extend(deps)
+    return rests
+
+
 @dataclass
 class EditProofs:
     """The checks, for one image's graph."""
@@ -90,17 +109,20 @@ class EditProofs:
 
     def holds(self, edited: list[dict[str, Any]], parsed: list[Step], steps: list[Step], downstream: set[int],
               run: Execution) -> bool:
-        """`edited` and `parsed`: the edited program, as dicts and parsed; `steps`: the original."""
+        """`edited` and `parsed`: the edited program, as dicts and parsed; `steps`: the original.
+        A "no" the graph must show (an absence, an attribute or a difference) is asked only of
+        the steps the answer rests on (`answer_rests_on`)."""
+        rests = answer_rests_on(parsed, run)
         return (self._absence_decidable(steps, downstream) if run.answer == "no" else True) and \
-            self.absences_provable(edited, run) and self.relations_decided(edited, run) and \
-            self.attributes_decided(edited, run) and self.comparisons_decided(edited, run) and \
+            self.absences_provable(edited, run, rests) and self.relations_decided(edited, run) and \
+            self.attributes_decided(edited, run, rests) and self.comparisons_decided(edited, run, rests) and \
             self.words_agree(parsed, run)
 
-    def absences_provable(self, edited: list[dict[str, Any]], run: Execution) -> bool:
-        """Every reference that came out empty is a claim of absence: only for names whose
-        absence a graph can show, and with no object that may be one of them."""
+    def absences_provable(self, edited: list[dict[str, Any]], run: Execution, rests: set[int]) -> bool:
+        """Every reference the answer rests on that came out empty is a claim of absence: only
+        for names whose absence a graph can show, and with no object that may be one of them."""
         for i, ids in run.refs.items():
-            if ids or edited[i]["operation"] in ("verify rel", "choose rel"):  # decided by the edges
+            if ids or i not in rests or edited[i]["operation"] in ("verify rel", "choose rel"):  # decided by the edges
                 continue
             name = split_reference(edited[i]["argument"])[0].split(",")[0].strip()
             if name not in ("_", "") and not self.absence_shown(name):
@@ -164,7 +186,7 @@ class EditProofs:
                 return True
         return False
 
-    def attributes_decided(self, edited: list[dict[str, Any]], run: Execution) -> bool:
+    def attributes_decided(self, edited: list[dict[str, Any]], run: Execution, rests: set[int]) -> bool:
         """An attribute answers no only where the graph excludes it: a `verify TYPE` that says
         no, each option a `choose TYPE` or an untyped `choose` rejects, a `filter` that keeps
         nothing of its input, and every object a `filter: not(V)` keeps (the objects' positions are
@@ -172,7 +194,7 @@ class EditProofs:
         for i, step in enumerate(edited):
             op = step["operation"]
             head, _, kind = op.partition(" ")
-            if head not in ("verify", "choose", "filter") or kind in ("rel", "name", *_POSITIONS):
+            if head not in ("verify", "choose", "filter") or kind in ("rel", "name", *_POSITIONS) or i not in rests:
                 continue
             inputs = run.values[step["dependencies"][0]] if step["dependencies"] else ()
             if isinstance(inputs, str):
@@ -204,13 +226,15 @@ class EditProofs:
                 return False
         return True
 
-    def comparisons_decided(self, edited: list[dict[str, Any]], run: Execution) -> bool:
+    def comparisons_decided(self, edited: list[dict[str, Any]], run: Execution, rests: set[int]) -> bool:
         """Two objects differ in a type only where the graph excludes each one's value from the
         other: the one value of a single-valued type, or an opposite. A table listed as wood and a
         chair listed as metal may both be wood where nothing says otherwise ("different
         materials?"), and a type some object has no value of is not shown unshared (`common`)."""
         for i, step in enumerate(edited):
             head, _, kind = step["operation"].partition(" ")
+            if i not in rests:
+                continue
             if head in ("same", "different"):
                 differ = (run.values[i] == "no") == (head == "same")
                 kinds = [kind or step["argument"].strip()] if differ else []

@@ -15,7 +15,10 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
 - `relate: NAME,REL,s|o (ids)`: objects the name denotes that are the subject (s) / object (o)
   of REL with an input object (both directions for symmetric relations); listed ids must be
   among them. Emptiness follows the select rule, with the related loose names.
-- `exist`: yes iff the input is not empty. `or` / `and`: of the two inputs.
+- `exist`: yes iff the input is not empty. `or` / `and`: of the two inputs. The answer rests on
+  every step it reads, except that an `or` that says yes rests only on its inputs that say yes,
+  and an `and` that says no only on those that say no: every rule below that a "no" must be
+  shown (an absence, a value or a name an object lacks) applies to the steps the answer rests on.
 - `verify rel: NAME,REL,s|o (ids)`: the one input object and the one named object; yes on the
   edge, no on its opposite's, a failure when neither or both (contradiction) are annotated.
 - `choose rel: NAME,R1|R2,s|o (ids)`: of the one input object and the one named object, the one
@@ -84,6 +87,17 @@ class _Executor:
         # what each step asks, in evidence-query terms, for the last step's comparison
         self.asked: list[dict[str, str]] = []
         self.anchor: list[str | None] = []  # the one object a relate step started from, if one
+        # a "no" the graph does not show, per step: a failure only where the answer rests on it
+        self.unshown: dict[int, str] = {}
+        self.current = -1
+
+    def doubt(self, problem: str) -> None:
+        """A "no" (an absence, a value or name an object lacks) the graph does not show. Outside
+        a program's run it fails at once; in one, it fails only if the answer rests on its step
+        ("Are there red kites or windows? yes" rests on the red kite, not on the windows)."""
+        if self.current < 0:
+            raise EvidenceProblem(problem)
+        self.unshown.setdefault(self.current, problem)
 
     def denoted(self, name: str, *, loose: bool = False) -> set[str]:
         if name in ("_", ""):  # GQA's "any object" (relate: _,wearing,o)
@@ -93,12 +107,11 @@ class _Executor:
     def absent_ok(self, name: str, candidates: set[str], what: str) -> None:
         """An empty result must be decidable: nothing that may be a `name` among `candidates`."""
         if self.rules.is_unannotated_prone(name):
-            raise EvidenceProblem(f"{what}: {name!r} is unannotated-prone; its absence proves nothing")
-        if not self.nouns.absence_decidable(name):
-            raise EvidenceProblem(f"{what}: the noun table cannot decide the absence of {name!r}")
-        maybe = candidates & self.denoted(name, loose=True)
-        if maybe:
-            raise EvidenceProblem(f"{what}: objects {sorted(maybe)} may be a {name!r}; absence is not proven")
+            self.doubt(f"{what}: {name!r} is unannotated-prone; its absence proves nothing")
+        elif not self.nouns.absence_decidable(name):
+            self.doubt(f"{what}: the noun table cannot decide the absence of {name!r}")
+        elif maybe := candidates & self.denoted(name, loose=True):
+            self.doubt(f"{what}: objects {sorted(maybe)} may be a {name!r}; absence is not proven")
 
     def listed(self, name: str, ids: list[str], what: str) -> set[str]:
         for i in ids:
@@ -128,11 +141,20 @@ class _Executor:
             if not isinstance(deps, list) or not all(isinstance(d, int) and 0 <= d < i for d in deps):
                 raise EvidenceProblem(f"program step {i} depends on {deps}, not on earlier steps")
             ins = [out[d] for d in deps]
-            out.append(self.step(i, op, arg, ins))
+            self.current = i
+            try:
+                out.append(self.step(i, op, arg, ins))
+            except EvidenceProblem:
+                if i in self.unshown:  # the step's first problem is the one to report
+                    raise EvidenceProblem(self.unshown[i]) from None
+                raise
+            self.current = -1
             self.asked.append(self.ask(op, arg, ins, deps))
             self.anchor.append(next(iter(ins[0])) if op == "relate" and len(ins[0]) == 1 else None)
         if not out or not isinstance(out[-1], str):
             raise EvidenceProblem("the program's last step gives no answer")
+        for i in sorted(_rested_on(semantic, out) & set(self.unshown)):
+            raise EvidenceProblem(self.unshown[i])
         self.values = out
         return out[-1]
 
@@ -333,8 +355,7 @@ class _Executor:
         the word (a kite is not a bird as the toy, but is as the hawk)."""
         maybe = objects & self.denoted(name, loose=True)
         if maybe:
-            raise EvidenceProblem(f"{what}: objects {sorted(maybe)} may be a {name!r} in another sense; "
-                                  "a 'no' is not shown")
+            self.doubt(f"{what}: objects {sorted(maybe)} may be a {name!r} in another sense; a 'no' is not shown")
 
     def not_having(self, what: str, oid: str, kind: str, value: str) -> None:
         """A "no" about an attribute rests on the graph, not on a missing annotation: the object
@@ -349,8 +370,8 @@ class _Executor:
             have = self.values(oid, t)
             if len(have) == 1 and not _shade_of(value, next(iter(have))):
                 return
-        raise EvidenceProblem(f"{what}: nothing in the graph shows that object {oid} is not {value!r} "
-                              "(no opposite, and no single other value of a single-valued type)")
+        self.doubt(f"{what}: nothing in the graph shows that object {oid} is not {value!r} "
+                   "(no opposite, and no single other value of a single-valued type)")
 
     def choose_rel(self, what: str, arg: str, given: str) -> str:
         """Which of two relations holds between the input object and the one named object: one
@@ -389,6 +410,25 @@ class _Executor:
         if not (yes or no):
             raise EvidenceProblem(f"{what}: the graph says neither {rel!r} nor its opposite of {subject}, {obj}")
         return yes
+
+
+def _rested_on(semantic: list[Any], values: list[Value]) -> set[int]:
+    """The steps the answer rests on: back from the last step through every input, except that
+    an `or` that says yes rests on its inputs that say yes, and an `and` that says no on its
+    inputs that say no; the other input's "no" or "yes" decides nothing."""
+    out: set[int] = set()
+    todo = [len(values) - 1]
+    while todo:
+        i = todo.pop()
+        if i in out:
+            continue
+        out.add(i)
+        op = str(semantic[i].get("operation", ""))
+        deps = [d for d in semantic[i].get("dependencies") or [] if isinstance(d, int)]
+        if (op, values[i]) in (("or", "yes"), ("and", "no")):
+            deps = [d for d in deps if values[d] == values[i]]
+        todo.extend(deps)
+    return out
 
 
 def execute_program(semantic: list[Any], graph: GraphIndex, rules: VerifyRules,

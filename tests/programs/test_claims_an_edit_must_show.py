@@ -353,3 +353,48 @@ def test_a_program_whose_dependencies_are_not_step_numbers_fails_verify_without_
     report = verify_contrast_sets([record], {"img": WORN})
     assert not report.ok
     assert any("does not execute" in f.problem for f in report.failures), report.failures
+
+
+def _exists(name: str, value: str, at: int) -> list[tuple[str, str, list[int]]]:
+    return [("select", name, []), ("filter color", value, [at]), ("exist", "?", [at + 1])]
+
+
+@pytest.mark.parametrize("op, first, second, answer", [
+    ("or", ("cup (6)", "red"), ("sky (-)", "red"), "yes"),  # the red cup: the sky decides nothing
+    ("and", ("sky (-)", "red"), ("cup (6)", "red"), None),  # the "no" rests on the sky, never absent
+    ("or", ("table (4)", "red"), ("sky (-)", "red"), None),  # both "no"s count
+    ("and", ("table (4)", "red"), ("sky (-)", "red"), None),  # so do both of an `and`
+    ("and", ("cup (6)", "red"), ("table (4)", "red"), "no"),  # the brown table is shown not red
+])
+def test_the_answer_rests_on_what_decides_it(op, first, second, answer):
+    """An `or` that says yes rests on an input that says yes, an `and` that says no on an input
+    that says no: only there must a "no" be shown (the sky, unannotated-prone, is never shown
+    absent; the brown table is shown not red)."""
+    program = _exists(*first, 0) + _exists(*second, 3) + [(op, "", [2, 5])]
+    if answer is None:
+        with pytest.raises(EvidenceProblem, match="sky"):
+            _run(program)
+    else:
+        assert _run(program) == answer
+
+
+def test_the_engine_proves_only_what_the_answer_rests_on():
+    """"Are there red doors or windows? no": the door is listed with no colour and windows are
+    not shown absent, so no "no" can be made; "red kites or windows? yes" rests on the red kite."""
+    graph = {"width": 640, "height": 480, "objects": {
+        "1": {**_box(20, 20), "name": "door", "attributes": []},
+        "2": {**_box(300, 40), "name": "kite", "attributes": ["red"]},
+        "3": {**_box(500, 300), "name": "lamp", "attributes": ["white"]}}}
+    question = {"imageId": "img", "question": "Are there red doors or windows?", "answer": "no",
+                "semantic": [{"operation": "select", "argument": "door (1)", "dependencies": []},
+                             {"operation": "filter color", "argument": "red", "dependencies": [0]},
+                             {"operation": "exist", "argument": "?", "dependencies": [1]},
+                             {"operation": "select", "argument": "windows (-) ", "dependencies": []},
+                             {"operation": "filter color", "argument": "red", "dependencies": [3]},
+                             {"operation": "exist", "argument": "?", "dependencies": [4]},
+                             {"operation": "or", "argument": "", "dependencies": [2, 5]}]}
+    gen = generate(Engine.load(), {"q1": question}, {"img": graph}, max_k=5, seed=0, workers=1, mode="programs")
+    made = {(p["question"], p["answer"]) for r in gen.records for p in r["perturbations"]}
+    assert ("Are there red kites or windows?", "yes") in made
+    assert all(answer == "yes" for _, answer in made)
+    assert verify_contrast_sets(gen.records, {"img": graph}).ok
