@@ -279,17 +279,22 @@ def test_an_indefinite_plural_takes_any_one_object_of_the_new_kind(engine):
     assert verify_contrast_sets(gen.records, {"img": graph}).ok
 
 
+def _both_question(text: str, present: str, absent: str, token: int) -> dict:
+    """GQA's "Are there both X and Y?" with the answer no: object 1 is the `present` one (word
+    `token` of the text), and nothing is the `absent` one."""
+    return {"imageId": "img", "question": text, "answer": "no", "annotations": {"question": {str(token): "1"}},
+            "semantic": [{"operation": "select", "argument": f"{present} (1)", "dependencies": []},
+                         {"operation": "exist", "argument": "?", "dependencies": [0]},
+                         {"operation": "select", "argument": f"{absent} (-) ", "dependencies": []},
+                         {"operation": "exist", "argument": "?", "dependencies": [2]},
+                         {"operation": "and", "argument": "", "dependencies": [1, 3]}]}
+
+
 def test_a_bare_plural_takes_any_one_object_of_the_new_kind(engine):
     """GQA's "Are there both napkins and plates in the image?": no determiner, so it asks of any
     napkins, as "any" would; one kite answers "Are there both kites and plates?"."""
     graph = _graph(_object("plate", 40, []), _object("kite", 400, ["red"]), _object("clock", 600, ["black"]))
-    question = {"imageId": "img", "question": "Are there both napkins and plates in the image?", "answer": "no",
-                "annotations": {"question": {"5": "1"}},
-                "semantic": [{"operation": "select", "argument": "plate (1)", "dependencies": []},
-                             {"operation": "exist", "argument": "?", "dependencies": [0]},
-                             {"operation": "select", "argument": "napkin (-) ", "dependencies": []},
-                             {"operation": "exist", "argument": "?", "dependencies": [2]},
-                             {"operation": "and", "argument": "", "dependencies": [1, 3]}]}
+    question = _both_question("Are there both napkins and plates in the image?", "plate", "napkin", 5)
     gen = _run(engine, {"q1": question}, {"img": graph})
     assert ("Are there both kites and plates in the image?", "yes", "contrast") in _edits(gen)
     assert verify_contrast_sets(gen.records, {"img": graph}).ok
@@ -364,13 +369,7 @@ def test_a_name_spaced_another_way_is_not_an_invariance(engine):
 def test_a_noun_said_bare_takes_only_a_mass_noun(engine):
     # GQA's own question: "meat" is said with no determiner, so "both cheese and vase" would not be English
     graph = _graph(_object("cheese", 40, ["yellow"]), _object("vase", 300, ["blue"]), _object("bread", 500, ["brown"]))
-    question = {"imageId": "img", "question": "Are there both cheese and meat in this picture?", "answer": "no",
-                "annotations": {"question": {"3": "1"}},
-                "semantic": [{"operation": "select", "argument": "cheese (1)", "dependencies": []},
-                             {"operation": "exist", "argument": "?", "dependencies": [0]},
-                             {"operation": "select", "argument": "meat (-) ", "dependencies": []},
-                             {"operation": "exist", "argument": "?", "dependencies": [2]},
-                             {"operation": "and", "argument": "", "dependencies": [1, 3]}]}
+    question = _both_question("Are there both cheese and meat in this picture?", "cheese", "meat", 3)
     edits = _edits(_run(engine, {"q1": question}, {"img": graph}))
     assert ("Are there both cheese and bread in this picture?", "yes", "contrast") in edits
     assert not [q for q, _, _ in edits if "vase" in q]
