@@ -128,9 +128,12 @@ def test_coverage_without_rule_counts_what_the_rule_refuses_and_restores_it(tmp_
                              {"operation": "query", "argument": "name", "dependencies": [1]}]}
     (tmp_path / "questions.json").write_text(json.dumps({"q1": question}))
     (tmp_path / "scene_graphs.json").write_text(json.dumps({"img": graph}))
-    rule = Lexicon.is_unannotated_prone
+    from contrastgen.programs.proofs import EditProofs
+
+    rule, holds = Lexicon.is_unannotated_prone, EditProofs.holds
     _load("coverage_without_rule").main([str(tmp_path)])
-    assert Lexicon.is_unannotated_prone is rule
-    with_rule, without = capsys.readouterr().out.splitlines()
-    assert "perturbed      0 (0.0%)" in with_rule
-    assert "perturbed      1 (100.0%)" in without
+    assert Lexicon.is_unannotated_prone is rule and EditProofs.holds is holds
+    shipped, without_rule, without_proofs = capsys.readouterr().out.splitlines()
+    assert "perturbed      0 (0.0%)" in shipped
+    assert "perturbed      1 (100.0%)" in without_rule
+    assert "perturbed      1 (100.0%)" in without_proofs
