@@ -153,8 +153,9 @@ class _Executor:
             self.anchor.append(next(iter(ins[0])) if op == "relate" and len(ins[0]) == 1 else None)
         if not out or not isinstance(out[-1], str):
             raise EvidenceProblem("the program's last step gives no answer")
-        for i in sorted(_rested_on(semantic, out) & set(self.unshown)):
-            raise EvidenceProblem(self.unshown[i])
+        unshown = sorted(_rested_on(semantic, out) & set(self.unshown))
+        if unshown:
+            raise EvidenceProblem(self.unshown[unshown[0]])
         self.values = out
         return out[-1]
 
