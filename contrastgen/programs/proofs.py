@@ -14,7 +14,7 @@ verifier checks the same rules with its own code (`contrastgen.verify.program`,
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,11 +80,14 @@ def claimed_whole(operations: list[str], dependencies: list[tuple[int, ...]] | l
     return claimed
 
 
-def answer_rests_on(steps: list[Step], run: Execution) -> set[int]:
+def answer_rests_on(steps: list[Step], run: Execution) -> Container[int]:
     """The steps an answer rests on: every step the last one reads, directly or not, except that
     an `or` that says yes rests only on its inputs that say yes and an `and` that says no only on
     those that say no. "Are there red kites or windows? yes" rests on the red kite; whether
-    windows could be shown absent decides nothing."""
+    windows could be shown absent decides nothing. Without `or` or `and` (most programs, asked
+    for every candidate edit) every step counts: GQA's steps all lead to the answer."""
+    if not any(s.head in ("or", "and") for s in steps):
+        return range(len(steps))
     rests: set[int] = set()
     todo = [len(run.values) - 1]
     while todo:
@@ -118,7 +121,7 @@ class EditProofs:
             self.attributes_decided(edited, run, rests) and self.comparisons_decided(edited, run, rests) and \
             self.words_agree(parsed, run)
 
-    def absences_provable(self, edited: list[dict[str, Any]], run: Execution, rests: set[int]) -> bool:
+    def absences_provable(self, edited: list[dict[str, Any]], run: Execution, rests: Container[int]) -> bool:
         """Every reference the answer rests on that came out empty is a claim of absence: only
         for names whose absence a graph can show, and with no object that may be one of them."""
         for i, ids in run.refs.items():
@@ -186,7 +189,7 @@ class EditProofs:
                 return True
         return False
 
-    def attributes_decided(self, edited: list[dict[str, Any]], run: Execution, rests: set[int]) -> bool:
+    def attributes_decided(self, edited: list[dict[str, Any]], run: Execution, rests: Container[int]) -> bool:
         """An attribute answers no only where the graph excludes it: a `verify TYPE` that says
         no, each option a `choose TYPE` or an untyped `choose` rejects, a `filter` that keeps
         nothing of its input, and every object a `filter: not(V)` keeps (the objects' positions are
@@ -226,7 +229,7 @@ class EditProofs:
                 return False
         return True
 
-    def comparisons_decided(self, edited: list[dict[str, Any]], run: Execution, rests: set[int]) -> bool:
+    def comparisons_decided(self, edited: list[dict[str, Any]], run: Execution, rests: Container[int]) -> bool:
         """Two objects differ in a type only where the graph excludes each one's value from the
         other: the one value of a single-valued type, or an opposite. A table listed as wood and a
         chair listed as metal may both be wood where nothing says otherwise ("different

@@ -130,6 +130,8 @@ class _Executor:
 
     def run(self, semantic: list[Any]) -> str:
         out: list[Value] = []
+        ops: list[str] = []
+        reads: list[list[int]] = []
         self.step_args: list[str] = []
         for i, step in enumerate(semantic):
             if not isinstance(step, dict):
@@ -141,6 +143,8 @@ class _Executor:
             if not isinstance(deps, list) or not all(isinstance(d, int) and 0 <= d < i for d in deps):
                 raise EvidenceProblem(f"program step {i} depends on {deps}, not on earlier steps")
             ins = [out[d] for d in deps]
+            ops.append(op)
+            reads.append(deps)
             self.current = i
             try:
                 out.append(self.step(i, op, arg, ins))
@@ -153,7 +157,7 @@ class _Executor:
             self.anchor.append(next(iter(ins[0])) if op == "relate" and len(ins[0]) == 1 else None)
         if not out or not isinstance(out[-1], str):
             raise EvidenceProblem("the program's last step gives no answer")
-        unshown = sorted(_rested_on(semantic, out) & set(self.unshown))
+        unshown = sorted(_rested_on(ops, reads, out) & set(self.unshown))
         if unshown:
             raise EvidenceProblem(self.unshown[unshown[0]])
         self.values = out
@@ -413,7 +417,7 @@ class _Executor:
         return yes
 
 
-def _rested_on(semantic: list[Any], values: list[Value]) -> set[int]:
+def _rested_on(ops: list[str], reads: list[list[int]], values: list[Value]) -> set[int]:
     """The steps the answer rests on: back from the last step through every input, except that
     an `or` that says yes rests on its inputs that say yes, and an `and` that says no on its
     inputs that say no; the other input's "no" or "yes" decides nothing."""
@@ -424,9 +428,8 @@ def _rested_on(semantic: list[Any], values: list[Value]) -> set[int]:
         if i in out:
             continue
         out.add(i)
-        op = str(semantic[i].get("operation", ""))
-        deps = [d for d in semantic[i].get("dependencies") or [] if isinstance(d, int)]
-        if (op, values[i]) in (("or", "yes"), ("and", "no")):
+        deps = reads[i]
+        if (ops[i], values[i]) in (("or", "yes"), ("and", "no")):
             deps = [d for d in deps if values[d] == values[i]]
         todo.extend(deps)
     return out

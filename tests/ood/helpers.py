@@ -74,3 +74,23 @@ def refuse_an_id_given_twice(build, tmp_path: Path) -> None:
         build(tmp_path / "shards", tmp_path / "out")
     assert err.value.path == str(tmp_path / "shards" / "b.json") and "q007" in str(err.value)
     assert not (tmp_path / "out").exists()
+
+
+def refuse_an_empty_file_and_a_broken_record(build, tmp_path: Path, breaks) -> None:
+    """`build(questions, out_dir)` on an empty file, then on the hand-built questions with q003
+    broken by `breaks(record)`: each refused with the file (and the record) named, nothing written.
+    What every streamed build must do."""
+    import pytest
+
+    from contrastgen.errors import InputError
+
+    (tmp_path / "empty.json").write_bytes(b"")
+    with pytest.raises(InputError, match="empty"):
+        build(tmp_path / "empty.json", tmp_path / "out")
+    questions = gqa_questions()
+    breaks(questions["q003"])
+    write_json(tmp_path / "broken.json", questions)
+    with pytest.raises(InputError, match="q003") as err:
+        build(tmp_path / "broken.json", tmp_path / "out")
+    assert err.value.path == str(tmp_path / "broken.json")
+    assert not (tmp_path / "out").exists()

@@ -12,7 +12,12 @@ from contrastgen.errors import InputError
 from contrastgen.ood.gqa_ood import GqaOodConfig, build_gqa_ood, write_gqa_ood
 from contrastgen.ood.gqa_ood_stream import run_gqa_ood_streamed
 
-from .helpers import gqa_questions, refuse_an_id_given_twice, write_json
+from .helpers import (
+    gqa_questions,
+    refuse_an_empty_file_and_a_broken_record,
+    refuse_an_id_given_twice,
+    write_json,
+)
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
 FILES = ("all.json", "head.json", "tail.json", "groups.json", "stats.json")
@@ -64,14 +69,7 @@ def test_an_id_given_twice_names_the_file_of_its_second_occurrence(tmp_path):
 
 
 def test_bad_input_is_refused_and_writes_nothing(tmp_path):
-    (tmp_path / "empty.json").write_bytes(b"")
-    with pytest.raises(InputError, match="empty"):
-        run_gqa_ood_streamed(tmp_path / "empty.json", tmp_path / "out")
-    qs = gqa_questions()
-    del qs["q003"]["answer"]
-    write_json(tmp_path / "q.json", qs)
-    with pytest.raises(InputError, match="q003"):
-        run_gqa_ood_streamed(tmp_path / "q.json", tmp_path / "out")
+    refuse_an_empty_file_and_a_broken_record(run_gqa_ood_streamed, tmp_path, lambda q: q.pop("answer"))
     balanced = {k: v for k, v in gqa_questions().items() if v.get("groups", {}).get("local") in ("g2", "g3")}
     write_json(tmp_path / "balanced.json", balanced)
     with pytest.raises(InputError, match="no imbalanced"):

@@ -16,7 +16,12 @@ from contrastgen.ood.samples import detect_format, load_gqa_samples
 from contrastgen.ood.vqavs import VqaVsConfig, build_vqavs, write_vqavs
 from contrastgen.ood.vqavs_stream import Workers, run_vqavs_gqa_streamed
 
-from .helpers import gqa_questions, refuse_an_id_given_twice, write_json
+from .helpers import (
+    gqa_questions,
+    refuse_an_empty_file_and_a_broken_record,
+    refuse_an_id_given_twice,
+    write_json,
+)
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
 
@@ -102,18 +107,11 @@ def test_an_id_given_twice_names_the_file_of_its_second_occurrence(tmp_path):
 
 
 def test_bad_input_is_refused_and_writes_nothing(tmp_path):
-    (tmp_path / "empty.json").write_bytes(b"")
-    with pytest.raises(InputError, match="empty"):
-        run_vqavs_gqa_streamed(tmp_path / "empty.json", tmp_path / "out")
+    refuse_an_empty_file_and_a_broken_record(run_vqavs_gqa_streamed, tmp_path,
+                                             lambda q: q.update(question=7))
     write_json(tmp_path / "none.json", {})
     with pytest.raises(InputError, match="no questions found"):
         run_vqavs_gqa_streamed(tmp_path / "none.json", tmp_path / "out")
-    qs = gqa_questions()
-    qs["q003"]["question"] = 7
-    write_json(tmp_path / "q.json", qs)
-    with pytest.raises(InputError, match="q003") as err:
-        run_vqavs_gqa_streamed(tmp_path / "q.json", tmp_path / "out")
-    assert err.value.path == str(tmp_path / "q.json")
     write_json(tmp_path / "good.json", gqa_questions())
     with pytest.raises(InputError, match="without object annotations"):
         run_vqavs_gqa_streamed(tmp_path / "good.json", tmp_path / "out", config=VqaVsConfig(shortcuts=("KO",)))
