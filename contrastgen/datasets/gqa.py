@@ -10,7 +10,7 @@ a worker process.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import orjson
 
 from contrastgen.collector import no_gc
 from contrastgen.datasets.base import Questions, SceneGraphs
+from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json
 
@@ -52,6 +53,18 @@ def validate_question(qid: str, q: Any, *, path: str | None = None) -> dict[str,
     if not isinstance(out["imageId"], str):
         out["imageId"] = str(out["imageId"])
     return out
+
+
+def stream_questions(path: Path, *, answered: bool = False) -> Iterator[tuple[int, Path, str, dict[str, Any]]]:
+    """(file number, file, id, checked record) for each question of a GQA file or directory of
+    shards, a few records at a time, in file order; ids given twice are the caller's to find.
+    With `answered`, a record without an answer is refused too: what the OOD builds split on."""
+    for n, file in enumerate(json_files(path)):
+        for qid, q in stream_records(file, "question"):
+            q = validate_question(qid, q, path=str(file))
+            if answered and "answer" not in q:
+                raise InputError("question has no answer", path=str(file), record=f"question {qid}")
+            yield n, file, qid, q
 
 
 def load_questions(path: str | os.PathLike[str]) -> Questions:

@@ -25,9 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
+from contrastgen.datasets.gqa import gqa_json, json_files, stream_questions
 from contrastgen.datasets.question_index import QuestionIndex, RecordSpill, keyed_records
-from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import atomic_dir, write_chunks, write_json
 from contrastgen.ood.gqa_ood import (
@@ -49,12 +48,12 @@ def run_gqa_ood_streamed(questions: PathLike, out_dir: PathLike, config: GqaOodC
     return its stats."""
     config = config or GqaOodConfig()
     files = json_files(Path(questions))
-    histograms, total, ungrouped = _count(files, str(questions))
+    histograms, total, ungrouped = _count(Path(questions))
     split = select_groups(histograms, config, total=total, ungrouped=ungrouped)
     tails = split.tails()
     with tempfile.TemporaryFile(prefix="contrastgen-gqa-ood-") as fh:
         spill = RecordSpill(fh)
-        index, places = _place(files, tails, spill)
+        index, places = _place(Path(questions), files, tails, spill)
         index.no_id_twice()
         n_all, n_head, n_tail = (int(np.isin(places, wanted).sum()) for _, wanted in _SPLITS)
         if not n_all:
@@ -70,42 +69,36 @@ def run_gqa_ood_streamed(questions: PathLike, out_dir: PathLike, config: GqaOodC
     return split.stats()
 
 
-def _count(files: list[Path], given: str) -> tuple[dict[str, Counter], int, int]:
+def _count(questions: Path) -> tuple[dict[str, Counter], int, int]:
     """Pass one: each local group's answer counts, the questions, and those without a group."""
     histograms: dict[str, Counter] = {}
     total = ungrouped = 0
-    for file in files:
-        for qid, q in stream_records(file, "question"):
-            q = validate_question(qid, q, path=str(file))
-            answer = q.get("answer")
-            if not isinstance(answer, str):
-                raise InputError("question has no answer", path=given, record=f"question {qid}")
-            total += 1
-            group = local_group(q)
-            if group is None:
-                ungrouped += 1
-            else:
-                histograms.setdefault(group, Counter())[answer] += 1
+    for _, _, _, q in stream_questions(questions, answered=True):
+        total += 1
+        group = local_group(q)
+        if group is None:
+            ungrouped += 1
+        else:
+            histograms.setdefault(group, Counter())[q["answer"]] += 1
     if not total:
-        raise InputError("no questions found", path=given)
+        raise InputError("no questions found", path=str(questions))
     return histograms, total, ungrouped
 
 
-def _place(files: list[Path], tails: dict[str, set[str]], spill: RecordSpill) -> tuple[QuestionIndex, np.ndarray]:
+def _place(questions: Path, files: list[Path], tails: dict[str, set[str]], spill: RecordSpill
+           ) -> tuple[QuestionIndex, np.ndarray]:
     """Pass two: each question's split, and each kept one's record written to `spill`."""
     index = QuestionIndex(files)
     places = array("b")
-    for n, file in enumerate(files):
-        for qid, q in stream_records(file, "question"):
-            q = validate_question(qid, q, path=str(file))
-            index.add(qid, n)
-            group = local_group(q)
-            if group not in tails:
-                places.append(_NONE)
-                spill.add(None)
-                continue
-            places.append(_TAIL if q["answer"] in tails[group] else _HEAD)
-            spill.add(gqa_json(q))
+    for n, _, qid, q in stream_questions(questions):
+        index.add(qid, n)
+        group = local_group(q)
+        if group not in tails:
+            places.append(_NONE)
+            spill.add(None)
+            continue
+        places.append(_TAIL if q["answer"] in tails[group] else _HEAD)
+        spill.add(gqa_json(q))
     index.freeze()
     spill.freeze()
     return index, np.frombuffer(places, dtype=np.int8)

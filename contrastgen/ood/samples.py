@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
-from contrastgen.datasets.streaming import first_record, stream_records
+from contrastgen.datasets.gqa import gqa_json, stream_questions
+from contrastgen.datasets.streaming import first_record
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json
 
@@ -122,19 +122,13 @@ def iter_gqa_samples(questions_path: str | os.PathLike[str], *, records: bool = 
     """(file number, file, sample) for each GQA question, streamed and checked, in file order; ids
     given twice are the caller's to find. With `records`, each sample carries its record
     serialised as the output writes it (sorted keys)."""
-    path = str(questions_path)
-    for n, file in enumerate(json_files(Path(questions_path))):
-        for qid, q in stream_records(file, "question"):
-            q = validate_question(qid, q, path=str(file))
-            answer = q.get("answer")
-            if not isinstance(answer, str):
-                raise InputError("question has no answer", path=path, record=f"question {qid}")
-            types = q.get("types") if isinstance(q.get("types"), Mapping) else {}
-            qt = types.get("detailed")
-            # copied to its own size: orjson's result keeps the 4 KiB block it was written into
-            record = memoryview(gqa_json(q)).tobytes() if records else b""
-            yield n, file, Sample(qid, q["imageId"], q["question"], answer, [answer],
-                                  qt if isinstance(qt, str) else None, None, record, None)
+    for n, file, qid, q in stream_questions(Path(questions_path), answered=True):
+        types = q.get("types") if isinstance(q.get("types"), Mapping) else {}
+        qt = types.get("detailed")
+        # copied to its own size: orjson's result keeps the 4 KiB block it was written into
+        record = memoryview(gqa_json(q)).tobytes() if records else b""
+        yield n, file, Sample(qid, q["imageId"], q["question"], q["answer"], [q["answer"]],
+                              qt if isinstance(qt, str) else None, None, record, None)
 
 
 def load_gqa_samples(questions_path: str | os.PathLike[str]) -> list[Sample]:

@@ -36,9 +36,8 @@ from typing import Any
 import numpy as np
 import orjson
 
-from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
+from contrastgen.datasets.gqa import gqa_json, json_files, stream_questions
 from contrastgen.datasets.question_index import QuestionIndex, RecordSpill, keyed_records
-from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.jsonio import atomic_dir, dumps, keyed_object, write_chunks
 from contrastgen.ood.concepts import ConceptLabeller, MutualInformation, count_features
@@ -114,7 +113,7 @@ def run_vqavs_gqa_streamed(questions: PathLike, out_dir: PathLike, *,
                             "input" if mi_questions is None else "separate", splits, _overlap(built, tail))
         index = labelled.index
         with Path(work, "records").open("w+b", buffering=_SPILL_BUFFER) as fh:
-            spill = _spill_records(files, tail, RecordSpill(fh))
+            spill = _spill_records(Path(questions), tail, RecordSpill(fh))
             with atomic_dir(out_dir) as tmp:
                 for i, name in enumerate(built):
                     rows = index.order[(tail[index.order] & (1 << i)) != 0]
@@ -279,18 +278,17 @@ def _overlap(built: list[str], tail: np.ndarray) -> dict[str, dict[str, float | 
                                for j, b in enumerate(built)} for i, a in enumerate(built)})
 
 
-def _spill_records(files: list[Path], tail: np.ndarray, spill: RecordSpill) -> RecordSpill:
+def _spill_records(questions: Path, tail: np.ndarray, spill: RecordSpill) -> RecordSpill:
     """Pass three: the records of the samples in some OOD set, serialised as the output holds them."""
     wanted = tail != 0
     row = 0
-    for file in files:
-        for qid, q in stream_records(file, "question"):
-            if row >= len(wanted):
-                raise InputError("the question files changed while they were read", path=str(file))
-            spill.add(gqa_json(validate_question(qid, q, path=str(file))) if wanted[row] else None)
-            row += 1
+    for _, file, _, q in stream_questions(questions):
+        if row >= len(wanted):
+            raise InputError("the question files changed while they were read", path=str(file))
+        spill.add(gqa_json(q) if wanted[row] else None)
+        row += 1
     if row != len(wanted):
-        raise InputError("the question files changed while they were read", path=str(files[-1]))
+        raise InputError("the question files changed while they were read", path=str(questions))
     spill.freeze()
     return spill
 

@@ -93,4 +93,11 @@ def refuse_an_empty_file_and_a_broken_record(build, tmp_path: Path, breaks) -> N
     with pytest.raises(InputError, match="q003") as err:
         build(tmp_path / "broken.json", tmp_path / "out")
     assert err.value.path == str(tmp_path / "broken.json")
+    # in a directory of shards, the shard that holds it
+    (tmp_path / "shards").mkdir()
+    write_json(tmp_path / "shards" / "a.json", dict([gqa_question("q100", "g1", "red")]))
+    write_json(tmp_path / "shards" / "b.json", questions)
+    with pytest.raises(InputError, match="q003") as err:
+        build(tmp_path / "shards", tmp_path / "out")
+    assert err.value.path == str(tmp_path / "shards" / "b.json")
     assert not (tmp_path / "out").exists()

@@ -107,8 +107,7 @@ def test_an_id_given_twice_names_the_file_of_its_second_occurrence(tmp_path):
 
 
 def test_bad_input_is_refused_and_writes_nothing(tmp_path):
-    refuse_an_empty_file_and_a_broken_record(run_vqavs_gqa_streamed, tmp_path,
-                                             lambda q: q.update(question=7))
+    refuse_an_empty_file_and_a_broken_record(run_vqavs_gqa_streamed, tmp_path, lambda q: q.pop("answer"))
     write_json(tmp_path / "none.json", {})
     with pytest.raises(InputError, match="no questions found"):
         run_vqavs_gqa_streamed(tmp_path / "none.json", tmp_path / "out")
