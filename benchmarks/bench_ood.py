@@ -26,6 +26,8 @@ from pathlib import Path
 
 from bench_generate import count_questions, ensure_data, host_probe, machine
 
+from contrastgen.ood.vqavs_stream import BATCH_SAMPLES
+
 
 def run(data: Path, benchmark: str, rule: str, extra: list[str] = ()) -> dict[str, object]:
     """One `contrastgen ood gqa|vqavs` (with `extra` options) in a child process."""
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--benchmark", choices=("gqa", "vqavs"), default="gqa", help="which OOD build to time")
     ap.add_argument("--rule", choices=("paper", "released"), default="paper", help="GQA-OOD's rule")
     ap.add_argument("--workers", type=int, help="vqavs: worker processes (default: the CPUs)")
-    ap.add_argument("--batch", type=int, default=10_000, help="vqavs: questions per task")
+    ap.add_argument("--batch", type=int, default=BATCH_SAMPLES, help="vqavs: questions per task")
     ap.add_argument("--ray", action="store_true",
                     help="vqavs: also run on Ray (a local instance, or --address) and print the overhead per task")
     ap.add_argument("--address", help="vqavs --ray: a running cluster")

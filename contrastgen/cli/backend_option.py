@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import click
 
-from contrastgen.parallel.backend import Backend
+from contrastgen.parallel.backend import BACKENDS, Backend
 
 _OPTIONS = [
-    click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+    click.option("--backend", type=click.Choice(BACKENDS), default="local", show_default=True,
                  help="local: this machine's worker processes; ray: tasks on a Ray cluster (pip install "
                       "'contrastgen[ray]'). The output is the same."),
     click.option("--address", metavar="auto|HOST:PORT|ray://HOST:PORT",

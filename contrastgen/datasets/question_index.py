@@ -21,7 +21,7 @@ import numpy as np
 from contrastgen.errors import InputError
 from contrastgen.jsonio import keyed_object
 
-_ROWS_AT_ONCE = 1 << 16  # index rows turned into Python objects at a time
+ROWS_AT_ONCE = 1 << 16  # rows turned into Python objects at a time
 _MAX_FILES = int(np.iinfo(np.uint16).max)
 
 
@@ -76,8 +76,8 @@ class QuestionIndex:
 
     def qids(self, rows: np.ndarray) -> Iterator[tuple[int, str]]:
         """(row, id) for `rows`, in their order."""
-        for block in range(0, len(rows), _ROWS_AT_ONCE):
-            chunk = rows[block:block + _ROWS_AT_ONCE]
+        for block in range(0, len(rows), ROWS_AT_ONCE):
+            chunk = rows[block:block + ROWS_AT_ONCE]
             for row, raw in zip(chunk.tolist(), self.ids[chunk].tolist(), strict=True):
                 yield row, raw.rstrip(b"\0").decode("utf-8")
 

@@ -26,6 +26,7 @@ by the record's validation.
 from __future__ import annotations
 
 import io
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,16 +98,27 @@ def stream_records(file: Path, what: str) -> Iterator[tuple[str, Any]]:
         yield from _ijson_records(fh, file, what, skip=given)
 
 
-def first_record(file: Path, what: str) -> Any:
-    """The first value of the file's top-level object, read without parsing the rest (None where
-    the file is no such object, or is empty or malformed there: a whole-file reader then says
-    what is wrong). Why: telling formats apart must not parse a gigabyte."""
-    try:
-        for _, record in stream_records(file, what):
-            return record
-    except InputError:
+_FIRST_KEY = re.compile(rb'\s*\{\s*"(?:[^"\\]|\\.)*"\s*:\s*')
+FIRST_RECORD_BYTES = 1 << 20  # a record is a few KB; a first value larger than this is no record
+
+
+def first_record(file: Path) -> Any:
+    """The first value of the file's top-level object, read from the file's first
+    `FIRST_RECORD_BYTES` (None where the file is no such object, is empty or malformed there, or
+    its first value runs past them: a whole-file reader then says what it is). Why: telling
+    formats apart must not parse a gigabyte, nor, where the first value is a VQA file's whole
+    `questions` list, parse that list twice. Bytes that are not UTF-8 read as U+FFFD: the value
+    then only has to tell the format, and the whole-file reader refuses the file."""
+    with file.open("rb") as fh:
+        head = fh.read(FIRST_RECORD_BYTES)
+    key = _FIRST_KEY.match(head)
+    if key is None:
         return None
-    return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(head[key.end():].decode("utf-8", errors="replace"))
+    except ValueError:
+        return None
+    return value
 
 
 def _object_start(fh: IO[bytes]) -> int | None:

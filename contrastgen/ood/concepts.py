@@ -198,7 +198,7 @@ class ConceptLabeller:
         self.objects = objects
         self.drop_stopwords = drop_stopwords
         self.shortcuts = [s for s in SHORTCUTS if objects is not None or not s.needs_objects]
-        self._parts = [(sc.name, sc.parts) for sc in self.shortcuts]  # what `_concept` reads, unpacked once
+        self._parts = [(sc.name, sc.parts) for sc in self.shortcuts]  # what `label` reads per sample, unpacked once
 
     @classmethod
     def fit(cls, source: Iterable[Sample], *, objects: Mapping[str, Sequence[str]] | None = None,
@@ -220,7 +220,7 @@ class ConceptLabeller:
             "kw2": kws[1] if len(kws) > 1 else None,
         }
         if self.object_mi is not None and self.objects is not None and s.image_id in self.objects:
-            kos = self.object_mi.top(list(self.objects[s.image_id]), s.answer)
+            kos = self.object_mi.top(self.objects[s.image_id], s.answer)
             labels["ko"] = kos[0] if kos else None
             labels["ko2"] = kos[1] if len(kos) > 1 else None
         elif self.objects is not None:

@@ -75,10 +75,10 @@ class PartitionedColumn:
         labelled = np.flatnonzero((words[:, 0] | words[:, 1]) != 0)
         self.unlabelled += len(keys) - len(labelled)
         entries = np.empty(len(labelled), dtype=ENTRY)
-        entries["key"] = keys[labelled]
+        entries["key"] = kept = keys[labelled]
         entries["row"] = labelled + first_row
         entries["answer"] = answers[labelled]
-        part = keys[labelled].view(np.uint8).reshape(len(labelled), KEY_BYTES)[:, 0] % PARTITIONS
+        part = kept.view(np.uint8).reshape(len(labelled), KEY_BYTES)[:, 0] % PARTITIONS
         order = np.argsort(part, kind="stable")  # rows stay in order within a partition
         bounds = np.searchsorted(part[order], np.arange(PARTITIONS + 1))
         for k, fh in enumerate(self._files):
@@ -99,20 +99,6 @@ def split_partitions(column: PartitionedColumn, n: int, answer_names: list[str],
         _split_part(entries["key"], entries["row"], entries["answer"], answer_names, out,
                     entropy_threshold=entropy_threshold, tail_factor=tail_factor)
         path.unlink()
-    return out
-
-
-def split_column(keys: np.ndarray, answers: np.ndarray, answer_names: list[str], *, entropy_threshold: float,
-                 tail_factor: float) -> ColumnSplit:
-    """Group the samples by `keys` (dtype V16, one per sample), count `answers` (numbers into
-    `answer_names`) per group, and keep and split the groups as `split_groups` does (strict
-    entropy, strict tail). All at once: `split_partitions` does the same a part at a time."""
-    n = len(keys)
-    words = keys.view(np.uint64).reshape(n, 2)
-    labelled = np.flatnonzero((words[:, 0] | words[:, 1]) != 0)
-    out = ColumnSplit(0, n - len(labelled), head=np.zeros(n, dtype=bool), tail=np.zeros(n, dtype=bool))
-    _split_part(keys[labelled], labelled, answers[labelled], answer_names, out,
-                entropy_threshold=entropy_threshold, tail_factor=tail_factor)
     return out
 
 

@@ -57,7 +57,7 @@ def _from_scene_graphs(path: Path) -> ImageObjects:
 def load_image_objects(path: str | os.PathLike[str]) -> ImageObjects:
     """Image id -> sorted distinct object names, from COCO instances, GQA scene graphs or a mapping."""
     p = Path(path)
-    first = first_record(p, "image")
+    first = first_record(p)
     if isinstance(first, Mapping) and "objects" in first:
         return _from_scene_graphs(p)
     data = read_json(p)

@@ -153,7 +153,7 @@ def detect_format(questions_path: str | os.PathLike[str]) -> str:
     p = Path(questions_path)
     if p.is_dir():
         return "gqa"
-    first = first_record(p, "question")
+    first = first_record(p)
     if isinstance(first, Mapping) and "question" in first and "imageId" in first:
         return "gqa"  # without parsing the file: a GQA split is gigabytes
     data = read_json(p)

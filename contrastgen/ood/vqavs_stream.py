@@ -37,7 +37,12 @@ import numpy as np
 import orjson
 
 from contrastgen.datasets.gqa import gqa_json, json_files, stream_questions
-from contrastgen.datasets.question_index import QuestionIndex, RecordSpill, keyed_records
+from contrastgen.datasets.question_index import (
+    ROWS_AT_ONCE,
+    QuestionIndex,
+    RecordSpill,
+    keyed_records,
+)
 from contrastgen.errors import InputError
 from contrastgen.jsonio import atomic_dir, dumps, keyed_object, write_chunks
 from contrastgen.ood.concepts import ConceptLabeller, MutualInformation, count_features
@@ -62,7 +67,6 @@ from contrastgen.parallel.backend import LOCAL, Backend
 from contrastgen.parallel.ordered_map import map_in_order, one_session
 
 PathLike = str | os.PathLike[str]
-_ROWS_AT_ONCE = 1 << 16  # samples whose ids are listed, or whose lines are placed, at a time
 _SPILL_BUFFER = 1 << 20
 _KEY_OPTS = orjson.OPT_SORT_KEYS  # a value inside an object, as `jsonio.dumps` writes it
 # Samples a task counts or labels: about a second of work, a few MB to send back
@@ -103,10 +107,11 @@ def run_vqavs_gqa_streamed(questions: PathLike, out_dir: PathLike, *,
     files = json_files(Path(questions))
     with tempfile.TemporaryDirectory(prefix="contrastgen-vqavs-") as work:
         concept_lines = Path(work, "concepts.jsonl")
-        columns = [PartitionedColumn(Path(work), f"keys-{i}") for i in range(len(built))]
         with one_session(workers.backend):  # one Ray connection (or local instance) for both passes
             labeller = _fit(questions if mi_questions is None else mi_questions,
-                            objects, objects if mi_objects is None else mi_objects, config, workers)
+                            objects, objects if mi_objects is None else mi_objects, config, workers,
+                            own_ids=mi_questions is not None)
+            columns = [PartitionedColumn(Path(work), f"keys-{i}") for i in range(len(built))]
             labelled = _label(questions, files, labeller, built, objects, concept_lines, columns, workers)
         splits, head, tail = _split(config, built, labelled, columns, concept_lines)
         stats = vqavs_stats(config, "gqa", len(labelled.index), labelled.without_objects,
@@ -149,20 +154,31 @@ def _count_batch(setup: tuple[Mapping[str, Sequence[str]] | None, bool], batch: 
 
 
 def _fit(source: PathLike, objects: Mapping[str, Sequence[str]] | None,
-         source_objects: Mapping[str, Sequence[str]] | None, config: VqaVsConfig, workers: Workers) -> ConceptLabeller:
-    """Pass one: the MI statistics, counted batch by batch and added up."""
-    samples = (s for _, _, s in iter_gqa_samples(source, records=False))
+         source_objects: Mapping[str, Sequence[str]] | None, config: VqaVsConfig, workers: Workers, *,
+         own_ids: bool) -> ConceptLabeller:
+    """Pass one: the MI statistics, counted batch by batch and added up. `own_ids`: the source
+    is a split of its own (`--mi-questions`), whose ids pass two does not index, so they are
+    checked here: a question given twice would be counted twice."""
+    index = QuestionIndex(json_files(Path(source))) if own_ids else None
+
+    def samples() -> Iterator[Sample]:
+        for n, _, sample in iter_gqa_samples(source, records=False):
+            if index is not None:
+                index.add(sample.question_id, n)
+            yield sample
+
     words, seen_objects = MutualInformation(), MutualInformation() if objects is not None else None
-    parts = 0
     for batch_words, batch_objects in map_in_order(
             _count_batch, (source_objects if objects is not None else None, config.drop_stopwords),
-            _batches(samples, workers.batch), backend=workers.backend, workers=workers.workers):
+            _batches(samples(), workers.batch), backend=workers.backend, workers=workers.workers):
         words.merge(batch_words)
         if seen_objects is not None and batch_objects is not None:
             seen_objects.merge(batch_objects)
-        parts += 1
-    if not parts:
+    if not words.total:
         raise InputError("no questions found", path=str(source))
+    if index is not None:
+        index.freeze()
+        index.no_id_twice()
     return ConceptLabeller(words, seen_objects, objects, config.drop_stopwords)
 
 
@@ -296,8 +312,8 @@ def _spill_records(questions: Path, tail: np.ndarray, spill: RecordSpill) -> Rec
 def _id_list(index: QuestionIndex, rows: np.ndarray) -> Iterator[bytes]:
     """A JSON list of the ids of `rows`, in their order, as `orjson` writes it."""
     yield b"["
-    for start in range(0, len(rows), _ROWS_AT_ONCE):
-        ids = [qid for _, qid in index.qids(rows[start:start + _ROWS_AT_ONCE])]
+    for start in range(0, len(rows), ROWS_AT_ONCE):
+        ids = [qid for _, qid in index.qids(rows[start:start + ROWS_AT_ONCE])]
         yield (b"," if start else b"") + orjson.dumps(ids)[1:-1]
     yield b"]"
 
@@ -341,8 +357,8 @@ def _concept_rows(concept_lines: Path, built: list[str], head: np.ndarray, tail:
         return b',"split":' + orjson.dumps(split, option=_KEY_OPTS) + b"}\n"
 
     with concept_lines.open("rb", buffering=_SPILL_BUFFER) as lines:
-        for start in range(0, len(head), _ROWS_AT_ONCE):
-            stop = start + _ROWS_AT_ONCE
+        for start in range(0, len(head), ROWS_AT_ONCE):
+            stop = start + ROWS_AT_ONCE
             for h, t in zip(head[start:stop].tolist(), tail[start:stop].tolist(), strict=True):
                 end = placed.get((h, t)) or placed.setdefault((h, t), place(h, t))
                 yield next(lines)[:-2] + end

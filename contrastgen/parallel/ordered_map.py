@@ -7,7 +7,7 @@ input order keeps every output byte-identical whatever runs them. A window of ba
 not the whole input: the driver reads the input as the workers need it, so its memory stays
 bounded however large the input. Local workers are forked after the state exists, so it is shared
 copy-on-write, never pickled; on Ray it goes to the object store once, and each worker process
-reads it once. A Ray task whose worker dies is retried (`ray_backend.MAX_RETRIES`) and, being pure,
+reads it once. A Ray task whose worker dies is retried (`ray_session.MAX_RETRIES`) and, being pure,
 gives the same result; each batch's one result is taken, so nothing is lost or doubled.
 """
 
@@ -40,7 +40,7 @@ _RAY_STATES: dict[str, Any] = {}
 def map_in_order(fn: Callable[[State, Batch], Result], state: State, batches: Iterable[Batch], *,
                  backend: Backend = LOCAL, workers: int = 1) -> Iterator[Result]:
     """`fn(state, batch)` for each batch, in the batches' order. `fn` must be a module-level
-    function (Ray and the pool send it by name)."""
+    function: Ray pickles it by name (the pool's forked workers inherit it)."""
     if backend.name == "ray":
         return _on_ray(fn, state, batches, backend.address)
     if workers <= 1:

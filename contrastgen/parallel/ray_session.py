@@ -15,8 +15,8 @@ from typing import Any
 from contrastgen.errors import ContrastgenError
 
 MAX_RETRIES = 3
-# A fault injection for the tests: the first attempt of the task of this shard index kills its
-# worker process (the retry runs normally). Read in the worker, so the driver's environment must
+# A fault injection for the tests: the first attempt of the task of this index (a shard of
+# `generate`, a batch of an OOD pass) kills its worker process (the retry runs normally). Read in the worker, so the driver's environment must
 # reach it (Ray passes the driver's through `runtime_env`).
 CRASH_ENV = "CONTRASTGEN_TEST_CRASH_SHARD"
 CRASH_MARKER_ENV = "CONTRASTGEN_TEST_CRASH_MARKER"
@@ -26,9 +26,9 @@ IN_FLIGHT_ENV = "CONTRASTGEN_RAY_IN_FLIGHT"
 
 
 def in_flight_limit(cluster_cpus: float) -> int:
-    """Tasks kept submitted at once: enough that every CPU of the cluster has a next shard
-    waiting when one ends, few enough that the object store holds a few shards' input, not all.
-    CONTRASTGEN_RAY_IN_FLIGHT sets it (for shards too large to hold two per CPU)."""
+    """Tasks kept submitted at once: enough that every CPU of the cluster has a next task (a
+    shard, a batch) waiting when one ends, few enough that the object store holds a few tasks'
+    input, not all. CONTRASTGEN_RAY_IN_FLIGHT sets it (for tasks too large to hold two per CPU)."""
     given = os.environ.get(IN_FLIGHT_ENV, "").strip()
     if given:
         if not given.isdigit() or int(given) < 1:

@@ -13,10 +13,21 @@ from contrastgen.ood.group_columns import (
     UNLABELLED,
     PartitionedColumn,
     concept_key,
-    split_column,
     split_partitions,
 )
 from contrastgen.ood.imbalance import answer_histograms, split_groups
+
+
+def _split(folder, keys, answers, names, *, batch=None, entropy_threshold=0.9, tail_factor=1.2):
+    """The keys written to a partitioned column `batch` rows at a time (default: all at once), then split."""
+    column = PartitionedColumn(folder, f"keys-{batch}")
+    batch = batch or max(len(keys), 1)
+    for start in range(0, len(keys), batch):
+        column.add(keys[start:start + batch], start, answers[start:start + batch])
+    column.close()
+    split = split_partitions(column, len(keys), names, entropy_threshold=entropy_threshold, tail_factor=tail_factor)
+    assert not any(p.exists() for p in column.paths)  # each partition is removed once split
+    return split
 
 
 def _samples(seed: int) -> list[tuple[str | None, str]]:
@@ -37,13 +48,13 @@ def _samples(seed: int) -> list[tuple[str | None, str]]:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("threshold,factor", [(0.9, 1.2), (0.8112781244591328, 1.0),  # 3:1 is not under it
                                               (np.nextafter(0.8112781244591328, 1), 1.2), (0.5, 2.0)])
-def test_the_column_split_is_the_dictionary_split(seed, threshold, factor):
+def test_the_column_split_is_the_dictionary_split(tmp_path, seed, threshold, factor):
     samples = _samples(seed)
     names = sorted({a for _, a in samples})
     number = {a: i for i, a in enumerate(names)}
     keys = np.frombuffer(b"".join(concept_key(c) for c, _ in samples), dtype="V16")
     answers = np.asarray([number[a] for _, a in samples], dtype=np.int32)
-    column = split_column(keys, answers, names, entropy_threshold=threshold, tail_factor=factor)
+    column = _split(tmp_path, keys, answers, names, entropy_threshold=threshold, tail_factor=factor)
 
     labelled = [(c, a) for c, a in samples if c is not None]
     expected = split_groups(answer_histograms(labelled), entropy_threshold=threshold, tail_factor=factor,
@@ -60,9 +71,9 @@ def test_the_column_split_is_the_dictionary_split(seed, threshold, factor):
         assert column.head[i] == (in_kept and a not in group.tail), i
 
 
-def test_no_labelled_sample_means_no_group():
+def test_no_labelled_sample_means_no_group(tmp_path):
     keys = np.frombuffer(UNLABELLED * 4, dtype="V16")
-    column = split_column(keys, np.zeros(4, dtype=np.int32), ["a"], entropy_threshold=0.9, tail_factor=1.2)
+    column = _split(tmp_path, keys, np.zeros(4, dtype=np.int32), ["a"])
     assert (column.groups, column.unlabelled, column.kept) == (0, 4, {})
     assert not column.head.any() and not column.tail.any()
 
@@ -80,13 +91,8 @@ def test_partitions_written_in_batches_split_as_the_whole_column(tmp_path, batch
     number = {a: i for i, a in enumerate(names)}
     keys = np.frombuffer(b"".join(concept_key(c) for c, _ in samples), dtype="V16")
     answers = np.asarray([number[a] for _, a in samples], dtype=np.int32)
-    whole = split_column(keys, answers, names, entropy_threshold=0.9, tail_factor=1.2)
-    column = PartitionedColumn(tmp_path, "kw")
-    for start in range(0, len(samples), batch):
-        column.add(keys[start:start + batch], start, answers[start:start + batch])
-    column.close()
-    assert sum(1 for p in column.paths if p.stat().st_size) > 1  # the samples really are spread out
-    parts = split_partitions(column, len(samples), names, entropy_threshold=0.9, tail_factor=1.2)
+    whole = _split(tmp_path, keys, answers, names)
+    parts = _split(tmp_path, keys, answers, names, batch=batch)
 
     def kept(split):
         return {samples[split.sample_of[g]][0]: (s.counts, s.entropy, s.tail, split.sample_of[g])
@@ -95,4 +101,11 @@ def test_partitions_written_in_batches_split_as_the_whole_column(tmp_path, batch
     assert (parts.groups, parts.unlabelled) == (whole.groups, whole.unlabelled)
     assert kept(parts) == kept(whole) and kept(whole)
     assert (parts.head == whole.head).all() and (parts.tail == whole.tail).all() and parts.tail.any()
-    assert not any(p.exists() for p in column.paths)  # each partition is removed once split
+
+
+def test_keys_spread_over_the_partitions(tmp_path):
+    keys = np.frombuffer(b"".join(concept_key(c) for c, _ in _samples(4)), dtype="V16")
+    column = PartitionedColumn(tmp_path, "kw")
+    column.add(keys, 0, np.zeros(len(keys), dtype=np.int32))
+    column.close()
+    assert sum(1 for p in column.paths if p.stat().st_size) > 1

@@ -125,3 +125,26 @@ def test_gqa_format_is_told_from_the_first_record_without_parsing_the_file(tmp_p
 
     monkeypatch.setattr(samples_module, "read_json", whole_file)
     assert detect_format(tmp_path / "q.json") == "gqa"
+
+
+def test_an_id_given_twice_in_the_mi_split_is_refused(tmp_path):
+    """The MI split is read only in pass one: an id it gives twice would be counted twice."""
+    main = write_json(tmp_path / "main.json", gqa_questions())
+    refuse_an_id_given_twice(lambda mi, out: run_vqavs_gqa_streamed(main, out, mi_questions=mi), tmp_path)
+
+
+def test_the_first_record_is_read_from_the_head_of_the_file_only(tmp_path, monkeypatch):
+    """A VQA file opening with its whole `questions` list is no record: it is refused at the
+    head's end, and the whole file is parsed once, by the reader that tells VQA from GQA."""
+    from contrastgen.datasets import streaming
+
+    monkeypatch.setattr(streaming, "FIRST_RECORD_BYTES", 4096)
+    questions = [{"image_id": i, "question": f"What is {i}?", "question_id": i} for i in range(400)]
+    write_json(tmp_path / "vqa.json", {"questions": questions, "info": {}})
+    assert streaming.first_record(tmp_path / "vqa.json") is None
+    assert detect_format(tmp_path / "vqa.json") == "vqa"
+    write_json(tmp_path / "gqa.json", gqa_questions())
+    assert streaming.first_record(tmp_path / "gqa.json") == gqa_questions()["q001"]
+    for bad in (b"", b"[1, 2]", b'{"q1": {"question": "Is it', b"   "):
+        (tmp_path / "bad.json").write_bytes(bad)
+        assert streaming.first_record(tmp_path / "bad.json") is None
