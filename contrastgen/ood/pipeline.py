@@ -52,20 +52,16 @@ def run_vqavs(questions: PathLike, out_dir: PathLike, *, annotations: PathLike |
     whole, in this process.
     """
     fmt = detect_format(questions) if data_format == "auto" else data_format
+    image_objects = load_image_objects(objects) if objects is not None else None
+    # the MI split's own objects; without them, the input's (both builds read None so)
+    mi_image_objects = None
+    if image_objects is not None and mi_questions is not None and mi_objects is not None:
+        mi_image_objects = load_image_objects(mi_objects)
     if fmt == "gqa" and annotations is None and mi_annotations is None:
-        image_objects = load_image_objects(objects) if objects is not None else None
-        mi_image_objects = None
-        if image_objects is not None and mi_questions is not None and mi_objects is not None:
-            mi_image_objects = load_image_objects(mi_objects)
         return run_vqavs_gqa_streamed(questions, out_dir, objects=image_objects, mi_questions=mi_questions,
                                       mi_objects=mi_image_objects, config=config, workers=workers)
     fmt, samples = load_samples(questions, annotations, fmt)
-    image_objects = load_image_objects(objects) if objects is not None else None
-    mi_samples = mi_image_objects = None
-    if mi_questions is not None:
-        _, mi_samples = load_samples(mi_questions, mi_annotations, fmt)
-        if image_objects is not None:
-            mi_image_objects = load_image_objects(mi_objects) if mi_objects is not None else image_objects
+    mi_samples = load_samples(mi_questions, mi_annotations, fmt)[1] if mi_questions is not None else None
     build = build_vqavs(samples, config, data_format=fmt, objects=image_objects,
                         mi_samples=mi_samples, mi_objects=mi_image_objects)
     write_vqavs(build, Path(out_dir))

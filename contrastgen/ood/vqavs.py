@@ -56,7 +56,9 @@ class VqaVsConfig:
 
 @dataclass
 class ShortcutSplit:
-    """One shortcut's groups and its head and tail (OOD) samples."""
+    """One shortcut's groups and its head and tail (OOD) samples. The counts are fields of their
+    own: a streamed build keeps only the imbalanced groups and no ids (`groups`, `head_ids` and
+    `tail_ids` are then what it names and writes, not what it counted)."""
 
     name: str
     family: str
@@ -65,20 +67,19 @@ class ShortcutSplit:
     tail_ids: list[str] = field(default_factory=list)
     unlabelled: int = 0
     skipped: str | None = None
-    # where a streamed build holds neither ids nor every group: (head, tail) sizes, all groups
-    sizes: tuple[int, int] | None = None
-    group_count: int | None = None
+    group_count: int = 0  # every group, balanced or not
+    head: int = 0
+    tail: int = 0
 
     def stats(self) -> dict[str, Any]:
         if self.skipped:
             return {"family": self.family, "skipped": self.skipped}
-        head, tail = self.sizes or (len(self.head_ids), len(self.tail_ids))
         return {
             "family": self.family,
-            "groups": len(self.groups) if self.group_count is None else self.group_count,
+            "groups": self.group_count,
             "imbalanced_groups": sum(1 for g in self.groups.values() if g.imbalanced),
-            "head": head,
-            "tail": tail,
+            "head": self.head,
+            "tail": self.tail,
             "unlabelled": self.unlabelled,
         }
 
@@ -176,6 +177,7 @@ def build_vqavs(samples: Sequence[Sample], config: VqaVsConfig | None = None, *,
             if not group.imbalanced:
                 continue
             (split.tail_ids if answers[qid] in group.tail else split.head_ids).append(qid)
+        split.group_count, split.head, split.tail = len(split.groups), len(split.head_ids), len(split.tail_ids)
     without = sum(1 for s in samples if s.image_id not in objects) if objects is not None else 0
     return VqaVsBuild(config, data_format, list(samples), concepts, splits,
                       "input" if mi_samples is None else "separate", without)

@@ -255,7 +255,7 @@ def _split(config: VqaVsConfig, built: list[str], labelled: _Labelled, columns: 
         split = splits[name]
         split.unlabelled = column.unlabelled
         split.group_count = column.groups
-        split.sizes = (int(np.count_nonzero(column.head)), int(np.count_nonzero(column.tail)))
+        split.head, split.tail = int(np.count_nonzero(column.head)), int(np.count_nonzero(column.tail))
         kept[name] = (column.kept, column.sample_of)  # the places are in `head` and `tail` now
     _name_kept_groups(splits, kept, concept_lines)
     return splits, head, tail

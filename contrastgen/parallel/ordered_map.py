@@ -31,7 +31,7 @@ State = TypeVar("State")
 Batch = TypeVar("Batch")
 Result = TypeVar("Result")
 
-# A forked worker's function and state, inherited through the fork; the parent never sets them.
+# A pool worker's function and state, set by the pool's initializer (with fork, never pickled).
 _WORKER: tuple[Callable[[Any, Any], Any], Any] | None = None
 # A Ray worker process's states by object id, each fetched by its first task.
 _RAY_STATES: dict[str, Any] = {}
@@ -59,6 +59,11 @@ def one_session(backend: Backend) -> Iterator[None]:
         yield
 
 
+def _adopt(fn: Callable[[Any, Any], Any], state: Any) -> None:
+    global _WORKER
+    _WORKER = (fn, state)
+
+
 def _forked_call(batch: Any) -> Any:
     assert _WORKER is not None, "a pool worker started without its function"
     fn, state = _WORKER
@@ -67,13 +72,7 @@ def _forked_call(batch: Any) -> Any:
 
 def _on_pool(fn: Callable[[State, Batch], Result], state: State, batches: Iterable[Batch],
              workers: int) -> Iterator[Result]:
-    global _WORKER
-    _WORKER = (fn, state)
-    try:
-        pool = mp.get_context("fork").Pool(workers)
-    finally:
-        _WORKER = None
-    with pool:
+    with mp.get_context("fork").Pool(workers, initializer=_adopt, initargs=(fn, state)) as pool:
         pending: collections.deque = collections.deque()
         for batch in batches:
             pending.append(pool.apply_async(_forked_call, (batch,)))
