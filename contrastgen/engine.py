@@ -32,7 +32,6 @@ from contrastgen.errors import InputError
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.language.nounphrase import fits
 from contrastgen.language.nounphrase import parse_cached as parse
-from contrastgen.parallel.backend import default_workers
 from contrastgen.programs.edits import PROGRAM_PATH, EditRefusal, ProgramEditor
 from contrastgen.records import contrast_set_record
 from contrastgen.scene.corpus import Corpus
@@ -276,4 +275,4 @@ class Engine:
                             name=name, ids=cand.ids, relation=change["to"])
 
 
-__all__ = ["Engine", "PerturbResult", "normalize_question", "REASONS", "default_workers"]
+__all__ = ["Engine", "PerturbResult", "normalize_question", "REASONS"]

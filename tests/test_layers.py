@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "scene": {CORE, "datasets", "language"},
     "templates": {CORE, "datasets", "language", "scene"},
     "programs": {CORE, "datasets", "language", "scene"},
-    "engine": {CORE, "datasets", "language", "scene", "templates", "programs", "parallel"},
+    "engine": {CORE, "datasets", "language", "scene", "templates", "programs"},
     "run": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "parallel"},
     "writers": {CORE, "datasets", "run"},
     "clevr": {CORE, "datasets", "run"},

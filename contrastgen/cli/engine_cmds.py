@@ -97,6 +97,7 @@ def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, see
     from contrastgen.run.stats import stats_table
     console = Console(stderr=True)
     console.print(stats_table(gen.stats))
+    _warn_missing_graphs(gen.stats)
     click.echo("seconds: " + ", ".join(f"{name} {sec:.1f}" for name, sec in timings.items()), err=True)
     console.print(f"wrote {out}")
 
@@ -105,7 +106,7 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
                  workers: int | None, progress: bool, templates: list[str] | None, mode: str = "templates",
                  backend=None, images: Path | None = None):
     """Load, generate, write; returns the Generation and the seconds each phase took."""
-    from contrastgen.run.generate import LOCAL, generate_from_files
+    from contrastgen.run.generate import LOCAL
     from contrastgen.writers import write_outputs
 
     timings: dict[str, float] = {}
@@ -117,16 +118,8 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
         timings[name] = now - clock
         clock = now
 
-    from contrastgen.run.allocator import tune_for_batch
-
-    tune_for_batch()
-    # The engine before the data: loading it allocates enough to trigger full collections,
-    # which would walk the whole dataset if it were loaded already.
-    engine = _engine()
-    lap("engine")
-    gen = generate_from_files(engine, questions, scene_graphs, max_k=max_k, seed=seed,
-                              templates=templates, workers=workers, progress=progress, lap=lap, mode=mode,
-                              backend=backend or LOCAL)
+    gen = _generate_gqa(questions, scene_graphs, max_k=max_k, seed=seed, templates=templates, workers=workers,
+                        progress=progress, lap=lap, mode=mode, backend=backend or LOCAL)
     if images is not None:
         from contrastgen.run.images import with_image_files
         gen.lines = with_image_files(gen.lines, images)
@@ -134,6 +127,29 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
     lap("write")
     timings["total"] = sum(timings.values())
     return gen, timings
+
+
+def _generate_gqa(questions: Path, scene_graphs: Path, *, lap=lambda phase: None, **options):
+    """A GQA run from files, as `generate` and `augment` make it: the inputs streamed to disk and
+    the results too, so a split of any size fits. `options`: `generate_from_files`'s."""
+    from contrastgen.run.allocator import tune_for_batch
+    from contrastgen.run.generate import generate_from_files
+
+    tune_for_batch()
+    # The engine before the data: loading it allocates enough to trigger full collections,
+    # which would walk the whole dataset if it were loaded already.
+    engine = _engine()
+    lap("engine")
+    return generate_from_files(engine, questions, scene_graphs, lap=lap, **options)
+
+
+def _warn_missing_graphs(stats: dict) -> None:
+    """Questions whose image has no scene graph are kept unperturbed (`no_scene_graph` in the
+    stats); a run where that happens is most likely given the wrong split's graphs."""
+    missing = stats.get("images", 0) - stats.get("images_with_scene_graph", stats.get("images", 0))
+    if missing:
+        click.echo(f"warning: {missing:,} of {stats['images']:,} images have no scene graph; "
+                   "their questions are not perturbed", err=True)
 
 
 def resolve_format(data_format: str, questions: Path) -> str:
@@ -201,17 +217,11 @@ def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed
         gen = generate_clevr(qs, load_scenes(scene_graphs), max_k=max_k, seed=seed)
         counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed, lxmert_file=lxmert)
     else:
-        from contrastgen.run.allocator import tune_for_batch
-        from contrastgen.run.generate import generate_from_files
-
-        # as `generate` runs: the inputs streamed to disk, the results too, so a training split of
-        # any size fits; the originals are read once more as the file is written
-        tune_for_batch()
-        engine = _engine()  # before the data, as in run_generate
-        gen = generate_from_files(engine, questions, scene_graphs, max_k=max_k, seed=seed,
-                                  templates=_split(templates), workers=workers, progress=True, mode=mode,
-                                  backend=backend_from(backend, address))
+        # the originals are read once more as the file is written
+        gen = _generate_gqa(questions, scene_graphs, max_k=max_k, seed=seed, templates=_split(templates),
+                            workers=workers, progress=True, mode=mode, backend=backend_from(backend, address))
         counts = write_augmented_from_files(gen, questions, out, replace=replace, seed=seed, lxmert_file=lxmert)
+    _warn_missing_graphs(gen.stats)
     click.echo(f"wrote {out} and {lxmert}: {counts['original']} originals + {counts['added']} perturbations"
                f" - {counts['dropped']} dropped = {counts['total']} questions", err=True)
     if replace and counts["total"] != counts["original"]:

@@ -88,8 +88,12 @@ def vqavs_cmd(questions: Path, annotations: Path | None, objects: Path | None, o
 
     GQA questions stream (any size fits in memory), and their counting and labelling run on the
     local worker pool or, with --backend ray, on a Ray cluster; the output is the same."""
+    from contrastgen.ood.samples import detect_format
     from contrastgen.parallel.backend import default_workers
 
+    if backend == "ray" and (annotations is not None or mi_annotations is not None or
+                             (data_format if data_format != "auto" else detect_format(questions)) != "gqa"):
+        raise click.BadParameter("runs GQA input; VQA v2 input is built in this process", param_hint="--backend ray")
     config = VqaVsConfig(entropy_threshold=entropy_threshold, tail_factor=tail_factor,
                          drop_stopwords=drop_stopwords, shortcuts=shortcuts)
     stats = run_vqavs(questions, out, annotations=annotations, objects=objects, data_format=data_format,

@@ -23,10 +23,10 @@ import orjson
 from contrastgen.collector import no_gc, one_collection
 from contrastgen.datasets.base import DictQuestions, QuestionSource
 from contrastgen.datasets.spilled import SpilledQuestions, spill_questions, spill_scene_graphs
-from contrastgen.engine import MODES, Engine, default_workers
+from contrastgen.engine import MODES, Engine
 from contrastgen.errors import InputError
 from contrastgen.jsonio import dumps
-from contrastgen.parallel.backend import BACKENDS, LOCAL, Backend  # noqa: F401 (the run's API)
+from contrastgen.parallel.backend import LOCAL, Backend, default_workers
 from contrastgen.programs.edits import PROGRAM_PATH
 from contrastgen.run.entries import ViewEntry, view_entries
 from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image

@@ -1,11 +1,13 @@
 """The training file of `contrastgen augment`: every training question plus its perturbations.
 
-It is one GQA-format file, not a directory, so it is not one of the registered writers. The
+It is one GQA-format file (and, if asked, its LXMERT copy), not a directory, so it is not one of
+the registered writers; both files are written in one pass by `writers.base.write_views`. The
 perturbations' records are the workers' bytes; only the originals that got no perturbation are
 serialised here. `write_augmented_training` takes the questions in memory (the library's call);
 `write_augmented_from_files` streams them from their files, for the CLI's runs of any size: the
 originals are spilled to disk as they are read and merged in id order with the run's entries
-(themselves on disk), so the same bytes are written while only an index is held.
+(themselves on disk), so the same bytes are written while an index of the originals is held
+(and, with `--replace`, their ids, to draw the dropped ones).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import heapq
 import random
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import orjson
@@ -23,11 +25,9 @@ from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
 from contrastgen.datasets.lxmert import lxmert_item
 from contrastgen.datasets.question_index import QuestionIndex, RecordSpill
 from contrastgen.datasets.streaming import stream_records
-from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_file
 from contrastgen.run.entries import ViewEntry
 from contrastgen.run.generate import Generation
-from contrastgen.writers.base import json_list, json_object
+from contrastgen.writers import base
 
 
 def lxmert_path(out_file: str | Path) -> Path:
@@ -48,7 +48,7 @@ def write_augmented_training(gen: Generation, questions: dict[str, dict], out_fi
     """
     with no_gc():
         entries = {e.key: e for e in gen.views}
-        added = sum(1 for e in gen.views if e.rank)
+        added = sum(1 for e in entries.values() if e.rank)
         for qid, q in questions.items():
             if qid not in entries:
                 lxmert = orjson.dumps(lxmert_item(qid, q), option=orjson.OPT_SORT_KEYS) if lxmert_file else b""
@@ -59,15 +59,8 @@ def write_augmented_training(gen: Generation, questions: dict[str, dict], out_fi
             for qid in _replaced(sorted(q for q in questions if q not in perturbed), perturbed, added, seed):
                 del entries[qid]
                 dropped += 1
-        kept = [entries[k] for k in sorted(entries)]
-        with atomic_file(Path(out_file)) as fh:
-            for chunk in json_object(kept):
-                fh.write(chunk)
-        if lxmert_file is not None:
-            with atomic_file(Path(lxmert_file)) as fh:
-                for chunk in json_list(kept):
-                    fh.write(chunk)
-    return {"original": len(questions), "added": added, "dropped": dropped, "total": len(kept)}
+        total, _ = _write((entries[k] for k in sorted(entries)), out_file, lxmert_file)
+    return {"original": len(questions), "added": added, "dropped": dropped, "total": total}
 
 
 def _replaced(unperturbed: list[str], perturbed: set[str], added: int, seed: int) -> list[str]:
@@ -82,41 +75,44 @@ def _replaced(unperturbed: list[str], perturbed: set[str], added: int, seed: int
     return pool[:added]
 
 
+def _write(entries: Iterable[ViewEntry], out_file: str | Path, lxmert_file: str | Path | None) -> tuple[int, int]:
+    """The GQA file, and the LXMERT one if asked, in one pass over `entries` (in key order);
+    returns how many entries each holds, and how many of them are perturbations."""
+    files = [base.ViewFile(Path(out_file), None, base.gqa_item, (b"{", b"}\n"))]
+    if lxmert_file is not None:
+        files.append(base.ViewFile(Path(lxmert_file), None, base.lxmert_item, (b"[", b"]\n")))
+    count = perturbations = 0
+
+    def counted() -> Iterator[ViewEntry]:
+        nonlocal count, perturbations
+        for entry in entries:
+            count += 1
+            perturbations += entry.rank > 0
+            yield entry
+
+    base.write_views(files, counted())
+    return count, perturbations
+
+
 def write_augmented_from_files(gen: Generation, questions: str | Path, out_file: str | Path, *, replace: bool,
                                seed: int, lxmert_file: str | Path | None = None) -> dict[str, int]:
     """`write_augmented_training` for questions in files (one, or a directory of shards): the same
     files, byte for byte, without holding the questions. With `replace`, the ids of the originals
     are held to draw the dropped ones, as the in-memory writer draws them."""
     perturbed = set(gen.perturbed)
-    files = json_files(Path(questions))
-    added = sum(1 for e in gen.views if e.rank)
     with tempfile.TemporaryFile(prefix="contrastgen-aug-") as gqa_fh, \
             tempfile.TemporaryFile(prefix="contrastgen-aug-lxmert-") as lxmert_fh:
-        index, gqa, lxmert, originals = _spill_originals(files, perturbed, RecordSpill(gqa_fh),
+        index, gqa, lxmert, originals = _spill_originals(json_files(Path(questions)), perturbed, RecordSpill(gqa_fh),
                                                          RecordSpill(lxmert_fh) if lxmert_file else None)
-        if not originals:
-            raise InputError("no questions found", path=str(questions))
         dropped: set[str] = set()
-        if replace:  # the index's order is the ids sorted
+        if replace:  # how many to drop is known only from the entries: one more pass over them
+            added = sum(1 for e in gen.views if e.rank)
+            # the index's order is the ids sorted
             dropped = set(_replaced([qid for _, qid in index.qids(index.order)], perturbed, added, seed))
-
-        total = 0
-
-        def kept() -> Iterator[ViewEntry]:
-            nonlocal total
-            total = 0
-            unperturbed = (ViewEntry(qid, 0, gqa.read(row), lxmert.read(row) if lxmert else b"")
-                           for row, qid in index.qids(index.order))
-            for entry in heapq.merge(gen.views, unperturbed, key=lambda e: e.key):
-                if entry.key not in dropped:
-                    total += 1
-                    yield entry
-
-        with atomic_file(Path(out_file)) as fh:
-            fh.writelines(json_object(kept()))
-        if lxmert_file is not None:
-            with atomic_file(Path(lxmert_file)) as fh:
-                fh.writelines(json_list(kept()))
+        unperturbed = (ViewEntry(qid, 0, gqa.read(row), lxmert.read(row) if lxmert else b"")
+                       for row, qid in index.qids(index.order))
+        kept = (e for e in heapq.merge(gen.views, unperturbed, key=lambda e: e.key) if e.key not in dropped)
+        total, added = _write(kept, out_file, lxmert_file)
     return {"original": originals, "added": added, "dropped": len(dropped), "total": total}
 
 
@@ -138,7 +134,6 @@ def _spill_originals(files: list[Path], perturbed: set[str], gqa: RecordSpill, l
             if lxmert is not None:
                 lxmert.add(orjson.dumps(lxmert_item(qid, q), option=orjson.OPT_SORT_KEYS))
     index.freeze()
-    index.no_id_twice()
     gqa.freeze()
     if lxmert is not None:
         lxmert.freeze()

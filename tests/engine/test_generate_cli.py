@@ -138,7 +138,7 @@ def test_augment_writes_the_same_questions_in_lxmert_format(tmp_path):
 
 
 @pytest.mark.parametrize("replace,seed,mode,max_k", [(False, 0, "templates", 5), (True, 5, "templates", 5),
-                                                     (True, 0, "both", 1)])
+                                                     (True, 0, "both", 1), (True, 1, "both", 5)])
 def test_augment_streams_the_files_the_in_memory_writer_writes(tmp_path, replace, seed, mode, max_k):
     """The CLI reads the questions from their files (a directory of shards here) and never holds
     them; the library's writer takes them in memory. Same bytes, both formats."""
@@ -293,3 +293,30 @@ def test_every_perturbation_says_its_kind_in_every_output(tmp_path):
     for r in _records(out):
         if r["template"] != "program":
             assert {p["kind"] for p in r["perturbations"]} == {"contrast"}, r["question_id"]
+
+
+@pytest.mark.parametrize("questions,needle", [
+    ('{"q1": {"imageId": "1", "question": "Is', "malformed JSON"),
+    ("", "empty"),
+    ('{"q7": {"imageId": "1"}}', "q7"),
+])
+def test_augment_refuses_bad_questions_and_writes_nothing(tmp_path, questions, needle):
+    (tmp_path / "q.json").write_text(questions)
+    out = tmp_path / "aug" / "train.json"
+    out.parent.mkdir()
+    result = CliRunner().invoke(cli, ["augment", "--questions", str(tmp_path / "q.json"), "--scene-graphs",
+                                      str(GRAPHS), "--out", str(out)])
+    assert result.exit_code == 2 and needle in result.output and "q.json" in result.output
+    assert list(out.parent.iterdir()) == []
+
+
+def test_a_run_whose_images_have_no_scene_graph_says_so(tmp_path):
+    graphs = json.loads(GRAPHS.read_text())
+    first = next(q for q in json.loads(QUESTIONS.read_text()).values() if q["imageId"] in graphs)
+    qs = {"q1": first, "q2": {**first, "imageId": "no-such-image"}}
+    (tmp_path / "q.json").write_text(json.dumps(qs))
+    for command, out in (("generate", tmp_path / "out"), ("augment", tmp_path / "train.json")):
+        result = CliRunner().invoke(cli, [command, "--questions", str(tmp_path / "q.json"), "--scene-graphs",
+                                          str(GRAPHS), "--out", str(out), "--workers", "1"])
+        assert result.exit_code == 0, result.output
+        assert "warning: 1 of 2 images have no scene graph" in result.output

@@ -184,3 +184,15 @@ def test_gqa_samples_stream_from_shards_and_refuse_an_id_given_twice(tmp_path):
     with pytest.raises(InputError, match="appears twice") as err:
         load_gqa_samples(tmp_path / "shards")
     assert err.value.path == str(tmp_path / "shards" / "c.json")
+
+
+def test_cli_refuses_ray_for_vqa_input_and_an_address_without_ray(tmp_path):
+    """VQA v2 input is built in this process: --backend ray would be quietly ignored."""
+    q, a = vqa_files(tmp_path, rows())
+    res = CliRunner().invoke(cli, ["ood", "vqavs", "--questions", str(q), "--annotations", str(a),
+                                   "--out", str(tmp_path / "o"), "--backend", "ray"])
+    assert res.exit_code == 2 and "VQA v2 input is built in this process" in res.output
+    res = CliRunner().invoke(cli, ["ood", "vqavs", "--questions", str(q), "--annotations", str(a),
+                                   "--out", str(tmp_path / "o"), "--address", "auto"])
+    assert res.exit_code == 2 and "--address needs --backend ray" in res.output
+    assert not (tmp_path / "o").exists()
