@@ -360,6 +360,8 @@ def _concept_rows(concept_lines: Path, built: list[str], head: np.ndarray, tail:
         for start in range(0, len(head), ROWS_AT_ONCE):
             stop = start + ROWS_AT_ONCE
             for h, t in zip(head[start:stop].tolist(), tail[start:stop].tolist(), strict=True):
-                end = placed.get((h, t)) or placed.setdefault((h, t), place(h, t))
+                end = placed.get((h, t))
+                if end is None:
+                    end = placed[h, t] = place(h, t)
                 yield next(lines)[:-2] + end
 
