@@ -1,36 +1,46 @@
-# Two commands a new user needs: `make demo` and `make test`. Both create .venv when missing.
+# Two commands a new user needs: `make demo` and `make test`. Both create .venv when missing;
+# the demo installs the core only, the tests every extra (crowd, Ray, Hugging Face, lexicon build).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+CORE := $(VENV)/.installed-core
+ALL := $(VENV)/.installed-all
+# The lexicon build's inputs: Visual Genome's vocabulary and WordNet, beside this checkout here.
+VG_VOCAB ?= ../shared/data/vocab/vg-1750-700-450
 NLTK_DATA ?= ../shared/nltk_data
 
 .PHONY: demo test lint lexicon bench screenshot clean
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,ray,hf]'
-	touch $(STAMP)
 
-demo: $(STAMP)
+$(CORE): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/python -m pip install -q -e .
+	touch $(CORE)
+
+$(ALL): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/python -m pip install -q -e '.[dev,crowd,ray,hf,lexicon]'
+	touch $(ALL) $(CORE)
+
+demo: $(CORE)
 	$(BIN)/contrastgen demo --out out/demo
 
-test: $(STAMP)
+test: $(ALL)
 	$(BIN)/python -m pytest -n 2 -q
 
-lint: $(STAMP)
+lint: $(ALL)
 	$(BIN)/ruff check contrastgen api mturk tests benchmarks
 
-# Regenerates the WordNet-derived lexicon in rules/lexicon/ (needs WordNet; commit the result).
-lexicon: $(STAMP)
-	NLTK_DATA=$(NLTK_DATA) $(BIN)/contrastgen lexicon build
+# Regenerates the WordNet-derived lexicon in rules/lexicon/ (commit the result).
+lexicon: $(ALL)
+	$(BIN)/contrastgen lexicon build --vocab $(VG_VOCAB) --wordnet $(NLTK_DATA)
 
-bench: $(STAMP)
+bench: $(ALL)
 	$(BIN)/python benchmarks/bench_generate.py --images 2000 --questions 30000
 
 # Rewrites docs/viewer.png, the README's picture of the viewer, from the browser test that checks it.
-screenshot: $(STAMP)
+screenshot: $(ALL)
 	CONTRASTGEN_SCREENSHOT=$(CURDIR)/docs/viewer.png $(BIN)/python -m pytest -q \
 	    tests/viewer/test_viewer_browser.py -k first_set_shows
 

@@ -6,7 +6,7 @@ Sources: the value of every typed step (`filter TYPE: VALUE`, `verify TYPE: VALU
 groups of benchmarks/synth_vocab_spec.yaml (Visual Genome's attributes, via synth_vocab.json).
 A value seen under two types keeps both. Rerun after either source changes:
 
-    .venv/bin/python benchmarks/make_attribute_types.py [--gqa ../shared/data/gqa]
+    .venv/bin/python benchmarks/make_attribute_types.py --gqa ../shared/data/gqa
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def collect(gqa_dir: Path) -> dict[str, set[str]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gqa", type=Path, default=HERE.parent.parent / "shared" / "data" / "gqa")
+    ap.add_argument("--gqa", type=Path, required=True, help="a directory of GQA question files")
     args = ap.parse_args()
     types = collect(args.gqa)
     lines = ["# GQA attribute types: value <TAB> type (a value may have two types).",

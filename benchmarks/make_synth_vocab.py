@@ -4,7 +4,7 @@ Why a build step: the synthetic generator must work where ../shared is absent (a
 lead's property tests), so the vocabulary it draws from ships inside the package. This script is
 the only place that reads the raw VG lists; rerun it after editing synth_vocab_spec.yaml.
 
-    .venv/bin/python benchmarks/make_synth_vocab.py [--vocab ../shared/data/vocab/vg-1750-700-450]
+    .venv/bin/python benchmarks/make_synth_vocab.py --vocab ../shared/data/vocab/vg-1750-700-450
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ import yaml
 
 from contrastgen.jsonio import write_json
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_VOCAB = REPO / ".." / "shared" / "data" / "vocab" / "vg-1750-700-450"
 SPEC = Path(__file__).resolve().with_name("synth_vocab_spec.yaml")
 OUT = Path(__file__).resolve().with_name("synth_vocab.json")
 
@@ -95,7 +93,7 @@ def build(vocab_dir: Path) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--vocab", type=Path, default=DEFAULT_VOCAB)
+    ap.add_argument("--vocab", type=Path, required=True, help="Visual Genome's vg-1750-700-450 directory")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     if not (args.vocab / "objects_vocab.txt").is_file():

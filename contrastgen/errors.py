@@ -8,6 +8,7 @@ turns these into a one-line message and a non-zero exit code; the HTTP service i
 from __future__ import annotations
 
 import functools
+import importlib
 
 
 class ContrastgenError(Exception):
@@ -37,3 +38,24 @@ class InputError(ContrastgenError):
         # keep path and record when the error crosses from a worker process to the parent
         return (functools.partial(type(self), path=self.path, record=self.record, field=self.field),
                 (self.reason,))
+
+
+class MissingExtra(ContrastgenError):
+    """A command needs an optional dependency that is not installed (exit code 2 on the CLI)."""
+
+
+def require_extra(extra: str, modules: tuple[str, ...], needed_by: str) -> None:
+    """Raise MissingExtra, naming `contrastgen[extra]`, unless every one of `modules` imports.
+
+    Why ask before the work: the crowd, Ray, Hugging Face and lexicon-build stacks are extras, so a
+    core install lacks them, and a user should learn it in one sentence at the start, not from an
+    ImportError halfway through a run.
+    """
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise MissingExtra(
+                f"{needed_by} needs the optional dependencies of contrastgen[{extra}] "
+                f"({exc}): pip install 'contrastgen[{extra}]'"
+            ) from None

@@ -2,8 +2,7 @@
 
 `rules/` and the bundled sample are installed as the packages `contrastgen.rules` and
 `contrastgen.data`, so they are found the same way from a source checkout (editable install) and
-from a wheel; nothing here assumes the layout of a checkout. The one exception is
-`shared_vocab_dir`, which only a developer rebuilding the lexicon needs.
+from a wheel; nothing here assumes the layout of a checkout or points outside it.
 """
 
 from __future__ import annotations
@@ -58,11 +57,3 @@ def api_file(name: str) -> Path:
     """A data file of the HTTP service (its OpenAPI examples)."""
     return Path(str(files("contrastgen.api"))) / name
 
-
-def shared_vocab_dir() -> Path:
-    """Where a source checkout finds Visual Genome's vocabulary (`../shared/data/vocab/...`).
-
-    Only `contrastgen lexicon build` reads it, and it takes `--vocab` for any other place.
-    """
-    repo = rules_dir().resolve().parent
-    return repo.parent / "shared" / "data" / "vocab" / "vg-1750-700-450"

@@ -162,10 +162,17 @@ def test_the_readme_module_map_names_every_folder():
 
 def test_every_package_is_in_the_wheel():
     """pyproject.toml lists packages by hand (rules/, api/ and mturk/ are mapped into contrastgen):
-    a folder missing from the list would work in a checkout and be absent from the wheel."""
+    a folder missing from the list would work in a checkout and be absent from the wheel, and a
+    data folder missing from it makes setuptools warn on every install."""
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
-    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    found = {".".join(("contrastgen", *p.parent.relative_to(REPO / "contrastgen").parts)).rstrip(".")
-             for p in (REPO / "contrastgen").rglob("__init__.py")}
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    roots = {"contrastgen": REPO / "contrastgen", **{k: REPO / v for k, v in config["package-dir"].items()}}
+    found = set()
+    for package, root in roots.items():
+        for folder in [root, *root.rglob("*")]:
+            if folder.is_dir() and folder.name != "__pycache__" and any(f.is_file() for f in folder.iterdir()):
+                found.add(".".join((package, *folder.relative_to(root).parts)))
+    assert {"contrastgen.rules.lexicon", "contrastgen.data.sample", "contrastgen.viewer.static"} <= found
     assert found <= listed, sorted(found - listed)

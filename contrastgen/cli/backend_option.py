@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from contrastgen.errors import require_extra
 from contrastgen.parallel.backend import BACKENDS, Backend
 
 _OPTIONS = [
@@ -25,4 +26,6 @@ def backend_option(fn):
 def backend_from(name: str, address: str | None) -> Backend:
     if address and name != "ray":
         raise click.BadParameter("--address needs --backend ray", param_hint="--address")
+    if name == "ray":  # before any input is read: a run should not stop for this halfway
+        require_extra("ray", ("ray",), "--backend ray")
     return Backend(name, address)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from contrastgen.errors import require_extra
 from contrastgen.export.write import FORMATS
 
 
@@ -34,11 +35,9 @@ def export_cmd(out_dir: Path, fmt: str, out: Path, split: str, license_id: str |
       contrastgen export out/cs --format hf --out out/cs-hf      # datasets.load_from_disk(...)
     """
     if fmt == "hf":
-        try:
-            import datasets
-        except ImportError:
-            raise click.UsageError("--format hf needs the `datasets` package: "
-                                   "pip install 'contrastgen[hf]'") from None
+        require_extra("hf", ("datasets",), "`contrastgen export --format hf`")
+        import datasets
+
         datasets.disable_progress_bars()
     from contrastgen.export.write import export
 

@@ -7,6 +7,7 @@ question was or was not perturbed can look the noun up in one command.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -24,22 +25,28 @@ def lexicon() -> None:
 
 
 @lexicon.command()
-@click.option("--vocab", "vocab_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Directory with objects_vocab.txt [default: ../shared/data/vocab/vg-1750-700-450].")
+@click.option("--vocab", "vocab_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              envvar="CONTRASTGEN_VG_VOCAB", show_envvar=True,
+              help="Visual Genome's vocabulary: the directory with objects_vocab.txt and attributes_vocab.txt.")
+@click.option("--wordnet", "nltk_data", type=click.Path(file_okay=False, path_type=Path), required=True,
+              envvar="NLTK_DATA", show_envvar=True,
+              help="An NLTK data directory holding corpora/wordnet (WordNet 3.0).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write the generated files [default: rules/lexicon].")
 @click.option("--curated", "curated_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory with the hand-curated lists [default: rules/lexicon].")
-def build(vocab_dir: Path | None, out_dir: Path | None, curated_dir: Path | None) -> None:
-    """Regenerate the WordNet-derived files of rules/lexicon (needs WordNet: set NLTK_DATA).
+def build(vocab_dir: Path, nltk_data: Path, out_dir: Path | None, curated_dir: Path | None) -> None:
+    """Regenerate the WordNet-derived files of rules/lexicon (`make lexicon` passes the inputs).
 
     Writes nouns.tsv, aliases.tsv, irregular_plurals.tsv, may_denote.tsv, the phraser's
     articles.tsv and the slot reader's attributes.txt; the hand-curated lists beside them are
-    inputs. Commit the result.
+    inputs. Commit the result. Needs `pip install 'contrastgen[lexicon]'` (nltk, spaCy).
     """
+    from contrastgen.errors import require_extra
+
+    require_extra("lexicon", ("nltk", "spacy", "spacy_lookups_data"), "`contrastgen lexicon build`")
     from contrastgen.language.lexicon import DEFAULT_RULES_DIR
     from contrastgen.language.lexicon_build import (
-        DEFAULT_VOCAB_DIR,
         build_lexicon,
         surface_forms,
         write_lexicon,
@@ -47,13 +54,13 @@ def build(vocab_dir: Path | None, out_dir: Path | None, curated_dir: Path | None
 
     curated = curated_dir or DEFAULT_RULES_DIR
     out = out_dir or DEFAULT_RULES_DIR
-    files = build_lexicon(vocab_dir or DEFAULT_VOCAB_DIR, curated)
+    files = build_lexicon(vocab_dir, curated, nltk_data=str(nltk_data).split(os.pathsep))
     write_lexicon(files, out)
     forms = surface_forms(files)
     from contrastgen.language.attributes_build import ATTRIBUTES_FILE, build_attributes
     from contrastgen.resources import rules_dir
 
-    build_attributes(vocab_dir or DEFAULT_VOCAB_DIR, rules_dir() / "phrases.json", out / ATTRIBUTES_FILE)
+    build_attributes(vocab_dir, rules_dir() / "phrases.json", out / ATTRIBUTES_FILE)
     # the a/an table covers the same surface forms and the words that may stand before them
     # (contrastgen.language.articles), so "an iron shoe" needs no inflect at run time
     from contrastgen.language.articles import ARTICLES_FILE, build_articles

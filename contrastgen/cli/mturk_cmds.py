@@ -1,7 +1,8 @@
 """`contrastgen mturk export | preview | ingest`: crowd verification on Mechanical Turk.
 
 Thin wrappers over `contrastgen.mturk`; heavy imports (pandas, crowd-kit, statsmodels) happen
-inside the commands so `contrastgen --help` stays fast.
+inside the commands so `contrastgen --help` stays fast. They are the `contrastgen[crowd]` extra:
+each command first checks that what it imports is installed, and names the extra if not.
 """
 
 from __future__ import annotations
@@ -12,6 +13,16 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table
+
+from contrastgen.errors import require_extra
+
+# What the commands import: the HIT layout (export, preview, simulate), and the scoring (ingest).
+LAYOUT_MODULES = ("jinja2",)
+SCORING_MODULES = ("jinja2", "pandas", "crowdkit", "sklearn", "statsmodels")
+
+
+def _require_crowd(command: str, modules: tuple[str, ...] = LAYOUT_MODULES) -> None:
+    require_extra("crowd", modules, f"`contrastgen mturk {command}`")
 
 
 def _pct(x: float | None) -> str:
@@ -55,6 +66,7 @@ def export_cmd(contrast: Path, images_base_url: str | None, images: Path | None,
     OUT/upload/ holds what goes to MTurk (batch_input.csv, hit_layout.html, question.xml,
     hit_properties.json, api_hits.jsonl); OUT/manifest.json is private and maps items back.
     """
+    _require_crowd("export")
     from contrastgen.mturk import export_hits, load_contrast_sets, load_gold
     from contrastgen.mturk.export import image_files
     from contrastgen.mturk.layout import DEFAULT_TITLE
@@ -92,6 +104,7 @@ def export_cmd(contrast: Path, images_base_url: str | None, images: Path | None,
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Page to write (default HIT_DIR/preview.html).")
 def preview_cmd(hit_dir: Path, n_hits: int, out: Path | None) -> None:
     """Write a self-contained offline page showing the first HITs as workers will see them."""
+    _require_crowd("preview")
     from contrastgen.mturk import render_preview
 
     path = render_preview(hit_dir, n_hits=n_hits, out=out)
@@ -137,6 +150,7 @@ def _print_report(report: dict[str, Any], console: Console) -> None:
 def ingest_cmd(manifest: Path, results: tuple[Path, ...], out: Path, min_gold_accuracy: float,
                exclude_flagged: bool, aggregator: str, seed: int) -> None:
     """Score MTurk results: accuracy on originals vs perturbations, agreement, items to review."""
+    _require_crowd("ingest", SCORING_MODULES)
     from contrastgen.mturk import ingest_results
 
     report = ingest_results(manifest, list(results), out=out, min_gold_accuracy=min_gold_accuracy,
@@ -157,6 +171,7 @@ def ingest_cmd(manifest: Path, results: tuple[Path, ...], out: Path, min_gold_ac
 def simulate_cmd(hit_dir: Path, out: Path, seed: int, accuracy_original: float, accuracy_perturbed: float,
                  rejected_rate: float, workers: int) -> None:
     """Dry run: write a results CSV in MTurk's layout from a simulated crowd (no real answers)."""
+    _require_crowd("simulate")
     from contrastgen.mturk.simulate import CrowdModel, simulate_results
 
     model = CrowdModel(accuracy_original=accuracy_original, accuracy_perturbed=accuracy_perturbed,

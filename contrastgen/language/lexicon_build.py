@@ -56,9 +56,7 @@ from contrastgen.language.lexicon import (
     read_pairs,
     read_word_list,
 )
-from contrastgen.resources import shared_vocab_dir
 
-DEFAULT_VOCAB_DIR = shared_vocab_dir()
 OBJECTS_VOCAB = "objects_vocab.txt"
 SENSES_FILE = "senses.tsv"
 SYNONYMS_FILE = "synonyms.tsv"
@@ -103,7 +101,7 @@ _ABSTRACT_LEXNAMES = (
 # Senses a people word (people.txt) may take, in the strict and in the loose relation alike.
 _PERSON_LEXNAMES = ("noun.person", "noun.group", "noun.Tops")
 
-_REGEN = "Regenerate: `make lexicon` (NLTK_DATA=../shared/nltk_data contrastgen lexicon build)."
+_REGEN = "Regenerate: `make lexicon` (contrastgen lexicon build --vocab VG_VOCAB_DIR --wordnet NLTK_DATA_DIR)."
 
 
 @dataclass
@@ -131,7 +129,7 @@ def find_wordnet(search_path: list[str] | None = None) -> Path:
             return candidate
     raise InputError(
         "WordNet not found: set NLTK_DATA to a directory holding corpora/wordnet "
-        "(e.g. NLTK_DATA=../shared/nltk_data), or run python -m nltk.downloader wordnet",
+        "(contrastgen lexicon build --wordnet DIR), or run python -m nltk.downloader wordnet",
         path=os.environ.get("NLTK_DATA") or None,
     )
 
@@ -543,13 +541,15 @@ def _apply_hand_kinds(nouns: dict[str, Noun], inflector: Inflector, cur: Curated
             noun.category = general.category
 
 
-def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None = None) -> dict[str, str]:
+def build_lexicon(vocab_dir: Path, curated_dir: Path, wordnet_dir: Path | None = None,
+                  nltk_data: list[str] | None = None) -> dict[str, str]:
     """Build the generated lexicon files; returns {file name: text}. Nothing is written.
 
-    `wordnet_dir` is a `corpora/wordnet` directory; by default it is looked up like nltk does.
+    `wordnet_dir` is a `corpora/wordnet` directory; without it, one is looked for under the NLTK
+    data directories `nltk_data` (by default as nltk looks: NLTK_DATA, then its own places).
     """
     vocab = _read_vocab(vocab_dir)  # before WordNet: a wrong path should fail in milliseconds
-    wn = load_wordnet(wordnet_dir or find_wordnet())
+    wn = load_wordnet(wordnet_dir or find_wordnet(nltk_data))
     cur = Curated.read(wn, curated_dir)
     inflector = Inflector(cur.plural_only, cur.uncountable, wn, curated_dir / INFLECTION_RULES_FILE)
     words = [w for w in vocab if w not in cur.not_nouns] + sorted(cur.plural_only) + cur.extra_nouns

@@ -1,6 +1,7 @@
 """Super-CLEVR's domain-shift splits, chosen from existing scenes and questions.
 
-The paper (../shared/papers/super-clevr-benchmark.txt) *generates* a dataset per factor. Here the
+The paper (Li et al., "Super-CLEVR: A Virtual Benchmark to Diagnose Domain Robustness in Visual
+Reasoning", CVPR 2023) *generates* a dataset per factor. Here the
 data already exist, so each factor becomes a split of them, with statistics saying how far the
 split shifts that factor:
 - concept distribution: the frequencies of shapes, colours and materials over the scenes' objects,

@@ -28,8 +28,8 @@ def test_committed_lexicon_is_what_the_build_produces(tmp_path):
         pytest.skip("../shared/nltk_data (WordNet) or the VG vocabulary is absent")
     result = CliRunner().invoke(
         cli,
-        ["lexicon", "build", "--vocab", str(VOCAB), "--out", str(tmp_path), "--curated", str(RULES / "lexicon")],
-        env={"NLTK_DATA": str(WORDNET.parent.parent)},
+        ["lexicon", "build", "--vocab", str(VOCAB), "--wordnet", str(WORDNET.parent.parent), "--out", str(tmp_path),
+         "--curated", str(RULES / "lexicon")],
     )
     assert result.exit_code == 0, result.output
     for name in (*GENERATED_FILES, ARTICLES_FILE, ATTRIBUTES_FILE):
@@ -52,11 +52,26 @@ def test_wordnet_is_found_on_the_search_path(tmp_path):
 
 
 def test_build_cli_rejects_a_missing_vocabulary_before_loading_wordnet(tmp_path):
-    result = CliRunner().invoke(
-        cli, ["lexicon", "build", "--vocab", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(  # tmp_path holds no WordNet: reaching for it would fail otherwise
+        cli, ["lexicon", "build", "--vocab", str(tmp_path / "nowhere"), "--wordnet", str(tmp_path),
+              "--out", str(tmp_path / "out")]
     )
     assert result.exit_code == 2
     assert "objects_vocab.txt" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_build_needs_its_inputs_named(tmp_path, monkeypatch):
+    """No default points outside the repository: without --vocab and --wordnet (or their
+    environment variables) the build refuses, naming the option."""
+    monkeypatch.delenv("NLTK_DATA", raising=False)
+    monkeypatch.delenv("CONTRASTGEN_VG_VOCAB", raising=False)
+    result = CliRunner().invoke(cli, ["lexicon", "build", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "--vocab" in result.output
+    result = CliRunner().invoke(cli, ["lexicon", "build", "--vocab", str(tmp_path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "--wordnet" in result.output and "NLTK_DATA" in result.output
     assert not (tmp_path / "out").exists()
 
 
