@@ -78,10 +78,12 @@ def main() -> None:
     for name, deps in reach.items():
         for dep in deps:
             owners.setdefault(dep, []).append(name)
-    print(f"{'dependency':<22} {'own':>11} {'with what only it needs':>24}  pulled in only by it")
-    for name in sorted(direct, key=lambda n: -sum(sizes[d] for d in reach[n] if owners[d] == [n])):
+    rows = []
+    for name in direct:
         only = sorted(d for d in reach[name] if owners[d] == [name] and d != name)
-        with_only = sizes.get(name, 0) + sum(sizes[d] for d in only)
+        rows.append((sizes.get(name, 0) + sum(sizes[d] for d in only), name, only))
+    print(f"{'dependency':<22} {'own':>11} {'with what only it needs':>24}  pulled in only by it")
+    for with_only, name, only in sorted(rows, reverse=True):
         print(f"{name:<22} {mib(sizes.get(name, 0)):>11} {mib(with_only):>24}  {', '.join(only) or '-'}")
     shared = sorted((d for d, o in owners.items() if len(o) > 1 and d not in direct), key=lambda d: -sizes[d])
     print(f"\nshared by two or more: {mib(sum(sizes[d] for d in shared))}")
