@@ -1,4 +1,4 @@
-"""The HTTP service (FastAPI), started by `contrastgen serve`; see README "The HTTP service".
+"""The HTTP service (FastAPI), started by `contrastgen serve`; see docs/http-service.md.
 
 Modules, in the order a request meets them:
   access_log   JSON-lines logs; one line per request, with its request id

@@ -3,7 +3,7 @@
 Why they mirror the files instead of inventing new shapes: a researcher who already has GQA
 question files, scene-graph files and `contrast_sets.jsonl` should be able to POST them as they
 are and get back lines they can append to the same files. So scene graphs and questions are
-GQA's own records (unknown extra fields are allowed), and perturbations are the README's
+GQA's own records (unknown extra fields are allowed), and perturbations are docs/output-formats.md's
 `contrast_sets.jsonl` schema.
 
 The models *check* requests; the engine is then given the parsed JSON itself, not a dump of the
@@ -91,7 +91,7 @@ class Question(_Open):
     semantic: Program = None
 
 
-# --- perturbations (README: contrast_sets.jsonl) ----------------------------------------------
+# --- perturbations (docs/output-formats.md: contrast_sets.jsonl) ----------------------------------------------
 
 
 class Change(_Open):
@@ -102,8 +102,8 @@ class Change(_Open):
 
 
 class Evidence(_Open):
-    query: dict[str, Any] = Field(description="the perturbed question as a program (README: queries)")
-    facts: list[dict[str, Any]] = Field(description="graph facts that entail `answer` (README: facts)")
+    query: dict[str, Any] = Field(description="the perturbed question as a program (docs/output-formats.md: queries)")
+    facts: list[dict[str, Any]] = Field(description="graph facts that entail `answer` (docs/output-formats.md: facts)")
     answer: str
 
 

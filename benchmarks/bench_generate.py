@@ -4,7 +4,8 @@ Makes (or reuses) a GQA-shaped synthetic dataset with `synth`, runs `contrastgen
 generate` on it in a child process, and reports wall time, questions per second, the child's peak
 resident memory, perturbations emitted, and the machine. The data is cached under
 benchmarks/.cache/gqa-like-<images>-<questions>-<seed>-<synth hash>/ (gitignored) so that reruns time only the
-engine. Targets (README): 1M questions in < 3 min wall and < 8 GiB peak RSS on 2 cores / 24 GiB.
+engine. Targets (docs/performance.md): 1M questions in < 60 s wall and < 90 CPU-seconds, < 3 GiB in the
+largest process and < 4 GiB over the tree, on 2 cores / 24 GiB.
 
     .venv/bin/python benchmarks/bench_generate.py [--images 75000 --questions 1000000] [--workers N]
     .venv/bin/python benchmarks/bench_generate.py --data DIR   # reuse DIR's questions.json/scene_graphs.json (made if absent)

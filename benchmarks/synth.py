@@ -258,7 +258,7 @@ def article(word: str) -> str:
 
 
 def side_of(obj: dict[str, Any], width: float) -> str:
-    """The README's rule: left iff the box centre is left of the image's middle."""
+    """The evidence schema's rule: left iff the box centre is left of the image's middle."""
     return "left" if obj["x"] + obj["w"] / 2 < width / 2 else "right"
 
 

@@ -2,7 +2,7 @@
 
 A program is CLEVR's list of `{"type", "inputs", "value_inputs"}` nodes; each node's inputs are
 earlier nodes' indices. Semantics, as Super-CLEVR's `question_engine.py` defines them, with the
-choices it leaves open made explicit (the README's CLEVR section has the table):
+choices it leaves open made explicit (docs/clevr.md has the table):
 - `scene` is every object; `filter_<attr>[v]` keeps objects whose attribute is v, and for shapes
   also objects whose category is v ("bus" keeps every bus); `partfilter_<attr>` does the same on
   parts, where a part name matches every part whose words include its words ("front wheel"

@@ -9,7 +9,7 @@ objects (KOP), and five combinations. "Most associated" is pointwise mutual info
 
 where f counts samples (a word counts once per question, an object once per image) and K is the
 number of samples. The paper publishes no code, so the choices it leaves open are made here and
-documented in the README: the question-type words are the question's longest prefix in VQA's type
+documented in docs/ood.md: the question-type words are the question's longest prefix in VQA's type
 list; ties in MI go to the word that comes first in the question; KWP and KOP keep MI order (the
 pair is "sequence-dependent"); a sample with no candidate word or object gets no concept for the
 shortcuts that need one and is left out of those shortcuts' groups.

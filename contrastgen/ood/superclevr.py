@@ -19,7 +19,7 @@ split shifts that factor:
   every redundant attribute dropped, or every attribute said), from programs read back from the
   words (`contrastgen.ood.redundancy`).
 Where this had to choose (the head share, one held-out colour per shape, text matching of
-concepts through rules/ood/superclevr_concepts.tsv) the README says so.
+concepts through rules/ood/superclevr_concepts.tsv) docs/ood.md says so.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A prediction is right to the degree humans agreed with it: min(#humans who gave 
 averaged over the ten subsets of nine of the ten human answers (leave one out), after VQA's own
 answer normalisation (punctuation, number words, articles, contractions; tables in
 `rules/ood/vqa_answer_normalization.json`). Two deliberate differences from `vqaEval.py`, both
-documented in the README: the prediction and the answers are always normalised (the official code
+documented in docs/ood.md: the prediction and the answers are always normalised (the official code
 skips it when all ten humans agree, so "Yes" scores 0 against ten "yes"), and a question with a
 single gold answer (GQA data) is scored by exact match after normalisation, because leaving its
 only answer out would make every prediction wrong.

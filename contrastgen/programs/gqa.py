@@ -4,7 +4,7 @@ Why an executor of our own: a perturbation of any GQA question type is an edit o
 its program, and its new answer is what the edited program gives on the graph. The executor
 therefore has to be exact about what each operation means and has to refuse, never guess, where
 the graph does not decide: an empty set asked about, several objects that disagree, an attribute
-type the rules do not know. The table of semantics is in the README ("The GQA program executor").
+type the rules do not know. The table of semantics is in docs/gqa-programs.md.
 
 Object references follow GQA: an argument `name (12,13)` is the objects GQA's annotators meant,
 by id; `name (-)` is GQA saying there is none; a bare `name` (an edited step) denotes every object
@@ -46,7 +46,7 @@ class ProgramRefusal(Exception):
         self.detail = detail
 
 
-# Reasons, in the order the README lists them.
+# Reasons, in the order docs/gqa-programs.md lists them.
 REASONS = ("malformed_program", "unknown_operation", "program_mismatch", "empty", "ambiguous",
            "not_decidable")
 

@@ -6,7 +6,7 @@ threshold that adapts up to 32 MB) with its own `mmap` and returns it with `munm
 such buffer costs fresh zeroed pages and their faults. With one high threshold and a large
 trim threshold, freed buffers stay in the heap and are reused: on the 1M benchmark, system time
 fell from 17.4 to 10.9 s and wall time from 59 to 52 s, with the same peak RSS and the same
-output (README, "Engine benchmark"). Only the CLI's run calls this: it changes the whole
+output (docs/performance.md). Only the CLI's run calls this: it changes the whole
 process, which a library caller should decide for itself. Elsewhere than glibc it does nothing.
 """
 

@@ -1,5 +1,5 @@
 """What every template handler shares: its input (a Context), its output (Candidates), refusals,
-and the evidence vocabulary of README's "Evidence schema (version 1)".
+and the evidence vocabulary of docs/output-formats.md's "Evidence schema (version 1)".
 
 Each handler is a generator: it yields proven candidates in a seeded order and the engine keeps
 the first max-k that are not duplicates. Because the order does not depend on max-k, the k = 1

@@ -1,7 +1,7 @@
 """The independent verifier: re-check every perturbation from its evidence and the scene graph.
 
 Why it exists: a contrast set is only useful if its answers are right, and "the generator says
-so" is not a proof. This module reads nothing but the README's evidence contract, the scene
+so" is not a proof. This module reads nothing but the evidence contract (docs/output-formats.md), the scene
 graphs and plain data files in rules/ (relations.tsv, lexicon/colors.txt,
 lexicon/unannotated_prone.txt expanded by lexicon/nouns.tsv, the id suffixes of
 templates.json); it deliberately imports none of the generator's stages (language, scene,
@@ -52,7 +52,7 @@ _GRAPH_ERRORS = (KeyError, TypeError, AttributeError, ValueError)  # what a malf
 
 # What kind of check a problem comes from, so a report over a million perturbations can say
 # "12 fact, 3 unannotated" before listing them. Stable names: scripts may filter on them.
-STRUCTURE = "structure"  # a record, perturbation or evidence is not shaped as the README says
+STRUCTURE = "structure"  # a record, perturbation or evidence is not shaped as docs/output-formats.md says
 FACT = "fact"  # a fact in evidence.facts does not hold in the graph
 QUERY = "query"  # the query has no answer on the graph (unknown op or object, unprovable 'no')
 ANSWER = "answer"  # the re-computed, claimed, perturbation and original answers disagree
@@ -200,7 +200,7 @@ def _record_problems(record: dict[str, Any], qid: str, seen: set[tuple[str, str]
 
 def _identity_problems(p: Any, qid: str, pid: str, template: Any, seen: set[str],
                        rules: VerifyRules) -> list[Problem]:
-    """Ids are `<qid>_<template suffix><rank>` (README) and unique across the whole file."""
+    """Ids are `<qid>_<template suffix><rank>` (docs/output-formats.md) and unique across the whole file."""
     if not isinstance(p, dict) or not isinstance(p.get("question_id"), str):
         return [(IDS, "perturbation has no string 'question_id'")]
     problems = []

@@ -1,4 +1,4 @@
-"""Checks that each `evidence.facts` entry holds in the scene graph (README "Facts" table).
+"""Checks that each `evidence.facts` entry holds in the scene graph (the "Facts" table of docs/output-formats.md).
 
 Why check facts as well as re-run the query: the facts are what a human auditor or a crowd
 task shows as the proof. A fact that does not hold means the generator's explanation is wrong

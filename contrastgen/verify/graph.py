@@ -115,7 +115,7 @@ class GraphIndex:
         return o["x"] + o["w"] / 2
 
     def side(self, oid: str) -> str:
-        """`left` if the box centre is strictly left of the image's middle, else `right` (README)."""
+        """`left` if the box centre is strictly left of the image's middle, else `right` (docs/output-formats.md)."""
         return "left" if self.center(oid) < self.width / 2 else "right"
 
     def position(self, oid: str, axis: str) -> str | None:

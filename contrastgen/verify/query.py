@@ -1,4 +1,4 @@
-"""A small executor for `evidence.query`, written from the README's op table alone.
+"""A small executor for `evidence.query`, written from the op table of docs/output-formats.md alone.
 
 Why a second executor: the generator computes each new answer with its own logic; re-running
 the query here, with code that shares nothing with it, turns "the generator says so" into

@@ -37,7 +37,7 @@ def _normalize_str(text: str) -> str:
 
 
 def normalize_name(text: object) -> str:
-    """Scene-graph names and relations are compared lower-cased and stripped (the README contract).
+    """Scene-graph names and relations are compared lower-cased and stripped (the evidence contract, docs/output-formats.md).
 
     Cached: the same few thousand names recur in every record of a run.
     """

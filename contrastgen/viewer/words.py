@@ -1,7 +1,7 @@
 """What the viewer says in words: evidence facts as sentences, and which words a perturbation changed.
 
 Why on the Python side: the page only shows strings, so the reading of the evidence schema (the
-README's table) lives in one tested place, and a new fact kind shows up here, not in JavaScript.
+table in docs/output-formats.md) lives in one tested place, and a new fact kind shows up here, not in JavaScript.
 """
 
 from __future__ import annotations

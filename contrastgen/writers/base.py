@@ -25,7 +25,7 @@ class Writer(ABC):
     """One output format: the files it writes into a run's (temporary) output directory."""
 
     name: ClassVar[str]
-    files: ClassVar[str]  # what it writes, for the README and error messages
+    files: ClassVar[str]  # what it writes, for the docs and error messages
 
     @abstractmethod
     def write(self, gen: Generation, out: Path) -> None:

@@ -266,8 +266,9 @@ def test_every_reason_is_a_documented_one(k5):
     stats = json.loads((k5 / "stats.json").read_text())
     seen = set(stats["reasons"]) | {r for t in stats["templates"].values() for r in t["reasons"]}
     assert seen and seen <= set(REASONS)
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert all(f"`{r}`" in readme for r in REASONS)
+    repo = Path(__file__).resolve().parents[2]
+    docs = "".join(p.read_text() for p in [repo / "README.md", *sorted((repo / "docs").glob("*.md"))])
+    assert all(f"`{r}`" in docs for r in REASONS), [r for r in REASONS if f"`{r}`" not in docs]
     import re
 
     handlers = Path(__file__).resolve().parents[2] / "contrastgen" / "templates"

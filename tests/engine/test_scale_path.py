@@ -1,6 +1,6 @@
 """The large-run path of `generate`: streamed, packed questions; the screen; views joined from bytes.
 
-Each of these is a faster or leaner stand-in for a simpler form (README, "Engine benchmark"); the
+Each of these is a faster or leaner stand-in for a simpler form (docs/performance.md); the
 tests hold every one of them to the result of the simple form.
 """
 

@@ -1,4 +1,4 @@
-"""benchmarks/grammar_check.py: the rule checks behind the README's grammar figures flag the
+"""benchmarks/grammar_check.py: the rule checks behind the grammar figures of docs/program-edits.md flag the
 errors they name and pass GQA-style questions without them."""
 
 from __future__ import annotations

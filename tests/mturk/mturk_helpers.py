@@ -1,6 +1,6 @@
 """Hand-built fixtures for the mturk tests: contrast-set records and MTurk results CSVs.
 
-Records follow the `contrast_sets.jsonl` schema of README.md; results CSVs follow the column
+Records follow the `contrast_sets.jsonl` schema of docs/output-formats.md; results CSVs follow the column
 layout of MTurk's requester-site "Download CSV" (written here independently of
 `contrastgen.mturk.simulate`, so a mistake there cannot hide one in ingest).
 """

@@ -170,7 +170,7 @@ def test_real_gqa_programs_over_graphs_built_from_them(lex):
     result = execute_all(qs, graphs_from_programs.build(qs), lex)
     assert result["right"] / len(qs) >= 0.98
     # The three wrong answers are the builder's: its left/right edges between all pairs give a pair
-    # the edge a gold "no" denies (README, "The GQA program executor").
+    # the edge a gold "no" denies (docs/gqa-programs.md).
     assert len(result["wrong"]) <= 3
 
 

@@ -1,7 +1,7 @@
 """The generator's real output on the shipped sample passes the verifier; one flipped answer fails it.
 
 This is the contract test between the two sides: if the engine changes its evidence or the
-verifier its reading of the README, this breaks.
+verifier its reading of the evidence schema (docs/output-formats.md), this breaks.
 """
 
 from __future__ import annotations
