@@ -10,7 +10,7 @@ NLTK_DATA ?= ../shared/nltk_data
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,ray,hf]'
+	$(BIN)/python -m pip install -q -e '.[dev,ray,hf,harness]'
 	touch $(STAMP)
 
 demo: $(STAMP)
