@@ -3,8 +3,8 @@
     python -m lmms_eval --model ... --include_path OUT --tasks contrast_NAME
 
 The folder holds `contrast_NAME.yaml` (the task), `utils.py` (its functions: a copy of
-`lmms_eval_task.py`), `answer_numbers.tsv` (the number words `utils.py` matches answers with),
-`data/test.parquet` (one row per question) and a README saying how to run it.
+`lmms_eval_task.py` with contrastgen's number words written in), `data/test.parquet` (one row per
+question) and a README saying how to run it.
 
 Why each choice (the format is described in docs/harnesses.md):
 - The task is named `contrast_<name>`: lmms-eval indexes its own tasks first and a local task of
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from contrastgen.answers import number_words
 from contrastgen.errors import InputError
 from contrastgen.export import lmms_eval_task as task_functions
 from contrastgen.export.harness import (
@@ -43,7 +43,7 @@ from contrastgen.export.harness import (
 )
 from contrastgen.export.images import ImageSource
 from contrastgen.jsonio import atomic_dir, atomic_file, write_text
-from contrastgen.resources import rules_file
+from contrastgen.resources import package_resource
 
 TASK_PREFIX = "contrast_"
 SPLIT = "test"
@@ -54,6 +54,7 @@ PROMPTS = {"default": {"pre_prompt": "", "post_prompt": "\nAnswer the question u
 GENERATION = {"max_new_tokens": 16, "temperature": 0, "top_p": 1.0, "num_beams": 1, "do_sample": False}
 # Rows per batch and Parquet row group: memory holds one batch of rows (and their images).
 BATCH = 1_000
+_NUMBERS_LINE = "NUMBER_WORDS: dict[str, str] = {}\n"
 _QUOTED_FUNCTION = re.compile(r"!function '(utils\.[A-Za-z_][A-Za-z0-9_]*)'")
 
 
@@ -175,6 +176,14 @@ def task_config(task: str, data_file: Path, tally: _Tally) -> dict[str, Any]:
     }
 
 
+def utils_source() -> str:
+    """`lmms_eval_task.py` as the task's utils.py, with contrastgen's number words written in."""
+    source = package_resource("contrastgen.export", "lmms_eval_task.py").read_text(encoding="utf-8")
+    if source.count(_NUMBERS_LINE) != 1:
+        raise RuntimeError("lmms_eval_task.py must define NUMBER_WORDS empty, once")
+    return source.replace(_NUMBERS_LINE, f"NUMBER_WORDS: dict[str, str] = {number_words()!r}\n")
+
+
 def task_yaml(config: dict[str, Any]) -> str:
     """The YAML text, with `!function utils.x` unquoted as lmms-eval's own tasks write it (PyYAML
     quotes a tagged scalar; the names are identifiers, so unquoting changes nothing it reads)."""
@@ -215,8 +224,7 @@ def export_lmms_eval(source: str | os.PathLike[str], out: str | os.PathLike[str]
         _write_parquet(_batches(Path(source), image_source, tally), features, tmp / DATA_FILE)
         config = task_config(task, out / DATA_FILE, tally)
         write_text(tmp / f"{task}.yaml", task_yaml(config))
-        shutil.copyfile(task_functions.__file__, tmp / "utils.py")
-        shutil.copyfile(rules_file(task_functions.NUMBERS_FILE), tmp / task_functions.NUMBERS_FILE)
+        write_text(tmp / "utils.py", utils_source())
         write_text(tmp / "README.md", _readme(task, out, tally, image_source.embeds))
         files = tuple(sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file()))
     return HarnessExport(out=out, files=files, questions=tally.questions, sets=len(tally.sets), names=(task,))

@@ -3,9 +3,10 @@ folder as `utils.py`, and the task's YAML names its functions with `!function ut
 
 lmms-eval loads the file by its path, as a module of its own, so it imports nothing of
 contrastgen (which the GPU machine need not have): only the standard library, and PIL, which
-lmms-eval installs. It reads one data file beside it, `answer_numbers.tsv`, the number words
-contrastgen matches answers with, so that this task and `contrastgen evaluate` score a prediction
-the same way (a test holds `normalize_answer` here equal to `contrastgen.answers`).
+lmms-eval installs. The export writes into the copy the number words contrastgen matches answers
+with (`rules/answer_numbers.tsv`, as `NUMBER_WORDS`), so that this task and `contrastgen evaluate`
+score a prediction the same way (a test holds `normalize_answer` here equal to
+`contrastgen.answers`).
 
 How a run is scored. `process_results` marks one question right or wrong and returns the same
 item under every metric the row counts towards: the overall ones, and one per template, GQA
@@ -28,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from pathlib import Path
 
 ORIGINAL = "original"
 PERTURBATION = "perturbation"
@@ -39,22 +39,10 @@ INVARIANCE_METRIC = "invariance_consistency"
 BREAKDOWN_METRICS = ("original_accuracy", "perturbed_accuracy", "consistency")
 DIMENSIONS = ("template", "type", "kind")
 
-NUMBERS_FILE = "answer_numbers.tsv"
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+")
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_]+")
-_numbers: dict[str, str] | None = None
-
-
-def _number_words() -> dict[str, str]:
-    global _numbers
-    if _numbers is None:
-        table = {}
-        for line in (Path(__file__).with_name(NUMBERS_FILE)).read_text(encoding="utf-8").splitlines():
-            if line and not line.startswith("#"):
-                word, digits = line.split("\t")
-                table[word] = digits
-        _numbers = table
-    return _numbers
+# Number word -> digits (rules/answer_numbers.tsv), written in by the export that copies this file.
+NUMBER_WORDS: dict[str, str] = {}
 
 
 def normalize_answer(answer: object) -> str:
@@ -65,8 +53,7 @@ def normalize_answer(answer: object) -> str:
     text = str(answer).lower()
     text = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
     text = _ARTICLE.sub("", " ".join(text.split()))
-    numbers = _number_words()
-    return " ".join(numbers.get(word, word) for word in text.split())
+    return " ".join(NUMBER_WORDS.get(word, word) for word in text.split())
 
 
 def metric_slug(value: str) -> str:

@@ -44,17 +44,11 @@ def noisy(doc, text, visuals) -> str:
 
 
 @pytest.fixture(scope="module")
-def gqa_task(gqa_output, gqa_images, tmp_path_factory, hf_module):
-    """The GQA sample with its records naming their images (as `generate --images` writes them),
-    exported by path."""
+def gqa_task(gqa_with_image_files, tmp_path_factory, hf_module):
+    """The GQA sample with its records naming their images, exported by path."""
     folder = tmp_path_factory.mktemp("gqa_lmms")
-    lines = [orjson.loads(line) for line in (gqa_output / "contrast_sets.jsonl").read_bytes().splitlines()]
-    for rec in lines:
-        rec["image_file"] = str(gqa_images / f"{rec['image_id']}.jpg")
-    source = folder / "contrast_sets.jsonl"
-    source.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in lines))
-    result = export_lmms_eval(source, folder / "task", name="gqa_sample")
-    return result, load_task(result.out, folder / "cache"), source
+    result = export_lmms_eval(gqa_with_image_files, folder / "task", name="gqa_sample")
+    return result, load_task(result.out, folder / "cache"), gqa_with_image_files
 
 
 @pytest.fixture(scope="module")
@@ -75,12 +69,10 @@ def clevr_task(clevr_output, tmp_path_factory, hf_module):
 
 
 @pytest.fixture(scope="module")
-def shared_clevr_task(shared_clevr_output, tmp_path_factory, hf_module):
-    from conftest import SHARED_CLEVR
-
+def shared_clevr_task(shared_clevr_output, shared_clevr_images, tmp_path_factory, hf_module):
     folder = tmp_path_factory.mktemp("shared_clevr_lmms")
     result = export_lmms_eval(shared_clevr_output, folder / "task", name="superclevr",
-                              images=SHARED_CLEVR / "images")
+                              images=shared_clevr_images)
     return result, load_task(result.out, folder / "cache"), shared_clevr_output
 
 
@@ -260,8 +252,7 @@ def test_every_image_reaches_the_model_as_an_rgb_image(fixture, request):
         assert visual.mode == "RGB" and visual.size[0] > 0
 
 
-def test_embedded_renders_load_as_pil_images_with_the_files_pixels(shared_clevr_task):
-    from conftest import SHARED_CLEVR
+def test_embedded_renders_load_as_pil_images_with_the_files_pixels(shared_clevr_task, shared_clevr_images):
     from PIL import Image
 
     _, task, _ = shared_clevr_task
@@ -273,19 +264,17 @@ def test_embedded_renders_load_as_pil_images_with_the_files_pixels(shared_clevr_
         doc = task.docs[i]
         (visual,) = task.config["doc_to_visual"](doc)
         assert isinstance(doc["image"], Image.Image) and visual.mode == "RGB"
-        with Image.open(SHARED_CLEVR / "images" / f"{doc['image_id']}.png") as source:
+        with Image.open(shared_clevr_images / f"{doc['image_id']}.png") as source:
             assert visual.tobytes() == source.convert("RGB").tobytes()
     assert len(first) >= 3
 
 
-def test_identical_images_are_stored_once_per_row_group(shared_clevr_task):
+def test_identical_images_are_stored_once_per_row_group(shared_clevr_task, shared_clevr_images):
     import pyarrow.parquet as pq
-    from conftest import SHARED_CLEVR
-
     result, task, _ = shared_clevr_task
     data = result.out / "data" / "test.parquet"
     images = {d["image_id"] for d in task.rows}
-    one_copy_each = sum((SHARED_CLEVR / "images" / f"{i}.png").stat().st_size for i in images)
+    one_copy_each = sum((shared_clevr_images / f"{i}.png").stat().st_size for i in images)
     assert len(task.rows) > 3 * len(images)
     assert data.stat().st_size < 1.3 * one_copy_each * pq.ParquetFile(data).num_row_groups
 
