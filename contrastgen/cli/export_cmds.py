@@ -30,7 +30,7 @@ def _default_name(out: Path) -> str:
                    "lmms-eval: a task folder for `--include_path` (task contrast_NAME); vlmevalkit: "
                    "Contrast_NAME_OpenEnded.tsv and Contrast_NAME_MCQ.tsv for $LMUData.")
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="The folder to write (replaced whole).")
-@click.option("--split", default="validation", show_default=True, help="The split's name in the dataset.")
+@click.option("--split", default=None, help="parquet, hf, jsonl: the split's name in the dataset (default: validation).")
 @click.option("--license", "license_id", default=None,
               help="Licence identifier for the card (default: the inputs', CC BY 4.0 for GQA and CLEVR).")
 @click.option("--license-note", default=None, help="A sentence on the licence, for the card.")
@@ -40,7 +40,7 @@ def _default_name(out: Path) -> str:
               help="lmms-eval, vlmevalkit: the folder of the images ({image_id}.jpg|jpeg|png), embedded "
                    "in the export; without it each record's image file (`generate --images`) is "
                    "referenced by its path.")
-def export_cmd(out_dir: Path, fmt: str, out: Path, split: str, license_id: str | None,
+def export_cmd(out_dir: Path, fmt: str, out: Path, split: str | None, license_id: str | None,
                license_note: str | None, name: str | None, images: Path | None) -> None:
     """Write OUT_DIR's contrast sets (`generate`'s output, or a contrast_sets.jsonl) one row per
     perturbation, with the original, the change, the answer and the evidence as nested columns;
@@ -54,6 +54,8 @@ def export_cmd(out_dir: Path, fmt: str, out: Path, split: str, license_id: str |
       contrastgen export out/cs --format vlmevalkit --out out/cs-vlm --images images/
     """
     if fmt in HARNESS_FORMATS:
+        if split is not None or license_id is not None or license_note is not None:
+            raise click.UsageError("--split, --license and --license-note apply to --format parquet, hf and jsonl")
         _export_harness(out_dir, fmt, out, name or _default_name(out), images)
         return
     if name is not None or images is not None:
@@ -67,7 +69,8 @@ def export_cmd(out_dir: Path, fmt: str, out: Path, split: str, license_id: str |
         datasets.disable_progress_bars()
     from contrastgen.export.write import export
 
-    result = export(out_dir, out, fmt=fmt, split=split, license=license_id, license_note=license_note)
+    result = export(out_dir, out, fmt=fmt, split=split or "validation", license=license_id,
+                    license_note=license_note)
     click.echo(f"wrote {result.rows:,} perturbations of {result.sets:,} contrast sets to {result.out}: "
                + ", ".join(result.files))
 

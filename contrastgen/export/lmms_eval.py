@@ -52,8 +52,10 @@ DATA_FILE = f"data/{SPLIT}.parquet"
 PROMPTS = {"default": {"pre_prompt": "", "post_prompt": "\nAnswer the question using a single word or phrase."},
            "qwen_vl": {"pre_prompt": "", "post_prompt": " Answer:"}}
 GENERATION = {"max_new_tokens": 16, "temperature": 0, "top_p": 1.0, "num_beams": 1, "do_sample": False}
-# Rows per batch and Parquet row group: memory holds one batch of rows (and their images).
+# Rows per batch and Parquet row group, and the image bytes a batch may hold: memory holds one
+# batch (its images once per row, as Arrow has them before Parquet's dictionary encoding).
 BATCH = 1_000
+BATCH_IMAGE_BYTES = 64 << 20
 _NUMBERS_LINE = "NUMBER_WORDS: dict[str, str] = {}\n"
 _QUOTED_FUNCTION = re.compile(r"!function '(utils\.[A-Za-z_][A-Za-z0-9_]*)'")
 
@@ -118,13 +120,15 @@ def _row(q: HarnessQuestion, images: ImageSource) -> dict[str, Any]:
 
 def _batches(source: Path, images: ImageSource, tally: _Tally) -> Iterator[list[dict[str, Any]]]:
     batch: list[dict[str, Any]] = []
+    held = 0
     for q in harness_questions(source):
         row = _row(q, images)
         tally.add(q, row)
         batch.append(row)
-        if len(batch) == BATCH:
+        held += len(row["image"]["bytes"]) if "image" in row else 0
+        if len(batch) == BATCH or held >= BATCH_IMAGE_BYTES:
             yield batch
-            batch = []
+            batch, held = [], 0
     if batch:
         yield batch
 
@@ -134,7 +138,7 @@ def _write_parquet(batches: Iterator[list[dict[str, Any]]], features: Any, file:
     with atomic_file(file) as fh, pq.ParquetWriter(fh, schema, compression="zstd") as writer:
         for batch in batches:
             encoded = features.encode_batch({name: [row[name] for row in batch] for name in features})
-            writer.write_table(pa.Table.from_pydict(encoded, schema=schema), row_group_size=BATCH)
+            writer.write_table(pa.Table.from_pydict(encoded, schema=schema), row_group_size=len(batch))
 
 
 def metric_list(tally: _Tally) -> list[dict[str, Any]]:

@@ -194,3 +194,27 @@ def test_the_same_input_writes_the_same_bytes(clevr_output, tmp_path):
     for name in a.files:
         if name.endswith(".tsv"):
             assert (a.out / name).read_bytes() == (b.out / name).read_bytes(), name
+
+
+def test_the_command_line_writes_both_harness_formats_and_refuses_what_does_not_apply(gqa_with_image_files, tmp_path):
+    from click.testing import CliRunner
+
+    from contrastgen.cli import cli
+
+    runner = CliRunner()
+    for fmt, written in (("vlmevalkit", "Contrast_gqa_cli_MCQ.tsv"), ("lmms-eval", "contrast_gqa_cli.yaml")):
+        done = runner.invoke(cli, ["export", str(gqa_with_image_files), "--format", fmt,
+                                   "--out", str(tmp_path / fmt / "gqa_cli")])
+        assert done.exit_code == 0, done.output
+        assert (tmp_path / fmt / "gqa_cli" / written).is_file() and "1,071 questions of 354" in done.output
+    refused = runner.invoke(cli, ["export", str(gqa_with_image_files), "--format", "parquet", "--images",
+                                  str(tmp_path), "--out", str(tmp_path / "p")])
+    assert refused.exit_code == 2 and "--images apply to" in refused.output
+    refused = runner.invoke(cli, ["export", str(gqa_with_image_files), "--format", "vlmevalkit", "--split", "test",
+                                  "--out", str(tmp_path / "v")])
+    assert refused.exit_code == 2 and "--split" in refused.output
+    (tmp_path / "empty").mkdir()
+    missing = runner.invoke(cli, ["export", str(gqa_with_image_files), "--format", "lmms-eval", "--images",
+                                  str(tmp_path / "empty"), "--out", str(tmp_path / "m")])
+    assert missing.exit_code == 2 and "error:" in missing.output and "record question" in missing.output
+    assert not (tmp_path / "m").exists()
