@@ -14,7 +14,11 @@ A model run through a harness should be scored without glue code. Both harnesses
   else the option letter (or option text) the prediction names.
 
 Answers are returned raw, as `predictions.load_predictions` returns every format's; the
-evaluator normalises them. A question answered twice with two different answers is refused.
+evaluator normalises them. A question answered twice with two different answers is refused. A
+request the harness gave up on (lmms-eval's `[LMMS_EVAL_REQUEST_FAILED ...]`, VLMEvalKit's
+`Failed to obtain answer`) is no answer: the question is left out, and the evaluator reports it
+missing (counted wrong, or refused with `--strict`), so that two failures never pass for one
+answer kept.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from contrastgen.jsonio import read_jsonl
 
 KEY_PREFIX = "q:"  # the VLMEvalKit export's `question_key`: "q:" and the question id
 VLMEVALKIT_SUFFIXES = (".xlsx", ".tsv", ".csv")
+LMMS_EVAL_FAILED = "[LMMS_EVAL_REQUEST_FAILED"
+VLMEVALKIT_FAILED = "Failed to obtain answer"
 _OPTION_SPLIT = re.compile(r"[\s.()\[\],:;!*#{}]+")
 
 
@@ -98,7 +104,8 @@ def lmms_eval_samples(samples: Iterable[Any], *, path: str) -> dict[str, str]:
             raise InputError("the line names no question id: is this the samples file of a task "
                              "`contrastgen export --format lmms-eval` wrote?", path=path, record=record)
         answer = _response(sample["filtered_resps"], path=path, record=record)
-        _add(out, where, qid, answer, f"doc {doc_id}", path)
+        if not answer.startswith(LMMS_EVAL_FAILED):
+            _add(out, where, qid, answer, f"doc {doc_id}", path)
     if not out:
         raise InputError("no samples found", path=path)
     return out
@@ -165,6 +172,8 @@ def vlmevalkit_rows(rows: Iterable[Mapping[str, Any]], *, path: str) -> dict[str
             raise InputError(f"'question_key' {key!r} does not start with {KEY_PREFIX!r}", path=path,
                              record=record)
         qid = key[len(KEY_PREFIX):]
+        if VLMEVALKIT_FAILED in _text(row["prediction"]):
+            continue
         is_mcq = _text(row.get("A")) != "" and _text(row.get("B")) != ""
         answer = _mcq_answer(row, path=path, record=f"question {qid}") if is_mcq else _text(row["prediction"])
         _add(out, where, qid, answer, record, path)

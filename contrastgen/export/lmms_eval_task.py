@@ -21,6 +21,8 @@ perturbations are among the items (a `--limit`ed run scores the sets it asked in
   (contrast consistency, Gardner et al. 2020);
 - `invariance_consistency`: sets with invariance perturbations whose every invariance answer is
   the model's own answer to the original.
+A request lmms-eval gave up on (its answer text starts `[LMMS_EVAL_REQUEST_FAILED`) is wrong, and
+no answer to compare: two failures are not one answer kept.
 These are `contrastgen evaluate --contrast`'s figures for the largest k, per breakdown.
 """
 
@@ -39,6 +41,7 @@ INVARIANCE_METRIC = "invariance_consistency"
 BREAKDOWN_METRICS = ("original_accuracy", "perturbed_accuracy", "consistency")
 DIMENSIONS = ("template", "type", "kind")
 
+FAILED_REQUEST = "[LMMS_EVAL_REQUEST_FAILED"
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+")
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_]+")
 # Number word -> digits (rules/answer_numbers.tsv), written in by the export that copies this file.
@@ -114,10 +117,11 @@ def process_results(doc: dict, results: list) -> dict:
     answer = results[0] if results else ""
     while isinstance(answer, (list, tuple)):
         answer = answer[0] if answer else ""
-    prediction = normalize_answer(answer)
+    failed = str(answer).startswith(FAILED_REQUEST)
+    prediction = None if failed else normalize_answer(answer)
     item = {"question_id": str(doc["question_id"]), "role": doc["role"],
             "contrast_ids": [str(c) for c in doc["contrast_ids"]], "prediction": prediction,
-            "correct": int(prediction == normalize_answer(doc["answer"]))}
+            "correct": int(not failed and prediction == normalize_answer(doc["answer"]))}
     return {name: item for name in metric_names(doc)}
 
 
@@ -128,7 +132,7 @@ class _Set:
         self.original: int | None = None
         self.original_prediction: str | None = None
         self.perturbations: list[int] = []
-        self.invariance: list[str] = []
+        self.invariance: list[str | None] = []
 
 
 def _sets(items: list) -> list[_Set]:
@@ -174,5 +178,6 @@ def consistency(items: list) -> float:
 
 def invariance_consistency(items: list) -> float:
     sets = [s for s in _sets(items) if s.original is not None and s.invariance]
-    kept = sum(1 for s in sets if all(p == s.original_prediction for p in s.invariance))
+    kept = sum(1 for s in sets if s.original_prediction is not None
+               and all(p == s.original_prediction for p in s.invariance))
     return _share(kept, len(sets))

@@ -170,3 +170,23 @@ def test_an_unreadable_prediction_table_is_a_sentence(tmp_path):
         load_predictions(bad)
     with pytest.raises(InputError, match="file not found"):
         load_predictions(tmp_path / "absent.tsv")
+
+
+def test_a_request_the_harness_gave_up_on_is_no_answer(tmp_path):
+    """Left out, so evaluate reports it missing; and in the task, two failures are not an answer
+    kept."""
+    failed = "[LMMS_EVAL_REQUEST_FAILED after 5 retries] Connection error."
+    lines = [{"doc_id": 0, "filtered_resps": failed, "doc": {"question_id": "a"}},
+             {"doc_id": 1, "filtered_resps": "yes", "doc": {"question_id": "b"}}]
+    assert lmms_eval_samples(lines, path="s.jsonl") == {"b": "yes"}
+    rows = [{"question_key": "q:a", "prediction": "Failed to obtain answer via API. "},
+            {"question_key": "q:b", "prediction": "no"}]
+    assert vlmevalkit_rows(rows, path="p.xlsx") == {"b": "no"}
+    from contrastgen.export import lmms_eval_task as utils
+
+    doc = {"question_id": "a", "role": "original", "contrast_ids": ["a:t"], "answer": "yes",
+           "templates": [], "edit_kinds": [], "question_type": "t"}
+    original = utils.process_results(doc, [failed])["invariance_consistency"]
+    invariance = utils.process_results({**doc, "question_id": "a_p1", "role": "invariance"}, [failed])
+    assert original["correct"] == 0 and original["prediction"] is None
+    assert utils.invariance_consistency([original, invariance["invariance_consistency"]]) == 0.0
