@@ -1,27 +1,47 @@
 """Answer normalisation shared by every scorer (evaluation, crowd ingest, baselines).
 
 GQA's official evaluation compares answers as exact strings after its own light clean-up; models
-and crowd workers produce "Yes.", "the left", " Right ". We normalise the way GQA-style scorers
-do (lower case, trim, drop punctuation and leading articles, collapse spaces) so a prediction
-is not marked wrong for its typography. VQA v2's heavier normalisation (number words,
-contractions) lives with the VQA-VS metrics, because its definition is part of that metric.
+and crowd workers produce "Yes.", "the left", " Right ", "three" for "3". We normalise the way
+GQA-style scorers and lmms-eval's `gqa` task do (lower case, trim, drop punctuation and a leading
+article, collapse spaces) and, as VQA's evaluation does, read the number words zero to ten as
+digits, so a prediction is not marked wrong for its typography. VQA v2's other rules
+(contractions, its "none" -> "0") live with the VQA-VS metrics, because they are part of that
+metric's definition.
+
+The lmms-eval task that `contrastgen export --format lmms-eval` writes scores answers with its
+own copy of this function (it may import nothing of contrastgen); a test holds the two equal.
 """
 
 from __future__ import annotations
 
+import functools
+
 import regex
+
+from contrastgen.resources import rules_resource
 
 _PUNCT = regex.compile(r"[\p{P}\p{S}]+")
 _ARTICLES = regex.compile(r"^(?:a|an|the)\s+")
-_SPACES = regex.compile(r"\s+")
+
+
+@functools.cache
+def number_words() -> dict[str, str]:
+    """Number word -> digits, from `rules/answer_numbers.tsv`."""
+    table: dict[str, str] = {}
+    for line in rules_resource("answer_numbers.tsv").read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            word, digits = line.split("\t")
+            table[word] = digits
+    return table
 
 
 def normalize_answer(answer: object) -> str:
-    """Lower-case, strip punctuation and a leading article, collapse white space."""
+    """Lower-case, strip punctuation and a leading article, collapse white space, number words
+    as digits."""
     if answer is None:
         return ""
-    text = str(answer).lower().strip()
-    text = _PUNCT.sub(" ", text)
-    text = _SPACES.sub(" ", text).strip()
+    text = str(answer).lower()
+    text = " ".join(_PUNCT.sub(" ", text).split())
     text = _ARTICLES.sub("", text)
-    return text
+    numbers = number_words()
+    return " ".join(numbers.get(word, word) for word in text.split())

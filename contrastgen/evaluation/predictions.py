@@ -121,8 +121,14 @@ def load_predictions(path: str | os.PathLike[str]) -> dict[str, str]:
     """Load predictions from a file or folder: a JSON document (GQA submission, `{qid: answer}`,
     LXMERT or VQA results), JSON lines of the list formats' entries, a Parquet file, or a folder
     holding a Hugging Face dataset (`save_to_disk`) or Parquet files, with the same column names
-    as the list formats (`contrastgen export` writes all three shapes)."""
+    as the list formats (`contrastgen export` writes all three shapes); or what a harness wrote
+    for a task `contrastgen export` made: lmms-eval's samples log (JSON lines), VLMEvalKit's
+    prediction or result file (.xlsx, .tsv, .csv, .json)."""
+    from contrastgen.evaluation import harness_results as harness
+
     p = Path(path)
+    if p.suffix in harness.VLMEVALKIT_SUFFIXES:
+        return harness.load_vlmevalkit_predictions(p)
     if p.is_dir():
         files = _arrow_files(p)
         if not files:
@@ -133,5 +139,11 @@ def load_predictions(path: str | os.PathLike[str]) -> dict[str, str]:
             raise InputError("file not found", path=str(p))
         return parse_predictions(_table_rows([_read_table(p)], str(p)), path=str(p))
     if p.suffix == ".jsonl":
-        return parse_predictions(list(read_jsonl(p)), path=str(p))
-    return parse_predictions(read_json(path), path=str(p))
+        lines = list(read_jsonl(p))
+        if lines and harness.is_lmms_eval_sample(lines[0]):
+            return harness.lmms_eval_samples(lines, path=str(p))
+        return parse_predictions(lines, path=str(p))
+    data = read_json(path)
+    if isinstance(data, list) and data and harness.is_vlmevalkit_record(data[0]):
+        return harness.vlmevalkit_rows(data, path=str(p))
+    return parse_predictions(data, path=str(p))

@@ -1,0 +1,141 @@
+"""What the harness exports share: the questions a harness asks a model, one row per distinct
+question, each naming the contrast sets it belongs to; the name a benchmark is run by; the result.
+
+A harness (lmms-eval, VLMEvalKit) sends every row of a benchmark to the model once. An original
+matched by two templates, or by a template and a program edit, heads two contrast sets; asking it
+twice would cost a second answer and could bring back two different ones for one question. So a
+row is one question, and its sets are explicit: `contrast_ids` lists them (a perturbation has
+one, an original one per set it heads). Metrics group rows by these ids, never by row order, so
+a run split over ranks, shuffled or cut short still scores each set from its own rows.
+
+`role` says how a row is scored: `original` and `perturbation` against their gold answers
+(accuracy, and contrast consistency over a set), `invariance` against the model's own answer to
+the original (the answer must not change). A row kind added later (a cell of a two-image group)
+is a new role with its own columns; these columns keep their meaning.
+
+The contrast file is read twice, so memory holds the originals' memberships, not the rows: the
+first pass gathers which sets each original heads, the second writes each question once, an
+original where its first set comes in the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from contrastgen.errors import InputError
+from contrastgen.records import (
+    ContrastSet,
+    contrast_file,
+    iter_contrast_sets,
+    read_contrast_records,
+)
+
+ORIGINAL = "original"
+PERTURBATION = "perturbation"
+INVARIANCE = "invariance"
+ROLES = (ORIGINAL, PERTURBATION, INVARIANCE)
+_NAME = re.compile(r"[A-Za-z0-9_]+")
+
+
+@dataclass(frozen=True)
+class HarnessExport:
+    out: Path
+    files: tuple[str, ...]  # relative to `out`
+    questions: int
+    sets: int
+    names: tuple[str, ...]  # what a harness runs: the lmms-eval task, the VLMEvalKit datasets
+
+
+def check_name(name: str) -> str:
+    """A `--name`: it becomes part of file, task and dataset names."""
+    if not _NAME.fullmatch(name):
+        raise InputError(f"--name {name!r} must be letters, digits and underscores")
+    return name
+
+
+def contrast_id(cs: ContrastSet) -> str:
+    """A set's id: its original question and its template (the key `records` holds unique)."""
+    return f"{cs.question_id}:{cs.template}"
+
+
+@dataclass(frozen=True)
+class HarnessQuestion:
+    """One question as a harness asks it. `answer` is the normalised gold answer; `rank` is 0 for
+    an original; `image_file` is the record's own file (`generate --images`), None without one.
+    `templates` and `edit_kinds` are what the question is scored under in the contrast metrics:
+    a perturbation's set's template and its edit kind; for an original, the templates of the sets
+    it heads that have contrast perturbations, and those perturbations' kinds (both empty for an
+    original whose sets hold invariance perturbations only). `set_template` is the template of the
+    first set the question belongs to, for a harness column that takes one value."""
+
+    question_id: str
+    image_id: str
+    dataset: str
+    question: str
+    answer: str
+    role: str
+    contrast_ids: tuple[str, ...]
+    templates: tuple[str, ...]
+    question_type: str
+    edit_kinds: tuple[str, ...]
+    rank: int
+    image_file: str | None
+    set_template: str
+
+
+@dataclass
+class _Membership:
+    """The sets one original heads, in file order, and the edit kinds of their contrasts."""
+
+    contrast_ids: list[str] = field(default_factory=list)
+    templates: list[str] = field(default_factory=list)  # of the sets with contrast perturbations
+    kinds: set[str] = field(default_factory=set)
+
+
+def _sets(source: Path) -> Iterator[ContrastSet]:
+    return iter_contrast_sets(read_contrast_records(source), path=str(contrast_file(source)))
+
+
+def _memberships(source: Path) -> dict[str, _Membership]:
+    out: dict[str, _Membership] = {}
+    for cs in _sets(source):
+        m = out.setdefault(cs.question_id, _Membership())
+        m.contrast_ids.append(contrast_id(cs))
+        kinds = {p.kind for p in cs.perturbations if not p.invariance}
+        if kinds and cs.template not in m.templates:
+            m.templates.append(cs.template)
+        m.kinds.update(kinds)
+    return out
+
+
+def harness_questions(source: str | os.PathLike[str]) -> Iterator[HarnessQuestion]:
+    """Every distinct question of `source` (a `generate` output or contrast file), originals
+    before their perturbations, perturbations in rank order."""
+    source = Path(source)
+    memberships = _memberships(source)
+    emitted: set[str] = set()
+    for cs in _sets(source):
+        dataset = str(cs.record.get("dataset") or "gqa")
+        image_file = cs.record.get("image_file")
+        image_file = str(image_file) if isinstance(image_file, str) and image_file else None
+        if cs.question_id not in emitted:
+            emitted.add(cs.question_id)
+            m = memberships[cs.question_id]
+            yield HarnessQuestion(
+                question_id=cs.question_id, image_id=cs.image_id, dataset=dataset,
+                question=cs.question, answer=cs.answer, role=ORIGINAL,
+                contrast_ids=tuple(m.contrast_ids), templates=tuple(m.templates),
+                question_type=cs.question_type, edit_kinds=tuple(sorted(m.kinds)), rank=0,
+                image_file=image_file, set_template=cs.template)
+        for p in sorted(cs.perturbations, key=lambda p: p.rank):
+            yield HarnessQuestion(
+                question_id=p.question_id, image_id=cs.image_id, dataset=dataset,
+                question=p.question, answer=p.answer,
+                role=INVARIANCE if p.invariance else PERTURBATION,
+                contrast_ids=(contrast_id(cs),), templates=(cs.template,),
+                question_type=cs.question_type, edit_kinds=(p.kind,), rank=p.rank,
+                image_file=image_file, set_template=cs.template)

@@ -1,0 +1,183 @@
+"""A contrast-set task's functions for lmms-eval: this file is copied, unchanged, into the task
+folder as `utils.py`, and the task's YAML names its functions with `!function utils.<name>`.
+
+lmms-eval loads the file by its path, as a module of its own, so it imports nothing of
+contrastgen (which the GPU machine need not have): only the standard library, and PIL, which
+lmms-eval installs. The export writes into the copy the number words contrastgen matches answers
+with (`rules/answer_numbers.tsv`, as `NUMBER_WORDS`), so that this task and `contrastgen evaluate`
+score a prediction the same way (a test holds `normalize_answer` here equal to
+`contrastgen.answers`).
+
+How a run is scored. `process_results` marks one question right or wrong and returns the same
+item under every metric the row counts towards: the overall ones, and one per template, GQA
+question type and edit kind of its sets. The item carries the question's `contrast_ids` and
+`role`, so each aggregation rebuilds the contrast sets from the items it is given, whatever their
+order or split over ranks. A set is scored when its original and at least one of its contrast
+perturbations are among the items (a `--limit`ed run scores the sets it asked in full):
+- `original_accuracy`: originals right, over the sets;
+- `perturbed_accuracy`: contrast perturbations right, over the perturbations;
+- `drop`: the first minus the second;
+- `consistency`: sets whose original and every contrast perturbation are right, over the sets
+  (contrast consistency, Gardner et al. 2020);
+- `invariance_consistency`: sets with invariance perturbations whose every invariance answer is
+  the model's own answer to the original.
+A request lmms-eval gave up on (its answer text starts `[LMMS_EVAL_REQUEST_FAILED`) is wrong, and
+no answer to compare: two failures are not one answer kept.
+These are `contrastgen evaluate --contrast`'s figures for the largest k, per breakdown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+ORIGINAL = "original"
+PERTURBATION = "perturbation"
+INVARIANCE = "invariance"
+
+OVERALL_METRICS = ("original_accuracy", "perturbed_accuracy", "drop", "consistency")
+INVARIANCE_METRIC = "invariance_consistency"
+BREAKDOWN_METRICS = ("original_accuracy", "perturbed_accuracy", "consistency")
+DIMENSIONS = ("template", "type", "kind")
+
+FAILED_REQUEST = "[LMMS_EVAL_REQUEST_FAILED"
+_ARTICLE = re.compile(r"^(?:a|an|the)\s+")
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_]+")
+# Number word -> digits (rules/answer_numbers.tsv), written in by the export that copies this file.
+NUMBER_WORDS: dict[str, str] = {}
+
+
+def normalize_answer(answer: object) -> str:
+    """Lower-case, punctuation and symbols to spaces, white space collapsed, a leading article
+    dropped, the number words zero to ten as digits."""
+    if answer is None:
+        return ""
+    text = str(answer).lower()
+    text = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
+    text = _ARTICLE.sub("", " ".join(text.split()))
+    return " ".join(NUMBER_WORDS.get(word, word) for word in text.split())
+
+
+def metric_slug(value: str) -> str:
+    """A breakdown value as part of a metric name: itself when it is letters, digits and `_`,
+    else those characters and a short hash of the value, so two values never share a name."""
+    if _PLAIN_NAME.fullmatch(value):
+        return value
+    base = re.sub(r"[^A-Za-z0-9]+", "_", value).strip("_") or "value"
+    return f"{base}_{hashlib.sha1(value.encode('utf-8')).hexdigest()[:8]}"
+
+
+def breakdowns(doc: dict) -> list[tuple[str, str]]:
+    """(dimension, value) of every per-template, per-type and per-kind metric a row counts
+    towards: none for an invariance perturbation, or an original with no contrast perturbation."""
+    if doc["role"] == INVARIANCE or not doc.get("edit_kinds"):
+        return []
+    return ([("template", str(t)) for t in doc["templates"]] + [("type", str(doc["question_type"]))]
+            + [("kind", str(k)) for k in doc["edit_kinds"]])
+
+
+def metric_names(doc: dict) -> list[str]:
+    """The metrics a row counts towards: an invariance perturbation only towards
+    `invariance_consistency`; an original towards that and, like a contrast perturbation, towards
+    every overall metric and the metrics of its breakdowns."""
+    if doc["role"] == INVARIANCE:
+        return [INVARIANCE_METRIC]
+    names = list(OVERALL_METRICS)
+    if doc["role"] == ORIGINAL:
+        names.append(INVARIANCE_METRIC)
+    for dimension, value in breakdowns(doc):
+        names += [f"{metric}_{dimension}_{metric_slug(value)}" for metric in BREAKDOWN_METRICS]
+    return names
+
+
+def doc_to_visual(doc: dict) -> list:
+    """The question's image, embedded in the row (`image`) or at the path it names (`image_path`)."""
+    image = doc.get("image")
+    if image is None:
+        from PIL import Image
+
+        path = doc.get("image_path")
+        try:
+            image = Image.open(path)
+        except (OSError, TypeError, AttributeError) as exc:
+            raise FileNotFoundError(f"question {doc.get('question_id')}: cannot open its image "
+                                    f"{path!r} ({exc})") from exc
+    return [image.convert("RGB")]
+
+
+def doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
+    kwargs = lmms_eval_specific_kwargs or {}
+    return f"{kwargs.get('pre_prompt', '')}{doc['question']}{kwargs.get('post_prompt', '')}"
+
+
+def process_results(doc: dict, results: list) -> dict:
+    """The row's item under every metric it counts towards. `results` holds the model's answer
+    (the first, when a task repeats a question)."""
+    answer = results[0] if results else ""
+    while isinstance(answer, (list, tuple)):
+        answer = answer[0] if answer else ""
+    failed = str(answer).startswith(FAILED_REQUEST)
+    prediction = None if failed else normalize_answer(answer)
+    item = {"question_id": str(doc["question_id"]), "role": doc["role"],
+            "contrast_ids": [str(c) for c in doc["contrast_ids"]], "prediction": prediction,
+            "correct": int(not failed and prediction == normalize_answer(doc["answer"]))}
+    return {name: item for name in metric_names(doc)}
+
+
+class _Set:
+    __slots__ = ("original", "original_prediction", "perturbations", "invariance")
+
+    def __init__(self) -> None:
+        self.original: int | None = None
+        self.original_prediction: str | None = None
+        self.perturbations: list[int] = []
+        self.invariance: list[str | None] = []
+
+
+def _sets(items: list) -> list[_Set]:
+    sets: dict[str, _Set] = {}
+    for item in items:
+        for cid in item["contrast_ids"]:
+            s = sets.setdefault(cid, _Set())
+            if item["role"] == ORIGINAL:
+                s.original, s.original_prediction = int(item["correct"]), item["prediction"]
+            elif item["role"] == PERTURBATION:
+                s.perturbations.append(int(item["correct"]))
+            elif item["role"] == INVARIANCE:
+                s.invariance.append(item["prediction"])
+    return [sets[cid] for cid in sorted(sets)]
+
+
+def _contrast_sets(items: list) -> list[_Set]:
+    return [s for s in _sets(items) if s.original is not None and s.perturbations]
+
+
+def _share(numerator: float, denominator: float) -> float:
+    return numerator / denominator if denominator else float("nan")
+
+
+def original_accuracy(items: list) -> float:
+    sets = _contrast_sets(items)
+    return _share(sum(s.original for s in sets), len(sets))
+
+
+def perturbed_accuracy(items: list) -> float:
+    sets = _contrast_sets(items)
+    return _share(sum(sum(s.perturbations) for s in sets), sum(len(s.perturbations) for s in sets))
+
+
+def drop(items: list) -> float:
+    return original_accuracy(items) - perturbed_accuracy(items)
+
+
+def consistency(items: list) -> float:
+    sets = _contrast_sets(items)
+    return _share(sum(1 for s in sets if s.original and all(s.perturbations)), len(sets))
+
+
+def invariance_consistency(items: list) -> float:
+    sets = [s for s in _sets(items) if s.original is not None and s.invariance]
+    kept = sum(1 for s in sets if s.original_prediction is not None
+               and all(p == s.original_prediction for p in s.invariance))
+    return _share(kept, len(sets))
