@@ -25,7 +25,8 @@ from typing import Any
 
 from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, dumps, write_json, write_text
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.jsonio import dumps, write_json, write_text
 
 from .inputs import GoldItem, gold_from_dicts, validate_records
 from .layout import (

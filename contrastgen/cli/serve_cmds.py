@@ -7,15 +7,13 @@ Authentication: set `CONTRASTGEN_API_TOKEN` to require `Authorization: Bearer <t
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import click
 
 from contrastgen.api.settings import MIB, TOKEN_ENV, Limits, Settings
+from contrastgen.files import scratch
 
 _DEFAULTS = Limits()
 
@@ -75,8 +73,7 @@ def serve_cmd(host: str, port: int, workers: int, scene_graphs: Path | None, ins
     if viewer_out is not None:  # built once here; every worker process serves the same folder
         from contrastgen.cli.view_cmds import build_site
 
-        site = Path(tempfile.mkdtemp(prefix="contrastgen-viewer-")) / "site"
-        atexit.register(shutil.rmtree, site.parent, True)
+        site = scratch.make_dir("viewer-") / "site"  # removed with the process's temporary folder
         _, images_folder = build_site(viewer_out, site, scene_graphs=viewer_scene_graphs,
                                       predictions=viewer_predictions, review=None, images=viewer_images,
                                       served=True)

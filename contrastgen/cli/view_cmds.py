@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import atexit
-import shutil
-import tempfile
 from pathlib import Path
 
 import click
 
+from contrastgen.files import scratch
 from contrastgen.viewer.app import IMAGES
 from contrastgen.viewer.site import read_inputs, write_site
 
@@ -79,8 +77,7 @@ def view_cmd(out_dir: Path, scene_graphs: Path | None, images: str | None, predi
 
     from contrastgen.viewer.app import viewer_app
 
-    site = Path(tempfile.mkdtemp(prefix="contrastgen-view-")) / "site"
-    atexit.register(shutil.rmtree, site.parent, True)
+    site = scratch.make_dir("view-") / "site"  # removed with the process's temporary folder
     _, folder = build_site(out_dir, site, scene_graphs=scene_graphs, predictions=predictions, review=review,
                            images=images, served=True)
     click.echo(f"contrastgen view: http://{host}:{port}/ (Ctrl-C stops)", err=True)

@@ -33,7 +33,8 @@ from typing import Any
 import regex
 
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, read_json, write_json, write_text
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.jsonio import read_json, write_json, write_text
 from contrastgen.resources import rules_file
 
 CONCEPT_TYPES = ("shape", "color", "material")

@@ -15,7 +15,8 @@ from typing import Any
 from contrastgen.datasets.clevr import is_clevr_scenes, load_scenes
 from contrastgen.errors import InputError
 from contrastgen.evaluation.predictions import load_predictions
-from contrastgen.jsonio import atomic_dir, dumps, read_json, read_jsonl
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.jsonio import dumps, read_json, read_jsonl
 from contrastgen.records import load_contrast_sets
 from contrastgen.resources import package_resource
 from contrastgen.viewer.bundle import ViewerInputs, bundle
