@@ -22,6 +22,7 @@ import orjson
 
 from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError
+from contrastgen.files.csv_cells import restored_row
 
 CANNOT_TELL = "cannot tell"
 REQUIRED_COLUMNS = ("HITId", "AssignmentId", "WorkerId", "AssignmentStatus")
@@ -146,10 +147,11 @@ def read_results(paths: Iterable[str | os.PathLike[str]], manifest: Mapping[str,
             _check_columns(columns, manifest, path)
             mode = _answer_mode(columns, slot_fields, path)
             n_rows = 0
-            for lineno, row in enumerate(reader, 2):
+            for lineno, raw in enumerate(reader, 2):
                 n_rows += 1
-                if None in row:
+                if None in raw:
                     raise InputError("row has more fields than the header", path=path, record=f"line {lineno}")
+                row = restored_row(raw)  # cells written with a formula-guarding apostrophe read as written
                 hit_id = row["HITId"]
                 record = f"line {lineno} (HITId {hit_id}, AssignmentId {row['AssignmentId']})"
                 token = row["Input.hit_token"]

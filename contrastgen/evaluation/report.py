@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from contrastgen.errors import InputError
+from contrastgen.files.csv_cells import neutral
 from contrastgen.jsonio import dumps, write_json, write_text
 
 METRIC_LABELS = {"original_accuracy": "Orig", "perturbed_accuracy": "Pert", "drop": "Drop",
@@ -90,7 +91,7 @@ def render_csv(report: Mapping[str, Any]) -> str:
     writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
     writer.writeheader()
     for row in _csv_rows(report):
-        writer.writerow({f: ("" if row.get(f) is None else row.get(f)) for f in CSV_FIELDS})
+        writer.writerow({f: neutral(row.get(f)) for f in CSV_FIELDS})  # no cell a spreadsheet would run
     return buf.getvalue()
 
 
