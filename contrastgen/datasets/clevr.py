@@ -27,7 +27,7 @@ from typing import Any
 from contrastgen.datasets.base import Questions, SceneGraphs
 from contrastgen.datasets.clevr_vocab import RELATION_NAMES, load_vocabulary, part_display
 from contrastgen.datasets.gqa import json_files
-from contrastgen.errors import InputError
+from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json
 
 _OBJECT_FIELDS = ("shape", "size", "color", "material")
@@ -113,6 +113,7 @@ def scene_graph(scene: Any, *, path: str, record: str) -> tuple[str, dict[str, A
 def load_scenes(path: str | os.PathLike[str]) -> SceneGraphs:
     """Scenes from one file (a scene, or `{"scenes": [...]}`) or a directory of scene files."""
     graphs: SceneGraphs = {}
+    first_place: dict[str, str] = {}
     for file in json_files(Path(path)):
         data = read_json(file)
         scenes = data.get("scenes") if isinstance(data, Mapping) and "scenes" in data else [data]
@@ -121,7 +122,9 @@ def load_scenes(path: str | os.PathLike[str]) -> SceneGraphs:
         for i, scene in enumerate(scenes):
             image_id, graph = scene_graph(scene, path=str(file), record=f"scene {i}")
             if image_id in graphs:
-                raise InputError("scene appears twice", path=str(file), record=f"scene {image_id}")
+                raise InputError(duplicate_id("scene", image_id, first_place[image_id], f"scene {i} of {file}"),
+                                 path=str(file), record=f"scene {image_id}")
+            first_place[image_id] = f"scene {i} of {file}"
             graphs[image_id] = graph  # type: ignore[assignment]
     if not graphs:
         raise InputError("no scenes found", path=str(path))
@@ -140,6 +143,7 @@ def load_questions(path: str | os.PathLike[str]) -> Questions:
     files = json_files(Path(path))
     prefixed = Path(path).is_dir()
     out: Questions = {}
+    first_file: dict[str, str] = {}
     for file in files:
         data = read_json(file)
         rows = data.get("questions") if isinstance(data, Mapping) else None
@@ -156,7 +160,9 @@ def load_questions(path: str | os.PathLike[str]) -> Questions:
                 if not isinstance(q.get(name), kind):
                     raise InputError(f"missing field {name!r}", path=str(file), record=where)
             if qid in out:
-                raise InputError("question id appears twice", path=str(file), record=where)
+                raise InputError(duplicate_id("question", qid, f"in {first_file[qid]}", f"question {i} of {file}"),
+                                 path=str(file), record=where)
+            first_file[qid] = f"question {i} of {file}"
             record = dict(q)
             record["imageId"] = q["image"]
             if "answer" in q:
