@@ -27,6 +27,7 @@ from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
 from contrastgen.datasets.lxmert import lxmert_item
 from contrastgen.datasets.question_index import QuestionIndex, RecordSpill
 from contrastgen.datasets.streaming import stream_records
+from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_group
 from contrastgen.run.entries import ViewEntry
 from contrastgen.run.generate import Generation
@@ -54,6 +55,7 @@ def write_augmented_training(gen: Generation, questions: dict[str, dict], out_fi
         added = sum(1 for e in entries.values() if e.rank)
         for qid, q in questions.items():
             if qid not in entries:
+                _check_answered(qid, q, None)
                 lxmert = orjson.dumps(lxmert_item(qid, q), option=orjson.OPT_SORT_KEYS) if lxmert_file else b""
                 entries[qid] = ViewEntry(qid, 0, gqa_json(q), lxmert)
         dropped = 0
@@ -64,6 +66,13 @@ def write_augmented_training(gen: Generation, questions: dict[str, dict], out_fi
                 dropped += 1
         total, _ = _write((entries[k] for k in sorted(entries)), out_file, lxmert_file)
     return {"original": len(questions), "added": added, "dropped": dropped, "total": total}
+
+
+def _check_answered(qid: str, q: dict, path: str | None) -> None:
+    """Training questions need their answer (LXMERT's label is made of it)."""
+    if not isinstance(q.get("answer"), str):
+        raise InputError("question has no answer: training questions need one", path=path,
+                         record=f"question {qid}")
 
 
 def _replaced(unperturbed: list[str], perturbed: set[str], added: int, seed: int) -> list[str]:
@@ -135,6 +144,7 @@ def _spill_originals(files: list[Path], perturbed: set[str], gqa: RecordSpill, l
             if qid in perturbed:
                 continue
             q = validate_question(qid, q, path=str(file))
+            _check_answered(qid, q, str(file))
             index.add(qid, n)
             gqa.add(gqa_json(q))
             if lxmert is not None:
