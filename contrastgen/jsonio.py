@@ -7,6 +7,7 @@ every writer writes whole or not at all (`contrastgen.files.atomic`): a run that
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -41,6 +42,12 @@ def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
         raise InputError("permission denied: the file cannot be read", path=str(p)) from None
     except OSError as exc:
         raise InputError(f"cannot be read ({exc.strerror or exc})", path=str(p)) from None
+
+
+def open_text(path: str | os.PathLike[str]) -> IO[str]:
+    """`open_input` for a UTF-8 text file read as CSV is read (a byte-order mark is skipped)."""
+    fh = open_input(path)
+    return io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")
 
 
 def _read_scanned(p: Path) -> tuple[bytearray, StructureScan]:
