@@ -27,6 +27,7 @@ from contrastgen.errors import InputError
 from contrastgen.files import scratch
 from contrastgen.jsonio import dumps
 from contrastgen.parallel.backend import LOCAL, Backend, default_workers
+from contrastgen.parallel.lifetime import die_with_parent
 from contrastgen.programs.edits import PROGRAM_PATH
 from contrastgen.run.entries import ViewEntry, view_entries
 from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image
@@ -56,6 +57,7 @@ _WORKER_CONTEXT: ShardContext | None = None
 
 def _adopt(context: ShardContext) -> None:
     global _WORKER_CONTEXT
+    die_with_parent()
     _WORKER_CONTEXT = context
 
 
@@ -245,7 +247,7 @@ def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, 
     try:
         with no_gc(), scratch.writing(folder):  # loading allocates only acyclic data: nothing for the collector to find
             if workers > 1:
-                with mp.get_context("fork").Pool(1) as pool:
+                with mp.get_context("fork").Pool(1, initializer=die_with_parent) as pool:
                     pending = pool.apply_async(_spill_questions, (str(questions), chosen, mode, folder))
                     graphs = spill_scene_graphs(scene_graphs, folder)
                     corpus = engine.build_corpus(graphs)
