@@ -191,7 +191,7 @@ class StructureScan:
             last_quote_state = False
         self.in_string = last_quote_state
         self.depth = int(depth_after[-1]) if pos.size else self.depth
-        if self.in_string and self.offset + n - self.string_start > self.bounds.max_record_bytes:
+        if self.in_string and self.offset + n - self.string_start - 1 > self.bounds.max_record_bytes:
             self._fail(f"a string longer than {self.bounds.max_record_bytes >> 20} MiB", self.string_start, block,
                        RECORD_ENV)
         newlines = block.count(b"\n")
