@@ -61,6 +61,7 @@ class OutputError(ContrastgenError):
                 }.get(exc.errno or 0, "")
         super().__init__(f"cannot write {path}: {reason}{hint} (nothing was changed there)")
         self.path = str(path)
+        self.cause = exc
 
 
 def _step(label: str) -> None:
@@ -202,6 +203,8 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException as exc:
         _building.discard(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OutputError) and Path(exc.path).is_relative_to(tmp):
+            raise OutputError(dest, exc.cause) from None  # the user named `dest`, not its insides
         if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError) and (
                 exc.filename is None or str(dest.parent) in str(exc.filename)):
             raise OutputError(dest, exc) from None
@@ -288,6 +291,8 @@ def atomic_group(paths: Sequence[str | os.PathLike[str]]) -> Iterator[list[Path]
     except BaseException as exc:
         _building.discard(building)
         shutil.rmtree(building, ignore_errors=True)
+        if isinstance(exc, OutputError) and Path(exc.path).is_relative_to(building):
+            raise OutputError(dests[0], exc.cause) from None
         if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
             raise OutputError(dests[0], exc) from None
         raise

@@ -201,22 +201,62 @@ def sweep_beside(directory: Path) -> None:
                 os.unlink(entry.path)
 
 
+_CLEANUP_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+_handler_owner: int | None = None  # the process that installed `_exit_on_signal`
+
+
 def _exit_on_signal(signum: int, frame) -> None:
-    if _root_owner is not None and os.getpid() != _root_owner:
-        # a forked worker: die as the signal says, leaving the owner's folder alone
+    if os.getpid() != _handler_owner:
+        # a forked worker dies of the signal at once, as it would have without this handler:
+        # raised as SystemExit inside it, its exit would wait on pipes its pool no longer reads
+        # (Pool.terminate would hang)
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         return
     raise SystemExit(128 + signum)
 
 
+def _cleanup_signals() -> set[int]:
+    return {getattr(signal, name) for name in _CLEANUP_SIGNALS if hasattr(signal, name)}
+
+
+def _block_before_fork() -> None:
+    # A signal that reached the child between fork() and the reset below would be caught by
+    # Python's handler, then dropped by the interpreter's after-fork clean-up: the worker would
+    # live on, and Pool.terminate wait for it forever. Blocked, it waits in the kernel instead.
+    signal.pthread_sigmask(signal.SIG_BLOCK, _cleanup_signals())
+
+
+def _unblock_in_parent() -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _cleanup_signals())
+
+
+def _default_signals_in_child() -> None:
+    """Forked children get the default action back, then any signal held while they forked."""
+    for signum in _cleanup_signals():
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _cleanup_signals())
+
+
+_installed = False
+
+
 def install_signal_cleanup() -> None:
     """Turn SIGTERM and SIGHUP into a normal exit, so `finally` blocks and `atexit` run and the
-    temporary folder goes (SIGINT already does this as KeyboardInterrupt)."""
-    for name in ("SIGTERM", "SIGHUP"):
+    temporary folder goes (SIGINT already does this as KeyboardInterrupt). Forked children get the
+    default action back."""
+    global _installed, _handler_owner
+    _handler_owner = os.getpid()
+    for name in _CLEANUP_SIGNALS:
         signum = getattr(signal, name, None)
         if signum is not None and signal.getsignal(signum) in (signal.SIG_DFL, None):
             signal.signal(signum, _exit_on_signal)
+    if not _installed and hasattr(os, "register_at_fork") and hasattr(signal, "pthread_sigmask"):
+        os.register_at_fork(before=_block_before_fork, after_in_parent=_unblock_in_parent,
+                            after_in_child=_default_signals_in_child)
+        _installed = True
 
 
 @contextlib.contextmanager
