@@ -114,7 +114,7 @@ def load_vqa(questions_path: str | os.PathLike[str],
         samples.append(Sample(qid, image_id, text, ann["answer"], ann["answers"],
                               qt if isinstance(qt, str) else None, at if isinstance(at, str) else None,
                               dict(q), ann["record"]))
-    extra = sorted(set(annotations) - seen)
+    extra = sorted(set(annotations) - set(seen))
     if extra:
         raise InputError(f"{len(extra)} annotations have no question", path=str(apath),
                          record=f"question {extra[0]}")

@@ -233,3 +233,25 @@ def test_a_killed_run_leaves_what_the_next_command_removes(tmp_path, sample):
                           capture_output=True).returncode == 0
     assert list(tmpdir.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tmp"]
+
+
+def test_a_ray_cluster_that_dies_mid_run_is_one_sentence(monkeypatch):
+    """Ray's own errors (a raylet or the GCS gone) end the run with a sentence, not a traceback."""
+    import sys
+    import types
+
+    from contrastgen.errors import ContrastgenError
+    from contrastgen.parallel.ray_session import ray_session
+
+    class RayError(Exception):
+        pass
+
+    class LocalRayletDiedError(RayError):
+        pass
+
+    fake = types.SimpleNamespace(is_initialized=lambda: True, shutdown=lambda: None,
+                                 exceptions=types.SimpleNamespace(RayError=RayError))
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    with pytest.raises(ContrastgenError, match=r"the Ray cluster failed during the run \(LocalRayletDiedError: "
+                                               r"the raylet died\); nothing was written"), ray_session(None):
+        raise LocalRayletDiedError("the raylet died\nand a long story")
