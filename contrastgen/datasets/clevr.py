@@ -43,6 +43,10 @@ def image_name(scene: Mapping[str, Any], *, path: str, record: str) -> str:
     raise InputError("scene has no 'image_filename'", path=path, record=record)
 
 
+# Coordinates beyond this are no image's (a box of 1e308 or NaN is refused), as for GQA graphs.
+_MAX_PIXELS = 1e6
+
+
 def _box(obj: Mapping[str, Any], where: str, path: str) -> tuple[float, float, float, float, float, float]:
     coords = obj.get("pixel_coords")
     if coords is None:  # a scene without renders (or coordinates): no box to draw
@@ -53,7 +57,11 @@ def _box(obj: Mapping[str, Any], where: str, path: str) -> tuple[float, float, f
     if not (isinstance(coords, list) and len(coords) >= 3 and all(isinstance(v, (int, float)) for v in coords[:3])):
         raise InputError("object has no pixel_coords [x, y, depth]", path=path, record=where)
     width, height = (size if isinstance(size, list) and len(size) == 2 else _IMAGE_SIZE)
+    if not all(isinstance(v, (int, float)) and 0 < v <= _MAX_PIXELS for v in (width, height)):
+        raise InputError("pixel_coords' image size must be two positive numbers", path=path, record=where)
     x, y, depth = (float(v) for v in coords[:3])
+    if not all(-_MAX_PIXELS <= v <= _MAX_PIXELS for v in (x, y, depth)):  # false for NaN too
+        raise InputError(f"pixel_coords {coords[:3]!r} are no pixel of an image", path=path, record=where)
     side = _BOX_SCALE.get(obj["size"], _BOX_SCALE["large"]) / max(depth, 1.0)
     left, top = max(0.0, x - side / 2), max(0.0, y - side / 2)
     w, h = min(float(width), x + side / 2) - left, min(float(height), y + side / 2) - top
