@@ -71,16 +71,9 @@ def limits() -> JsonLimits:
     return JsonLimits.from_env()
 
 
-# The bytes that matter to structure, by kind.
-_OTHER, _QUOTE, _OPEN, _CLOSE, _BACKSLASH, _COLON, _NEWLINE, _COMMA = range(8)
-_KIND = np.zeros(256, np.uint8)
-_KIND[ord('"')] = _QUOTE
-_KIND[[ord("{"), ord("[")]] = _OPEN
-_KIND[[ord("}"), ord("]")]] = _CLOSE
-_KIND[ord("\\")] = _BACKSLASH
-_KIND[ord(":")] = _COLON
-_KIND[ord("\n")] = _NEWLINE
-_KIND[ord(",")] = _COMMA
+_QUOTE, _BACKSLASH, _COLON, _NEWLINE, _COMMA = (ord(c) for c in '"\\:\n,')
+_OPEN, _CLOSE = ord("{"), ord("}")  # after `| 0x20`, "[" and "]" read as "{" and "}"
+_STRUCTURE = b'"{}[]:,\n'
 _EMPTY = np.zeros(0, np.int64)
 
 
@@ -91,21 +84,30 @@ class StructureScan:
     `record_depth`: the depth at which records open (1: the members of the top-level object or
     list; None: no record limit, for a whole document read at once). With `lines`, each line is a
     record and a newline ends whatever it interrupts (a JSONL line cannot hold a raw newline).
+
+    What is measured: the depth of each object or list; each string, from its opening to its
+    closing quote; each stretch outside strings between two structural bytes (a number, or bytes
+    that are no JSON at all); each record. Why it is fast: only the positions of quotes,
+    brackets, colons (and newlines, for lines) are looked at, each kind found by one vectorised
+    comparison, and whether a bracket or colon is inside a string is the parity of the quotes
+    before it. The bytes are taken in chunks no longer than the record limit, so a string, a
+    stretch or a line inside one chunk is within the limit and only those that cross a chunk's
+    edge need measuring.
     """
 
     def __init__(self, path: str | None, *, lines: bool = False, record_depth: int | None = None,
                  bounds: JsonLimits | None = None):
         self.path, self.lines, self.record_depth = path, lines, record_depth
         self.bounds = bounds or limits()
-        self.offset = 0  # of the next block in the document
-        self.newlines = 0  # before the next block
+        self.offset = 0  # of the next chunk in the document
+        self.newlines = 0  # before the next chunk
         self.line_start = 0  # offset just after the last newline
         self.depth = 0
         self.in_string = False
         self.escape_next = False
         self.string_start = 0
         self.record_start: int | None = None
-        self.token_start = 0  # where the current stretch without structure began
+        self.token_start: int | None = 0  # the last structural byte outside a string (None: in one)
         # keys (colons outside strings) found at each depth: the depth of the object they are in
         self.keys_at_depth = np.zeros(self.bounds.max_depth + 2, np.int64)
 
@@ -124,164 +126,189 @@ class StructureScan:
         where = f"at line {line}, column {column}" if not self.lines else f"at column {column}"
         raise InputError(f"{what} {where} (the limit is set by {setting})", path=self.path, record=record)
 
+    def _too_long(self, what: str, at: int, block: bytes) -> None:
+        self._fail(f"{what} longer than {_size(self.bounds.max_record_bytes)}", at, block, RECORD_ENV)
+
     # -- the scan -----------------------------------------------------------------------------
 
     def feed(self, block: bytes) -> None:
-        if not block:
+        step = self.bounds.max_record_bytes
+        if len(block) <= step:
+            self._feed(block)
             return
+        for start in range(0, len(block), step):
+            self._feed(block[start:start + step])
+
+    def _feed(self, block: bytes) -> None:
         n = len(block)
-        kind_all = _KIND[np.frombuffer(block, np.uint8)]
-        pos = np.flatnonzero(kind_all)
-        kind = kind_all[pos]
-        del kind_all
-        pos, kind = self._drop_escaped(pos, kind, n)
-        is_quote = kind == _QUOTE
-        is_newline = kind == _NEWLINE if self.lines else None
-        # strings: a quote's parity (within its line, for JSONL) says whether it opens or closes
-        quotes_before = np.cumsum(is_quote) - is_quote
-        in_string_at_start = np.full(pos.size, self.in_string, bool)
-        segment_start = None
-        if is_newline is not None and is_newline.any():
-            index = np.arange(pos.size)
-            segment_start = np.maximum.accumulate(np.where(is_newline, index, -1))
-            after_newline = segment_start >= 0
-            base = np.where(after_newline, np.cumsum(is_quote)[np.maximum(segment_start, 0)], 0)
-            quotes_before = quotes_before - base
-            in_string_at_start[after_newline] = False
-        inside = ((quotes_before + in_string_at_start) & 1).astype(bool)
-        outside = ~inside
-        if is_newline is not None:
-            outside |= is_newline
-            inside &= ~is_newline
-        self._check_strings(pos, is_quote, inside, block)
-        # depth, counted outside strings (and from zero on each line of a JSONL file)
-        step = np.zeros(pos.size, np.int64)
-        step[(kind == _OPEN) & outside] = 1
-        step[(kind == _CLOSE) & outside] = -1
-        running = np.cumsum(step)
-        if segment_start is not None:
-            after_newline = segment_start >= 0
-            depth_after = np.where(after_newline, running - running[np.maximum(segment_start, 0)], running + self.depth)
+        if not n:
+            return
+        a = np.frombuffer(block, np.uint8)
+        quotes = self._unescaped(np.flatnonzero(a == _QUOTE), block)
+        folded = a | 0x20
+        brackets = np.flatnonzero((folded == _OPEN) | (folded == _CLOSE))
+        opening = folded[brackets] == _OPEN
+        del folded
+        colons = np.flatnonzero(a == _COLON)
+        newlines = np.flatnonzero(a == _NEWLINE) if self.lines else _EMPTY
+        # each quote's parity, within its line for JSONL: odd ones close a string
+        if newlines.size:
+            quote_line = np.searchsorted(newlines, quotes)
+            first_quote_of_line = np.concatenate(([0], np.searchsorted(quotes, newlines)))
+            parity = np.arange(quotes.size) - first_quote_of_line[quote_line] + np.where(
+                quote_line == 0, self.in_string, 0)
         else:
-            depth_after = running + self.depth
-        opens = (kind == _OPEN) & outside
-        if opens.any():
-            deepest = int(depth_after[opens].max())
-            if deepest > self.bounds.max_depth:
-                first = int(pos[opens & (depth_after > self.bounds.max_depth)][0])
+            quote_line = None
+            parity = np.arange(quotes.size) + self.in_string
+        closing = (parity & 1).astype(bool)
+
+        def inside(positions: np.ndarray) -> np.ndarray:
+            """Whether each position is inside a string (quotes before it, in its line)."""
+            before = np.searchsorted(quotes, positions)
+            if newlines.size:
+                line = np.searchsorted(newlines, positions)
+                first = np.concatenate(([0], np.searchsorted(quotes, newlines)))[line]
+                return ((before - first + np.where(line == 0, self.in_string, 0)) & 1).astype(bool)
+            return ((before + self.in_string) & 1).astype(bool)
+
+        self._check_strings(quotes, closing, block)
+        outside = ~inside(brackets)
+        brackets, opening = brackets[outside], opening[outside]
+        depth_after = self._depths(brackets, opening, newlines)
+        if opening.any():
+            deepest = depth_after[opening]
+            if int(deepest.max()) > self.bounds.max_depth:
+                first = int(brackets[opening][np.argmax(deepest > self.bounds.max_depth)])
                 self._fail(f"JSON nested deeper than {self.bounds.max_depth} levels", self.offset + first, block,
                            DEPTH_ENV)
-        colons = (kind == _COLON) & outside
-        if colons.any():
-            at = np.clip(depth_after[colons], 0, self.bounds.max_depth + 1)
-            self.keys_at_depth += np.bincount(at, minlength=self.keys_at_depth.size)[:self.keys_at_depth.size]
-        self._check_tokens(pos, outside, block)
-        self._check_records(pos, kind, outside, depth_after, block)
-        # the state after this block
-        last_quote_state = self.in_string
-        if is_quote.any():
-            q = np.flatnonzero(is_quote)[-1]
-            if segment_start is None or segment_start[q] == segment_start[-1]:
-                last_quote_state = not bool(inside[q])  # an opening quote leaves a string open
-                if last_quote_state:
-                    self.string_start = self.offset + int(pos[q])
-            elif segment_start is not None:
-                last_quote_state = False
-        elif segment_start is not None:
-            last_quote_state = False
-        self.in_string = last_quote_state
-        self.depth = int(depth_after[-1]) if pos.size else self.depth
+        if colons.size:
+            colons = colons[~inside(colons)]
+            self._count_keys(colons, brackets, depth_after, newlines)
+        self._check_stretches(block, quotes, brackets, colons, newlines)
+        self._check_records(brackets, opening, depth_after, newlines, block)
+        # the state after this chunk
+        ends_after_newline = newlines.size and (not quotes.size or newlines[-1] > quotes[-1])
+        if quotes.size and not ends_after_newline:
+            self.in_string = not bool(closing[-1])
+            if self.in_string:
+                self.string_start = self.offset + int(quotes[-1])
+        elif ends_after_newline:
+            self.in_string = False
+        if newlines.size and (not brackets.size or newlines[-1] > brackets[-1]):
+            self.depth = 0
+        elif brackets.size:
+            self.depth = int(depth_after[-1])
         if self.in_string and self.offset + n - self.string_start - 1 > self.bounds.max_record_bytes:
-            self._fail(f"a string longer than {self.bounds.max_record_bytes >> 20} MiB", self.string_start, block,
-                       RECORD_ENV)
-        newlines = block.count(b"\n")
-        if newlines:
+            self._too_long("a string", self.string_start, block)
+        count = block.count(b"\n")
+        if count:
             self.line_start = self.offset + block.rfind(b"\n") + 1
-        self.newlines += newlines
+        self.newlines += count
         self.offset += n
 
-    def _drop_escaped(self, pos: np.ndarray, kind: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """Remove the bytes that a backslash escapes (a quote after an odd run of backslashes
-        is part of the string); remember an escape left open at the end of the block."""
-        backslashes = pos[kind == _BACKSLASH]
+    def _unescaped(self, quotes: np.ndarray, block: bytes) -> np.ndarray:
+        """The quotes no backslash escapes (a quote after an odd run of backslashes is part of
+        its string); remembers an escape left open at the end of the chunk."""
         carried = self.escape_next
-        escaped = _EMPTY
-        if backslashes.size:
-            starts = np.ones(backslashes.size, bool)
-            starts[1:] = backslashes[1:] != backslashes[:-1] + 1
-            run = np.cumsum(starts) - 1
-            index_in_run = np.arange(backslashes.size) - np.flatnonzero(starts)[run]
-            if carried and backslashes[0] == 0:
-                index_in_run[run == 0] += 1  # the first backslash is itself escaped
-            escaped = backslashes[index_in_run % 2 == 0] + 1
-        if carried and (backslashes.size == 0 or backslashes[0] != 0):
-            escaped = np.concatenate(([0], escaped))
-        self.escape_next = bool(escaped.size and escaped[-1] == n)
-        if not escaped.size:
-            keep = kind != _BACKSLASH
-        else:
-            keep = (kind != _BACKSLASH) & ~np.isin(pos, escaped)
-        return pos[keep], kind[keep]
-
-    def _check_strings(self, pos: np.ndarray, is_quote: np.ndarray, inside: np.ndarray, block: bytes) -> None:
-        quotes = pos[is_quote]
+        trailing = len(block) - len(block.rstrip(b"\\"))
+        if trailing == len(block) and carried:
+            trailing -= 1  # the chunk's first backslash is itself escaped
+        self.escape_next = trailing % 2 == 1
         if not quotes.size:
-            return
-        closing = inside[is_quote]  # a quote inside a string closes it
-        opened_at = np.empty(quotes.size, np.int64)
-        opened_at[1:] = quotes[:-1] + self.offset
-        opened_at[0] = self.string_start  # only read where the first quote closes a carried string
-        lengths = np.where(closing, quotes + self.offset - opened_at - 1, 0)
-        if lengths.size and int(lengths.max()) > self.bounds.max_record_bytes:
-            k = int(np.flatnonzero(lengths > self.bounds.max_record_bytes)[0])
-            self._fail(f"a string longer than {self.bounds.max_record_bytes >> 20} MiB", int(opened_at[k]), block,
-                       RECORD_ENV)
+            return quotes
+        a = np.frombuffer(block, np.uint8)
+        suspect = quotes[(quotes > 0) & (a[np.maximum(quotes - 1, 0)] == _BACKSLASH)]
+        escaped = [0] if carried and quotes[0] == 0 else []
+        for q in suspect.tolist():  # rare in real data: one Python step per backslashed quote
+            j = q - 1
+            while j >= 0 and block[j] == _BACKSLASH:
+                j -= 1
+            run = q - 1 - j
+            if j < 0 and carried:
+                run -= 1
+            if run % 2:
+                escaped.append(q)
+        if not escaped:
+            return quotes
+        return quotes[~np.isin(quotes, escaped)]
 
-    def _check_tokens(self, pos: np.ndarray, outside: np.ndarray, block: bytes) -> None:
-        """A number (or any run of bytes outside strings) longer than the record limit."""
-        marks = pos[outside] + self.offset
-        if not marks.size:
-            if not self.in_string and self.offset + len(block) - self.token_start > self.bounds.max_record_bytes:
-                self._fail(f"a value longer than {self.bounds.max_record_bytes >> 20} MiB", self.token_start,
-                           block, RECORD_ENV)
-            return
-        gaps = np.diff(marks, prepend=self.token_start)
-        if int(gaps.max()) > self.bounds.max_record_bytes:
-            k = int(np.argmax(gaps > self.bounds.max_record_bytes))
-            start = self.token_start if k == 0 else int(marks[k - 1])
-            self._fail(f"a value longer than {self.bounds.max_record_bytes >> 20} MiB", start, block, RECORD_ENV)
-        self.token_start = int(marks[-1])
+    def _check_strings(self, quotes: np.ndarray, closing: np.ndarray, block: bytes) -> None:
+        """A string that crossed into this chunk and closes in it (one inside the chunk is
+        shorter than the chunk, so within the limit)."""
+        if (closing.size and closing[0] and self.in_string
+                and self.offset + int(quotes[0]) - self.string_start - 1 > self.bounds.max_record_bytes):
+            self._too_long("a string", self.string_start, block)
 
-    def _check_records(self, pos: np.ndarray, kind: np.ndarray, outside: np.ndarray, depth_after: np.ndarray,
-                       block: bytes) -> None:
+    def _depths(self, brackets: np.ndarray, opening: np.ndarray, newlines: np.ndarray) -> np.ndarray:
+        """The depth after each bracket outside strings (from zero on each line, for JSONL)."""
+        running = np.cumsum(np.where(opening, 1, -1), dtype=np.int64)
+        if not newlines.size:
+            return running + self.depth
+        line = np.searchsorted(newlines, brackets)
+        # the running count just before each line's first bracket
+        before_line = np.concatenate(([0], np.searchsorted(brackets, newlines)))[line]
+        base = np.where(before_line > 0, running[np.maximum(before_line - 1, 0)], 0)
+        return np.where(line == 0, running + self.depth, running - base)
+
+    def _count_keys(self, colons: np.ndarray, brackets: np.ndarray, depth_after: np.ndarray,
+                    newlines: np.ndarray) -> None:
+        last = np.searchsorted(brackets, colons) - 1  # the bracket before each colon
+        depth = np.where(last >= 0, depth_after[np.maximum(last, 0)] if brackets.size else 0, self.depth)
+        if newlines.size:  # a line with no bracket before the colon starts at depth 0
+            line = np.searchsorted(newlines, colons)
+            line_of_bracket = np.searchsorted(newlines, brackets[np.maximum(last, 0)]) if brackets.size else line
+            depth = np.where((line > 0) & ((last < 0) | (line_of_bracket != line)), 0, depth)
+        depth = np.clip(depth, 0, self.keys_at_depth.size - 1)
+        self.keys_at_depth += np.bincount(depth, minlength=self.keys_at_depth.size)
+
+    def _check_stretches(self, block: bytes, quotes: np.ndarray, brackets: np.ndarray, colons: np.ndarray,
+                         newlines: np.ndarray) -> None:
+        """A number, or bytes that are no JSON, longer than the limit: measured across the
+        chunk's edges (a stretch inside the chunk is shorter than the chunk)."""
+        firsts = [int(x[0]) for x in (quotes, brackets, colons) if x.size]
+        lasts = [int(x[-1]) for x in (quotes, brackets, colons) if x.size]
+        for byte in (b",", b"\n"):
+            if (at := block.find(byte)) >= 0:
+                firsts.append(at)
+                lasts.append(block.rfind(byte))
+        if self.token_start is not None and not self.in_string:
+            end = self.offset + (min(firsts) if firsts else len(block))
+            if end - self.token_start > self.bounds.max_record_bytes:
+                self._too_long("a value", self.token_start, block)
+        if firsts:
+            self.token_start = self.offset + max(lasts)
+
+    def _check_records(self, brackets: np.ndarray, opening: np.ndarray, depth_after: np.ndarray,
+                       newlines: np.ndarray, block: bytes) -> None:
         limit = self.bounds.max_record_bytes
-        what = f"a record longer than {limit >> 20} MiB"
+        end = self.offset + len(block)
         if self.lines:
-            ends = pos[kind == _NEWLINE] + self.offset
-            starts = np.concatenate(([self.line_start], ends[:-1] + 1)) if ends.size else _EMPTY
-            if ends.size and int((ends - starts).max()) > limit:
-                k = int(np.argmax(ends - starts > limit))
-                self._fail(what, int(starts[k]), block, RECORD_ENV)
-            current = int(ends[-1]) + 1 if ends.size else self.line_start
-            if self.offset + len(block) - current > limit:
-                self._fail(what, current, block, RECORD_ENV)
+            current = self.line_start
+            if newlines.size:
+                if self.offset + int(newlines[0]) - current > limit:
+                    self._too_long("a record", current, block)
+                current = self.offset + int(newlines[-1]) + 1
+            if end - current > limit:
+                self._too_long("a record", current, block)
             return
         if self.record_depth is None:
             return
         r = self.record_depth
-        opening = (kind == _OPEN) & outside & (depth_after == r + 1)
-        closing = (kind == _CLOSE) & outside & (depth_after == r)
-        events = np.flatnonzero(opening | closing)
-        for i in events.tolist():  # one per record: a few thousand per block at most
-            at = self.offset + int(pos[i])
+        events = np.flatnonzero((opening & (depth_after == r + 1)) | (~opening & (depth_after == r)))
+        for i in events.tolist():  # one per record: a few thousand per chunk at most
+            at = self.offset + int(brackets[i])
             if opening[i]:
                 self.record_start = at
             elif self.record_start is not None:
                 if at - self.record_start + 1 > limit:
-                    self._fail(what, self.record_start, block, RECORD_ENV)
+                    self._too_long("a record", self.record_start, block)
                 self.record_start = None
-        if self.record_start is not None and self.offset + len(block) - self.record_start > limit:
-            self._fail(what, self.record_start, block, RECORD_ENV)
+        if self.record_start is not None and end - self.record_start > limit:
+            self._too_long("a record", self.record_start, block)
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n:,} bytes"
 
 
 def scan_bytes(data: bytes, path: str | None, *, lines: bool = False, record_depth: int | None = None) -> StructureScan:

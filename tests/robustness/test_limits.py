@@ -18,7 +18,9 @@ from contrastgen.jsonio import read_json, read_jsonl
 
 
 def reference(data: bytes, bounds: JsonLimits, *, lines: bool, record_depth: int | None) -> tuple[bool, Counter]:
-    """A byte-at-a-time reading of the same rules: (whether a limit is passed, keys by depth)."""
+    """A byte-at-a-time reading of the same rules: (whether a limit is passed, keys by depth).
+    Nesting past the depth limit; a string, a stretch outside strings between two structural
+    bytes (or a string's end), a record or a line longer than the size limit."""
     limit = bounds.max_record_bytes
     depth = 0
     in_string = escape = False
@@ -40,6 +42,7 @@ def reference(data: bytes, bounds: JsonLimits, *, lines: bool, record_depth: int
             elif ch == '"':
                 in_string = False
                 over |= i - string_start - 1 > limit
+                last_mark = i  # a stretch outside strings starts at a closing quote
             continue
         if ch == "\\":
             escape = True
