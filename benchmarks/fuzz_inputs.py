@@ -3,7 +3,8 @@ huge, duplicated and mistyped inputs, each run as its own process with its memor
 
 Each run is classified:
 
-- clean: exit 2, no traceback, and a one-line error that names the file it is about;
+- clean: exit 2, no traceback, and a one-line error that names the file it is about (for
+  `verify`, also exit 1 with its report of failed checks, each naming its record);
 - unlocated: exit 2 and no traceback, but the error does not name the file;
 - accepted: exit 0 (the input was read as valid; for some variants that is right);
 - crashed: a traceback, or any other exit (1, killed by the memory cap, a signal);
@@ -561,10 +562,11 @@ def run_case(case: Case, files: dict[str, Path], work: Path, timeout: float, mem
     argv = [*CONTRASTGEN, *map(str, slot.argv(files, arg_path, out_arg))]
     env = {**os.environ, "TMPDIR": str(tmp), "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=run_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    proc = subprocess.Popen(argv, cwd=run_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=_limits(memory, case.variant.endswith("unreadable")))
+    out_bytes = b""
     try:
-        _, err_bytes = proc.communicate(timeout=timeout)
+        out_bytes, err_bytes = proc.communicate(timeout=timeout)
         code: int | None = proc.returncode
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -577,6 +579,10 @@ def run_case(case: Case, files: dict[str, Path], work: Path, timeout: float, mem
     shutil.rmtree(run_dir, ignore_errors=True)
     if code is None:
         return Outcome(slot.command, case.slot_name, case.variant, "hung", None, seconds)
+    if (slot.command == "verify" and code == 1 and "Traceback" not in err
+            and re.search(rb": FAILED: checked \d+ perturbations", out_bytes)):
+        # the verifier's verdict: the input was read, and its problems are listed by record
+        return Outcome(slot.command, case.slot_name, case.variant, "clean", code, seconds, "reported as failed checks")
     if "Traceback (most recent call last)" in err or code not in (0, 2):
         tail = err.strip().splitlines()[-1:] or [f"exit {code}"]
         return Outcome(slot.command, case.slot_name, case.variant, "crashed", code, seconds, tail[0][:300])
