@@ -27,6 +27,7 @@ from typing import Any
 from contrastgen.datasets.base import Questions, SceneGraphs
 from contrastgen.datasets.clevr_vocab import RELATION_NAMES, load_vocabulary, part_display
 from contrastgen.datasets.gqa import json_files
+from contrastgen.datasets.streaming import top_level_start
 from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json
 
@@ -182,42 +183,24 @@ def load_questions(path: str | os.PathLike[str]) -> Questions:
 
 
 def detect_format(questions: str | os.PathLike[str]) -> str:
-    """'clevr' when the first file's top-level keys are CLEVR's (`questions`, `info`), else 'gqa'
-    (an object keyed by question id). Reads only up to the first key, so a 1M-question file costs
-    nothing."""
-    import ijson
-
+    """'clevr' when the first file's first top-level key is CLEVR's (`questions`, `info`), else
+    'gqa' (an object keyed by question id). Reads only the file's first bytes, so a 1M-question
+    file costs nothing, nor does one that opens with deep nesting."""
     first = json_files(Path(questions))[0]
     if not first.is_file():
         raise InputError("file not found", path=str(first))
-    with open(first, "rb") as handle:
-        try:
-            for prefix, event, value in ijson.parse(handle):
-                if prefix == "" and event == "map_key":
-                    return "clevr" if value in ("questions", "info") else "gqa"
-                if prefix == "" and event == "start_array":
-                    return "gqa"
-        except ijson.JSONError:
-            return "gqa"  # the GQA loader reports what is wrong with the file, located
-    return "gqa"
+    kind, key = top_level_start(first)
+    return "clevr" if kind == "object" and key in ("questions", "info") else "gqa"
 
 
 def is_clevr_scenes(path: str | os.PathLike[str]) -> bool:
     """Whether `path` holds CLEVR scenes: `{"scenes": [...]}` or scene files (with `objects` and
     `image_filename` at the top), rather than GQA's graphs keyed by image id."""
-    import ijson
-
     first = json_files(Path(path))[0]
     if not first.is_file():
         raise InputError("file not found", path=str(first))
-    with open(first, "rb") as handle:
-        try:
-            for prefix, event, value in ijson.parse(handle):
-                if prefix == "" and event == "map_key":
-                    return value in ("scenes", "objects", "image_filename", "relationships", "directions", "info")
-        except ijson.JSONError:
-            return False  # the GQA loader reports what is wrong with the file, located
-    return False
+    kind, key = top_level_start(first)
+    return kind == "object" and key in ("scenes", "objects", "image_filename", "relationships", "directions", "info")
 
 
 def load_any_scene_graphs(path: str | os.PathLike[str]) -> SceneGraphs:

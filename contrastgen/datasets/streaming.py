@@ -108,6 +108,7 @@ def stream_records(file: Path, what: str) -> Iterator[tuple[str, Any]]:
 
 
 _FIRST_KEY = re.compile(rb'\s*\{\s*"(?:[^"\\]|\\.)*"\s*:\s*')
+_FIRST_KEY_NAME = re.compile(rb'\s*\{\s*("(?:[^"\\]|\\.)*")\s*:')
 FIRST_RECORD_BYTES = 1 << 20  # a record is a few KB; a first value larger than this is no record
 
 
@@ -129,6 +130,28 @@ def first_record(file: Path) -> Any:
     except (ValueError, InputError):
         return None
     return value
+
+
+def top_level_start(file: Path) -> tuple[str, str | None]:
+    """What the file's top level is, from its first bytes: ("object", its first key, or None if
+    it has none or it is unreadable there), ("array", None), or ("other", None). Why not a
+    streaming parser's events: before the first key they would build any nesting the file opens
+    with, and a format sniffer must cost nothing whatever the file holds."""
+    with open_input(file) as fh:
+        head = fh.read(FIRST_RECORD_BYTES)
+    stripped = head.lstrip()
+    if stripped[:1] == b"[":
+        return "array", None
+    if stripped[:1] != b"{":
+        return "other", None
+    key = _FIRST_KEY_NAME.match(head)
+    if key is None:
+        return "object", None
+    try:
+        name = json.loads(key.group(1).decode("utf-8"))
+    except ValueError:
+        return "object", None
+    return "object", name
 
 
 def _object_start(fh: IO[bytes], file: Path) -> int | None:
