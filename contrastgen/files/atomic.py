@@ -179,8 +179,12 @@ def replace_path(new: Path, dest: Path) -> None:
     _note(aside)
     _step("move the old version aside")
     os.rename(dest, aside)
-    _step("rename the new version into place")
-    os.rename(new, dest)
+    try:
+        _step("rename the new version into place")
+        os.rename(new, dest)
+    except OSError:
+        os.rename(aside, dest)  # the old version back: the path is never left empty by an error
+        raise
     _step("remove the old version")
     _remove_any(aside)
 
