@@ -31,6 +31,8 @@ PREFIX = "contrastgen-"
 _OWNED = re.compile(r"^contrastgen-(\d+)-(\d+)$")
 # what a temporary beside an output is called: `.<name>.cg-<pid>-<start>-<random>.<suffix>`
 TAG_PATTERN = re.compile(r"\.cg-(\d+)-(\d+)-")
+# an old result moved aside while its new version is renamed in (where paths cannot be exchanged)
+_ASIDE = re.compile(r"^\.(.+)\.cg-\d+-\d+-[0-9a-f]+\.old$")
 BESIDE_LIST = "beside"
 STORE_SUFFIX = ".versions"  # a group store beside its outputs (see `contrastgen.files.atomic`)
 
@@ -146,6 +148,12 @@ def _remove_beside(folder: Path) -> None:
             continue
         if tag not in path.name:
             continue
+        put_aside = _ASIDE.match(path.name)
+        if put_aside and not os.path.lexists(path.parent / put_aside.group(1)):
+            # an old result moved aside for a swap that never happened: it goes back
+            with contextlib.suppress(OSError):
+                os.rename(path, path.parent / put_aside.group(1))
+                continue
         with contextlib.suppress(OSError):
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path, ignore_errors=True)

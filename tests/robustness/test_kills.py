@@ -21,9 +21,13 @@ from contrastgen.files.atomic import FAULT_ENV, store_of
 
 # Writes with `atomic_file` (not `jsonio`), so each process starts in a tenth of a second.
 WRITER = """
-import sys
+import os, sys
 from pathlib import Path
+from contrastgen.files import atomic
 from contrastgen.files.atomic import atomic_dir, atomic_group, atomic_file
+
+if os.environ.get("NO_EXCHANGE"):  # a system where two paths cannot be swapped in one step
+    atomic._exchange = lambda a, b: False
 
 def write(path, version):
     with atomic_file(path) as fh:
@@ -46,8 +50,8 @@ else:
 SWEEP = "from contrastgen.files import scratch; scratch.sweep()"
 
 
-def _run(code: str, args: list[str], tmpdir: Path, fault: int | None = None) -> int:
-    env = {**os.environ, "TMPDIR": str(tmpdir)}
+def _run(code: str, args: list[str], tmpdir: Path, fault: int | None = None, **extra: str) -> int:
+    env = {**os.environ, "TMPDIR": str(tmpdir), **extra}
     env.pop(FAULT_ENV, None)
     if fault is not None:
         env[FAULT_ENV] = str(fault)
@@ -145,3 +149,30 @@ def test_a_group_is_one_result_when_a_file_of_it_was_a_plain_file(tmp_path):
             break
         assert shown in (["plain", None], ["new", "new"]), (step, shown)
         assert _run(SWEEP, [], tmpdir) == 0
+
+
+def test_without_an_exchange_a_kill_leaves_at_worst_a_moment_without_output_that_the_next_run_undoes(tmp_path):
+    """Where two paths cannot be swapped in one step, the old directory is renamed aside first:
+    a kill between the two renames leaves the path empty, and the next command puts the old
+    result back."""
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    dest = tmp_path / "out" / "result"
+    dest.parent.mkdir()
+    outputs = _outputs("dir", dest)
+    assert _run(WRITER, ["dir", str(dest), "old"], tmpdir) == 0
+    old, emptied = {"old"}, 0
+    for step in range(1, 200):
+        code = _run(WRITER, ["dir", str(dest), f"new{step}"], tmpdir, fault=step, NO_EXCHANGE="1")
+        shown = _versions(outputs)
+        if code == 0:
+            assert shown == {f"new{step}"}
+            break
+        emptied += shown == {None}
+        assert shown in (old, {f"new{step}"}, {None}), (step, shown)
+        assert _run(SWEEP, [], tmpdir) == 0
+        shown = _versions(outputs)
+        assert shown in (old, {f"new{step}"}), (step, shown)  # put back, or the new one kept
+        old = shown
+        assert _leftovers("dir", dest, tmpdir) == [], step
+    assert emptied == 1  # the one gap between the two renames
