@@ -107,7 +107,8 @@ def read_scenes(path: PathLike) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def read_questions(paths: list[PathLike], scenes: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def read_questions(paths: list[PathLike], scenes: Mapping[str, Any] | None = None,
+                   scenes_path: PathLike | None = None) -> list[dict[str, Any]]:
     """CLEVR question files ({"questions": [...]}); each record names its scene's `image`, which
     must be among `scenes` when they are given. A `question_index` given twice in a file is refused."""
     out = []
@@ -129,8 +130,8 @@ def read_questions(paths: list[PathLike], scenes: Mapping[str, Any] | None = Non
                 first[index] = i
             image = Path(str(q.get("image") or q.get("image_filename"))).stem
             if scenes is not None and image not in scenes:
-                raise InputError(f"the question's scene {image!r} is not among the scenes", path=str(path),
-                                 record=f"question {i}")
+                raise InputError(f"the question's scene {image!r} is not among the scenes of {scenes_path}",
+                                 path=str(path), record=f"question {i}")
             out.append(q)
     return out
 
@@ -267,7 +268,7 @@ def run_superclevr(scenes: PathLike, questions: list[PathLike], out_dir: PathLik
     from contrastgen.datasets.clevr import load_scenes
 
     objects = read_scenes(scenes)
-    built = build_superclevr(objects, read_questions(questions, objects), config, graphs=load_scenes(scenes))
+    built = build_superclevr(objects, read_questions(questions, objects, scenes), config, graphs=load_scenes(scenes))
     stats = built.stats()
     with atomic_dir(out_dir) as tmp:
         for name, qs in built.splits.items():
