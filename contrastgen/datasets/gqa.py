@@ -10,7 +10,7 @@ a worker process.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,28 +73,29 @@ def load_questions(path: str | os.PathLike[str]) -> Questions:
     Every record is kept whole (about 6 KB each in memory); `contrastgen.datasets.packing` is the lean,
     streaming alternative that `generate` uses.
     """
-    questions: Questions = {}
+    return _load_keyed(Path(path), "question", "questions", validate_question)
+
+
+def _load_keyed(path: Path, what: str, records_are: str, validate: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+    """Every record (`records_are`) of a file or folder of shards keyed by `what` id, each checked by `validate`;
+    an id given twice, in a file (`read_json` refuses it) or in two shards, is refused."""
+    records: dict[str, Any] = {}
     first_file: dict[str, Path] = {}
     with no_gc():
-        for file in json_files(Path(path)):
-            _load_file_into(questions, file, first_file)
-    if not questions:
-        raise InputError("no questions found", path=str(path))
-    return questions
-
-
-def _load_file_into(questions: Questions, file: Path, first_file: dict[str, Path]) -> None:
-    """One shard's questions (a file gives each key once: `read_json` refuses a key given twice)."""
-    data = read_json(file)
-    if not isinstance(data, Mapping):
-        raise InputError("expected an object keyed by question id", path=str(file))
-    for qid, q in data.items():
-        qid = str(qid)
-        if qid in questions:
-            raise InputError(duplicate_id("question", qid, f"in {first_file[qid]}", f"in {file}"),
-                             path=str(file), record=f"question {qid}")
-        first_file[qid] = file
-        questions[qid] = validate_question(qid, q, path=str(file))
+        for file in json_files(path):
+            data = read_json(file)
+            if not isinstance(data, Mapping):
+                raise InputError(f"expected an object keyed by {what} id", path=str(file))
+            for key, record in data.items():
+                key = str(key)
+                if key in records:
+                    raise InputError(duplicate_id(what, key, f"in {first_file[key]}", f"in {file}"),
+                                     path=str(file), record=f"{what} {key}")
+                first_file[key] = file
+                records[key] = validate(key, record, path=str(file))
+    if not records:
+        raise InputError(f"no {records_are} found", path=str(path))
+    return records
 
 
 def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> dict[str, Any]:
@@ -176,23 +177,7 @@ def _check_object_slowly(obj: Any, path: str | None, record: str, where: tuple[s
 
 def load_scene_graphs(path: str | os.PathLike[str]) -> SceneGraphs:
     """Load GQA scene graphs from one JSON file (or a directory of them)."""
-    graphs: SceneGraphs = {}
-    first_file: dict[str, Path] = {}
-    with no_gc():
-        for file in json_files(Path(path)):
-            data = read_json(file)  # refuses an image id given twice within the file
-            if not isinstance(data, Mapping):
-                raise InputError("expected an object keyed by image id", path=str(file))
-            for image_id, g in data.items():
-                image_id = str(image_id)
-                if image_id in graphs:
-                    raise InputError(duplicate_id("image", image_id, f"in {first_file[image_id]}", f"in {file}"),
-                                     path=str(file), record=f"image {image_id}")
-                first_file[image_id] = file
-                graphs[image_id] = validate_scene_graph(image_id, g, path=str(file))
-    if not graphs:
-        raise InputError("no scene graphs found", path=str(path))
-    return graphs
+    return _load_keyed(Path(path), "image", "scene graphs", validate_scene_graph)
 
 
 _SORTED = orjson.OPT_SORT_KEYS
