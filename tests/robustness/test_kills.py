@@ -176,3 +176,30 @@ def test_without_an_exchange_a_kill_leaves_at_worst_a_moment_without_output_that
         old = shown
         assert _leftovers("dir", dest, tmpdir) == [], step
     assert emptied == 1  # the one gap between the two renames
+
+
+def test_the_sweep_keeps_what_live_processes_own_and_removes_the_rest(tmp_path):
+    """A folder is removed only when the process named in it is gone, or its pid now belongs
+    to a process that started at another time."""
+    from contrastgen.files import scratch
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        start = scratch._start_time(sleeper.pid)
+        live = tmp_path / f"contrastgen-{sleeper.pid}-{start}"
+        reused = tmp_path / f"contrastgen-{sleeper.pid}-{int(start) + 1 if start != '0' else 1}"
+        gone = tmp_path / "contrastgen-999999999-5"
+        other = tmp_path / "contrastgen-input-abc"  # not ours to judge: no owner in its name
+        for folder in (live, reused, gone, other):
+            folder.mkdir()
+            (folder / "spill.bin").write_bytes(b"x")
+        beside = tmp_path / "out" / ".result.cg-999999999-5-abcd1234.tmp"
+        beside.mkdir(parents=True)
+        (gone / scratch.BESIDE_LIST).write_text(f"{beside}\n{tmp_path / 'out'}\n")
+        removed = scratch.sweep(tmp_path)
+        assert sorted(p.name for p in removed) == sorted([reused.name, gone.name] if start != "0" else [gone.name])
+        assert live.exists() and other.exists() and not gone.exists() and not beside.exists()
+        assert (tmp_path / "out").exists()  # a listed path without the dead owner's tag is no licence
+    finally:
+        sleeper.kill()
+        sleeper.wait()
