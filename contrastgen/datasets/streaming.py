@@ -91,7 +91,7 @@ def stream_records(file: Path, what: str) -> Iterator[tuple[str, Any]]:
         given = 0
         fh.seek(start + 1)
         try:
-            for piece in _pieces(fh):
+            for piece in _pieces(fh, inner_ids=what == "image"):
                 for key, record in piece:
                     given += 1
                     yield key, record
@@ -172,7 +172,7 @@ def _read(fh: IO[bytes], size: int, file: Path) -> bytes:
         raise InputError(f"cannot be read ({exc.strerror or exc})", path=str(file)) from None
 
 
-def _pieces(fh: IO[bytes]) -> Iterator[list[tuple[str, Any]]]:
+def _pieces(fh: IO[bytes], *, inner_ids: bool) -> Iterator[list[tuple[str, Any]]]:
     """Each piece's records as (key, value) pairs, from just after the opening brace."""
     buffer, start = b"", 0  # buffer[start:] is not yet given
     while True:
@@ -180,14 +180,14 @@ def _pieces(fh: IO[bytes]) -> Iterator[list[tuple[str, Any]]]:
         if not block:
             # the rest holds the closing brace (and whitespace), so it parses after an opening one
             rest = buffer[start:]
-            yield _parse(b"{" + rest, rest)
+            yield _parse(b"{" + rest, rest, inner_ids)
             return
         buffer = buffer[start:] + block
         start = 0
         while len(buffer) - start > PIECE_BYTES:
             cut = _guess_cut(buffer, start)
             try:
-                records = None if cut is None else _parse_piece(buffer, start, cut[0])
+                records = None if cut is None else _parse_piece(buffer, start, cut[0], inner_ids)
             except _OrjsonRefuses:
                 records = None  # the guess may be inside a string: cut again, exactly
             if records is None and (cut is not None or len(buffer) - start > _EXACT_AFTER_PIECES * PIECE_BYTES):
@@ -195,7 +195,7 @@ def _pieces(fh: IO[bytes]) -> Iterator[list[tuple[str, Any]]]:
                 if exact is not None and exact == cut:
                     raise _OrjsonRefuses  # whole records, and orjson refuses them
                 cut = exact
-                records = None if cut is None else _parse_piece(buffer, start, cut[0])
+                records = None if cut is None else _parse_piece(buffer, start, cut[0], inner_ids)
             if cut is None:
                 if len(buffer) - start > limits().max_record_bytes:
                     raise _OrjsonRefuses  # one record longer than the limit: the scan names it
@@ -207,9 +207,9 @@ def _pieces(fh: IO[bytes]) -> Iterator[list[tuple[str, Any]]]:
             start = cut[1]
 
 
-def _parse_piece(buffer: bytes, start: int, end: int) -> list[tuple[str, Any]]:
+def _parse_piece(buffer: bytes, start: int, end: int, inner_ids: bool) -> list[tuple[str, Any]]:
     members = buffer[start:end]
-    return _parse(b"{" + members + b"}", members)
+    return _parse(b"{" + members + b"}", members, inner_ids)
 
 
 def _guess_cut(buffer: bytes, start: int) -> tuple[int, int] | None:
@@ -269,11 +269,12 @@ def top_level_keys(text: bytes) -> int:
     return int(np.count_nonzero((structure == _COLON) & (depth == 0)))
 
 
-def _parse(document: bytes, members: bytes) -> list[tuple[str, Any]]:
+def _parse(document: bytes, members: bytes, inner_ids: bool) -> list[tuple[str, Any]]:
     """The records of a piece. Its structure is counted before it is parsed: a piece nested
-    deeper than the limit, or with a key given twice (a record id, or a key of an object a
-    record holds, such as a scene graph's object ids), goes to the careful path, which names
-    the problem."""
+    deeper than the limit goes to the careful path, which names the problem. A record id given
+    twice is passed on to the caller's check; with `inner_ids` (scene graphs, whose objects are
+    keyed by id), a key given twice inside a record goes to the careful path too. Questions skip
+    that walk over their fields: no id lives inside a question."""
     structure = np.frombuffer(_structure(members), np.uint8)
     depth = np.cumsum(_DEPTH_STEP[structure], dtype=np.int32)
     # the members sit inside the top-level object: their depth 0 is its depth 1
@@ -289,10 +290,11 @@ def _parse(document: bytes, members: bytes) -> list[tuple[str, Any]]:
     if len(parsed) != int(np.count_nonzero(colons & (depth == 0))):
         # a key given twice: ijson gives both, as the whole-file reader would
         return list(ijson.kvitems(io.BytesIO(document), "", use_float=True))
-    sizes = dict_sizes_by_depth(parsed, 3)
-    if (sizes[2] != int(np.count_nonzero(colons & (depth == 1)))
-            or sizes[3] != int(np.count_nonzero(colons & (depth == 2)))):
-        raise _OrjsonRefuses  # a key given twice inside a record
+    if inner_ids:
+        sizes = dict_sizes_by_depth(parsed, 3)
+        if (sizes[2] != int(np.count_nonzero(colons & (depth == 1)))
+                or sizes[3] != int(np.count_nonzero(colons & (depth == 2)))):
+            raise _OrjsonRefuses  # a key given twice inside a record
     return list(parsed.items())
 
 

@@ -77,7 +77,8 @@ def _read_without_ijson(path: Path, monkeypatch) -> tuple[list, int]:
     """The file's records, failing if any is read by ijson, and how many pieces orjson parsed."""
     parsed = []
     real_parse = streaming._parse
-    monkeypatch.setattr(streaming, "_parse", lambda doc, members: parsed.append(real_parse(doc, members)) or parsed[-1])
+    monkeypatch.setattr(streaming, "_parse", lambda doc, members, inner_ids: parsed.append(
+        real_parse(doc, members, inner_ids)) or parsed[-1])
     monkeypatch.setattr(streaming, "_ijson_records", lambda *a, **k: pytest.fail("fell back to ijson"))
     return list(stream_records(path, "question")), sum(records is not None for records in parsed)
 
