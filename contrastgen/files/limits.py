@@ -140,17 +140,41 @@ class StructureScan:
             self._feed(block[start:start + step])
 
     def _feed(self, block: bytes) -> None:
+        if not self.lines:
+            self._feed_chunk(block, reset_at_newlines=False)
+            return
+        # A JSONL line holds no raw newline, so a well-formed chunk reads the same whether the
+        # state resets at each newline or runs on: the quicker reading first, and only where it
+        # finds a problem (perhaps one a malformed line left in the running state) the exact one.
+        saved = self._state()
+        try:
+            self._feed_chunk(block, reset_at_newlines=False)
+        except InputError:
+            self._restore(saved)
+            self._feed_chunk(block, reset_at_newlines=True)
+
+    def _state(self) -> tuple:
+        return (self.offset, self.newlines, self.line_start, self.depth, self.in_string, self.escape_next,
+                self.string_start, self.record_start, self.token_start, self.keys_at_depth.copy())
+
+    def _restore(self, state: tuple) -> None:
+        (self.offset, self.newlines, self.line_start, self.depth, self.in_string, self.escape_next,
+         self.string_start, self.record_start, self.token_start, self.keys_at_depth) = state
+
+    def _feed_chunk(self, block: bytes, *, reset_at_newlines: bool) -> None:
         n = len(block)
         if not n:
             return
         a = np.frombuffer(block, np.uint8)
+        line_ends = np.flatnonzero(a == _NEWLINE) if self.lines else _EMPTY
         quotes = self._unescaped(np.flatnonzero(a == _QUOTE), block)
         folded = a | 0x20
         brackets = np.flatnonzero((folded == _OPEN) | (folded == _CLOSE))
         opening = folded[brackets] == _OPEN
         del folded
-        colons = np.flatnonzero(a == _COLON)
-        newlines = np.flatnonzero(a == _NEWLINE) if self.lines else _EMPTY
+        # keys are counted for the check of keys given twice, which JSONL readers do not make
+        colons = _EMPTY if self.lines else np.flatnonzero(a == _COLON)
+        newlines = line_ends if reset_at_newlines else _EMPTY
         # each quote's parity, within its line for JSONL: odd ones close a string
         if newlines.size:
             quote_line = np.searchsorted(newlines, quotes)
@@ -184,8 +208,8 @@ class StructureScan:
         if colons.size:
             colons = colons[~inside(colons)]
             self._count_keys(colons, brackets, depth_after, newlines)
-        self._check_stretches(block, quotes, brackets, colons, newlines)
-        self._check_records(brackets, opening, depth_after, newlines, block)
+        self._check_stretches(block, quotes, brackets, colons, line_ends)
+        self._check_records(brackets, opening, depth_after, line_ends, block)
         # the state after this chunk
         ends_after_newline = newlines.size and (not quotes.size or newlines[-1] > quotes[-1])
         if quotes.size and not ends_after_newline:
@@ -210,7 +234,9 @@ class StructureScan:
         """The quotes no backslash escapes (a quote after an odd run of backslashes is part of
         its string); remembers an escape left open at the end of the chunk."""
         carried = self.escape_next
-        trailing = len(block) - len(block.rstrip(b"\\"))
+        trailing = 0
+        while trailing < len(block) and block[-1 - trailing] == _BACKSLASH:
+            trailing += 1
         if trailing == len(block) and carried:
             trailing -= 1  # the chunk's first backslash is itself escaped
         self.escape_next = trailing % 2 == 1
@@ -267,7 +293,7 @@ class StructureScan:
         chunk's edges (a stretch inside the chunk is shorter than the chunk)."""
         firsts = [int(x[0]) for x in (quotes, brackets, colons) if x.size]
         lasts = [int(x[-1]) for x in (quotes, brackets, colons) if x.size]
-        for byte in (b",", b"\n"):
+        for byte in (b",", b"\n", b":") if not colons.size else (b",", b"\n"):
             if (at := block.find(byte)) >= 0:
                 firsts.append(at)
                 lasts.append(block.rfind(byte))
