@@ -4,7 +4,8 @@ Reads a JSON file whole (`read_json`: scan, parse, keys-given-twice check) and, 
 JSON lines, line by line (`read_jsonl`), and prints the CPU seconds of each against orjson alone
 on the same bytes (best of --repeat runs).
 
-    .venv/bin/python benchmarks/bench_input_scan.py ../shared/data/vqa-vs/Val-Ans.json
+    .venv/bin/python benchmarks/bench_input_scan.py ../shared/data/vqa-vs/Val-Ans.json \
+        [--streamed benchmarks/.cache/kill-600-20000/questions.json]
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", type=Path, help="a JSON file whose top level is a list or an object")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--streamed", type=Path, help="also time the streamed GQA reader on this question file")
     args = parser.parse_args()
     data = args.file.read_bytes()
     value = orjson.loads(data)
@@ -49,6 +51,12 @@ def main() -> None:
                                                 args.repeat),
             "JSON lines: read_jsonl": best(lambda: sum(1 for _ in read_jsonl(lines)), args.repeat),
         }
+    if args.streamed is not None:
+        from contrastgen.datasets.streaming import stream_records
+        n = len(args.streamed.read_bytes()) / 2**20
+        seconds = best(lambda: sum(1 for _ in stream_records(args.streamed, "question")), args.repeat)
+        print(f"{args.streamed.name}: {n:.1f} MiB streamed (stream_records) in {seconds:.3f} s "
+              f"({n / seconds:.0f} MiB/s)")
     size = len(data) / 2**20
     print(f"{args.file.name}: {size:.1f} MiB, {len(rows):,} records; CPU seconds, best of {args.repeat}")
     for name, seconds in figures.items():
