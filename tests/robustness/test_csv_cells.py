@@ -8,9 +8,9 @@ import io
 import json
 import re
 
-from conftest import copy_of, invoke
 from hypothesis import given
 from hypothesis import strategies as st
+from robustness_helpers import copy_of, invoke
 
 from contrastgen.files.csv_cells import neutral, restore
 

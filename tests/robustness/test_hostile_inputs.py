@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import assert_refused, copy_of, invoke, run_as_ordinary_user
+from robustness_helpers import assert_refused, copy_of, invoke, run_as_ordinary_user
 
 from contrastgen.files.atomic import FAULT_ENV
 
