@@ -2,12 +2,13 @@
 
 Modules, in the order a request meets them:
   access_log   JSON-lines logs; one line per request, with its request id
+  guards       Host (loopback names when tokenless), Content-Type (JSON only), body time limit, 499s
   app          the app factory: lifespan (engine loaded once), limits, auth, CORS, routers
   auth         optional bearer token for /v1
   routes_meta  /healthz /readyz /version
   routes_v1    /v1 endpoints: read the body, hand it to `service` in the worker pool
   offload      the worker pool: admission control (503) and deadlines (504)
-  parsing      body -> (strict pydantic model, parsed JSON), FastAPI-shaped 422s
+  parsing      body -> (input limits, strict pydantic model, parsed JSON), FastAPI-shaped 422s
   models       request and response models (the OpenAPI schema)
   service      limits, then the library calls the CLI makes, then sorted-key JSON bytes
   errors       exceptions -> status codes and bodies

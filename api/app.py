@@ -15,6 +15,7 @@ from contrastgen.api import routes_meta, routes_v1, service
 from contrastgen.api.access_log import AccessLogMiddleware
 from contrastgen.api.auth import bearer_auth
 from contrastgen.api.errors import install_auth_error_handler, install_error_handlers
+from contrastgen.api.guards import RequestGuards, install_guards
 from contrastgen.api.offload import WorkerPool
 from contrastgen.api.openapi import install_openapi
 from contrastgen.api.settings import Settings
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None, *, state: EngineState | None = 
     app.state.pool = WorkerPool(limits.worker_threads, limits.max_pending, limits.request_timeout_s)
     install_error_handlers(app)
     install_auth_error_handler(app)
+    install_guards(app)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST"],
@@ -71,8 +73,9 @@ def create_app(settings: Settings | None = None, *, state: EngineState | None = 
 
 
 def asgi_app(settings: Settings | None = None, *, state: EngineState | None = None) -> ASGIApp:
-    """The app as served: `create_app` inside the access log."""
-    return AccessLogMiddleware(create_app(settings, state=state))
+    """The app as served: `create_app` behind the request guards, inside the access log."""
+    settings = settings or Settings()
+    return AccessLogMiddleware(RequestGuards(create_app(settings, state=state), settings))
 
 
 def app_from_env() -> ASGIApp:

@@ -75,9 +75,16 @@ def error_response(status: int, code: str, detail: str, headers: dict[str, str] 
 
 
 # Documented on every route that takes a body, so the OpenAPI schema lists what can happen.
+AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "missing or wrong bearer token (when auth is on)"},
+    400: {"model": ErrorBody, "description": "a Host header that is not a loopback name (tokenless "
+                                             "server on loopback)"},
+}
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     422: {"model": ValidationErrorBody, "description": "invalid input; `detail` names each field"},
-    401: {"model": ErrorBody, "description": "missing or wrong bearer token (when auth is on)"},
+    **AUTH_RESPONSES,
+    408: {"model": ErrorBody, "description": "the body did not arrive in time"},
+    415: {"model": ErrorBody, "description": "a body not sent as application/json"},
     413: {"model": ErrorBody, "description": "body, graph or batch larger than the server's limits"},
     503: {"model": ErrorBody, "description": "too many requests waiting; retry after Retry-After"},
     504: {"model": ErrorBody, "description": "the request ran past the server's time limit"},

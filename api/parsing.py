@@ -15,6 +15,9 @@ import orjson
 from contrastgen.api.errors import BodyValidationError, FieldError
 from pydantic import BaseModel, ValidationError
 
+from contrastgen.errors import InputError
+from contrastgen.files.limits import scan_bytes
+
 M = TypeVar("M", bound=BaseModel)
 
 # A body with thousands of errors gets the first few; the client fixes those and retries.
@@ -39,6 +42,10 @@ def parse_body(model: type[M], body: bytes) -> tuple[M, Any]:
     """
     if not body.strip():
         raise FieldError(["body"], "request body is empty; expected a JSON object", "missing")
+    try:
+        scan_bytes(body, None)  # nesting and sizes within the limits, before a parser builds anything
+    except InputError as exc:
+        raise FieldError(["body"], str(exc), "json_limits") from None
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:

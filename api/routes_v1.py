@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from contrastgen.api import service
-from contrastgen.api.errors import ERROR_RESPONSES
+from contrastgen.api.errors import AUTH_RESPONSES, ERROR_RESPONSES
 from contrastgen.api.models import (
     BatchRequest,
     BatchResponse,
@@ -146,7 +146,7 @@ async def evaluate(request: Request) -> Response:
 
 
 @router.get("/templates", response_model=TemplatesResponse, summary="The question templates",
-            tags=["meta"])
+            responses={**AUTH_RESPONSES}, tags=["meta"])
 async def templates(request: Request) -> Response:
     """Every template id with its description and example questions it does and does not match."""
     return _json(request.app.state.templates_json)

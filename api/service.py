@@ -78,6 +78,27 @@ def _templates(state: EngineState, ids: list[str] | None) -> list[str] | None:
     return list(ids)
 
 
+def _question_text(text: Any, limits: Limits, loc: list[str | int]) -> None:
+    """A question longer than any real one is refused before it costs CPU (413)."""
+    if isinstance(text, str) and len(text) > limits.max_question_chars:
+        raise LimitExceeded(f"characters in the question at {'.'.join(map(str, loc))}", len(text),
+                            limits.max_question_chars, loc)
+
+
+def _record_questions(records: Any, limits: Limits) -> None:
+    """The question of every contrast-set record and of its perturbations, held to the cap."""
+    if not isinstance(records, list):
+        return
+    for i, rec in enumerate(records):
+        if isinstance(rec, dict):
+            _question_text(rec.get("question"), limits, ["body", "records", i, "question"])
+            perturbations = rec.get("perturbations")
+            for j, p in enumerate(perturbations if isinstance(perturbations, list) else ()):
+                if isinstance(p, dict):
+                    _question_text(p.get("question"), limits,
+                                   ["body", "records", i, "perturbations", j, "question"])
+
+
 def _max_k(max_k: int, limits: Limits) -> int:
     if max_k > limits.max_k:
         raise FieldError(["body", "max_k"], f"max_k must be at most {limits.max_k}", "less_than_equal")
@@ -107,6 +128,7 @@ def perturb(state: EngineState, limits: Limits, body: bytes) -> bytes:
     """One question against one graph. Distractor statistics come from the server's corpus when
     it has one (one graph alone says little about which objects co-occur), else from that graph."""
     req, raw = parse_body(PerturbRequest, body)
+    _question_text(req.question, limits, ["body", "question"])
     max_k = _max_k(req.max_k, limits)
     templates = _templates(state, req.templates)
     graph = _graph(req.image_id, raw["scene_graph"], limits, ["body", "scene_graph"])
@@ -155,6 +177,7 @@ def prepare_batch(state: EngineState, limits: Limits, body: bytes) -> BatchJob:
             raw = validate_question(qid, q)
         except InputError as exc:
             raise FieldError(["body", "questions", qid], str(exc), "invalid_question") from None
+        _question_text(raw["question"], limits, ["body", "questions", qid, "question"])
         if raw["imageId"] not in graphs:
             raise FieldError(["body", "questions", qid, "imageId"],
                              f"image {raw['imageId']!r} of question {qid!r} is not among scene_graphs",
@@ -213,6 +236,7 @@ def iter_slices(n: int, size: int) -> Iterator[tuple[int, int]]:
 def verify(state: EngineState, limits: Limits, body: bytes, deadline: Deadline) -> bytes:
     req, data = parse_body(VerifyRequest, body)
     _limit("records in one request", len(req.records), limits.max_records_per_request)
+    _record_questions(data["records"], limits)
     graphs = _graphs(data["scene_graphs"], limits)
     deadline.check()
     report = verify_contrast_sets(data["records"], graphs, rules=state.verify_rules)
@@ -227,6 +251,7 @@ def evaluate(state: EngineState, limits: Limits, body: bytes, deadline: Deadline
     """The report `contrastgen evaluate --contrast` computes, from the same library call."""
     req, data = parse_body(EvaluateRequest, body)
     _limit("records in one request", len(req.records), limits.max_records_per_request)
+    _record_questions(data["records"], limits)
     if req.n_boot > limits.max_n_boot:
         raise FieldError(["body", "n_boot"], f"n_boot must be at most {limits.max_n_boot}",
                          "less_than_equal")

@@ -35,6 +35,11 @@ class Limits:
     max_k: int = 50
     max_n_boot: int = 10_000
     request_timeout_s: float = 30.0
+    # Each piece of a request body must arrive within this (a stalled upload is answered 408).
+    body_timeout_s: float = 10.0
+    # The longest question text: GQA's run to about 200 characters, and a question's cost grows
+    # with its length (a 10 MB question took 12 s of CPU).
+    max_question_chars: int = 1000
     # Requests waiting for a worker thread beyond this are refused with 503 at once, so a burst
     # degrades into fast refusals a client can retry instead of into ever-growing latency.
     max_pending: int = 64

@@ -64,7 +64,7 @@ from typing import Any
 import orjson
 
 from contrastgen.datasets.gqa import semantic_str
-from contrastgen.jsonio import atomic_file
+from contrastgen.files.atomic import atomic_file
 
 Graph = dict[str, Any]
 Question = dict[str, Any]

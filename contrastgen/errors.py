@@ -15,6 +15,12 @@ class ContrastgenError(Exception):
     """Base class for every error contrastgen raises on purpose."""
 
 
+def duplicate_id(what: str, key: object, first: str, second: str) -> str:
+    """The message for an id given twice, naming both places ("line 3 of a.jsonl", ...): a
+    reader keyed by id would keep only one of the two records, silently."""
+    return f"{what} id {key!r} is given twice ({first}, and {second}); a reader would keep only one"
+
+
 class InputError(ContrastgenError):
     """Bad input: malformed JSON, a missing field, an unknown id, an empty file."""
 

@@ -1,36 +1,23 @@
-"""Reading and writing JSON/JSONL with orjson, atomically.
+"""Reading and writing JSON/JSONL with orjson.
 
-Why atomic: a run over a million questions that fails at record 900,000 must not leave a
-half-written `contrast_sets.jsonl` that a later evaluation would silently read. Every writer
-here writes to a temporary file in the destination's directory and renames it into place;
-a whole output directory is built in a temporary sibling and renamed at the end.
+Every reader holds its input to the limits of `contrastgen.files.limits` before parsing it, and
+every writer writes whole or not at all (`contrastgen.files.atomic`): a run that fails at record
+900,000 leaves neither a half-written `contrast_sets.jsonl` nor a half-read one.
 """
 
 from __future__ import annotations
 
-import contextlib
+import io
 import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
 from contrastgen.errors import InputError
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-# mkstemp/mkdtemp create private (0600/0700) paths; results are meant to be shared like any file.
-_FILE_MODE = 0o666 & ~_umask()
-_DIR_MODE = 0o777 & ~_umask()
-_WRITE_BUFFER = 1 << 20  # bytes buffered per output file before a write
+from contrastgen.files.atomic import atomic_file
+from contrastgen.files.limits import SCAN_BLOCK, StructureScan, check_unique_keys
 
 # Sorted keys and a trailing newline make outputs byte-identical across runs and platforms.
 _DUMP_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
@@ -42,60 +29,89 @@ def dumps(obj: Any, *, indent: bool = False) -> bytes:
     return orjson.dumps(obj, option=opts)
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
-    """Parse a JSON file; errors name the file and, for syntax errors, the position."""
+def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
+    """Open an input file for reading; every way it can fail is an `InputError` naming it."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        return p.open("rb")
     except FileNotFoundError:
         raise InputError("file not found", path=str(p)) from None
     except IsADirectoryError:
         raise InputError("expected a file, got a directory", path=str(p)) from None
+    except PermissionError:
+        raise InputError("permission denied: the file cannot be read", path=str(p)) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read ({exc.strerror or exc})", path=str(p)) from None
+
+
+def open_text(path: str | os.PathLike[str]) -> IO[str]:
+    """`open_input` for a UTF-8 text file read as CSV is read (a byte-order mark is skipped)."""
+    fh = open_input(path)
+    return io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")
+
+
+def _read_scanned(p: Path) -> tuple[bytearray, StructureScan]:
+    """The file's bytes, scanned for the limits block by block as they are read: a device or a
+    pipe that never ends stops at the first limit it passes, not when memory runs out."""
+    with open_input(p) as fh:
+        scan = StructureScan(str(p))
+        data = bytearray()
+        try:
+            while block := fh.read(SCAN_BLOCK):
+                scan.feed(block)
+                data += block
+        except OSError as exc:
+            raise InputError(f"cannot be read ({exc.strerror or exc})", path=str(p)) from None
+    return data, scan
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Parse a JSON file within the input limits (`contrastgen.files.limits`); errors name the
+    file and, for syntax errors, the position. A key given twice in an object of the top three
+    levels (where keys are ids) is refused."""
+    p = Path(path)
+    data, scan = _read_scanned(p)
     if not data.strip():
         raise InputError("file is empty", path=str(p))
     try:
-        return orjson.loads(data)
+        value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise InputError(f"malformed JSON ({exc})", path=str(p)) from None
+    check_unique_keys(data, value, scan, str(p))
+    return value
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[Any]:
-    """Yield one parsed object per non-blank line; errors name the file and the line."""
+    """Yield one parsed object per non-blank line; errors name the file and the line. Read a
+    block at a time, so a line without an end costs no more memory than the record limit."""
     p = Path(path)
-    try:
-        fh = p.open("rb")
-    except FileNotFoundError:
-        raise InputError("file not found", path=str(p)) from None
-    with fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
+    with open_input(p) as fh:
+        scan = StructureScan(str(p), lines=True)
+        rest = b""
+        lineno = 0
+        while True:
             try:
-                yield orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                raise InputError(f"malformed JSON ({exc})", path=str(p), record=f"line {lineno}") from None
+                block = fh.read(SCAN_BLOCK)
+            except OSError as exc:
+                raise InputError(f"cannot be read ({exc.strerror or exc})", path=str(p)) from None
+            if not block:
+                break
+            scan.feed(block)
+            lines = (rest + block).split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                lineno += 1
+                if line.strip():
+                    yield _parse_line(line, p, lineno)
+        if rest.strip():
+            yield _parse_line(rest, p, lineno + 1)
 
 
-@contextlib.contextmanager
-def atomic_file(path: str | os.PathLike[str]) -> Iterator[Any]:
-    """Open a binary temporary file next to `path`; rename it onto `path` only on success."""
-    dest = Path(path)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+def _parse_line(line: bytes, p: Path, lineno: int) -> Any:
     try:
-        os.fchmod(fd, _FILE_MODE)
-        # the view writers write one record at a time: with the default 8 KiB buffer, a 1M-question
-        # run's 1.4 GB of views took 170k system calls; 1 MiB halves the CPU time of writing them
-        # (135 MB in 1 KB records: 0.20 -> 0.10 CPU-seconds, 0.45 -> 0.29 s wall with the fsync)
-        with os.fdopen(fd, "wb", buffering=_WRITE_BUFFER) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON ({exc})", path=str(p), record=f"line {lineno}") from None
 
 
 def write_json(path: str | os.PathLike[str], obj: Any, *, indent: bool = False) -> None:
@@ -128,28 +144,3 @@ def keyed_object(items: Iterable[tuple[str, bytes]]) -> Iterator[bytes]:
 def write_text(path: str | os.PathLike[str], text: str) -> None:
     with atomic_file(path) as fh:
         fh.write(text.encode("utf-8"))
-
-
-@contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Build a directory in a temporary sibling and swap it into place on success.
-
-    An existing directory at `path` is replaced only after the new one is complete, so a
-    failed run leaves the previous results intact and never a mixture of the two.
-    """
-    dest = Path(path)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
-    try:
-        tmp.chmod(_DIR_MODE)
-        yield tmp
-        if dest.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".old", dir=dest.parent))
-            os.replace(dest, old / "x")
-            os.replace(tmp, dest)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise

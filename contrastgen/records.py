@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from contrastgen.answers import normalize_answer
-from contrastgen.errors import InputError
+from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_jsonl
 
 CONTRAST_FILE = "contrast_sets.jsonl"
@@ -157,21 +157,23 @@ def iter_contrast_sets(records: Iterable[Any], *, path: str | None = None) -> It
     """`parse_contrast_sets`, one set at a time: a reader that streams (the exporter) holds only
     the ids seen, not every record. A bad record raises when it is reached."""
     seen = 0
-    set_keys: set[tuple[str, str]] = set()
-    original_ids: set[str] = set()
-    pert_ids: set[str] = set()
+    set_keys: dict[tuple[str, str], int] = {}  # (original's id, template) -> its line
+    original_ids: dict[str, int] = {}
+    pert_ids: dict[str, int] = {}
     for line, rec in enumerate(records, 1):
         cs = _contrast_set(rec, line=line, path=path)
         qid = cs.question_id
-        clash = qid if (qid, cs.template) in set_keys or qid in pert_ids else None
+        first = set_keys.get((qid, cs.template), pert_ids.get(qid))
+        clash = qid if first is not None else None
         for p in cs.perturbations:
             if clash is None and (p.question_id in pert_ids or p.question_id in original_ids):
-                clash = p.question_id
-            pert_ids.add(p.question_id)
+                clash, first = p.question_id, pert_ids.get(p.question_id, original_ids.get(p.question_id))
+            pert_ids.setdefault(p.question_id, line)
         if clash is not None:
-            raise InputError("question id appears twice", path=path, record=f"question {clash}")
-        set_keys.add((qid, cs.template))
-        original_ids.add(qid)
+            raise InputError(duplicate_id("question", clash, f"line {first}", f"line {line}"), path=path,
+                             record=f"question {clash}")
+        set_keys[(qid, cs.template)] = line
+        original_ids.setdefault(qid, line)
         seen += 1
         yield cs
     if not seen:

@@ -25,7 +25,9 @@ from typing import Any
 
 from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, dumps, write_json, write_text
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.files.csv_cells import neutral_row
+from contrastgen.jsonio import dumps, write_json, write_text
 
 from .inputs import GoldItem, gold_from_dicts, validate_records
 from .layout import (
@@ -269,7 +271,7 @@ def _csv_text(columns: list[str], rows: Iterable[Mapping[str, str]]) -> str:
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\r\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow(row)
+        writer.writerow(neutral_row(row))  # no cell a spreadsheet would run as a formula
     return buf.getvalue()
 
 

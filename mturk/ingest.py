@@ -20,7 +20,8 @@ import pandas as pd
 from crowdkit.aggregation import DawidSkene, MajorityVote
 
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, dumps, write_json, write_text
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.jsonio import dumps, write_json, write_text
 
 from .agreement import agreement, bootstrap_mean, paired_bootstrap_diff, wilson
 from .manifest import load_manifest

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from contrastgen import records
-from contrastgen.errors import InputError
+from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json, read_jsonl
 
 
@@ -77,10 +77,12 @@ def load_gold(path: str | os.PathLike[str]) -> list[GoldItem]:
     items = [_gold_from(r, path=str(p), record=label) for label, r in labelled]
     if not items:
         raise InputError("no gold items found", path=str(p))
-    ids = [g.gold_id for g in items]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
-    if dup:
-        raise InputError(f"gold id {dup[0]!r} appears twice", path=str(p))
+    first: dict[str, str] = {}
+    for (label, _), item in zip(labelled, items, strict=True):
+        if item.gold_id in first:
+            raise InputError(duplicate_id("gold", item.gold_id, first[item.gold_id], label), path=str(p),
+                             record=label)
+        first[item.gold_id] = label
     return items
 
 

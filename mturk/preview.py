@@ -12,7 +12,7 @@ import csv
 from pathlib import Path
 
 from contrastgen.errors import InputError
-from contrastgen.jsonio import read_json, write_text
+from contrastgen.jsonio import open_text, read_json, write_text
 from contrastgen.resources import package_resource
 
 from .export import BATCH_CSV, HIT_PROPERTIES, LAYOUT_HTML, UPLOAD_DIR
@@ -28,11 +28,15 @@ def _stand_in_script() -> str:
 
 
 def _read_rows(path: Path) -> list[dict[str, str]]:
+    if not path.is_file():
+        raise InputError("file not found (is this an export directory?)", path=str(path))
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with open_text(path) as fh:
             rows = list(csv.DictReader(fh))
-    except FileNotFoundError:
-        raise InputError("file not found (is this an export directory?)", path=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV ({exc})", path=str(path)) from None
     if not rows:
         raise InputError("batch input CSV has no HIT rows", path=str(path))
     return rows

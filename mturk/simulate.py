@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contrastgen.errors import InputError
+from contrastgen.files.csv_cells import neutral_row
 from contrastgen.jsonio import write_text
 
 from .export import BATCH_CSV, HIT_PROPERTIES, MANIFEST, UPLOAD_DIR
@@ -55,7 +56,7 @@ def results_csv_text(header: list[str], rows: list[dict[str, str]]) -> str:
     buf = io.StringIO(newline="")
     writer = csv.DictWriter(buf, fieldnames=header, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(neutral_row(row) for row in rows)  # no cell a spreadsheet would run as a formula
     return buf.getvalue()
 
 

@@ -19,7 +19,7 @@ SOURCES = {"contrastgen": REPO / "contrastgen", "contrastgen.api": REPO / "api",
            "contrastgen.mturk": REPO / "mturk", "contrastgen.rules": REPO / "rules"}
 
 # Stage -> the stages it may import (itself always). Order is the README's, lowest first.
-CORE = "core"  # the root modules of contrastgen/: errors, jsonio, collector, answers, resources, records
+CORE = "core"  # the root modules of contrastgen/ (errors, jsonio, collector, ...) and contrastgen/files/
 GENERATOR = ("language", "scene", "templates", "programs", "engine", "run", "writers", "clevr")
 ALLOWED: dict[str, set[str]] = {
     CORE: set(),
@@ -47,6 +47,7 @@ ALLOWED: dict[str, set[str]] = {
     "data": set(), "rules": set(),
 }
 CORE_MODULES = {"__init__", "__main__", "answers", "collector", "errors", "jsonio", "records", "resources"}
+CORE_PACKAGES = {"files"}  # reading inputs within limits, writing outputs whole, temporary files
 
 
 def stage_of(module: str) -> str:
@@ -58,6 +59,8 @@ def stage_of(module: str) -> str:
     head = parts[1]
     if head == "engine":
         return "engine"
+    if head in CORE_PACKAGES:
+        return CORE
     if head in CORE_MODULES:
         return "cli" if head == "__main__" else CORE
     assert head in ALLOWED, f"{module} is in no stage of the module map"

@@ -1,8 +1,10 @@
 """The `contrastgen` command line.
 
 Each family of commands lives in its own module and exposes `register(group)`; this module only
-assembles them and turns `ContrastgenError` into a one-line message and exit code 2, so no
-subcommand needs its own error handling and no traceback reaches a user for bad input.
+assembles them and turns `ContrastgenError` (and any `OSError` on the way: a full disk, a
+read-only folder) into a one-line message and exit code 2, so no subcommand needs its own error
+handling and no traceback reaches a user for bad input. Before any command runs, what killed
+runs left in TMPDIR is removed (`files.scratch.sweep`).
 
 Why a family is imported only when one of its commands runs: importing all of them took 1.1 s
 before any work (`ood` alone pulls in scipy.stats), paid by every `contrastgen generate`, every
@@ -19,6 +21,7 @@ import click
 
 from contrastgen import __version__
 from contrastgen.errors import ContrastgenError
+from contrastgen.files import scratch
 
 # The command each family contributes, by name; each module defines `register(group: click.Group)`.
 # tests/engine/test_cli_lazy.py holds this table to what the modules register.
@@ -63,11 +66,26 @@ class _Group(click.Group):
         return family(module).get(cmd_name) if module else None
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
+        # what killed runs left in TMPDIR goes first; SIGTERM and SIGHUP then end this run as an
+        # error would, so its own temporary files go too
+        scratch.sweep()
+        scratch.install_signal_cleanup()
         try:
             return super().invoke(ctx)
         except ContrastgenError as exc:
             click.echo(f"contrastgen: error: {exc}", err=True)
             ctx.exit(2)
+        except OSError as exc:
+            click.echo(f"contrastgen: error: {os_error_sentence(exc)}", err=True)
+            ctx.exit(2)
+
+
+def os_error_sentence(exc: OSError) -> str:
+    """One sentence for a failure of the system (a full disk, a read-only or forbidden folder, a
+    file that went away) that no more specific error caught."""
+    reason = exc.strerror or str(exc)
+    where = exc.filename if exc.filename is not None else None
+    return f"{where}: {reason}" if where else reason
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

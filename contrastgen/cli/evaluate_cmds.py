@@ -13,7 +13,8 @@ import click
 from rich.console import Console
 
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, write_json
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.jsonio import write_json
 
 
 def parse_model_paths(values: tuple[str, ...]) -> dict[str, Path]:

@@ -7,15 +7,13 @@ Authentication: set `CONTRASTGEN_API_TOKEN` to require `Authorization: Bearer <t
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import click
 
 from contrastgen.api.settings import MIB, TOKEN_ENV, Limits, Settings
+from contrastgen.files import scratch
 
 _DEFAULTS = Limits()
 
@@ -45,6 +43,10 @@ def register(group: click.Group) -> None:
               type=click.IntRange(min=1), help="Most questions in one batch (413 above).")
 @click.option("--timeout", default=_DEFAULTS.request_timeout_s, show_default=True,
               type=click.FloatRange(min=0.01), help="Seconds one request may run (504 beyond).")
+@click.option("--body-timeout", default=_DEFAULTS.body_timeout_s, show_default=True,
+              type=click.FloatRange(min=0.01), help="Seconds each piece of a request body may take to arrive (408 beyond).")
+@click.option("--max-question-chars", default=_DEFAULTS.max_question_chars, show_default=True,
+              type=click.IntRange(min=1), help="Longest question text (413 above).")
 @click.option("--threads", default=_DEFAULTS.worker_threads, show_default=True,
               type=click.IntRange(min=1), help="Worker threads per process for engine calls.")
 @click.option("--max-pending", default=_DEFAULTS.max_pending, show_default=True,
@@ -59,7 +61,7 @@ def register(group: click.Group) -> None:
 @click.option("--viewer-predictions", multiple=True, metavar="NAME=PATH", help="Models' predictions for the viewer.")
 def serve_cmd(host: str, port: int, workers: int, scene_graphs: Path | None, insecure: bool,
               cors_origins: tuple[str, ...], max_body_mib: int, max_objects: int, max_batch: int,
-              timeout: float, threads: int, max_pending: int, log_level: str, viewer_out: Path | None,
+              timeout: float, body_timeout: float, max_question_chars: int, threads: int, max_pending: int, log_level: str, viewer_out: Path | None,
               viewer_scene_graphs: Path | None, viewer_images: str | None,
               viewer_predictions: tuple[str, ...]) -> None:
     """Serve perturb, verify and evaluate over HTTP; the OpenAPI page is at /docs.
@@ -70,13 +72,13 @@ def serve_cmd(host: str, port: int, workers: int, scene_graphs: Path | None, ins
 
     limits = Limits(max_body_bytes=max_body_mib * MIB, max_objects_per_graph=max_objects,
                     max_questions_per_batch=max_batch, request_timeout_s=timeout,
+                    body_timeout_s=body_timeout, max_question_chars=max_question_chars,
                     worker_threads=threads, max_pending=max_pending)
     site = images_folder = None
     if viewer_out is not None:  # built once here; every worker process serves the same folder
         from contrastgen.cli.view_cmds import build_site
 
-        site = Path(tempfile.mkdtemp(prefix="contrastgen-viewer-")) / "site"
-        atexit.register(shutil.rmtree, site.parent, True)
+        site = scratch.make_dir("viewer-") / "site"  # removed with the process's temporary folder
         _, images_folder = build_site(viewer_out, site, scene_graphs=viewer_scene_graphs,
                                       predictions=viewer_predictions, review=None, images=viewer_images,
                                       served=True)

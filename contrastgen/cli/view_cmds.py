@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import atexit
-import shutil
-import tempfile
 from pathlib import Path
 
 import click
 
+from contrastgen.api.settings import UnsafeBindError, is_loopback
+from contrastgen.files import scratch
 from contrastgen.viewer.app import IMAGES
 from contrastgen.viewer.site import read_inputs, write_site
 
@@ -64,10 +63,13 @@ def build_site(out_dir: Path, site: Path, *, scene_graphs: Path | None, predicti
               help="`contrastgen mturk ingest`'s review.jsonl: filter on what the crowd disagreed with.")
 @click.option("--static", "static_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write a self-contained static site here instead of serving.")
-@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind; anything but loopback needs --insecure (the viewer has no login).")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--insecure", is_flag=True,
+              help="Serve beyond loopback: anyone who reaches the port sees the sets and the images.")
 def view_cmd(out_dir: Path, scene_graphs: Path | None, images: str | None, predictions: tuple[str, ...],
-             review: Path | None, static_dir: Path | None, host: str, port: int) -> None:
+             review: Path | None, static_dir: Path | None, host: str, port: int, insecure: bool) -> None:
     """Open OUT_DIR's contrast sets in the browser: image and evidence boxes, the perturbations
     with their changed words, the evidence in words, models' answers; filters and search."""
     if static_dir is not None:
@@ -75,12 +77,15 @@ def view_cmd(out_dir: Path, scene_graphs: Path | None, images: str | None, predi
                               review=review, images=images, served=False)
         click.echo(f"wrote {static_dir} (open {index.resolve().as_uri()})")
         return
+    if not is_loopback(host) and not insecure:
+        raise UnsafeBindError(f"refusing to serve the viewer on {host}: it has no login, so anyone who "
+                              "reaches that address would see the contrast sets and the images folder; "
+                              "use 127.0.0.1 (and an SSH tunnel), or pass --insecure if the network is trusted")
     import uvicorn  # only for serving
 
     from contrastgen.viewer.app import viewer_app
 
-    site = Path(tempfile.mkdtemp(prefix="contrastgen-view-")) / "site"
-    atexit.register(shutil.rmtree, site.parent, True)
+    site = scratch.make_dir("view-") / "site"  # removed with the process's temporary folder
     _, folder = build_site(out_dir, site, scene_graphs=scene_graphs, predictions=predictions, review=review,
                            images=images, served=True)
     click.echo(f"contrastgen view: http://{host}:{port}/ (Ctrl-C stops)", err=True)

@@ -27,7 +27,8 @@ from typing import Any
 from contrastgen.datasets.base import Questions, SceneGraphs
 from contrastgen.datasets.clevr_vocab import RELATION_NAMES, load_vocabulary, part_display
 from contrastgen.datasets.gqa import json_files
-from contrastgen.errors import InputError
+from contrastgen.datasets.streaming import top_level_start
+from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json
 
 _OBJECT_FIELDS = ("shape", "size", "color", "material")
@@ -43,6 +44,10 @@ def image_name(scene: Mapping[str, Any], *, path: str, record: str) -> str:
     raise InputError("scene has no 'image_filename'", path=path, record=record)
 
 
+# Coordinates beyond this are no image's (a box of 1e308 or NaN is refused), as for GQA graphs.
+_MAX_PIXELS = 1e6
+
+
 def _box(obj: Mapping[str, Any], where: str, path: str) -> tuple[float, float, float, float, float, float]:
     coords = obj.get("pixel_coords")
     if coords is None:  # a scene without renders (or coordinates): no box to draw
@@ -53,7 +58,11 @@ def _box(obj: Mapping[str, Any], where: str, path: str) -> tuple[float, float, f
     if not (isinstance(coords, list) and len(coords) >= 3 and all(isinstance(v, (int, float)) for v in coords[:3])):
         raise InputError("object has no pixel_coords [x, y, depth]", path=path, record=where)
     width, height = (size if isinstance(size, list) and len(size) == 2 else _IMAGE_SIZE)
+    if not all(isinstance(v, (int, float)) and 0 < v <= _MAX_PIXELS for v in (width, height)):
+        raise InputError("pixel_coords' image size must be two positive numbers", path=path, record=where)
     x, y, depth = (float(v) for v in coords[:3])
+    if not all(-_MAX_PIXELS <= v <= _MAX_PIXELS for v in (x, y, depth)):  # false for NaN too
+        raise InputError(f"pixel_coords {coords[:3]!r} are no pixel of an image", path=path, record=where)
     side = _BOX_SCALE.get(obj["size"], _BOX_SCALE["large"]) / max(depth, 1.0)
     left, top = max(0.0, x - side / 2), max(0.0, y - side / 2)
     w, h = min(float(width), x + side / 2) - left, min(float(height), y + side / 2) - top
@@ -113,6 +122,7 @@ def scene_graph(scene: Any, *, path: str, record: str) -> tuple[str, dict[str, A
 def load_scenes(path: str | os.PathLike[str]) -> SceneGraphs:
     """Scenes from one file (a scene, or `{"scenes": [...]}`) or a directory of scene files."""
     graphs: SceneGraphs = {}
+    first_place: dict[str, str] = {}
     for file in json_files(Path(path)):
         data = read_json(file)
         scenes = data.get("scenes") if isinstance(data, Mapping) and "scenes" in data else [data]
@@ -121,7 +131,9 @@ def load_scenes(path: str | os.PathLike[str]) -> SceneGraphs:
         for i, scene in enumerate(scenes):
             image_id, graph = scene_graph(scene, path=str(file), record=f"scene {i}")
             if image_id in graphs:
-                raise InputError("scene appears twice", path=str(file), record=f"scene {image_id}")
+                raise InputError(duplicate_id("scene", image_id, first_place[image_id], f"scene {i} of {file}"),
+                                 path=str(file), record=f"scene {image_id}")
+            first_place[image_id] = f"scene {i} of {file}"
             graphs[image_id] = graph  # type: ignore[assignment]
     if not graphs:
         raise InputError("no scenes found", path=str(path))
@@ -140,6 +152,7 @@ def load_questions(path: str | os.PathLike[str]) -> Questions:
     files = json_files(Path(path))
     prefixed = Path(path).is_dir()
     out: Questions = {}
+    first_file: dict[str, str] = {}
     for file in files:
         data = read_json(file)
         rows = data.get("questions") if isinstance(data, Mapping) else None
@@ -156,7 +169,9 @@ def load_questions(path: str | os.PathLike[str]) -> Questions:
                 if not isinstance(q.get(name), kind):
                     raise InputError(f"missing field {name!r}", path=str(file), record=where)
             if qid in out:
-                raise InputError("question id appears twice", path=str(file), record=where)
+                raise InputError(duplicate_id("question", qid, f"in {first_file[qid]}", f"question {i} of {file}"),
+                                 path=str(file), record=where)
+            first_file[qid] = f"question {i} of {file}"
             record = dict(q)
             record["imageId"] = q["image"]
             if "answer" in q:
@@ -168,42 +183,24 @@ def load_questions(path: str | os.PathLike[str]) -> Questions:
 
 
 def detect_format(questions: str | os.PathLike[str]) -> str:
-    """'clevr' when the first file's top-level keys are CLEVR's (`questions`, `info`), else 'gqa'
-    (an object keyed by question id). Reads only up to the first key, so a 1M-question file costs
-    nothing."""
-    import ijson
-
+    """'clevr' when the first file's first top-level key is CLEVR's (`questions`, `info`), else
+    'gqa' (an object keyed by question id). Reads only the file's first bytes, so a 1M-question
+    file costs nothing, nor does one that opens with deep nesting."""
     first = json_files(Path(questions))[0]
     if not first.is_file():
         raise InputError("file not found", path=str(first))
-    with open(first, "rb") as handle:
-        try:
-            for prefix, event, value in ijson.parse(handle):
-                if prefix == "" and event == "map_key":
-                    return "clevr" if value in ("questions", "info") else "gqa"
-                if prefix == "" and event == "start_array":
-                    return "gqa"
-        except ijson.JSONError:
-            return "gqa"  # the GQA loader reports what is wrong with the file, located
-    return "gqa"
+    kind, key = top_level_start(first)
+    return "clevr" if kind == "object" and key in ("questions", "info") else "gqa"
 
 
 def is_clevr_scenes(path: str | os.PathLike[str]) -> bool:
     """Whether `path` holds CLEVR scenes: `{"scenes": [...]}` or scene files (with `objects` and
     `image_filename` at the top), rather than GQA's graphs keyed by image id."""
-    import ijson
-
     first = json_files(Path(path))[0]
     if not first.is_file():
         raise InputError("file not found", path=str(first))
-    with open(first, "rb") as handle:
-        try:
-            for prefix, event, value in ijson.parse(handle):
-                if prefix == "" and event == "map_key":
-                    return value in ("scenes", "objects", "image_filename", "relationships", "directions", "info")
-        except ijson.JSONError:
-            return False  # the GQA loader reports what is wrong with the file, located
-    return False
+    kind, key = top_level_start(first)
+    return kind == "object" and key in ("scenes", "objects", "image_filename", "relationships", "directions", "info")
 
 
 def load_any_scene_graphs(path: str | os.PathLike[str]) -> SceneGraphs:

@@ -10,7 +10,7 @@ a worker process.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ import orjson
 from contrastgen.collector import no_gc
 from contrastgen.datasets.base import Questions, SceneGraphs
 from contrastgen.datasets.streaming import stream_records
-from contrastgen.errors import InputError
+from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json
 
 _QUESTION_FIELDS: dict[str, type | tuple[type, ...]] = {"question": str, "imageId": (str, int)}
@@ -73,24 +73,29 @@ def load_questions(path: str | os.PathLike[str]) -> Questions:
     Every record is kept whole (about 6 KB each in memory); `contrastgen.datasets.packing` is the lean,
     streaming alternative that `generate` uses.
     """
-    questions: Questions = {}
+    return _load_keyed(Path(path), "question", "questions", validate_question)
+
+
+def _load_keyed(path: Path, what: str, records_are: str, validate: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+    """Every record (`records_are`) of a file or folder of shards keyed by `what` id, each checked by `validate`;
+    an id given twice, in a file (`read_json` refuses it) or in two shards, is refused."""
+    records: dict[str, Any] = {}
+    first_file: dict[str, Path] = {}
     with no_gc():
-        for file in json_files(Path(path)):
-            _load_file_into(questions, file)
-    if not questions:
-        raise InputError("no questions found", path=str(path))
-    return questions
-
-
-def _load_file_into(questions: Questions, file: Path) -> None:
-    data = read_json(file)
-    if not isinstance(data, Mapping):
-        raise InputError("expected an object keyed by question id", path=str(file))
-    for qid, q in data.items():
-        qid = str(qid)
-        if qid in questions:
-            raise InputError("question id appears twice", path=str(file), record=f"question {qid}")
-        questions[qid] = validate_question(qid, q, path=str(file))
+        for file in json_files(path):
+            data = read_json(file)
+            if not isinstance(data, Mapping):
+                raise InputError(f"expected an object keyed by {what} id", path=str(file))
+            for key, record in data.items():
+                key = str(key)
+                if key in records:
+                    raise InputError(duplicate_id(what, key, f"in {first_file[key]}", f"in {file}"),
+                                     path=str(file), record=f"{what} {key}")
+                first_file[key] = file
+                records[key] = validate(key, record, path=str(file))
+    if not records:
+        raise InputError(f"no {records_are} found", path=str(path))
+    return records
 
 
 def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> dict[str, Any]:
@@ -106,12 +111,18 @@ def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> d
     if not isinstance(objects, Mapping):
         raise InputError("missing or invalid field 'objects'", path=path, record=rec, field=("objects",))
     width = g.get("width")
-    if type(width) not in _NUMBER or width <= 0:
+    if type(width) not in _NUMBER or not 0 < width <= MAX_COORD:
         raise InputError("missing or invalid field 'width'", path=path, record=rec, field=("width",))
+    height = g.get("height", 1)
+    if type(height) not in _NUMBER or not 0 < height <= MAX_COORD:
+        raise InputError("invalid field 'height'", path=path, record=rec, field=("height",))
     for oid, obj in objects.items():
         if (type(obj) is not dict or type(obj.get("name")) is not str or not obj["name"].strip()
                 or type(obj.get("x")) not in _NUMBER or type(obj.get("y")) not in _NUMBER
-                or type(obj.get("w")) not in _NUMBER or type(obj.get("h")) not in _NUMBER):
+                or type(obj.get("w")) not in _NUMBER or type(obj.get("h")) not in _NUMBER
+                # chained comparisons are false for NaN too
+                or not -MAX_COORD <= obj["x"] <= MAX_COORD or not -MAX_COORD <= obj["y"] <= MAX_COORD
+                or not 0 <= obj["w"] <= MAX_COORD or not 0 <= obj["h"] <= MAX_COORD):
             _check_object_slowly(obj, path, f"{rec} object {oid}", ("objects", str(oid)))
         attrs = obj.get("attributes", ())
         if type(attrs) is not list or not all(type(a) is str for a in attrs):
@@ -130,7 +141,7 @@ def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> d
                 raise InputError("relation without a 'name'", path=path, record=f"{rec} object {oid}",
                                  field=("objects", str(oid), "relations", rels.index(rel)))
             target = rel.get("object")
-            if target not in objects and str(target) not in objects:
+            if type(target) not in (str, int) or (target not in objects and str(target) not in objects):
                 raise InputError(f"relation {rel.get('name')!r} points at unknown object {target!r}",
                                  path=path, record=f"{rec} object {oid}",
                                  field=("objects", str(oid), "relations", rels.index(rel), "object"))
@@ -138,6 +149,8 @@ def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> d
 
 
 _NUMBER = (int, float)  # exact types: bool is an int subclass but not a coordinate
+# Coordinates and sizes in pixels beyond this are no image's: a box of 1e308 or NaN is refused.
+MAX_COORD = 1e6
 
 
 def _check_object_slowly(obj: Any, path: str | None, record: str, where: tuple[str, ...]) -> None:
@@ -152,6 +165,10 @@ def _check_object_slowly(obj: Any, path: str | None, record: str, where: tuple[s
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             raise InputError(f"missing or invalid field {field!r}", path=path, record=record,
                              field=(*where, field))
+        low = 0 if field in ("w", "h") else -MAX_COORD
+        if not low <= v <= MAX_COORD:
+            raise InputError(f"field {field!r} is {v!r}: a box needs finite pixels, sizes from 0 to "
+                             f"{MAX_COORD:g}", path=path, record=record, field=(*where, field))
     attrs = obj.get("attributes", [])
     if not isinstance(attrs, list) or not all(isinstance(a, str) for a in attrs):
         raise InputError("field 'attributes' is not a list of strings", path=path, record=record,
@@ -160,17 +177,7 @@ def _check_object_slowly(obj: Any, path: str | None, record: str, where: tuple[s
 
 def load_scene_graphs(path: str | os.PathLike[str]) -> SceneGraphs:
     """Load GQA scene graphs from one JSON file (or a directory of them)."""
-    graphs: SceneGraphs = {}
-    with no_gc():
-        for file in json_files(Path(path)):
-            data = read_json(file)
-            if not isinstance(data, Mapping):
-                raise InputError("expected an object keyed by image id", path=str(file))
-            for image_id, g in data.items():
-                graphs[str(image_id)] = validate_scene_graph(str(image_id), g, path=str(file))
-    if not graphs:
-        raise InputError("no scene graphs found", path=str(path))
-    return graphs
+    return _load_keyed(Path(path), "image", "scene graphs", validate_scene_graph)
 
 
 _SORTED = orjson.OPT_SORT_KEYS

@@ -6,5 +6,7 @@ from typing import Any
 
 
 def lxmert_item(qid: str, q: dict[str, Any]) -> dict[str, Any]:
-    """One GQA-format question as an LXMERT item (its answer as the only label)."""
-    return {"img_id": q["imageId"], "label": {q["answer"]: 1.0}, "question_id": qid, "sent": q["question"]}
+    """One GQA-format question as an LXMERT item: its answer as the only label, or no label for
+    a question without one (as LXMERT's own test items have)."""
+    label = {q["answer"]: 1.0} if isinstance(q.get("answer"), str) else {}
+    return {"img_id": q["imageId"], "label": label, "question_id": qid, "sent": q["question"]}

@@ -18,7 +18,7 @@ from typing import IO
 
 import numpy as np
 
-from contrastgen.errors import InputError
+from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import keyed_object
 
 ROWS_AT_ONCE = 1 << 16  # rows turned into Python objects at a time
@@ -67,9 +67,11 @@ class QuestionIndex:
         ids = self.ids[self.order]
         same = np.flatnonzero(ids[1:] == ids[:-1])
         if same.size:
-            second = int(self.order[same + 1].min())
-            raise InputError("question id appears twice", path=str(self.paths[int(self.files[second])]),
-                             record=f"question {self.qid(second)}")
+            k = int(np.argmin(self.order[same + 1]))
+            first, second = sorted((int(self.order[same[k]]), int(self.order[same[k] + 1])))
+            raise InputError(duplicate_id("question", self.qid(second), f"in {self.paths[int(self.files[first])]}",
+                                          f"in {self.paths[int(self.files[second])]}"),
+                             path=str(self.paths[int(self.files[second])]), record=f"question {self.qid(second)}")
 
     def qid(self, row: int) -> str:
         return bytes(self.ids[row]).rstrip(b"\0").decode("utf-8")

@@ -27,10 +27,15 @@ import numpy as np
 import orjson
 
 from contrastgen.datasets.base import QuestionItem
-from contrastgen.datasets.gqa import gqa_json, json_files, validate_question, validate_scene_graph
+from contrastgen.datasets.gqa import (
+    gqa_json,
+    json_files,
+    validate_question,
+    validate_scene_graph,
+)
 from contrastgen.datasets.packing import GraphJson, append_frame, read_frames
 from contrastgen.datasets.streaming import stream_records
-from contrastgen.errors import InputError
+from contrastgen.errors import InputError, duplicate_id
 
 # A shard's frames are written out once its buffer holds this much.
 _FLUSH = 256 << 10
@@ -153,13 +158,14 @@ def _check_unique(hashes: array, path: str | os.PathLike[str]) -> None:
     clashes = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
     if not clashes:
         return
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for file in json_files(Path(path)):
-        for qid, _ in stream_records(file, "question"):
+        for n, (qid, _) in enumerate(stream_records(file, "question"), 1):
             if hash(qid) in clashes:
                 if qid in seen:
-                    raise InputError("question id appears twice", path=str(file), record=f"question {qid}")
-                seen.add(qid)
+                    raise InputError(duplicate_id("question", qid, seen[qid], f"record {n} of {file}"),
+                                     path=str(file), record=f"question {qid}")
+                seen[qid] = f"record {n} of {file}"
 
 
 class SpilledGraphs(GraphJson):
@@ -178,10 +184,16 @@ def spill_scene_graphs(path: str | os.PathLike[str], folder: Path) -> SpilledGra
     validates it; memory holds one parsed graph at a time."""
     index: dict[str, tuple[int, int]] = {}
     names: dict[str, list[str]] = {}
+    seen_in: dict[str, tuple[Path, int]] = {}  # image id -> where it was first given
     out_path = folder / "graphs.bin"
     with out_path.open("wb") as fh:
         for file in json_files(Path(path)):
-            for image_id, g in stream_records(file, "image"):
+            for n, (image_id, g) in enumerate(stream_records(file, "image"), 1):
+                if image_id in seen_in:
+                    first, m = seen_in[image_id]
+                    raise InputError(duplicate_id("image", image_id, f"record {m} of {first}", f"record {n} of {file}"),
+                                     path=str(file), record=f"image {image_id}")
+                seen_in[image_id] = (file, n)
                 g = validate_scene_graph(image_id, g, path=str(file))
                 data = orjson.dumps(g)
                 index[image_id] = (fh.tell(), len(data))

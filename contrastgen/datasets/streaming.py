@@ -12,12 +12,15 @@ braces says the depth is back at the top; braces inside strings could fool that 
 the piece is not valid JSON (a string or an object is left open), orjson refuses it, and the cut
 is placed again by an exact count that skips strings. A piece that parses is, with the cuts
 before and after it, a run of whole top-level records. orjson keeps the last of two records with
-the same key where a streaming reader sees both, so each piece's top-level keys are counted in
-its text (`top_level_keys`) and a piece with fewer parsed records than keys is read by ijson,
-which passes both to the caller's duplicate check. Anything orjson refuses (malformed JSON, a
-lone surrogate) or a record longer than `MAX_BUFFER` sends the whole file to ijson, which skips
-the records already given: the records, and the error a bad file raises, are then exactly what
-ijson alone would give. One difference remains: integers from 2**63 on, which ijson's C backend
+the same key where a streaming reader sees both, so each piece's keys are counted in its text
+before it is parsed (`top_level_keys`): a piece with fewer parsed records than keys is read by
+ijson, which passes both to the caller's duplicate check. The same count gives the piece's depth
+and its keys one and two levels down (a scene graph's object ids): a piece nested deeper than the
+limit (`files.limits`) or with a key given twice inside a record, anything orjson refuses
+(malformed JSON, a lone surrogate), and a record longer than the record limit, send the whole
+file to the careful path: a scan of the raw bytes that refuses what passes a limit, then ijson,
+which skips the records already given. The records, and the error a bad file raises, are then
+exactly what ijson alone would give. One difference remains: integers from 2**63 on, which ijson's C backend
 refuses as an overflow, are read as the whole-file loaders (orjson) read them, exactly up to
 2**64 and beyond as floats; a float where a field wants a string or an integer is then refused
 by the record's validation.
@@ -37,6 +40,15 @@ import numpy as np
 import orjson
 
 from contrastgen.errors import InputError
+from contrastgen.files.limits import (
+    StructureScan,
+    dict_sizes_by_depth,
+    duplicate_key_error,
+    limits,
+    scan_bytes,
+    scan_file,
+)
+from contrastgen.jsonio import open_input
 
 # A piece is the first whole records past this many bytes. Small pieces parse fastest: their
 # objects are made and freed in the same memory, still in the CPU's cache (on GQA-like questions
@@ -47,8 +59,6 @@ _BLOCK_BYTES = 1 << 20
 # Past this many pieces' worth without a guessed cut, the cut is looked for exactly (a string may
 # hold a brace).
 _EXACT_AFTER_PIECES = 8
-# A record larger than this (no cut found) is read by ijson instead.
-MAX_BUFFER = 16 << 20
 
 # The end of an object value and the start of the next key: where records meet.
 _CANDIDATE = re.compile(rb'\}[ \t\r\n]*,[ \t\r\n]*"')
@@ -70,15 +80,10 @@ class _OrjsonRefuses(Exception):
 
 def stream_records(file: Path, what: str) -> Iterator[tuple[str, Any]]:
     """(id, record) pairs of one file's top-level object, in file order; `what` the records are
-    keyed by ("question", "image"), for the errors."""
-    try:
-        fh = file.open("rb")
-    except FileNotFoundError:
-        raise InputError("file not found", path=str(file)) from None
-    except IsADirectoryError:
-        raise InputError("expected a file, got a directory", path=str(file)) from None
-    with fh:
-        start = _object_start(fh)
+    keyed by ("question", "image"), for the errors. The input limits (`files.limits`) hold
+    before any byte is parsed."""
+    with open_input(file) as fh:
+        start = _object_start(fh, file)
         if start is None:
             raise InputError("file is empty", path=str(file))
         if start < 0:
@@ -86,7 +91,7 @@ def stream_records(file: Path, what: str) -> Iterator[tuple[str, Any]]:
         given = 0
         fh.seek(start + 1)
         try:
-            for piece in _pieces(fh):
+            for piece in _pieces(fh, inner_ids=what == "image"):
                 for key, record in piece:
                     given += 1
                     yield key, record
@@ -94,11 +99,16 @@ def stream_records(file: Path, what: str) -> Iterator[tuple[str, Any]]:
             return
         except _OrjsonRefuses:
             pass
+        except OSError as exc:
+            raise InputError(f"cannot be read ({exc.strerror or exc})", path=str(file)) from None
         fh.seek(0)
-        yield from _ijson_records(fh, file, what, skip=given)
+        scan = scan_file(fh, str(file))  # refuses what is too deep or too large, in bounded memory
+        fh.seek(0)
+        yield from _ijson_records(fh, file, what, skip=given, scan=scan)
 
 
 _FIRST_KEY = re.compile(rb'\s*\{\s*"(?:[^"\\]|\\.)*"\s*:\s*')
+_FIRST_KEY_NAME = re.compile(rb'\s*\{\s*("(?:[^"\\]|\\.)*")\s*:')
 FIRST_RECORD_BYTES = 1 << 20  # a record is a few KB; a first value larger than this is no record
 
 
@@ -109,22 +119,45 @@ def first_record(file: Path) -> Any:
     formats apart must not parse a gigabyte, nor, where the first value is a VQA file's whole
     `questions` list, parse that list twice. Bytes that are not UTF-8 read as U+FFFD: the value
     then only has to tell the format, and the whole-file reader refuses the file."""
-    with file.open("rb") as fh:
+    with open_input(file) as fh:
         head = fh.read(FIRST_RECORD_BYTES)
     key = _FIRST_KEY.match(head)
     if key is None:
         return None
     try:
+        scan_bytes(head, str(file))  # the decoder below recurses: nothing deeper than the limit
         value, _ = json.JSONDecoder().raw_decode(head[key.end():].decode("utf-8", errors="replace"))
-    except ValueError:
+    except (ValueError, InputError):
         return None
     return value
 
 
-def _object_start(fh: IO[bytes]) -> int | None:
+def top_level_start(file: Path) -> tuple[str, str | None]:
+    """What the file's top level is, from its first bytes: ("object", its first key, or None if
+    it has none or it is unreadable there), ("array", None), or ("other", None). Why not a
+    streaming parser's events: before the first key they would build any nesting the file opens
+    with, and a format sniffer must cost nothing whatever the file holds."""
+    with open_input(file) as fh:
+        head = fh.read(FIRST_RECORD_BYTES)
+    stripped = head.lstrip()
+    if stripped[:1] == b"[":
+        return "array", None
+    if stripped[:1] != b"{":
+        return "other", None
+    key = _FIRST_KEY_NAME.match(head)
+    if key is None:
+        return "object", None
+    try:
+        name = json.loads(key.group(1).decode("utf-8"))
+    except ValueError:
+        return "object", None
+    return "object", name
+
+
+def _object_start(fh: IO[bytes], file: Path) -> int | None:
     """Offset of the opening brace; -1 if the first character is another, None if there is none."""
     offset = 0
-    while chunk := fh.read(4096):
+    while chunk := _read(fh, 4096, file):
         stripped = chunk.lstrip()
         if stripped:
             return offset + len(chunk) - len(stripped) if stripped[:1] == b"{" else -1
@@ -132,7 +165,14 @@ def _object_start(fh: IO[bytes]) -> int | None:
     return None
 
 
-def _pieces(fh: IO[bytes]) -> Iterator[list[tuple[str, Any]]]:
+def _read(fh: IO[bytes], size: int, file: Path) -> bytes:
+    try:
+        return fh.read(size)
+    except OSError as exc:
+        raise InputError(f"cannot be read ({exc.strerror or exc})", path=str(file)) from None
+
+
+def _pieces(fh: IO[bytes], *, inner_ids: bool) -> Iterator[list[tuple[str, Any]]]:
     """Each piece's records as (key, value) pairs, from just after the opening brace."""
     buffer, start = b"", 0  # buffer[start:] is not yet given
     while True:
@@ -140,14 +180,14 @@ def _pieces(fh: IO[bytes]) -> Iterator[list[tuple[str, Any]]]:
         if not block:
             # the rest holds the closing brace (and whitespace), so it parses after an opening one
             rest = buffer[start:]
-            yield _parse(b"{" + rest, rest)
+            yield _parse(b"{" + rest, rest, inner_ids)
             return
         buffer = buffer[start:] + block
         start = 0
         while len(buffer) - start > PIECE_BYTES:
             cut = _guess_cut(buffer, start)
             try:
-                records = None if cut is None else _parse_piece(buffer, start, cut[0])
+                records = None if cut is None else _parse_piece(buffer, start, cut[0], inner_ids)
             except _OrjsonRefuses:
                 records = None  # the guess may be inside a string: cut again, exactly
             if records is None and (cut is not None or len(buffer) - start > _EXACT_AFTER_PIECES * PIECE_BYTES):
@@ -155,19 +195,21 @@ def _pieces(fh: IO[bytes]) -> Iterator[list[tuple[str, Any]]]:
                 if exact is not None and exact == cut:
                     raise _OrjsonRefuses  # whole records, and orjson refuses them
                 cut = exact
-                records = None if cut is None else _parse_piece(buffer, start, cut[0])
+                records = None if cut is None else _parse_piece(buffer, start, cut[0], inner_ids)
             if cut is None:
-                if len(buffer) - start > MAX_BUFFER:
-                    raise _OrjsonRefuses  # one record longer than the buffer
+                if len(buffer) - start > limits().max_record_bytes:
+                    raise _OrjsonRefuses  # one record longer than the limit: the scan names it
                 break  # the records run past the buffer: read on
+            if cut[0] - start > limits().max_record_bytes:
+                raise _OrjsonRefuses  # it may hold a record longer than the limit: the scan says
             yield records
             records = None
             start = cut[1]
 
 
-def _parse_piece(buffer: bytes, start: int, end: int) -> list[tuple[str, Any]]:
+def _parse_piece(buffer: bytes, start: int, end: int, inner_ids: bool) -> list[tuple[str, Any]]:
     members = buffer[start:end]
-    return _parse(b"{" + members + b"}", members)
+    return _parse(b"{" + members + b"}", members, inner_ids)
 
 
 def _guess_cut(buffer: bytes, start: int) -> tuple[int, int] | None:
@@ -227,26 +269,52 @@ def top_level_keys(text: bytes) -> int:
     return int(np.count_nonzero((structure == _COLON) & (depth == 0)))
 
 
-def _parse(document: bytes, members: bytes) -> list[tuple[str, Any]]:
+def _parse(document: bytes, members: bytes, inner_ids: bool) -> list[tuple[str, Any]]:
+    """The records of a piece. Its structure is counted before it is parsed: a piece nested
+    deeper than the limit goes to the careful path, which names the problem. A record id given
+    twice is passed on to the caller's check; with `inner_ids` (scene graphs, whose objects are
+    keyed by id), a key given twice inside a record goes to the careful path too. Questions skip
+    that walk over their fields: no id lives inside a question."""
+    structure = np.frombuffer(_structure(members), np.uint8)
+    depth = np.cumsum(_DEPTH_STEP[structure], dtype=np.int32)
+    # the members sit inside the top-level object: their depth 0 is its depth 1
+    if depth.size and int(depth.max()) + 1 > limits().max_depth:
+        raise _OrjsonRefuses
     try:
         parsed = orjson.loads(document)
     except orjson.JSONDecodeError:
         raise _OrjsonRefuses from None
     if not isinstance(parsed, dict):
         raise _OrjsonRefuses
-    if len(parsed) != top_level_keys(members):
+    colons = structure == _COLON
+    if len(parsed) != int(np.count_nonzero(colons & (depth == 0))):
         # a key given twice: ijson gives both, as the whole-file reader would
         return list(ijson.kvitems(io.BytesIO(document), "", use_float=True))
+    if inner_ids:
+        sizes = dict_sizes_by_depth(parsed, 3)
+        if (sizes[2] != int(np.count_nonzero(colons & (depth == 1)))
+                or sizes[3] != int(np.count_nonzero(colons & (depth == 2)))):
+            raise _OrjsonRefuses  # a key given twice inside a record
     return list(parsed.items())
 
 
-def _ijson_records(fh: IO[bytes], file: Path, what: str, *, skip: int) -> Iterator[tuple[str, Any]]:
+def _ijson_records(fh: IO[bytes], file: Path, what: str, *, skip: int,
+                   scan: StructureScan) -> Iterator[tuple[str, Any]]:
+    """The careful path: ijson, after the scan has bounded what it will build. Keys given twice
+    inside records are found by comparing the keys parsed with those the scan counted."""
     last = None
+    inner = [0, 0]  # keys of the records, and of the objects the records hold
     try:
         for index, (key, record) in enumerate(ijson.kvitems(fh, "", use_float=True)):
             last = str(key)
+            sizes = dict_sizes_by_depth(record, 2)
+            inner[0] += sizes[1]
+            inner[1] += sizes[2]
             if index >= skip:
                 yield last, record
     except ijson.JSONError as exc:
         after = f" after {what} {last}" if last is not None else ""
         raise InputError(f"malformed JSON{after} ({exc})", path=str(file)) from None
+    counted = scan.keys_at_depth
+    if inner != [int(counted[2]), int(counted[3])]:
+        raise duplicate_key_error(fh, str(file))

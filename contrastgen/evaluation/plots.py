@@ -16,7 +16,7 @@ import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from contrastgen.jsonio import atomic_file
+from contrastgen.files.atomic import atomic_file
 
 _FORMATS: dict[str, dict[str, Any]] = {
     "png": {"metadata": {"Software": None}, "dpi": 150},

@@ -10,8 +10,10 @@ returns the same dict (`POST /v1/evaluate`).
 from __future__ import annotations
 
 import csv
+import html
 import io
 import os
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from contrastgen.errors import InputError
+from contrastgen.files.csv_cells import neutral
 from contrastgen.jsonio import dumps, write_json, write_text
 
 METRIC_LABELS = {"original_accuracy": "Orig", "perturbed_accuracy": "Pert", "drop": "Drop",
@@ -90,11 +93,26 @@ def render_csv(report: Mapping[str, Any]) -> str:
     writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
     writer.writeheader()
     for row in _csv_rows(report):
-        writer.writerow({f: ("" if row.get(f) is None else row.get(f)) for f in CSV_FIELDS})
+        writer.writerow({f: neutral(row.get(f)) for f in CSV_FIELDS})  # no cell a spreadsheet would run
     return buf.getvalue()
 
 
 # ---------------------------------------------------------------------------------- Markdown
+
+
+def md_text(value: Any) -> str:
+    """Text from the data, for Markdown: HTML-escaped, so `<script>` is shown, not run."""
+    return html.escape(str(value), quote=False)
+
+
+def md_code(value: Any) -> str:
+    """A code span that holds `value` whatever backticks it has (CommonMark: a longer fence)."""
+    text = str(value)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    if not longest:
+        return f"`{text}`"
+    fence = "`" * (longest + 1)
+    return f"{fence} {text} {fence}"
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -177,19 +195,23 @@ def _contrast_md(report: Mapping[str, Any]) -> list[str]:
             "![consistency by k](consistency_by_k.png)", ""]
     for model, examples in report.get("examples", {}).items():
         out += [f"## Failing contrast sets: {model} ({len(examples)} sampled, k = {kmax})", ""]
+        # the examples quote the data (questions, answers, predictions): a page that renders the
+        # Markdown must show their words, never run them, so text is HTML-escaped and code spans
+        # are fenced longer than any backticks inside them
+        t = md_text
         for ex in examples:
             mark = "ok" if ex["correct"] else "WRONG"
-            out += [f"### {ex['question_id']} ({ex['template']}, image {ex['image_id']})", "",
-                    f"- original: {ex['question']} gold **{ex['answer']}**, predicted "
-                    f"`{ex['prediction']}` ({mark})"]
+            out += [f"### {t(ex['question_id'])} ({t(ex['template'])}, image {t(ex['image_id'])})", "",
+                    f"- original: {t(ex['question'])} gold **{t(ex['answer'])}**, predicted "
+                    f"{md_code(ex['prediction'])} ({mark})"]
             for p in ex["perturbations"]:
                 mark = "ok" if p["correct"] else "WRONG"
                 change = p.get("change") or {}
-                out.append(f"- c{p['rank']} ({change.get('kind')}: {change.get('from')} -> "
-                           f"{change.get('to')}): {p['question']} gold **{p['answer']}**, predicted "
-                           f"`{p['prediction']}` ({mark})")
+                out.append(f"- c{p['rank']} ({t(change.get('kind'))}: {t(change.get('from'))} -> "
+                           f"{t(change.get('to'))}): {t(p['question'])} gold **{t(p['answer'])}**, predicted "
+                           f"{md_code(p['prediction'])} ({mark})")
                 if p.get("evidence") is not None:
-                    out.append(f"  - evidence: `{dumps(p['evidence']).decode().strip()}`")
+                    out.append(f"  - evidence: {md_code(dumps(p['evidence']).decode().strip())}")
             out.append("")
     return out
 

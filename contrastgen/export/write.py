@@ -22,7 +22,8 @@ import pyarrow.parquet as pq
 from contrastgen.errors import InputError
 from contrastgen.export.card import CardFacts, Tally, license_for, render
 from contrastgen.export.rows import SCHEMA, rows
-from contrastgen.jsonio import atomic_dir, atomic_file, dumps, read_json, write_text
+from contrastgen.files.atomic import atomic_dir, atomic_file
+from contrastgen.jsonio import dumps, read_json, write_text
 from contrastgen.records import contrast_file, iter_contrast_sets, read_contrast_records
 
 FORMATS = ("parquet", "hf", "jsonl")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 
-from contrastgen.jsonio import atomic_file
+from contrastgen.files.atomic import atomic_file
 
 # Attribute words that also start a relation or a side phrase after a noun ("the cup on the left",
 # "the man close to the car", "the table made of wood"): never read as a pre-nominal attribute.

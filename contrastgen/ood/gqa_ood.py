@@ -21,7 +21,8 @@ from typing import Any, Literal
 
 from contrastgen.datasets.base import Questions
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, write_json
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.jsonio import write_json
 from contrastgen.ood.imbalance import (
     GroupSplit,
     answer_histograms,

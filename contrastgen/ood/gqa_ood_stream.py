@@ -28,7 +28,8 @@ import numpy as np
 from contrastgen.datasets.gqa import gqa_json, json_files, stream_questions
 from contrastgen.datasets.question_index import QuestionIndex, RecordSpill, keyed_records
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, write_chunks, write_json
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.jsonio import write_chunks, write_json
 from contrastgen.ood.gqa_ood import (
     GROUPS_FILE,
     NOTHING_KEPT,

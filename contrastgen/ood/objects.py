@@ -15,7 +15,7 @@ from typing import Any
 
 from contrastgen.datasets.gqa import validate_scene_graph
 from contrastgen.datasets.streaming import first_record, stream_records
-from contrastgen.errors import InputError
+from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json
 
 ImageObjects = dict[str, tuple[str, ...]]
@@ -48,7 +48,12 @@ def _from_coco(data: Mapping[str, Any], path: Path) -> ImageObjects:
 def _from_scene_graphs(path: Path) -> ImageObjects:
     """GQA scene graphs, streamed: a parsed graph file is several times its size on disk."""
     out: ImageObjects = {}
-    for image_id, g in stream_records(path, "image"):
+    record_of: dict[str, int] = {}
+    for n, (image_id, g) in enumerate(stream_records(path, "image"), 1):
+        if image_id in record_of:
+            raise InputError(duplicate_id("image", image_id, f"record {record_of[image_id]}", f"record {n}"),
+                             path=str(path), record=f"image {image_id}")
+        record_of[image_id] = n
         graph = validate_scene_graph(str(image_id), g, path=str(path))
         out[str(image_id)] = tuple(sorted({o["name"].strip().lower() for o in graph["objects"].values()}))
     return out

@@ -33,8 +33,9 @@ def load_samples(questions: PathLike, annotations: PathLike | None, data_format:
         return fmt, load_vqa(questions, annotations)
     if fmt == "gqa":
         if annotations is not None:
-            raise InputError("GQA questions carry their answers; --annotations is for VQA data",
-                             path=str(annotations))
+            raise InputError("these read as GQA questions (an object keyed by question id, or a folder of "
+                             f"them), which carry their answers, but --annotations {annotations} was given: "
+                             "VQA questions are a list, or {\"questions\": [...]}", path=str(questions))
         return fmt, load_gqa_samples(questions)
     raise InputError(f"unknown data format {data_format!r}; expected auto, vqa or gqa")
 

@@ -17,7 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-from contrastgen.jsonio import atomic_file
+from contrastgen.files.atomic import atomic_file
 
 _PNG_METADATA = {"Software": None}
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from contrastgen.datasets.gqa import gqa_json, stream_questions
 from contrastgen.datasets.streaming import first_record
-from contrastgen.errors import InputError
+from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json
 
 
@@ -68,13 +68,16 @@ def load_vqa(questions_path: str | os.PathLike[str],
     """VQA v2 questions joined with their annotations, in question-file order."""
     qpath, apath = Path(questions_path), Path(annotations_path)
     annotations: dict[str, dict[str, Any]] = {}
+    annotation_item: dict[str, int] = {}
     for i, ann in enumerate(_records(read_json(apath), "annotations", apath)):
         if not isinstance(ann, Mapping):
             raise InputError("annotation is not an object", path=str(apath), record=f"item {i}")
         qid = _id(ann.get("question_id"), "question_id", apath, i)
         rec = f"question {qid}"
         if qid in annotations:
-            raise InputError("question id appears twice", path=str(apath), record=rec)
+            raise InputError(duplicate_id("question", qid, f"annotation {annotation_item[qid]}", f"annotation {i}"),
+                             path=str(apath), record=rec)
+        annotation_item[qid] = i
         answers = ann.get("answers")
         if not isinstance(answers, list) or not answers:
             raise InputError("missing or empty field 'answers'", path=str(apath), record=rec)
@@ -89,15 +92,16 @@ def load_vqa(questions_path: str | os.PathLike[str],
             raise InputError("field 'multiple_choice_answer' is not a string", path=str(apath), record=rec)
         annotations[qid] = {"record": dict(ann), "answers": texts, "answer": mc}
     samples: list[Sample] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for i, q in enumerate(_records(read_json(qpath), "questions", qpath)):
         if not isinstance(q, Mapping):
             raise InputError("question is not an object", path=str(qpath), record=f"item {i}")
         qid = _id(q.get("question_id"), "question_id", qpath, i)
         rec = f"question {qid}"
         if qid in seen:
-            raise InputError("question id appears twice", path=str(qpath), record=rec)
-        seen.add(qid)
+            raise InputError(duplicate_id("question", qid, f"item {seen[qid]}", f"item {i}"), path=str(qpath),
+                             record=rec)
+        seen[qid] = i
         image_id = _id(q.get("image_id"), "image_id", qpath, i)
         text = q.get("question")
         if not isinstance(text, str) or not text.strip():
@@ -110,7 +114,7 @@ def load_vqa(questions_path: str | os.PathLike[str],
         samples.append(Sample(qid, image_id, text, ann["answer"], ann["answers"],
                               qt if isinstance(qt, str) else None, at if isinstance(at, str) else None,
                               dict(q), ann["record"]))
-    extra = sorted(set(annotations) - seen)
+    extra = sorted(set(annotations) - set(seen))
     if extra:
         raise InputError(f"{len(extra)} annotations have no question", path=str(apath),
                          record=f"question {extra[0]}")
@@ -137,11 +141,12 @@ def load_gqa_samples(questions_path: str | os.PathLike[str]) -> list[Sample]:
     Streamed (one file's records a few at a time), and each record kept serialised: the parsed
     records of a million questions take about 6 GiB."""
     samples = []
-    seen: set[str] = set()
+    seen: dict[str, Path] = {}
     for _, file, sample in iter_gqa_samples(questions_path):
         if sample.question_id in seen:
-            raise InputError("question id appears twice", path=str(file), record=f"question {sample.question_id}")
-        seen.add(sample.question_id)
+            raise InputError(duplicate_id("question", sample.question_id, f"in {seen[sample.question_id]}",
+                                          f"in {file}"), path=str(file), record=f"question {sample.question_id}")
+        seen[sample.question_id] = file
         samples.append(sample)
     if not samples:
         raise InputError("no questions found", path=str(questions_path))

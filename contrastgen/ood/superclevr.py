@@ -27,14 +27,16 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import regex
 
-from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, read_json, write_json, write_text
+from contrastgen.errors import InputError, duplicate_id
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.jsonio import read_json, write_json, write_text
 from contrastgen.resources import rules_file
 
 CONCEPT_TYPES = ("shape", "color", "material")
@@ -106,18 +108,31 @@ def read_scenes(path: PathLike) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def read_questions(paths: list[PathLike]) -> list[dict[str, Any]]:
-    """CLEVR question files ({"questions": [...]}); each record names its scene's `image`."""
+def read_questions(paths: list[PathLike], scenes: Mapping[str, Any] | None = None,
+                   scenes_path: PathLike | None = None) -> list[dict[str, Any]]:
+    """CLEVR question files ({"questions": [...]}); each record names its scene's `image`, which
+    must be among `scenes` when they are given. A `question_index` given twice in a file is refused."""
     out = []
     for path in paths:
         data = read_json(path)
         qs = data.get("questions") if isinstance(data, dict) else None
         if not isinstance(qs, list):
             raise InputError("expected {\"questions\": [...]}", path=str(path))
+        first: dict[Any, int] = {}
         for i, q in enumerate(qs):
             if not isinstance(q, dict) or not isinstance(q.get("question"), str) or \
                     not isinstance(q.get("image") or q.get("image_filename"), str):
                 raise InputError("a question needs 'question' and 'image'", path=str(path), record=f"question {i}")
+            index = q.get("question_index")
+            if isinstance(index, int | str):
+                if index in first:
+                    raise InputError(duplicate_id("question", index, f"question {first[index]}", f"question {i}"),
+                                     path=str(path), record=f"question {i}")
+                first[index] = i
+            image = Path(str(q.get("image") or q.get("image_filename"))).stem
+            if scenes is not None and image not in scenes:
+                raise InputError(f"the question's scene {image!r} is not among the scenes of {scenes_path}",
+                                 path=str(path), record=f"question {i}")
             out.append(q)
     return out
 
@@ -253,7 +268,8 @@ def run_superclevr(scenes: PathLike, questions: list[PathLike], out_dir: PathLik
     concepts.json (frequencies, co-occurrence), stats.json and stats.md; returns the stats."""
     from contrastgen.datasets.clevr import load_scenes
 
-    built = build_superclevr(read_scenes(scenes), read_questions(questions), config, graphs=load_scenes(scenes))
+    objects = read_scenes(scenes)
+    built = build_superclevr(objects, read_questions(questions, objects, scenes), config, graphs=load_scenes(scenes))
     stats = built.stats()
     with atomic_dir(out_dir) as tmp:
         for name, qs in built.splits.items():

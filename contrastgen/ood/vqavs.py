@@ -21,14 +21,8 @@ from typing import Any
 
 from contrastgen.datasets.gqa import gqa_json
 from contrastgen.errors import InputError
-from contrastgen.jsonio import (
-    atomic_dir,
-    keyed_object,
-    write_chunks,
-    write_json,
-    write_jsonl,
-    write_text,
-)
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.jsonio import keyed_object, write_chunks, write_json, write_jsonl, write_text
 from contrastgen.ood.concepts import SHORTCUT_NAMES, SHORTCUTS, SampleConcepts, label_samples
 from contrastgen.ood.imbalance import GroupSplit, answer_histograms, split_groups
 from contrastgen.ood.samples import Sample

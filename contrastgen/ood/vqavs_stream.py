@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import tempfile
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,7 +43,9 @@ from contrastgen.datasets.question_index import (
     keyed_records,
 )
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, dumps, keyed_object, write_chunks
+from contrastgen.files import scratch
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.jsonio import dumps, keyed_object, write_chunks
 from contrastgen.ood.concepts import ConceptLabeller, MutualInformation, count_features
 from contrastgen.ood.group_columns import (
     KEY_BYTES,
@@ -105,7 +106,7 @@ def run_vqavs_gqa_streamed(questions: PathLike, out_dir: PathLike, *,
     workers = workers or Workers()
     built = buildable_shortcuts(config, with_objects=objects is not None)
     files = json_files(Path(questions))
-    with tempfile.TemporaryDirectory(prefix="contrastgen-vqavs-") as work:
+    with scratch.folder("vqavs-") as work:
         concept_lines = Path(work, "concepts.jsonl")
         with one_session(workers.backend):  # one Ray connection (or local instance) for both passes
             labeller = _fit(questions if mi_questions is None else mi_questions,

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from contrastgen.parallel.backend import LOCAL, Backend
+from contrastgen.parallel.lifetime import die_with_parent
 from contrastgen.parallel.ray_session import (
     MAX_RETRIES,
     crash_on_first_attempt,
@@ -61,6 +62,7 @@ def one_session(backend: Backend) -> Iterator[None]:
 
 def _adopt(fn: Callable[[Any, Any], Any], state: Any) -> None:
     global _WORKER
+    die_with_parent()
     _WORKER = (fn, state)
 
 

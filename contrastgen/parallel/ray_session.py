@@ -41,6 +41,10 @@ class RayUnavailable(ContrastgenError):
     """Ray is not installed, or the cluster cannot be reached."""
 
 
+class RayFailed(ContrastgenError):
+    """The cluster failed during a run (a raylet, the GCS, a node)."""
+
+
 @contextlib.contextmanager
 def ray_session(address: str | None) -> Iterator[Any]:
     """The `ray` module, connected to the cluster at `address` (None: a new instance on this
@@ -59,6 +63,11 @@ def ray_session(address: str | None) -> Iterator[Any]:
             raise RayUnavailable(f"cannot reach the Ray cluster at {address or 'a new local instance'}: {exc}") from None
     try:
         yield ray
+    except ray.exceptions.RayError as exc:
+        # a raylet, the GCS or a node that died mid-run: one sentence, not Ray's traceback
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise RayFailed(f"the Ray cluster failed during the run ({type(exc).__name__}: {first}); nothing was "
+                        "written; rerun when the cluster is back, or use --backend local") from None
     finally:
         if started_here:
             ray.shutdown()

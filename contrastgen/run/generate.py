@@ -12,7 +12,6 @@ import functools
 import gc
 import multiprocessing as mp
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +24,10 @@ from contrastgen.datasets.base import DictQuestions, QuestionSource
 from contrastgen.datasets.spilled import SpilledQuestions, spill_questions, spill_scene_graphs
 from contrastgen.engine import MODES, Engine
 from contrastgen.errors import InputError
+from contrastgen.files import scratch
 from contrastgen.jsonio import dumps
 from contrastgen.parallel.backend import LOCAL, Backend, default_workers
+from contrastgen.parallel.lifetime import die_with_parent
 from contrastgen.programs.edits import PROGRAM_PATH
 from contrastgen.run.entries import ViewEntry, view_entries
 from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image
@@ -56,6 +57,7 @@ _WORKER_CONTEXT: ShardContext | None = None
 
 def _adopt(context: ShardContext) -> None:
     global _WORKER_CONTEXT
+    die_with_parent()
     _WORKER_CONTEXT = context
 
 
@@ -241,11 +243,11 @@ def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, 
     chosen = tuple(t.id for t in engine.select_templates(templates))
     workers = default_workers() if workers is None else max(1, workers)
     # the inputs' files live in a temporary folder until the shards are done
-    folder = Path(tempfile.mkdtemp(prefix="contrastgen-input-"))
+    folder = scratch.make_dir("input-")
     try:
-        with no_gc():  # loading allocates only acyclic data: nothing for the collector to find
+        with no_gc(), scratch.writing(folder):  # loading allocates only acyclic data: nothing for the collector to find
             if workers > 1:
-                with mp.get_context("fork").Pool(1) as pool:
+                with mp.get_context("fork").Pool(1, initializer=die_with_parent) as pool:
                     pending = pool.apply_async(_spill_questions, (str(questions), chosen, mode, folder))
                     graphs = spill_scene_graphs(scene_graphs, folder)
                     corpus = engine.build_corpus(graphs)

@@ -21,12 +21,12 @@ import heapq
 import marshal
 import os
 import shutil
-import tempfile
 import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from contrastgen.datasets.packing import FRAME_HEADER, append_frame
+from contrastgen.files import scratch
 from contrastgen.run.entries import ViewEntry
 
 # Frames are gathered this large before a write: few system calls, little memory.
@@ -62,12 +62,18 @@ class _Appender:
             self.flush()
 
     def flush(self) -> None:
-        self._fh.write(self._buffer)
+        try:
+            self._fh.write(self._buffer)
+        except OSError as exc:  # a full TMPDIR is a sentence, not a traceback
+            raise scratch.scratch_error(exc) from None
         self._buffer.clear()
 
     def close(self) -> None:
         self.flush()
-        self._fh.close()
+        try:
+            self._fh.close()
+        except OSError as exc:
+            raise scratch.scratch_error(exc) from None
 
 
 class _Cursor:
@@ -154,7 +160,7 @@ class ResultSpill:
     """Where the driver puts each shard's lines and views as they arrive."""
 
     def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="contrastgen-run-"))
+        self.folder = scratch.make_dir("run-")
         self._finalizer = weakref.finalize(self, _remove, self.folder)
         self._lines = _Appender(self.folder / "lines.bin")
         self._views = _Appender(self.folder / "views.bin")

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from contrastgen.datasets.clevr import is_clevr_scenes, load_scenes
+from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.errors import InputError
 from contrastgen.evaluation.predictions import load_predictions
-from contrastgen.jsonio import atomic_dir, dumps, read_json, read_jsonl
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.jsonio import dumps, read_jsonl
 from contrastgen.records import load_contrast_sets
 from contrastgen.resources import package_resource
 from contrastgen.viewer.bundle import ViewerInputs, bundle
@@ -56,12 +58,10 @@ def read_inputs(out_dir: str | os.PathLike[str], *, scene_graphs: str | os.PathL
     if scene_graphs is not None:
         if is_clevr_scenes(scene_graphs):  # a CLEVR scene file, {"scenes": [...]} or a folder of them
             loaded: Any = load_scenes(scene_graphs)
-        else:
-            loaded = read_json(scene_graphs)
-        if not isinstance(loaded, dict):
-            raise InputError("expected an object of scene graphs by image id", path=str(scene_graphs))
+        else:  # checked as `generate` checks them: the viewer draws what the generator read
+            loaded = load_scene_graphs(scene_graphs)
         wanted = {str(r.get("image_id")) for r in records}
-        graphs = {str(k): v for k, v in loaded.items() if str(k) in wanted and isinstance(v, dict)}
+        graphs = {str(k): v for k, v in loaded.items() if str(k) in wanted}
     preds = {name: load_predictions(p) for name, p in (predictions or {}).items()}
     review_ids: set[str] = set()
     if review is not None:

@@ -1,7 +1,9 @@
 """The training file of `contrastgen augment`: every training question plus its perturbations.
 
 It is one GQA-format file (and, if asked, its LXMERT copy), not a directory, so it is not one of
-the registered writers; both files are written in one pass by `writers.base.write_views`. The
+the registered writers; both files are written in one pass by `writers.base.write_views`, as
+one group (`files.atomic.atomic_group`): each path is a link into a store of versions beside the
+GQA file, and both switch to the new version in one step. The
 perturbations' records are the workers' bytes; only the originals that got no perturbation are
 serialised here. `write_augmented_training` takes the questions in memory (the library's call);
 `write_augmented_from_files` streams them from their files, for the CLI's runs of any size: the
@@ -25,6 +27,8 @@ from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
 from contrastgen.datasets.lxmert import lxmert_item
 from contrastgen.datasets.question_index import QuestionIndex, RecordSpill
 from contrastgen.datasets.streaming import stream_records
+from contrastgen.errors import InputError
+from contrastgen.files.atomic import atomic_group
 from contrastgen.run.entries import ViewEntry
 from contrastgen.run.generate import Generation
 from contrastgen.writers import base
@@ -51,6 +55,7 @@ def write_augmented_training(gen: Generation, questions: dict[str, dict], out_fi
         added = sum(1 for e in entries.values() if e.rank)
         for qid, q in questions.items():
             if qid not in entries:
+                _check_answered(qid, q, None)
                 lxmert = orjson.dumps(lxmert_item(qid, q), option=orjson.OPT_SORT_KEYS) if lxmert_file else b""
                 entries[qid] = ViewEntry(qid, 0, gqa_json(q), lxmert)
         dropped = 0
@@ -61,6 +66,13 @@ def write_augmented_training(gen: Generation, questions: dict[str, dict], out_fi
                 dropped += 1
         total, _ = _write((entries[k] for k in sorted(entries)), out_file, lxmert_file)
     return {"original": len(questions), "added": added, "dropped": dropped, "total": total}
+
+
+def _check_answered(qid: str, q: dict, path: str | None) -> None:
+    """Training questions need their answer (LXMERT's label is made of it)."""
+    if not isinstance(q.get("answer"), str):
+        raise InputError("question has no answer: training questions need one", path=path,
+                         record=f"question {qid}")
 
 
 def _replaced(unperturbed: list[str], perturbed: set[str], added: int, seed: int) -> list[str]:
@@ -78,9 +90,7 @@ def _replaced(unperturbed: list[str], perturbed: set[str], added: int, seed: int
 def _write(entries: Iterable[ViewEntry], out_file: str | Path, lxmert_file: str | Path | None) -> tuple[int, int]:
     """The GQA file, and the LXMERT one if asked, in one pass over `entries` (in key order);
     returns how many entries each holds, and how many of them are perturbations."""
-    files = [base.ViewFile(Path(out_file), None, base.gqa_item, (b"{", b"}\n"))]
-    if lxmert_file is not None:
-        files.append(base.ViewFile(Path(lxmert_file), None, base.lxmert_item, (b"[", b"]\n")))
+    outputs = [Path(out_file)] + ([Path(lxmert_file)] if lxmert_file is not None else [])
     count = perturbations = 0
 
     def counted() -> Iterator[ViewEntry]:
@@ -90,7 +100,12 @@ def _write(entries: Iterable[ViewEntry], out_file: str | Path, lxmert_file: str 
             perturbations += entry.rank > 0
             yield entry
 
-    base.write_views(files, counted())
+    # the two files are one result: both change at once, or neither does
+    with atomic_group(outputs) as paths:
+        files = [base.ViewFile(paths[0], None, base.gqa_item, (b"{", b"}\n"))]
+        if lxmert_file is not None:
+            files.append(base.ViewFile(paths[1], None, base.lxmert_item, (b"[", b"]\n")))
+        base.write_views(files, counted())
     return count, perturbations
 
 
@@ -129,6 +144,7 @@ def _spill_originals(files: list[Path], perturbed: set[str], gqa: RecordSpill, l
             if qid in perturbed:
                 continue
             q = validate_question(qid, q, path=str(file))
+            _check_answered(qid, q, str(file))
             index.add(qid, n)
             gqa.add(gqa_json(q))
             if lxmert is not None:

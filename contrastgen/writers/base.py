@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 
 import orjson
 
-from contrastgen.jsonio import atomic_file, keyed_object
+from contrastgen.files.atomic import atomic_file
+from contrastgen.jsonio import keyed_object
 from contrastgen.run.entries import ViewEntry
 from contrastgen.run.generate import Generation
 

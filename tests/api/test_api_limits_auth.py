@@ -11,6 +11,7 @@ from server_harness import CORS_ORIGIN, TOKEN, auth, examples
 from synth import CLEAN, make_dataset
 
 MIB = 1024 * 1024
+JSON = {"Content-Type": "application/json"}
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +96,7 @@ def test_graph_with_too_many_objects_is_413(secured_server):
 
 def test_request_over_the_time_limit_is_504(secured_server, slow_batch):
     with secured_server.client() as c:
-        r = c.post("/v1/perturb/batch", content=slow_batch, headers=auth())
+        r = c.post("/v1/perturb/batch", content=slow_batch, headers={**auth(), **JSON})
         assert r.status_code == 504
         assert r.json() == {"error": "timeout", "detail": "request exceeded the time limit of 0.1 s"}
         # the server is still fine afterwards, with nothing left waiting
@@ -104,7 +105,7 @@ def test_request_over_the_time_limit_is_504(secured_server, slow_batch):
 
 
 def test_stream_over_the_time_limit_ends_with_an_error_line(secured_server, slow_batch):
-    headers = {**auth(), "Accept": "application/x-ndjson"}
+    headers = {**auth(), **JSON, "Accept": "application/x-ndjson"}
     with secured_server.client() as c:
         r = c.post("/v1/perturb/batch", content=slow_batch, headers=headers)
     if r.status_code == 200:  # the status line went out before time ran out
@@ -117,7 +118,7 @@ def test_stream_over_the_time_limit_ends_with_an_error_line(secured_server, slow
 def test_burst_beyond_the_queue_is_refused_with_503(secured_server, slow_batch):
     def post(_: int) -> httpx.Response:
         with secured_server.client() as c:
-            return c.post("/v1/perturb/batch", content=slow_batch, headers=auth())
+            return c.post("/v1/perturb/batch", content=slow_batch, headers={**auth(), **JSON})
 
     with ThreadPoolExecutor(8) as pool:
         responses = list(pool.map(post, range(8)))

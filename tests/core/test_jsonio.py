@@ -8,7 +8,8 @@ import stat
 import pytest
 
 from contrastgen.errors import InputError
-from contrastgen.jsonio import atomic_dir, dumps, read_json, read_jsonl, write_json
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.jsonio import dumps, read_json, read_jsonl, write_json
 
 
 def test_dumps_is_deterministic():

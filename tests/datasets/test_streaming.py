@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from contrastgen.datasets import streaming
 from contrastgen.datasets.streaming import stream_records, top_level_keys
 from contrastgen.errors import InputError
+from contrastgen.files import limits as limits_module
+from contrastgen.files.limits import JsonLimits, scan_file
 
 SAMPLE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
 
@@ -75,7 +77,8 @@ def _read_without_ijson(path: Path, monkeypatch) -> tuple[list, int]:
     """The file's records, failing if any is read by ijson, and how many pieces orjson parsed."""
     parsed = []
     real_parse = streaming._parse
-    monkeypatch.setattr(streaming, "_parse", lambda doc, members: parsed.append(real_parse(doc, members)) or parsed[-1])
+    monkeypatch.setattr(streaming, "_parse", lambda doc, members, inner_ids: parsed.append(
+        real_parse(doc, members, inner_ids)) or parsed[-1])
     monkeypatch.setattr(streaming, "_ijson_records", lambda *a, **k: pytest.fail("fell back to ijson"))
     return list(stream_records(path, "question")), sum(records is not None for records in parsed)
 
@@ -131,12 +134,15 @@ def test_integers_of_64_bits_and_more_are_read_where_ijson_refused_the_file(tmp_
     assert list(stream_records(path, "question")) == [("a", {"n": 2**63}), ("b", {"n": -2**63})]
 
 
-def test_a_record_larger_than_the_buffer_falls_back_to_ijson(tmp_path, small_pieces, monkeypatch):
-    monkeypatch.setattr(streaming, "MAX_BUFFER", 200)
-    pairs = [("a", {"x": 1}), ("big", {"list": [{"v": i} for i in range(100)]}), ("b", {"x": 2})]
+def test_a_record_larger_than_the_limit_is_refused_where_it_starts(tmp_path, monkeypatch):
+    tight = JsonLimits(max_record_bytes=1 << 20)
+    monkeypatch.setattr(streaming, "limits", lambda: tight)
+    monkeypatch.setattr(limits_module, "limits", lambda: tight)
+    pairs = [("a", {"x": 1}), ("big", {"list": [{"v": i} for i in range(150_000)]}), ("b", {"x": 2})]
     path = tmp_path / "q.json"
     _write(path, pairs, "compact", True)
-    assert list(stream_records(path, "question")) == pairs
+    with pytest.raises(InputError, match=r"q\.json: a record longer than 1 MiB at line 2, column 21 "):
+        list(stream_records(path, "question"))
 
 
 @pytest.mark.parametrize("tail", [',"q9": {"imageId": ', ',"q9" {"x": 1}}', ',"q9": {"x": 1}} trailing', '}}'])
@@ -145,7 +151,8 @@ def test_a_broken_file_raises_what_ijson_alone_raises(tmp_path, small_pieces, ta
     path = tmp_path / "q.json"
     path.write_text("{" + ",".join(f'"{k}": {json.dumps(v)}' for k, v in pairs) + tail)
     try:
-        expected = list(streaming._ijson_records(path.open("rb"), path, "question", skip=0))
+        expected = list(streaming._ijson_records(path.open("rb"), path, "question", skip=0,
+                                                 scan=scan_file(path.open("rb"), str(path))))
     except InputError as exc:
         expected = exc
     if isinstance(expected, InputError):

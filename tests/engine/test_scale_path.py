@@ -119,7 +119,8 @@ def test_a_question_id_given_twice_is_an_error_naming_its_second_file(tmp_path):
     shards.mkdir()
     (shards / "a.json").write_text(json.dumps({"q1": record, "q2": record}))
     (shards / "b.json").write_text(json.dumps({"q3": record, "q1": record}))
-    with pytest.raises(InputError, match="appears twice") as err:
+    with pytest.raises(InputError, match=r"question id 'q1' is given twice \(record 1 of .*a\.json, and record 2 of "
+                                         r".*b\.json\)") as err:
         spill_questions(shards, screener(), tmp_path, 256)
     assert err.value.record == "question q1" and err.value.path.endswith("b.json")
     (shards / "b.json").write_text(json.dumps({"q3": record, "x_r1": record}))

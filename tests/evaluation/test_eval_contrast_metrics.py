@@ -128,8 +128,9 @@ def test_explicit_ks_and_unknown_oracle():
     (lambda r: r[0].pop("template"), "missing field 'template'"),
     (lambda r: r[0]["perturbations"][0].pop("rank"), "missing field 'rank'"),
     (lambda r: r[0]["perturbations"].clear(), "no perturbations"),
-    (lambda r: r[2].update(question_id="A"), "appears twice"),  # same original, same template
-    (lambda r: r[1]["perturbations"][0].update(question_id="A_c1"), "appears twice"),
+    (lambda r: r[2].update(question_id="A"), r"question id 'A' is given twice \(line 1, and line 3\)"),  # same template
+    (lambda r: r[1]["perturbations"][0].update(question_id="A_c1"),
+     r"question id 'A_c1' is given twice \(line 1, and line 2\)"),
     (lambda r: r[0]["perturbations"][0]["change"].pop("kind"), "change.kind"),
 ])
 def test_bad_records_name_the_record(mutate, message):
