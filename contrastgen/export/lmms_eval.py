@@ -42,7 +42,8 @@ from contrastgen.export.harness import (
     harness_questions,
 )
 from contrastgen.export.images import ImageSource
-from contrastgen.jsonio import atomic_dir, atomic_file, write_text
+from contrastgen.files.atomic import atomic_dir, atomic_file
+from contrastgen.jsonio import write_text
 from contrastgen.resources import package_resource
 
 TASK_PREFIX = "contrast_"

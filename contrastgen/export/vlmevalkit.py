@@ -46,7 +46,8 @@ from contrastgen.export.harness import (
     harness_questions,
 )
 from contrastgen.export.images import ImageSource
-from contrastgen.jsonio import atomic_dir, atomic_file, dumps, write_text
+from contrastgen.files.atomic import atomic_dir, atomic_file
+from contrastgen.jsonio import dumps, write_text
 from contrastgen.resources import rules_resource
 
 PREFIX = "Contrast_"
