@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 
 from contrastgen.cli.backend_option import backend_from, backend_option
+from contrastgen.datasets.gqa import InputPaths
 from contrastgen.jsonio import dumps
 from contrastgen.resources import sample_dir
 
@@ -66,9 +67,9 @@ _format_option = click.option(
 
 
 @click.command("generate")
-@click.option("--questions", required=True, type=click.Path(path_type=Path),
+@click.option("--questions", "question_paths", required=True, multiple=True, type=click.Path(path_type=Path),
               help="GQA questions (one JSON file or a directory of shards), or a CLEVR/Super-CLEVR "
-                   "{\"questions\": [...]} file or directory of them.")
+                   "{\"questions\": [...]} file or directory of them; give it again to read several.")
 @click.option("--scene-graphs", required=True, type=click.Path(path_type=Path),
               help="GQA scene graphs JSON, or CLEVR scenes: one file or a directory of scene files.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (replaced atomically).")
@@ -84,10 +85,11 @@ _format_option = click.option(
 @click.option("--images", type=click.Path(path_type=Path), default=None,
               help="The folder of the images ({image_id}.jpg|jpeg|png): each record names its file "
                    "(`image_file`); a missing image is an error.")
-def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int,
+def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path, max_k: int, seed: int,
                  workers: int | None, no_progress: bool, templates: tuple[str, ...], mode: str,
                  backend: str, address: str | None, data_format: str, images: Path | None) -> None:
     """Generate contrast sets with proven answers; writes OUT atomically."""
+    questions = _one_or_all(question_paths)
     if resolve_format(data_format, questions) == "clevr":
         gen, timings = run_generate_clevr(questions, scene_graphs, out, max_k=max_k, seed=seed, images=images)
     else:
@@ -152,7 +154,12 @@ def _warn_missing_graphs(stats: dict) -> None:
                    "their questions are not perturbed", err=True)
 
 
-def resolve_format(data_format: str, questions: Path) -> str:
+def _one_or_all(paths: tuple[Path, ...]) -> Path | tuple[Path, ...]:
+    """`--questions` given once is that path; given several times, all of them, read in order."""
+    return paths[0] if len(paths) == 1 else paths
+
+
+def resolve_format(data_format: str, questions: InputPaths) -> str:
     if data_format != "auto":
         return data_format
     from contrastgen.datasets.clevr import detect_format
@@ -181,7 +188,8 @@ def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, 
 
 
 @click.command("augment")
-@click.option("--questions", required=True, type=click.Path(path_type=Path), help="Training questions (GQA).")
+@click.option("--questions", "question_paths", required=True, multiple=True, type=click.Path(path_type=Path),
+              help="Training questions (GQA or CLEVR-family); give it again to read several.")
 @click.option("--scene-graphs", required=True, type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output JSON file (GQA format).")
 @click.option("--max-k", default=5, show_default=True, type=click.IntRange(1, 50))
@@ -194,13 +202,14 @@ def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, 
 @_mode_option
 @backend_option
 @_format_option
-def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int, replace: bool,
-                lxmert_out: Path | None, workers: int | None, templates: tuple[str, ...], mode: str,
+def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path, max_k: int, seed: int,
+                replace: bool, lxmert_out: Path | None, workers: int | None, templates: tuple[str, ...], mode: str,
                 backend: str, address: str | None, data_format: str) -> None:
     """Write training questions plus their perturbations, in GQA format and in LXMERT's.
 
     CLEVR-family input gives the same file keyed by question id, each entry a CLEVR question record
     with its program (the originals' recovered, the perturbations' edited)."""
+    questions = _one_or_all(question_paths)
     from contrastgen.writers.augmented import (
         lxmert_path,
         write_augmented_from_files,

@@ -26,7 +26,7 @@ from typing import Any
 
 from contrastgen.datasets.base import Questions, SceneGraphs
 from contrastgen.datasets.clevr_vocab import RELATION_NAMES, load_vocabulary, part_display
-from contrastgen.datasets.gqa import json_files
+from contrastgen.datasets.gqa import InputPaths, json_files, several
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json
 
@@ -113,7 +113,7 @@ def scene_graph(scene: Any, *, path: str, record: str) -> tuple[str, dict[str, A
 def load_scenes(path: str | os.PathLike[str]) -> SceneGraphs:
     """Scenes from one file (a scene, or `{"scenes": [...]}`) or a directory of scene files."""
     graphs: SceneGraphs = {}
-    for file in json_files(Path(path)):
+    for file in json_files(path):
         data = read_json(file)
         scenes = data.get("scenes") if isinstance(data, Mapping) and "scenes" in data else [data]
         if not isinstance(scenes, list):
@@ -134,11 +134,12 @@ def _answer_words(value: Any) -> str:
     return str(value)
 
 
-def load_questions(path: str | os.PathLike[str]) -> Questions:
-    """Questions of `{"questions": [...]}` files, keyed by `question_index`; a directory of files
-    keys them `<file stem>/<question_index>`, since each file numbers its questions from 0."""
-    files = json_files(Path(path))
-    prefixed = Path(path).is_dir()
+def load_questions(path: InputPaths) -> Questions:
+    """Questions of `{"questions": [...]}` files, keyed by `question_index`; a directory of files,
+    or several files, keys them `<file stem>/<question_index>`, since each file numbers its
+    questions from 0."""
+    files = json_files(path)
+    prefixed = several(path) or Path(path).is_dir()  # type: ignore[arg-type]
     out: Questions = {}
     for file in files:
         data = read_json(file)
@@ -173,7 +174,7 @@ def detect_format(questions: str | os.PathLike[str]) -> str:
     nothing."""
     import ijson
 
-    first = json_files(Path(questions))[0]
+    first = json_files(questions)[0]
     if not first.is_file():
         raise InputError("file not found", path=str(first))
     with open(first, "rb") as handle:
@@ -193,7 +194,7 @@ def is_clevr_scenes(path: str | os.PathLike[str]) -> bool:
     `image_filename` at the top), rather than GQA's graphs keyed by image id."""
     import ijson
 
-    first = json_files(Path(path))[0]
+    first = json_files(path)[0]
     if not first.is_file():
         raise InputError("file not found", path=str(first))
     with open(first, "rb") as handle:

@@ -90,8 +90,11 @@ def compile_text(text: str, params: dict[str, str], vocab: Vocabulary) -> str:
             continue
         param = match.group(0)
         kind = params[param]
-        body = (regex.escape(unit[:match.start()]) + _param_pattern(param, kind, vocab)
-                + regex.escape(unit[match.end():]))
+        after = unit[match.end():]
+        # "<S>s": the plural, as Super-CLEVR's generator writes it ("buss") or as English does ("buses")
+        plural = after[:1] == "s" and not after[1:2].isalpha()
+        suffix = "(?:es|s)" + regex.escape(after[1:]) if plural else regex.escape(after)
+        body = regex.escape(unit[:match.start()]) + _param_pattern(param, kind, vocab) + suffix
         if kind in _EMPTY_ALLOWED and unit == param:
             pieces.append(f"(?:{space}{body})?")
         else:

@@ -115,7 +115,7 @@ def spill_questions(path: str | os.PathLike[str], keep_full: Callable[[str], boo
             fh.write(buffers[s])
             buffers[s].clear()
 
-        for file in json_files(Path(path)):
+        for file in json_files(path):
             for qid, q in stream_records(file, "question"):
                 hashes.append(hash(qid))
                 if "_" in qid:
@@ -154,7 +154,7 @@ def _check_unique(hashes: array, path: str | os.PathLike[str]) -> None:
     if not clashes:
         return
     seen: set[str] = set()
-    for file in json_files(Path(path)):
+    for file in json_files(path):
         for qid, _ in stream_records(file, "question"):
             if hash(qid) in clashes:
                 if qid in seen:
@@ -180,7 +180,7 @@ def spill_scene_graphs(path: str | os.PathLike[str], folder: Path) -> SpilledGra
     names: dict[str, list[str]] = {}
     out_path = folder / "graphs.bin"
     with out_path.open("wb") as fh:
-        for file in json_files(Path(path)):
+        for file in json_files(path):
             for image_id, g in stream_records(file, "image"):
                 g = validate_scene_graph(image_id, g, path=str(file))
                 data = orjson.dumps(g)

@@ -102,7 +102,7 @@ def write_augmented_from_files(gen: Generation, questions: str | Path, out_file:
     perturbed = set(gen.perturbed)
     with tempfile.TemporaryFile(prefix="contrastgen-aug-") as gqa_fh, \
             tempfile.TemporaryFile(prefix="contrastgen-aug-lxmert-") as lxmert_fh:
-        index, gqa, lxmert, originals = _spill_originals(json_files(Path(questions)), perturbed, RecordSpill(gqa_fh),
+        index, gqa, lxmert, originals = _spill_originals(json_files(questions), perturbed, RecordSpill(gqa_fh),
                                                          RecordSpill(lxmert_fh) if lxmert_file else None)
         dropped: set[str] = set()
         if replace:  # how many to drop is known only from the entries: one more pass over them

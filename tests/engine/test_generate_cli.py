@@ -320,3 +320,36 @@ def test_a_run_whose_images_have_no_scene_graph_says_so(tmp_path):
                                           str(GRAPHS), "--out", str(out), "--workers", "1"])
         assert result.exit_code == 0, result.output
         assert "warning: 1 of 2 images have no scene graph" in result.output
+
+
+def test_questions_given_twice_are_all_read_and_a_file_given_twice_is_refused(tmp_path, k5):
+    """`--questions A --questions B` reads A and B (a user splitting a file expects every question
+    back), and the output is the one run of the whole file gives."""
+    qs = json.loads(QUESTIONS.read_text())
+    ids = sorted(qs)
+    (tmp_path / "a.json").write_text(json.dumps({k: qs[k] for k in ids[: len(ids) // 2]}))
+    (tmp_path / "b.json").write_text(json.dumps({k: qs[k] for k in ids[len(ids) // 2:]}))
+    out = tmp_path / "two"
+    result = CliRunner().invoke(cli, ["generate", "--questions", str(tmp_path / "a.json"), "--questions",
+                                      str(tmp_path / "b.json"), "--scene-graphs", str(GRAPHS), "--out", str(out),
+                                      "--no-progress", "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    whole = json.loads((k5 / "stats.json").read_text())
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["questions"] == whole["questions"] == len(qs)
+    assert _files(out)["contrast_sets.jsonl"] == _files(k5)["contrast_sets.jsonl"]
+    again = CliRunner().invoke(cli, ["generate", "--questions", str(tmp_path / "a.json"), "--questions",
+                                     str(tmp_path / "a.json"), "--scene-graphs", str(GRAPHS),
+                                     "--out", str(tmp_path / "twice"), "--no-progress"])
+    assert again.exit_code == 2 and "file given twice" in again.output and "a.json" in again.output
+
+
+def test_clevr_question_files_given_together_are_keyed_by_file():
+    from contrastgen.datasets.clevr import load_questions
+    from contrastgen.resources import clevr_sample_dir
+
+    files = sorted((clevr_sample_dir() / "questions").glob("*.json"))
+    one_by_one = [load_questions(f) for f in files]
+    together = load_questions(tuple(files))
+    assert len(together) == sum(len(q) for q in one_by_one) == 463
+    assert {k.split("/")[0] for k in together} == {f.stem for f in files}
