@@ -195,6 +195,9 @@ def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, 
 @click.option("--max-k", default=5, show_default=True, type=click.IntRange(1, 50))
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--replace", is_flag=True, help="Drop as many originals as perturbations added (same size).")
+@click.option("--replace-share", default=0.5, show_default=True, type=click.FloatRange(0, 1, min_open=True),
+              help="With --replace: the share of the originals that may be replaced at most; the "
+                   "perturbations beyond it (the highest ranks first) are left out.")
 @click.option("--lxmert-out", type=click.Path(path_type=Path),
               help="The same questions in LXMERT's format [default: OUT with .lxmert before its suffix].")
 @click.option("--workers", default=None, type=click.IntRange(1, 64))
@@ -203,7 +206,7 @@ def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, 
 @backend_option
 @_format_option
 def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path, max_k: int, seed: int,
-                replace: bool, lxmert_out: Path | None, workers: int | None, templates: tuple[str, ...], mode: str,
+                replace: bool, replace_share: float, lxmert_out: Path | None, workers: int | None, templates: tuple[str, ...], mode: str,
                 backend: str, address: str | None, data_format: str) -> None:
     """Write training questions plus their perturbations, in GQA format and in LXMERT's.
 
@@ -224,18 +227,24 @@ def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path,
 
         qs = load_clevr_questions(questions)
         gen = generate_clevr(qs, load_scenes(scene_graphs), max_k=max_k, seed=seed)
-        counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed, lxmert_file=lxmert)
+        counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed, lxmert_file=lxmert,
+                                          replace_share=replace_share)
     else:
         # the originals are read once more as the file is written
         gen = _generate_gqa(questions, scene_graphs, max_k=max_k, seed=seed, templates=_split(templates),
                             workers=workers, progress=True, mode=mode, backend=backend_from(backend, address))
-        counts = write_augmented_from_files(gen, questions, out, replace=replace, seed=seed, lxmert_file=lxmert)
+        counts = write_augmented_from_files(gen, questions, out, replace=replace, seed=seed, lxmert_file=lxmert,
+                                            replace_share=replace_share)
     _warn_missing_graphs(gen.stats)
     click.echo(f"wrote {out} and {lxmert}: {counts['original']} originals + {counts['added']} perturbations"
                f" - {counts['dropped']} dropped = {counts['total']} questions", err=True)
-    if replace and counts["total"] != counts["original"]:
-        click.echo("warning: more perturbations than originals; --replace could not keep the size"
-                   " (use a smaller --max-k)", err=True)
+    if replace:
+        click.echo(f"--replace: {counts['dropped']} of {counts['original']} originals "
+                   f"({100 * counts['dropped'] / max(counts['original'], 1):.1f}%) replaced by as many perturbations",
+                   err=True)
+        if counts["left_out"]:
+            click.echo(f"--replace: {counts['left_out']} perturbations left out: at most "
+                       f"{replace_share:.0%} of the originals may be replaced (--replace-share)", err=True)
 
 
 @click.command("demo")

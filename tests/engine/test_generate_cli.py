@@ -353,3 +353,25 @@ def test_clevr_question_files_given_together_are_keyed_by_file():
     together = load_questions(tuple(files))
     assert len(together) == sum(len(q) for q in one_by_one) == 463
     assert {k.split("/")[0] for k in together} == {f.stem for f in files}
+
+
+@pytest.mark.parametrize("share", [None, "0.2"])
+def test_augment_replace_keeps_at_least_the_share_of_originals_and_says_what_it_did(tmp_path, share):
+    """More perturbations than half the originals (k = 5 on the sample): --replace keeps the size,
+    replaces at most the share asked (half by default), and says so."""
+    out = tmp_path / "train.json"
+    extra = [] if share is None else ["--replace-share", share]
+    r = CliRunner().invoke(cli, ["augment", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS),
+                                 "--out", str(out), "--replace", "--max-k", "5", "--workers", "1", *extra])
+    assert r.exit_code == 0, r.output
+    original = json.loads(QUESTIONS.read_text())
+    data = json.loads(out.read_text())
+    kept = [qid for qid in data if qid in original]
+    bound = int(len(original) * float(share or 0.5))
+    assert len(data) == len(original)
+    assert len(original) - len(kept) == bound
+    assert f"--replace: {bound} of {len(original)} originals" in r.output
+    assert "perturbations left out" in r.output
+    # the lowest ranks are kept: no rank-2 perturbation while a rank-1 one was left out
+    ranks = [q["contrast"]["rank"] for q in data.values() if "contrast" in q]
+    assert ranks and min(ranks) == 1
