@@ -100,6 +100,7 @@ def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path
     console = Console(stderr=True)
     console.print(stats_table(gen.stats))
     _warn_missing_graphs(gen.stats)
+    _warn_no_programs(gen.stats, mode)
     click.echo("seconds: " + ", ".join(f"{name} {sec:.1f}" for name, sec in timings.items()), err=True)
     console.print(f"wrote {out}")
 
@@ -157,6 +158,17 @@ def _warn_missing_graphs(stats: dict) -> None:
 def _one_or_all(paths: tuple[Path, ...]) -> Path | tuple[Path, ...]:
     """`--questions` given once is that path; given several times, all of them, read in order."""
     return paths[0] if len(paths) == 1 else paths
+
+
+def _warn_no_programs(stats: dict, mode: str) -> None:
+    """`--mode programs|both` edits GQA programs (`semantic`); input without any (VQA-style
+    questions, a stripped file) would otherwise end with a bare "program 0" in the table."""
+    if mode == "templates" or stats.get("dataset") == "clevr":
+        return
+    if not stats.get("templates", {}).get("program", {}).get("matched", 0):
+        rest = "; the templates alone ran" if mode == "both" else ""
+        click.echo(f"warning: --mode {mode}: no question has a program (`semantic`), so no program edit "
+                   f"was tried{rest}", err=True)
 
 
 def resolve_format(data_format: str, questions: InputPaths) -> str:
@@ -235,6 +247,7 @@ def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path,
                             workers=workers, progress=True, mode=mode, backend=backend_from(backend, address))
         counts = write_augmented_from_files(gen, questions, out, replace=replace, seed=seed, lxmert_file=lxmert,
                                             replace_share=replace_share)
+        _warn_no_programs(gen.stats, mode)
     _warn_missing_graphs(gen.stats)
     click.echo(f"wrote {out} and {lxmert}: {counts['original']} originals + {counts['added']} perturbations"
                f" - {counts['dropped']} dropped = {counts['total']} questions", err=True)

@@ -375,3 +375,16 @@ def test_augment_replace_keeps_at_least_the_share_of_originals_and_says_what_it_
     # the lowest ranks are kept: no rank-2 perturbation while a rank-1 one was left out
     ranks = [q["contrast"]["rank"] for q in data.values() if "contrast" in q]
     assert ranks and min(ranks) == 1
+
+
+def test_mode_both_on_questions_without_programs_warns(tmp_path):
+    qs = {k: {f: v for f, v in q.items() if f != "semantic"} for k, q in json.loads(QUESTIONS.read_text()).items()}
+    (tmp_path / "q.json").write_text(json.dumps(qs))
+    for command, out in (("generate", tmp_path / "out"), ("augment", tmp_path / "train.json")):
+        result = CliRunner().invoke(cli, [command, "--questions", str(tmp_path / "q.json"), "--scene-graphs",
+                                          str(GRAPHS), "--out", str(out), "--workers", "1", "--mode", "both"])
+        assert result.exit_code == 0, result.output
+        assert "warning: --mode both: no question has a program (`semantic`)" in result.output, command
+    with_programs = CliRunner().invoke(cli, ["generate", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS),
+                                             "--out", str(tmp_path / "p"), "--workers", "1", "--mode", "both"])
+    assert with_programs.exit_code == 0 and "no question has a program" not in with_programs.output
