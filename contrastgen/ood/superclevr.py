@@ -106,8 +106,12 @@ def read_scenes(path: PathLike) -> dict[str, list[dict[str, Any]]]:
 
 
 def read_questions(paths: list[PathLike]) -> list[dict[str, Any]]:
-    """CLEVR question files ({"questions": [...]}); each record names its scene's `image`."""
+    """CLEVR question files ({"questions": [...]}); each record names its scene's `image`. Given
+    several files, each question's `question_index` is qualified by its file
+    (`<file stem>/<index>`, the id `contrastgen generate` gives it), since every file numbers its
+    questions from 0 and a split mixes them; an id given twice is refused."""
     out = []
+    seen: set[str] = set()
     for path in paths:
         data = read_json(path)
         qs = data.get("questions") if isinstance(data, dict) else None
@@ -117,6 +121,12 @@ def read_questions(paths: list[PathLike]) -> list[dict[str, Any]]:
             if not isinstance(q, dict) or not isinstance(q.get("question"), str) or \
                     not isinstance(q.get("image") or q.get("image_filename"), str):
                 raise InputError("a question needs 'question' and 'image'", path=str(path), record=f"question {i}")
+            if len(paths) > 1:
+                q = {**q, "question_index": f"{Path(path).stem}/{q.get('question_index', i)}"}
+            qid = str(q.get("question_index", i))
+            if qid in seen:
+                raise InputError("question id appears twice", path=str(path), record=f"question {qid}")
+            seen.add(qid)
             out.append(q)
     return out
 
