@@ -52,6 +52,17 @@ class Family:
     def key(self) -> str:
         return f"{self.file.removesuffix('.json')}/{self.index}"
 
+    @property
+    def answer_type(self) -> str:
+        """What the family's answers are, from its last function: "count" (a number), "yes/no",
+        or the attribute a query asks ("color", "shape", "partname", ...)."""
+        last = str(self.nodes[-1]["type"]) if self.nodes else ""
+        if last == "count" or last.endswith("_count"):
+            return "count"
+        if last.startswith(("query_", "partquery_")):
+            return last.partition("query_")[2]
+        return "yes/no"  # exist, *_exist, equal_*, less_than, greater_than
+
 
 def group_name(param: str) -> str:
     """'<Z2>' -> 'Z2' (a regular expression group name)."""
