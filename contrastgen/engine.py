@@ -76,7 +76,7 @@ class PerturbResult:
     perturbations: list[dict[str, Any]] = field(default_factory=list)
     reason: str | None = None
     types: dict[str, Any] = field(default_factory=dict)  # the question's GQA types, if it has them
-    program: list[dict[str, Any]] | None = None  # the original's program, on program-path results
+    program: list[dict[str, Any]] | None = None  # the original's program, where the question has one
 
     def to_record(self) -> dict[str, Any] | None:
         """The contrast_sets.jsonl line, or None when nothing was produced."""
@@ -154,6 +154,9 @@ class Engine:
                 "answer": raw_answer if isinstance(raw_answer, str) else "",
                 "types": types if isinstance(types, dict) else {}}
         has_program = isinstance(question.get("semantic"), list) and bool(question.get("semantic"))
+        # the original's program, carried by every set of a question that has one (a template
+        # set's perturbations carry their edited programs; a reader compares the two)
+        program = question["semantic"] if has_program else None
         by_program = mode != "templates" and has_program
         if mode == "programs" and has_program:
             matches = []
@@ -165,7 +168,7 @@ class Engine:
             existing = {normalize_question(text)}
         results = []
         for m in matches:
-            res = PerturbResult(**base, template=m.template.id, slots=self.slots_of(m))
+            res = PerturbResult(**base, template=m.template.id, slots=self.slots_of(m), program=program)
             if not isinstance(raw_answer, str) or not raw_answer.strip():
                 res.reason = "no_answer"
             elif scene_graph is None and scene is None:
