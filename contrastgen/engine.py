@@ -35,7 +35,7 @@ from contrastgen.language.nounphrase import parse_cached as parse
 from contrastgen.programs.edits import PROGRAM_PATH, EditRefusal, ProgramEditor
 from contrastgen.records import contrast_set_record
 from contrastgen.scene.corpus import Corpus
-from contrastgen.scene.ground import ground_slots
+from contrastgen.scene.ground import denoted_ids, ground_slots
 from contrastgen.scene.index import SceneIndex
 from contrastgen.scene.program import ProgramReading, edit_program, read_program
 from contrastgen.templates.agreement import agreeing_reading
@@ -53,7 +53,7 @@ MODES = ("templates", "programs", "both")
 REASONS = ("no_answer", "no_match", "no_scene_graph", "not_grounded", "ambiguous", "answer_mismatch",
            "no_distractor", "duplicate", "unannotated_prone", "unsupported_phrase", "no_relation",
            "no_opposite", "inconsistent_graph", "program_mismatch", "not_executable", "unaligned",
-           "no_argument")
+           "no_argument", "original_presupposition", "uninformative_answer", "attribute_kind")
 
 
 def normalize_question(text: str) -> str:
@@ -241,6 +241,9 @@ class Engine:
             return
         res.grounding = {"via": next((g.via for g in ctx.grounding.values()), "none"),
                          **{s: list(g.ids) for s, g in ctx.grounding.items() if g.ok}}
+        if self._presupposition_fails(ctx):
+            res.reason = "original_presupposition"
+            return
         semantic, reading = question.get("semantic"), ctx.reading
         seen = set(existing)
         duplicates = 0
@@ -267,6 +270,21 @@ class Engine:
             return
         if not res.perturbations:
             res.reason = "duplicate" if duplicates else "no_distractor"
+
+    def _presupposition_fails(self, ctx: Context) -> bool:
+        """Does the original say "the X" where the words alone denote more objects than the one
+        it is grounded to ("What color is the player?" with a catcher there too: a catcher is a
+        player)? Its perturbations' kept references must denote one object under the words; the
+        original must too, or its set compares a model against a question it cannot answer."""
+        for slot, np in ctx.nps.items():
+            g = ctx.grounding.get(slot)
+            if not np.definite or np.modifier is not None or g is None or not g.ok or not g.ids:
+                continue
+            ids = {i for i in denoted_ids(np.head, ctx.scene, ctx.lex)
+                   if all(a in ctx.scene.objects[i].attributes for a in np.attributes)}
+            if ids - set(g.ids):
+                return True
+        return False
 
     def _edited_program(self, semantic: list[dict], reading: ProgramReading, cand: Candidate,
                         scene: SceneIndex) -> list[dict]:
