@@ -76,9 +76,9 @@ def _refs(q: dict) -> list[tuple[str, str, str]]:
             noun = body.split(",")[0].strip().lower() if head == "relate" else body.lower()
         last = n == len(steps) - 1
         if source and kind and kind not in GEOMETRIC and kind != "rel":
-            if head == "filter" and not arg.lower().startswith("not("):
-                out.append((source, kind, arg.lower()))
-            elif head == "verify" and last and answer == "yes":
+            said_of = (head == "filter" and not arg.lower().startswith("not(")) or \
+                (head == "verify" and last and answer == "yes")
+            if said_of:
                 out.append((source, kind, arg.lower()))
             elif head == "choose" and last:
                 out.append((source, kind, answer))

@@ -33,6 +33,7 @@ from contrastgen.language.lexicon import Lexicon
 from contrastgen.language.nounphrase import fits
 from contrastgen.language.nounphrase import parse_cached as parse
 from contrastgen.programs.edits import PROGRAM_PATH, EditRefusal, ProgramEditor
+from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal
 from contrastgen.records import contrast_set_record
 from contrastgen.scene.corpus import Corpus
 from contrastgen.scene.ground import denoted_ids, ground_slots
@@ -241,6 +242,9 @@ class Engine:
             return
         res.grounding = {"via": next((g.via for g in ctx.grounding.values()), "none"),
                          **{s: list(g.ids) for s, g in ctx.grounding.items() if g.ok}}
+        if ctx.reading is not None and (why := self._program_refusal(question, scene)) is not None:
+            res.reason = why  # each perturbation carries the edited program, which must execute too
+            return
         if self._presupposition_fails(ctx):
             res.reason = "original_presupposition"
             return
@@ -270,6 +274,16 @@ class Engine:
             return
         if not res.perturbations:
             res.reason = "duplicate" if duplicates else "no_distractor"
+
+    def _program_refusal(self, question: dict[str, Any], scene: SceneIndex) -> str | None:
+        """Why the question's own program does not execute to its gold answer on the graph, with
+        its ids read as the verifier reads them (an object the step's name does not denote is a
+        `program_mismatch`); None when it does."""
+        try:
+            got = GqaExecutor(scene, self.lex, scene.graph).run(question["semantic"]).answer
+        except ProgramRefusal as exc:
+            return "program_mismatch" if exc.reason in ("program_mismatch", "malformed_program") else "not_executable"
+        return None if got == normalize_answer(question.get("answer")) else "answer_mismatch"
 
     def _presupposition_fails(self, ctx: Context) -> bool:
         """Does the original say "the X" where the words alone denote more objects than the one
