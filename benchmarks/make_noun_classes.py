@@ -39,7 +39,13 @@ YOUNG, ADULT = ("juvenile.n.01", "child.n.01", "child.n.02"), ("adult.n.01",)
 
 
 def person_facets(lex_rows: list[list[str]], edits: dict[str, tuple[str, str]]) -> list[tuple[str, str, str]]:
+    import os
+
+    import nltk
     from nltk.corpus import wordnet as wn
+
+    if os.environ.get("NLTK_DATA") and os.environ["NLTK_DATA"] not in nltk.data.path:
+        nltk.data.path.insert(0, os.environ["NLTK_DATA"])  # set after nltk was first imported
 
     def closure(name: str) -> set[str]:
         s = wn.synset(name)
@@ -105,13 +111,17 @@ def attribute_kinds(gqa_dir: Path, lex: Lexicon) -> dict[tuple[str, str], set[st
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gqa", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "data" / "gqa")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="write attribute_kinds.tsv and lexicon/person_facets.tsv under this folder [default: rules/]")
     args = ap.parse_args(argv)
+    out = args.out or rules_file()
+    (out / "lexicon").mkdir(parents=True, exist_ok=True)
     lex_rows = [line.rstrip("\n").split("\t") for line in rules_file("lexicon", "nouns.tsv").read_text().splitlines()
                 if line and not line.startswith("#")]
     edits = {cols[0]: (cols[1], cols[2]) for line in rules_file("lexicon", "person_facet_edits.tsv").read_text().splitlines()
              if line and not line.startswith("#") for cols in [line.split("\t")]}
     facets = person_facets(lex_rows, edits)
-    write_text(rules_file("lexicon", "person_facets.tsv"), "\n".join([
+    write_text(out / "lexicon" / "person_facets.tsv", "\n".join([
         "# People nouns and the gender and age their WordNet sense says (- : none). Two people nouns may",
         "# denote the same person unless their genders or their ages differ: a catcher may be a man, a",
         "# man a player, a girl is no woman. No absence is claimed of a people noun while an object of a",
@@ -123,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         *("\t".join(row) for row in facets)]) + "\n")
     kinds = attribute_kinds(args.gqa, Lexicon.load())
     rows = [f"{value}\t{kind}\t{','.join(sorted(cats))}" for (kind, value), cats in sorted(kinds.items())]
-    write_text(rules_file("attribute_kinds.tsv"), "\n".join([
+    write_text(out / "attribute_kinds.tsv", "\n".join([
         "# Which kinds of noun GQA says each attribute value of: value <TAB> GQA type <TAB> the lexicon",
         "# categories (rules/lexicon/nouns.tsv) of the nouns it is said of. An attribute edit offers a",
         "# value for an object only where the object's category is seen with the value's type (a category",
