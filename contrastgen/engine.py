@@ -248,6 +248,9 @@ class Engine:
         if self._presupposition_fails(ctx):
             res.reason = "original_presupposition"
             return
+        if self._slot_runs_on(ctx):
+            res.reason = "unsupported_phrase"
+            return
         semantic, reading = question.get("semantic"), ctx.reading
         seen = set(existing)
         duplicates = 0
@@ -274,6 +277,19 @@ class Engine:
             return
         if not res.perturbations:
             res.reason = "duplicate" if duplicates else "no_distractor"
+
+    def _slot_runs_on(self, ctx: Context) -> bool:
+        """Is the word right after a noun slot the name of an object of the graph ("Do you see any
+        sculptures or sky there?" in a graph with an object named "there")? The slot could then
+        be read as running on to that noun, and the words would not say one thing."""
+        words = ctx.match.question
+        names = ctx.scene.by_name
+        for slot in NP_SLOTS:
+            if slot in ctx.match.spans:
+                after = words[ctx.match.spans[slot].end:].split()
+                if after and after[0].strip("?,.!").lower() in names:
+                    return True
+        return False
 
     def _program_refusal(self, question: dict[str, Any], scene: SceneIndex) -> str | None:
         """Why the question's own program does not execute to its gold answer on the graph, with

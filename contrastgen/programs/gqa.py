@@ -277,6 +277,17 @@ def _objects(v: Value, step: Step) -> Objects:
     return () if v == SCENE else v  # type: ignore[return-value]
 
 
+# Steps that ask of ONE object (a colour, a side, a relation from it): asked of several objects,
+# even ones that agree, the words' "the X" names more than one thing, and the verifier refuses it.
+_ONE_OBJECT_QUERIES = ("color", "hposition")
+
+
+def _one_object(objects: Objects, step: Step) -> Objects:
+    if len(objects) > 1:
+        raise ProgramRefusal("ambiguous", f"{step.operation} asks of one object, got {len(objects)}")
+    return objects
+
+
 def _only(ins: Sequence[Value], step: Step) -> Value:
     if len(ins) != 1:
         raise ProgramRefusal("malformed_program", f"{step.operation} needs one input, has {len(ins)}")
@@ -349,7 +360,10 @@ def _query(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
         if not isinstance(answer, str) or not answer.strip():
             raise ProgramRefusal("not_decidable", f"the graph has no {kind}")
         return answer.strip().lower()
-    return ex.one_value(_objects(value, step), kind)
+    objects = _objects(value, step)
+    if kind in _ONE_OBJECT_QUERIES:
+        _one_object(objects, step)
+    return ex.one_value(objects, kind)
 
 
 def _verify(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
@@ -358,6 +372,7 @@ def _verify(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
         name, rel, role, ids = _relation_parts(step.argument)
         if not objects:
             raise ProgramRefusal("empty", "verify rel of nothing")
+        _one_object(objects, step)
         if ids is not None:  # GQA named the objects (or, with "(-)", that there are none)
             ex.by_ids(name, ids)
             edges = ex.scene.edges
@@ -382,7 +397,7 @@ def _choose(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
         raise ProgramRefusal("unknown_operation", f"{step.operation} compares two objects; graphs give no measure")
     value = _only(ins, step)
     if step.kind == "rel":
-        objects = _objects(value, step)
+        objects = _one_object(_objects(value, step), step)
         name, rels, role, ids = _relation_parts(step.argument)
         options = [r.strip() for r in rels.split("|")]
         named = ex.referred(ex.by_ids(name, ids) if ids is not None else ex.named(name))
@@ -406,6 +421,8 @@ def _choose(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
     objects = _objects(value, step)
     if not objects:
         raise ProgramRefusal("empty", f"{step.operation} of nothing")
+    if step.kind == "hposition":
+        _one_object(objects, step)
     kinds = (step.kind,) if step.kind else ("name", "attribute")
     per_object = {tuple(o for o in options if any(ex.has(x, k, o) for k in kinds)) for x in objects}
     if len(per_object) != 1:

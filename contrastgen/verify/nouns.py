@@ -74,10 +74,12 @@ def parse_nouns(nouns_tsv: str, may_denote_tsv: str | None, aliases_tsv: str | N
                 person_facets_tsv: str | None = None) -> NounTable:
     rows = [cols for cols in _rows(nouns_tsv) if len(cols) >= 5]
     by_name: dict[str, str] = {cols[0]: cols[2] for cols in rows}
-    # "handlebar" is another form of "handlebars": a name of its kind, as nouns.tsv's own forms are
+    # "handlebar" is another form of "handlebars": a name of its kind, as nouns.tsv's own forms are,
+    # and of every kind that noun is a kind of ("pajama", like "pajamas", is a kind of pants)
+    kinds_of = {cols[0]: cols[4] for cols in rows}
     for cols in _rows(aliases_tsv or ""):
         if len(cols) >= 2 and cols[1] in by_name and cols[0] not in by_name:
-            rows.append([cols[0], cols[0], by_name[cols[1]], "-", "-"])
+            rows.append([cols[0], cols[0], by_name[cols[1]], "-", kinds_of.get(cols[1], "-")])
             by_name[cols[0]] = by_name[cols[1]]
     by_plural: dict[str, str] = {}
     strict: dict[str, set[str]] = {}

@@ -180,3 +180,47 @@ def test_a_possessive_before_and_says_whose_the_next_thing_is_too(engine):
                       _step("exist", "?", 2), _step("and", "", 1, 3)]}
     _, emitted = _run(engine, q, graph, mode="programs")
     assert not [p for p in emitted if p["change"]["from"] == "table cloth" and p["kind"] == "contrast"]
+
+
+def test_the_verifiers_noun_table_puts_an_alias_under_its_nouns_kinds():
+    """"pajama" is listed as another form of "pajamas", a kind of pants: the verifier reads a
+    program's `select: trousers (1)` of a pajama as the generator's lexicon does."""
+    from contrastgen.verify.nouns import load_nouns
+
+    nouns = load_nouns()
+    assert "pajama" in nouns.names("trousers") and "slack" in nouns.names("pants")
+
+
+def test_a_colour_asked_of_two_objects_is_refused_even_where_they_agree(engine):
+    lex = engine.lex
+    from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal
+    from contrastgen.scene.index import SceneIndex
+
+    graph = _graph(**{"1": _obj("label", 50, rels=[("to the left of", "2"), ("to the left of", "3")]),
+                      "2": _obj("man", 200, ["blue"]), "3": _obj("man", 400, ["blue"])})
+    program = [_step("select", "label (1)"), _step("relate", "person,to the left of,o", 0), _step("query", "color", 1)]
+    with pytest.raises(ProgramRefusal, match="ambiguous"):
+        GqaExecutor(SceneIndex.build("1", graph, lex), lex, graph).run(program)
+
+
+def test_a_name_is_not_renamed_into_one_that_opens_with_the_same_word(engine):
+    """"Is the sign post to the left or to the right of the bucket?" -> "... the sign ...": word by
+    word, "sign" is kept before a new noun, an adjective no step checks."""
+    graph = _graph(**{"1": _obj("bucket", 250), "2": _obj("sign post", 400, rels=[("to the right of", "1")]),
+                      "3": _obj("sign", 60, rels=[("to the left of", "1")])})
+    graph["objects"]["1"]["relations"] += [{"name": "to the left of", "object": "2"},
+                                           {"name": "to the right of", "object": "3"}]
+    q = {"question": "Is the sign post to the left or to the right of the bucket?", "answer": "right",
+         "semantic": [_step("select", "bucket (1)"),
+                      _step("choose rel", "sign post,to the right of|to the left of,s (2)", 0)]}
+    _, emitted = _run(engine, q, graph, mode="programs")
+    assert not [p for p in emitted if p["change"]["to"] == "sign"]
+
+
+def test_a_slot_followed_by_a_word_that_names_an_object_is_not_read(engine):
+    """A graph with an object named "there": "Do you see any sculptures or sky there?" could read
+    "sky there" as one noun phrase."""
+    graph = _graph(**{"1": _obj("sky", 50), "2": _obj("there", 200), "3": _obj("tree", 400)})
+    q = {"question": "Do you see any shutters or sky there?", "answer": "yes"}
+    results, emitted = _run(engine, q, graph, mode="templates")
+    assert not emitted and {r.reason for r in results} == {"unsupported_phrase"}
