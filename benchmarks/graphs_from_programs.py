@@ -31,7 +31,14 @@ donor never adds a second referent, an object a "no" denies, or anything else th
 what the image's questions say (GQA's questions were generated from their graph, so they hold on
 it). Without `--density`, the graphs are the thin ones above.
 
-    .venv/bin/python benchmarks/graphs_from_programs.py ../shared/data/gqa/val_balanced_questions_sample.json OUT [--density 16]
+Names as another release says them (`--names drawn`): GQA's questions and graphs come from
+different releases, and a graph may call an object "furniture" where a question's program selects
+it as a "desk". With `--names drawn` each object's name is drawn (seeded by image and id) from
+every name the programs give it, category words ("furniture", "animal", "clothing") as well as
+specific names, instead of the most specific one; the engine must then refuse, never perturb, a
+question whose program no longer executes to its answer.
+
+    .venv/bin/python benchmarks/graphs_from_programs.py ../shared/data/gqa/val_balanced_questions_sample.json OUT [--density 16] [--names drawn]
     # writes OUT/questions.json and OUT/scene_graphs.json, then:
     contrastgen generate --questions OUT/questions.json --scene-graphs OUT/scene_graphs.json --out OUT/cs
     contrastgen verify OUT/cs --scene-graphs OUT/scene_graphs.json
@@ -77,8 +84,13 @@ def _named(arg: str) -> tuple[str, list[str]]:
     return body.strip(), [i.strip() for i in inner.split(",") if i.strip() not in ("", "-")]
 
 
+NAME_CHOICES = ("specific", "drawn", "general")
+
+
 class GraphBuilder:
-    def __init__(self, image_id: str):
+    def __init__(self, image_id: str, names: str = "specific"):
+        self.image_id = image_id
+        self.names = names
         self.rng = random.Random(image_id)
         self.objects: dict[str, dict[str, Any]] = {}
         self.sides: dict[str, str] = {}
@@ -92,11 +104,13 @@ class GraphBuilder:
             name = "thing"
         o = self.objects.get(oid)
         if o is None:
-            self.objects[oid] = {"name": name, "x": 0, "y": self.rng.randrange(0, 400), "w": 40, "h": 40,
-                                 "attributes": [], "relations": []}
+            o = self.objects[oid] = {"name": name, "x": 0, "y": self.rng.randrange(0, 400), "w": 40, "h": 40,
+                                     "attributes": [], "relations": [], "_names": []}
         elif answered or (name not in ("_", "thing") and (o["name"] in ("_", "thing")
                                                            or LEX.is_a(name, o["name"]))):
             o["name"] = name
+        if name not in ("_", "thing") and name not in o["_names"]:
+            o["_names"].append(name)  # every name it is given, for `--names drawn`
 
     def attr(self, oid: str, value: str) -> None:
         attrs = self.objects[oid]["attributes"]
@@ -220,6 +234,11 @@ class GraphBuilder:
             self.obj(oid, name)
             self.attr(oid, colour)
         for oid, o in self.objects.items():
+            names = o.pop("_names", [])
+            if self.names == "drawn" and names:
+                o["name"] = random.Random(f"names/{self.image_id}/{oid}").choice(names)
+            elif self.names == "general" and names:
+                o["name"] = next((g for g in names if all(LEX.is_a(n, g) for n in names)), o["name"])
             # clear of the executor's centre band (10% of the size around the middle)
             lo, hi = {"left": (0, 200), "right": (400, 600), "middle": (300, 301)}.get(self.sides.get(oid), (0, 600))
             o["x"] = self.rng.randrange(lo, hi)
@@ -240,15 +259,17 @@ class GraphBuilder:
         return {"width": WIDTH, "height": HEIGHT, **self.scene, "objects": self.objects}
 
 
-def build(questions: dict[str, dict[str, Any]], *, density: int = 0, seed: int = 0) -> dict[str, dict[str, Any]]:
+def build(questions: dict[str, dict[str, Any]], *, density: int = 0, seed: int = 0,
+          names: str = "specific") -> dict[str, dict[str, Any]]:
     """One graph per image; with `density`, filled with donors' objects up to that many (`seed`:
-    the order donors are tried in)."""
+    the order donors are tried in); `names`: each object's most specific name, or one drawn from
+    all the names the programs give it."""
     builders: dict[str, GraphBuilder] = {}
     asked: dict[str, list[dict[str, Any]]] = {}
     for qid in sorted(questions):
         q = questions[qid]
         image = str(q["imageId"])
-        builders.setdefault(image, GraphBuilder(image)).add_question(q)
+        builders.setdefault(image, GraphBuilder(image, names)).add_question(q)
         asked.setdefault(image, []).append(q)
     if density:
         _add_donors(builders, asked, density, seed)
@@ -297,9 +318,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--density", type=int, default=0, metavar="N",
                     help="fill each graph with other images' program objects up to N objects (GQA's: 16)")
     ap.add_argument("--seed", type=int, default=0, help="the order donor images are tried in")
+    ap.add_argument("--names", choices=NAME_CHOICES, default="specific",
+                    help="each object's most specific name, or one drawn from every name the programs give it "
+                         "(category words too), as a graph of another release may call it")
     args = ap.parse_args(argv)
     questions = orjson.loads(args.questions.read_bytes())
-    graphs = build(questions, density=args.density, seed=args.seed)
+    graphs = build(questions, density=args.density, seed=args.seed, names=args.names)
     write_json(args.out / "questions.json", questions)
     write_json(args.out / "scene_graphs.json", graphs)
     print(f"{len(questions):,} questions, {len(graphs):,} graphs, "

@@ -33,9 +33,10 @@ from contrastgen.language.lexicon import Lexicon
 from contrastgen.language.nounphrase import fits
 from contrastgen.language.nounphrase import parse_cached as parse
 from contrastgen.programs.edits import PROGRAM_PATH, EditRefusal, ProgramEditor
+from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal
 from contrastgen.records import contrast_set_record
 from contrastgen.scene.corpus import Corpus
-from contrastgen.scene.ground import ground_slots
+from contrastgen.scene.ground import denoted_ids, ground_slots
 from contrastgen.scene.index import SceneIndex
 from contrastgen.scene.program import ProgramReading, edit_program, read_program
 from contrastgen.templates.agreement import agreeing_reading
@@ -53,7 +54,7 @@ MODES = ("templates", "programs", "both")
 REASONS = ("no_answer", "no_match", "no_scene_graph", "not_grounded", "ambiguous", "answer_mismatch",
            "no_distractor", "duplicate", "unannotated_prone", "unsupported_phrase", "no_relation",
            "no_opposite", "inconsistent_graph", "program_mismatch", "not_executable", "unaligned",
-           "no_argument")
+           "no_argument", "original_presupposition", "uninformative_answer", "attribute_kind")
 
 
 def normalize_question(text: str) -> str:
@@ -76,7 +77,7 @@ class PerturbResult:
     perturbations: list[dict[str, Any]] = field(default_factory=list)
     reason: str | None = None
     types: dict[str, Any] = field(default_factory=dict)  # the question's GQA types, if it has them
-    program: list[dict[str, Any]] | None = None  # the original's program, on program-path results
+    program: list[dict[str, Any]] | None = None  # the original's program, where the question has one
 
     def to_record(self) -> dict[str, Any] | None:
         """The contrast_sets.jsonl line, or None when nothing was produced."""
@@ -154,6 +155,9 @@ class Engine:
                 "answer": raw_answer if isinstance(raw_answer, str) else "",
                 "types": types if isinstance(types, dict) else {}}
         has_program = isinstance(question.get("semantic"), list) and bool(question.get("semantic"))
+        # the original's program, carried by every set of a question that has one (a template
+        # set's perturbations carry their edited programs; a reader compares the two)
+        program = question["semantic"] if has_program else None
         by_program = mode != "templates" and has_program
         if mode == "programs" and has_program:
             matches = []
@@ -165,7 +169,7 @@ class Engine:
             existing = {normalize_question(text)}
         results = []
         for m in matches:
-            res = PerturbResult(**base, template=m.template.id, slots=self.slots_of(m))
+            res = PerturbResult(**base, template=m.template.id, slots=self.slots_of(m), program=program)
             if not isinstance(raw_answer, str) or not raw_answer.strip():
                 res.reason = "no_answer"
             elif scene_graph is None and scene is None:
@@ -238,6 +242,15 @@ class Engine:
             return
         res.grounding = {"via": next((g.via for g in ctx.grounding.values()), "none"),
                          **{s: list(g.ids) for s, g in ctx.grounding.items() if g.ok}}
+        if ctx.reading is not None and (why := self._program_refusal(question, scene)) is not None:
+            res.reason = why  # each perturbation carries the edited program, which must execute too
+            return
+        if self._presupposition_fails(ctx):
+            res.reason = "original_presupposition"
+            return
+        if self._slot_runs_on(ctx):
+            res.reason = "unsupported_phrase"
+            return
         semantic, reading = question.get("semantic"), ctx.reading
         seen = set(existing)
         duplicates = 0
@@ -264,6 +277,44 @@ class Engine:
             return
         if not res.perturbations:
             res.reason = "duplicate" if duplicates else "no_distractor"
+
+    def _slot_runs_on(self, ctx: Context) -> bool:
+        """Is the word right after a noun slot the name of an object of the graph ("Do you see any
+        sculptures or sky there?" in a graph with an object named "there")? The slot could then
+        be read as running on to that noun, and the words would not say one thing."""
+        words = ctx.match.question
+        names = ctx.scene.by_name
+        for slot in NP_SLOTS:
+            if slot in ctx.match.spans:
+                after = words[ctx.match.spans[slot].end:].split()
+                if after and after[0].strip("?,.!").lower() in names:
+                    return True
+        return False
+
+    def _program_refusal(self, question: dict[str, Any], scene: SceneIndex) -> str | None:
+        """Why the question's own program does not execute to its gold answer on the graph, with
+        its ids read as the verifier reads them (an object the step's name does not denote is a
+        `program_mismatch`); None when it does."""
+        try:
+            got = GqaExecutor(scene, self.lex, scene.graph).run(question["semantic"]).answer
+        except ProgramRefusal as exc:
+            return "program_mismatch" if exc.reason in ("program_mismatch", "malformed_program") else "not_executable"
+        return None if got == normalize_answer(question.get("answer")) else "answer_mismatch"
+
+    def _presupposition_fails(self, ctx: Context) -> bool:
+        """Does the original say "the X" where the words alone denote more objects than the one
+        it is grounded to ("What color is the player?" with a catcher there too: a catcher is a
+        player)? Its perturbations' kept references must denote one object under the words; the
+        original must too, or its set compares a model against a question it cannot answer."""
+        for slot, np in ctx.nps.items():
+            g = ctx.grounding.get(slot)
+            if not np.definite or np.modifier is not None or g is None or not g.ok or not g.ids:
+                continue
+            ids = {i for i in denoted_ids(np.head, ctx.scene, ctx.lex)
+                   if all(a in ctx.scene.objects[i].attributes for a in np.attributes)}
+            if ids - set(g.ids):
+                return True
+        return False
 
     def _edited_program(self, semantic: list[dict], reading: ProgramReading, cand: Candidate,
                         scene: SceneIndex) -> list[dict]:

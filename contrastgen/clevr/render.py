@@ -15,10 +15,11 @@ from collections.abc import Mapping
 import regex
 
 from contrastgen.datasets.clevr_reading import Reading, keeps_other
-from contrastgen.datasets.clevr_vocab import load_vocabulary
+from contrastgen.datasets.clevr_vocab import load_vocabulary, plural
 
 _OPTIONAL = regex.compile(r"\[([^\]]*)\]")
-_PARAM = regex.compile(r"<[A-Z]\d?>")
+# a parameter, and the "s" the family text writes after it to say the plural ("<S>s")
+_PARAM = regex.compile(r"(<[A-Z]\d?>)(s\b)?")
 
 
 def render(reading: Reading, values: Mapping[str, str]) -> str:
@@ -38,7 +39,8 @@ def render(reading: Reading, values: Mapping[str, str]) -> str:
     text = " ".join(text.split())
 
     def param(m: regex.Match) -> str:
-        p = m.group(0)
-        return vocab.render(reading.family.params[p], values[p], like=reading.words.get(p) or None)
+        p = m.group(1)
+        words = vocab.render(reading.family.params[p], values[p], like=reading.words.get(p) or None)
+        return plural(words) if m.group(2) else words
 
     return " ".join(_PARAM.sub(param, text).split())

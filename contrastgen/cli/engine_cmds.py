@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 
 from contrastgen.cli.backend_option import backend_from, backend_option
+from contrastgen.datasets.gqa import InputPaths
 from contrastgen.jsonio import dumps
 from contrastgen.resources import sample_dir
 
@@ -66,9 +67,9 @@ _format_option = click.option(
 
 
 @click.command("generate")
-@click.option("--questions", required=True, type=click.Path(path_type=Path),
+@click.option("--questions", "question_paths", required=True, multiple=True, type=click.Path(path_type=Path),
               help="GQA questions (one JSON file or a directory of shards), or a CLEVR/Super-CLEVR "
-                   "{\"questions\": [...]} file or directory of them.")
+                   "{\"questions\": [...]} file or directory of them; give it again to read several.")
 @click.option("--scene-graphs", required=True, type=click.Path(path_type=Path),
               help="GQA scene graphs JSON, or CLEVR scenes: one file or a directory of scene files.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (replaced atomically).")
@@ -84,10 +85,11 @@ _format_option = click.option(
 @click.option("--images", type=click.Path(path_type=Path), default=None,
               help="The folder of the images ({image_id}.jpg|jpeg|png): each record names its file "
                    "(`image_file`); a missing image is an error.")
-def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int,
+def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path, max_k: int, seed: int,
                  workers: int | None, no_progress: bool, templates: tuple[str, ...], mode: str,
                  backend: str, address: str | None, data_format: str, images: Path | None) -> None:
     """Generate contrast sets with proven answers; writes OUT atomically."""
+    questions = _one_or_all(question_paths)
     if resolve_format(data_format, questions) == "clevr":
         gen, timings = run_generate_clevr(questions, scene_graphs, out, max_k=max_k, seed=seed, images=images)
     else:
@@ -98,6 +100,7 @@ def generate_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, see
     console = Console(stderr=True)
     console.print(stats_table(gen.stats))
     _warn_missing_graphs(gen.stats)
+    _warn_no_programs(gen.stats, mode)
     click.echo("seconds: " + ", ".join(f"{name} {sec:.1f}" for name, sec in timings.items()), err=True)
     console.print(f"wrote {out}")
 
@@ -152,7 +155,23 @@ def _warn_missing_graphs(stats: dict) -> None:
                    "their questions are not perturbed", err=True)
 
 
-def resolve_format(data_format: str, questions: Path) -> str:
+def _one_or_all(paths: tuple[Path, ...]) -> Path | tuple[Path, ...]:
+    """`--questions` given once is that path; given several times, all of them, read in order."""
+    return paths[0] if len(paths) == 1 else paths
+
+
+def _warn_no_programs(stats: dict, mode: str) -> None:
+    """`--mode programs|both` edits GQA programs (`semantic`); input without any (VQA-style
+    questions, a stripped file) would otherwise end with a bare "program 0" in the table."""
+    if mode == "templates" or stats.get("dataset") == "clevr":
+        return
+    if not stats.get("templates", {}).get("program", {}).get("matched", 0):
+        rest = "; the templates alone ran" if mode == "both" else ""
+        click.echo(f"warning: --mode {mode}: no question has a program (`semantic`), so no program edit "
+                   f"was tried{rest}", err=True)
+
+
+def resolve_format(data_format: str, questions: InputPaths) -> str:
     if data_format != "auto":
         return data_format
     from contrastgen.datasets.clevr import detect_format
@@ -181,12 +200,16 @@ def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, 
 
 
 @click.command("augment")
-@click.option("--questions", required=True, type=click.Path(path_type=Path), help="Training questions (GQA).")
+@click.option("--questions", "question_paths", required=True, multiple=True, type=click.Path(path_type=Path),
+              help="Training questions (GQA or CLEVR-family); give it again to read several.")
 @click.option("--scene-graphs", required=True, type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output JSON file (GQA format).")
 @click.option("--max-k", default=5, show_default=True, type=click.IntRange(1, 50))
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--replace", is_flag=True, help="Drop as many originals as perturbations added (same size).")
+@click.option("--replace-share", default=0.5, show_default=True, type=click.FloatRange(0, 1, min_open=True),
+              help="With --replace: the share of the originals that may be replaced at most; the "
+                   "perturbations beyond it (the highest ranks first) are left out.")
 @click.option("--lxmert-out", type=click.Path(path_type=Path),
               help="The same questions in LXMERT's format [default: OUT with .lxmert before its suffix].")
 @click.option("--workers", default=None, type=click.IntRange(1, 64))
@@ -194,13 +217,14 @@ def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, 
 @_mode_option
 @backend_option
 @_format_option
-def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed: int, replace: bool,
-                lxmert_out: Path | None, workers: int | None, templates: tuple[str, ...], mode: str,
+def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path, max_k: int, seed: int,
+                replace: bool, replace_share: float, lxmert_out: Path | None, workers: int | None, templates: tuple[str, ...], mode: str,
                 backend: str, address: str | None, data_format: str) -> None:
     """Write training questions plus their perturbations, in GQA format and in LXMERT's.
 
     CLEVR-family input gives the same file keyed by question id, each entry a CLEVR question record
     with its program (the originals' recovered, the perturbations' edited)."""
+    questions = _one_or_all(question_paths)
     from contrastgen.writers.augmented import (
         lxmert_path,
         write_augmented_from_files,
@@ -215,18 +239,25 @@ def augment_cmd(questions: Path, scene_graphs: Path, out: Path, max_k: int, seed
 
         qs = load_clevr_questions(questions)
         gen = generate_clevr(qs, load_scenes(scene_graphs), max_k=max_k, seed=seed)
-        counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed, lxmert_file=lxmert)
+        counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed, lxmert_file=lxmert,
+                                          replace_share=replace_share)
     else:
         # the originals are read once more as the file is written
         gen = _generate_gqa(questions, scene_graphs, max_k=max_k, seed=seed, templates=_split(templates),
                             workers=workers, progress=True, mode=mode, backend=backend_from(backend, address))
-        counts = write_augmented_from_files(gen, questions, out, replace=replace, seed=seed, lxmert_file=lxmert)
+        counts = write_augmented_from_files(gen, questions, out, replace=replace, seed=seed, lxmert_file=lxmert,
+                                            replace_share=replace_share)
+        _warn_no_programs(gen.stats, mode)
     _warn_missing_graphs(gen.stats)
     click.echo(f"wrote {out} and {lxmert}: {counts['original']} originals + {counts['added']} perturbations"
                f" - {counts['dropped']} dropped = {counts['total']} questions", err=True)
-    if replace and counts["total"] != counts["original"]:
-        click.echo("warning: more perturbations than originals; --replace could not keep the size"
-                   " (use a smaller --max-k)", err=True)
+    if replace:
+        click.echo(f"--replace: {counts['dropped']} of {counts['original']} originals "
+                   f"({100 * counts['dropped'] / max(counts['original'], 1):.1f}%) replaced by as many perturbations",
+                   err=True)
+        if counts["left_out"]:
+            click.echo(f"--replace: {counts['left_out']} perturbations left out: at most "
+                       f"{replace_share:.0%} of the originals may be replaced (--replace-share)", err=True)
 
 
 @click.command("demo")

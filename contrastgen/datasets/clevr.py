@@ -26,7 +26,7 @@ from typing import Any
 
 from contrastgen.datasets.base import Questions, SceneGraphs
 from contrastgen.datasets.clevr_vocab import RELATION_NAMES, load_vocabulary, part_display
-from contrastgen.datasets.gqa import json_files
+from contrastgen.datasets.gqa import InputPaths, json_files, several
 from contrastgen.datasets.streaming import top_level_start
 from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json
@@ -123,7 +123,7 @@ def load_scenes(path: str | os.PathLike[str]) -> SceneGraphs:
     """Scenes from one file (a scene, or `{"scenes": [...]}`) or a directory of scene files."""
     graphs: SceneGraphs = {}
     first_place: dict[str, str] = {}
-    for file in json_files(Path(path)):
+    for file in json_files(path):
         data = read_json(file)
         scenes = data.get("scenes") if isinstance(data, Mapping) and "scenes" in data else [data]
         if not isinstance(scenes, list):
@@ -146,11 +146,12 @@ def _answer_words(value: Any) -> str:
     return str(value)
 
 
-def load_questions(path: str | os.PathLike[str]) -> Questions:
-    """Questions of `{"questions": [...]}` files, keyed by `question_index`; a directory of files
-    keys them `<file stem>/<question_index>`, since each file numbers its questions from 0."""
-    files = json_files(Path(path))
-    prefixed = Path(path).is_dir()
+def load_questions(path: InputPaths) -> Questions:
+    """Questions of `{"questions": [...]}` files, keyed by `question_index`; a directory of files,
+    or several files, keys them `<file stem>/<question_index>`, since each file numbers its
+    questions from 0."""
+    files = json_files(path)
+    prefixed = several(path) or Path(path).is_dir()  # type: ignore[arg-type]
     out: Questions = {}
     first_file: dict[str, str] = {}
     for file in files:
@@ -186,7 +187,7 @@ def detect_format(questions: str | os.PathLike[str]) -> str:
     """'clevr' when the first file's first top-level key is CLEVR's (`questions`, `info`), else
     'gqa' (an object keyed by question id). Reads only the file's first bytes, so a 1M-question
     file costs nothing, nor does one that opens with deep nesting."""
-    first = json_files(Path(questions))[0]
+    first = json_files(questions)[0]
     if not first.is_file():
         raise InputError("file not found", path=str(first))
     kind, key = top_level_start(first)
@@ -196,7 +197,7 @@ def detect_format(questions: str | os.PathLike[str]) -> str:
 def is_clevr_scenes(path: str | os.PathLike[str]) -> bool:
     """Whether `path` holds CLEVR scenes: `{"scenes": [...]}` or scene files (with `objects` and
     `image_filename` at the top), rather than GQA's graphs keyed by image id."""
-    first = json_files(Path(path))[0]
+    first = json_files(path)[0]
     if not first.is_file():
         raise InputError("file not found", path=str(first))
     kind, key = top_level_start(first)

@@ -52,6 +52,17 @@ class Family:
     def key(self) -> str:
         return f"{self.file.removesuffix('.json')}/{self.index}"
 
+    @property
+    def answer_type(self) -> str:
+        """What the family's answers are, from its last function: "count" (a number), "yes/no",
+        or the attribute a query asks ("color", "shape", "partname", ...)."""
+        last = str(self.nodes[-1]["type"]) if self.nodes else ""
+        if last == "count" or last.endswith("_count"):
+            return "count"
+        if last.startswith(("query_", "partquery_")):
+            return last.partition("query_")[2]
+        return "yes/no"  # exist, *_exist, equal_*, less_than, greater_than
+
 
 def group_name(param: str) -> str:
     """'<Z2>' -> 'Z2' (a regular expression group name)."""
@@ -90,8 +101,11 @@ def compile_text(text: str, params: dict[str, str], vocab: Vocabulary) -> str:
             continue
         param = match.group(0)
         kind = params[param]
-        body = (regex.escape(unit[:match.start()]) + _param_pattern(param, kind, vocab)
-                + regex.escape(unit[match.end():]))
+        after = unit[match.end():]
+        # "<S>s": the plural, as Super-CLEVR's generator writes it ("buss") or as English does ("buses")
+        plural = after[:1] == "s" and not after[1:2].isalpha()
+        suffix = "(?:es|s)" + regex.escape(after[1:]) if plural else regex.escape(after)
+        body = regex.escape(unit[:match.start()]) + _param_pattern(param, kind, vocab) + suffix
         if kind in _EMPTY_ALLOWED and unit == param:
             pieces.append(f"(?:{space}{body})?")
         else:

@@ -36,6 +36,17 @@ RELATION_NAMES = {"left": "to the left of", "right": "to the right of", "behind"
 RELATION_VALUES = {name: value for value, name in RELATION_NAMES.items()}
 
 
+# Endings that take "-es" in the plural ("bus" -> "buses", "box" -> "boxes"); Super-CLEVR's own
+# generator appends "s" to every name ("buss"), which its questions keep and the reader accepts.
+_SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh")
+
+
+def plural(words: str) -> str:
+    """The plural of a shape or part name as English writes it: its last word takes "-es" after a
+    sibilant, else "-s" ("regular bus" -> "regular buses", "road bike" -> "road bikes")."""
+    return words + ("es" if words.endswith(_SIBILANT_ENDINGS) else "s")
+
+
 def part_display(raw: str) -> str:
     """The words a part name is written with ("wheel_front_left" -> "front left wheel")."""
     words = raw.split("_")

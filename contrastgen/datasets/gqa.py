@@ -10,7 +10,7 @@ a worker process.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +26,35 @@ _QUESTION_FIELDS: dict[str, type | tuple[type, ...]] = {"question": str, "imageI
 _OBJECT_NUMBERS = ("x", "y", "w", "h")
 
 
-def json_files(path: Path) -> list[Path]:
+# One questions file, a directory of shards, or several of either (`--questions A --questions B`).
+InputPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def json_files(path: InputPaths) -> list[Path]:
+    """The JSON files to read, in order: the file, a directory's .json files sorted, or those of
+    each path given; a file reached twice is refused (its questions would be read twice)."""
+    if not isinstance(path, (str, os.PathLike)):
+        files = [f for one in path for f in json_files(one)]
+        seen: set[Path] = set()
+        for f in files:
+            if f.resolve() in seen:
+                raise InputError("file given twice", path=str(f))
+            seen.add(f.resolve())
+        if not files:
+            raise InputError("no questions file given")
+        return files
+    path = Path(path)
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
         if not files:
             raise InputError("directory holds no .json files", path=str(path))
         return files
     return [path]
+
+
+def several(path: InputPaths) -> bool:
+    """Were several paths given (ids are then qualified by file where a format numbers its own)?"""
+    return not isinstance(path, (str, os.PathLike)) and len(path) > 1
 
 
 def validate_question(qid: str, q: Any, *, path: str | None = None) -> dict[str, Any]:
@@ -55,7 +77,7 @@ def validate_question(qid: str, q: Any, *, path: str | None = None) -> dict[str,
     return out
 
 
-def stream_questions(path: Path, *, answered: bool = False) -> Iterator[tuple[int, Path, str, dict[str, Any]]]:
+def stream_questions(path: InputPaths, *, answered: bool = False) -> Iterator[tuple[int, Path, str, dict[str, Any]]]:
     """(file number, file, id, checked record) for each question of a GQA file or directory of
     shards, a few records at a time, in file order; ids given twice are the caller's to find.
     With `answered`, a record without an answer is refused too: what the OOD builds split on."""
@@ -67,16 +89,16 @@ def stream_questions(path: Path, *, answered: bool = False) -> Iterator[tuple[in
             yield n, file, qid, q
 
 
-def load_questions(path: str | os.PathLike[str]) -> Questions:
+def load_questions(path: InputPaths) -> Questions:
     """Load GQA questions from one JSON file or a directory of shards, in a stable order.
 
     Every record is kept whole (about 6 KB each in memory); `contrastgen.datasets.packing` is the lean,
     streaming alternative that `generate` uses.
     """
-    return _load_keyed(Path(path), "question", "questions", validate_question)
+    return _load_keyed(path, "question", "questions", validate_question)
 
 
-def _load_keyed(path: Path, what: str, records_are: str, validate: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+def _load_keyed(path: InputPaths, what: str, records_are: str, validate: Callable[..., dict[str, Any]]) -> dict[str, Any]:
     """Every record (`records_are`) of a file or folder of shards keyed by `what` id, each checked by `validate`;
     an id given twice, in a file (`read_json` refuses it) or in two shards, is refused."""
     records: dict[str, Any] = {}
@@ -177,7 +199,7 @@ def _check_object_slowly(obj: Any, path: str | None, record: str, where: tuple[s
 
 def load_scene_graphs(path: str | os.PathLike[str]) -> SceneGraphs:
     """Load GQA scene graphs from one JSON file (or a directory of them)."""
-    return _load_keyed(Path(path), "image", "scene graphs", validate_scene_graph)
+    return _load_keyed(path, "image", "scene graphs", validate_scene_graph)
 
 
 _SORTED = orjson.OPT_SORT_KEYS

@@ -120,7 +120,7 @@ def spill_questions(path: str | os.PathLike[str], keep_full: Callable[[str], boo
             fh.write(buffers[s])
             buffers[s].clear()
 
-        for file in json_files(Path(path)):
+        for file in json_files(path):
             for qid, q in stream_records(file, "question"):
                 hashes.append(hash(qid))
                 if "_" in qid:
@@ -159,7 +159,7 @@ def _check_unique(hashes: array, path: str | os.PathLike[str]) -> None:
     if not clashes:
         return
     seen: dict[str, str] = {}
-    for file in json_files(Path(path)):
+    for file in json_files(path):
         for n, (qid, _) in enumerate(stream_records(file, "question"), 1):
             if hash(qid) in clashes:
                 if qid in seen:
@@ -187,7 +187,7 @@ def spill_scene_graphs(path: str | os.PathLike[str], folder: Path) -> SpilledGra
     seen_in: dict[str, tuple[Path, int]] = {}  # image id -> where it was first given
     out_path = folder / "graphs.bin"
     with out_path.open("wb") as fh:
-        for file in json_files(Path(path)):
+        for file in json_files(path):
             for n, (image_id, g) in enumerate(stream_records(file, "image"), 1):
                 if image_id in seen_in:
                     first, m = seen_in[image_id]

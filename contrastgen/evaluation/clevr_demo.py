@@ -3,8 +3,11 @@
 The same point as the GQA demo, on synthetic scenes: a prior that answers from the question's
 family and first words alone (a shortcut) loses accuracy on the perturbations, and executing
 each question's program on its scene (what a model that truly reasons would do) does not.
-The prior backs off as GQA's does: the question family (`template_filename`), then the first
-words, then the most common answer.
+The prior answers within the question's answer type: it is fitted per question family
+(`template_filename` and `question_family_index`, which fix what the answer is: a count, yes/no,
+a colour...), backing off to the family's answer type, then to the first words and the most
+common answer. Keyed by the template file alone, one file's count and yes/no families would
+share one answer, and the prior would answer "yes" to "How many ...?".
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from rich.console import RenderableType
 
 from contrastgen.clevr.executor import Execution, execute
 from contrastgen.clevr.scene import clevr_scene
+from contrastgen.datasets.clevr_templates import load_families
 from contrastgen.datasets.clevr_vocab import load_vocabulary
 from contrastgen.evaluation.baselines import prior_predictions, to_submission
 from contrastgen.evaluation.contrast import evaluate_contrast
@@ -28,8 +32,26 @@ from contrastgen.records import contrast_file, load_contrast_records
 
 
 def _family(qid: str, q: Mapping[str, Any]) -> str | None:
-    name = q.get("template_filename")
-    return str(name).removesuffix(".json") if name else None
+    family = load_families().get((str(q.get("template_filename")), _index(q)))
+    return family.key if family is not None else None
+
+
+def _index(q: Mapping[str, Any]) -> int:
+    try:
+        return int(q.get("question_family_index", -1))
+    except (TypeError, ValueError):
+        return -1
+
+
+def with_answer_types(questions: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The questions, each typed (`types.detailed`, the prior's second back-off) by its family's
+    answer type."""
+    families = load_families()
+    out = {}
+    for qid, q in questions.items():
+        family = families.get((str(q.get("template_filename")), _index(q)))
+        out[qid] = {**q, "types": {"detailed": family.answer_type}} if family is not None else dict(q)
+    return out
 
 
 def program_oracle(questions: Mapping[str, Mapping[str, Any]],
@@ -56,7 +78,7 @@ def clevr_demo_loop(contrast_dir: str | os.PathLike[str], scenes: Mapping[str, d
     contrast_dir, out = Path(contrast_dir), Path(out_dir)
     augmented = read_json(contrast_dir / "augmented.json")
     originals = {q: v for q, v in augmented.items() if not is_perturbation(q, v)}
-    prior, _ = prior_predictions(originals, augmented, _family)
+    prior, _ = prior_predictions(with_answer_types(originals), with_answer_types(augmented), _family)
     oracle = program_oracle(augmented, scenes)
     write_json(out / "predictions" / "prior.json", to_submission(prior))
     write_json(out / "predictions" / "oracle.json", to_submission(oracle))

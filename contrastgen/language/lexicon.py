@@ -40,6 +40,7 @@ PLURAL_ONLY_FILE = "plural_only.txt"
 UNANNOTATED_FILE = "unannotated_prone.txt"
 COLORS_FILE = "colors.txt"
 MAY_DENOTE_FILE = "may_denote.tsv"
+PERSON_FACETS_FILE = "person_facets.tsv"  # people nouns' gender and age: who may be whom
 CANNOT_SAY = "?"  # may_denote.tsv's mark for a noun too vague to claim absent
 RELATIONS_FILE = "relations.tsv"  # in the parent rules/ directory
 
@@ -189,6 +190,7 @@ class Lexicon:
         listed = {self.canonical(w) for w in read_word_list(d / UNANNOTATED_FILE)}
         self._unannotated = frozenset(listed.union(*(self._hyponyms.get(g, frozenset()) for g in listed)))
         self._loose, self._vague = self._read_may_denote(d / MAY_DENOTE_FILE)
+        self._add_cross_classified_people(d / PERSON_FACETS_FILE)
 
         self._opposite: dict[str, str] = {}
         self._symmetric: set[str] = set()
@@ -198,6 +200,37 @@ class Lexicon:
             else:
                 self._opposite[rel] = other
         self.relations: frozenset[str] = frozenset(self._opposite) | frozenset(self._opposite.values()) | frozenset(self._symmetric)
+
+    def _add_cross_classified_people(self, path: Path) -> None:
+        """People cross-classify (person_facets.tsv): a catcher may be a man, a man a player, so
+        each people noun may denote every other whose gender and age do not exclude it, and an
+        absence claimed of one must rule out objects of all of those ("Are there catchers? no"
+        is not shown while a man is there)."""
+        self._people_facets: dict[str, tuple[str, str]] = {}
+        if not path.is_file():
+            return
+        facets: dict[str, tuple[str, str]] = {}
+        for _, fields in iter_data_lines(path):
+            if len(fields) >= 3 and normalize(fields[0]) in self._entries:
+                facets[self.canonical(fields[0])] = (fields[1].strip(), fields[2].strip())
+
+        def compatible(a: tuple[str, str], b: tuple[str, str]) -> bool:
+            return all(x == "-" or y == "-" or x == y for x, y in zip(a, b, strict=True))
+
+        for word, mine in facets.items():
+            others = {o for o, theirs in facets.items() if o != word and compatible(mine, theirs)}
+            if others:
+                self._loose[word] = self._loose.get(word, frozenset()) | frozenset(others)
+        self._people_facets = facets
+
+    def may_be_same_person(self, a: str, b: str) -> bool:
+        """Might a `b` be the `a` the words say (two people nouns that cross-classify: "player",
+        "catcher"; never "man", "woman")? False where either is no people noun."""
+        ca, cb = self.canonical(a), self.canonical(b)
+        return ca != cb and ca in self._people_facets and cb in self._may_denote_people(ca)
+
+    def _may_denote_people(self, canonical: str) -> frozenset[str]:
+        return self._loose.get(canonical, frozenset()) & frozenset(self._people_facets)
 
     def _read_may_denote(self, path: Path) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
         """may_denote.tsv: canonical name -> the names that may also denote it, and the names

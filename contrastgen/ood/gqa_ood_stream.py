@@ -48,7 +48,7 @@ def run_gqa_ood_streamed(questions: PathLike, out_dir: PathLike, config: GqaOodC
     """Build GQA-OOD from a GQA question file (or directory of shards) into `out_dir`, atomically;
     return its stats."""
     config = config or GqaOodConfig()
-    files = json_files(Path(questions))
+    files = json_files(questions)
     histograms, total, ungrouped = _count(Path(questions))
     split = select_groups(histograms, config, total=total, ungrouped=ungrouped)
     tails = split.tails()

@@ -73,7 +73,11 @@ def _vqavs_table(report: Mapping[str, Any]) -> Group:
 
 
 def render_ood_table(report: Mapping[str, Any]):
-    """A rich renderable for an `evaluate_ood` report (GQA-OOD or VQA-VS)."""
+    """A rich renderable for an `evaluate_ood` report (GQA-OOD, VQA-VS or Super-CLEVR)."""
+    if report.get("benchmark") == "super-clevr":
+        from contrastgen.ood.superclevr_eval import superclevr_table
+
+        return superclevr_table(report)
     return _gqa_table(report) if report.get("benchmark") == "gqa-ood" else _vqavs_table(report)
 
 

@@ -111,24 +111,28 @@ def read_scenes(path: PathLike) -> dict[str, list[dict[str, Any]]]:
 def read_questions(paths: list[PathLike], scenes: Mapping[str, Any] | None = None,
                    scenes_path: PathLike | None = None) -> list[dict[str, Any]]:
     """CLEVR question files ({"questions": [...]}); each record names its scene's `image`, which
-    must be among `scenes` when they are given. A `question_index` given twice in a file is refused."""
+    must be among `scenes` when they are given. Given several files, each question's
+    `question_index` is qualified by its file (`<file stem>/<index>`, the id `contrastgen generate`
+    gives it), since every file numbers its questions from 0 and a split mixes them; an id given
+    twice is refused, naming both places."""
     out = []
+    first_place: dict[str, str] = {}
     for path in paths:
         data = read_json(path)
         qs = data.get("questions") if isinstance(data, dict) else None
         if not isinstance(qs, list):
             raise InputError("expected {\"questions\": [...]}", path=str(path))
-        first: dict[Any, int] = {}
         for i, q in enumerate(qs):
             if not isinstance(q, dict) or not isinstance(q.get("question"), str) or \
                     not isinstance(q.get("image") or q.get("image_filename"), str):
                 raise InputError("a question needs 'question' and 'image'", path=str(path), record=f"question {i}")
-            index = q.get("question_index")
-            if isinstance(index, int | str):
-                if index in first:
-                    raise InputError(duplicate_id("question", index, f"question {first[index]}", f"question {i}"),
-                                     path=str(path), record=f"question {i}")
-                first[index] = i
+            if len(paths) > 1:
+                q = {**q, "question_index": f"{Path(path).stem}/{q.get('question_index', i)}"}
+            qid = str(q.get("question_index", i))
+            if qid in first_place:
+                raise InputError(duplicate_id("question", qid, first_place[qid], f"question {i} of {path}"),
+                                 path=str(path), record=f"question {i}")
+            first_place[qid] = f"question {i} of {path}"
             image = Path(str(q.get("image") or q.get("image_filename"))).stem
             if scenes is not None and image not in scenes:
                 raise InputError(f"the question's scene {image!r} is not among the scenes of {scenes_path}",

@@ -105,7 +105,7 @@ def run_vqavs_gqa_streamed(questions: PathLike, out_dir: PathLike, *,
     config = config or VqaVsConfig()
     workers = workers or Workers()
     built = buildable_shortcuts(config, with_objects=objects is not None)
-    files = json_files(Path(questions))
+    files = json_files(questions)
     with scratch.folder("vqavs-") as work:
         concept_lines = Path(work, "concepts.jsonl")
         with one_session(workers.backend):  # one Ray connection (or local instance) for both passes
@@ -160,7 +160,7 @@ def _fit(source: PathLike, objects: Mapping[str, Sequence[str]] | None,
     """Pass one: the MI statistics, counted batch by batch and added up. `own_ids`: the source
     is a split of its own (`--mi-questions`), whose ids pass two does not index, so they are
     checked here: a question given twice would be counted twice."""
-    index = QuestionIndex(json_files(Path(source))) if own_ids else None
+    index = QuestionIndex(json_files(source)) if own_ids else None
 
     def samples() -> Iterator[Sample]:
         for n, _, sample in iter_gqa_samples(source, records=False):

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from contrastgen.language.lexicon import attribute_opposites
+from contrastgen.language.noun_classes import attribute_kinds
 from contrastgen.programs.edit_base import (
     POSITION_VALUES,
     Found,
@@ -36,6 +37,12 @@ class AttributeEdits:
         if step.head == "choose" and len(options) != 2:
             return
         pool = self._values_of_type(step.kind, rng)
+        noun = self.said_noun(step.dependencies[0]) if step.dependencies else None
+        category = self.editor.lex.category(noun) if noun else None
+        kinds = attribute_kinds()
+        fitting = [v for v in pool if kinds.allows(category, step.kind, v)]
+        self.unfit_refused |= len(fitting) < len(pool)
+        pool = fitting  # "Are the sneakers brunette?": a hair colour is no colour of shoes
         for position, old in enumerate(options):
             span = said_once(self.text, old)
             if span is None:

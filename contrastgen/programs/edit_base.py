@@ -13,14 +13,25 @@ from typing import Any
 
 from contrastgen.language.lexicon import Lexicon, iter_data_lines, normalize, read_word_list
 from contrastgen.programs.gqa import Step, split_reference
-from contrastgen.resources import lexicon_dir
+from contrastgen.resources import lexicon_dir, rules_file
 
 REFERENCE_OPS = ("select", "relate", "verify rel", "choose rel")
 RELATION_OPS = ("relate", "verify rel", "choose rel")
 POSITION_VALUES = {"hposition": ("left", "right"), "vposition": ("top", "bottom")}
 # rd+ says an object's attributes before its noun in English adjective order (size, age, shape,
-# colour, material)
+# colour, material: rules/adjective_order.tsv)
 RD_PLUS_TYPES = ("size", "age", "shape", "color", "material")
+
+
+@functools.cache
+def adjective_order() -> dict[str, int]:
+    """rules/adjective_order.tsv: GQA attribute type -> its rank in English adjective order."""
+    out = {}
+    for line in rules_file("adjective_order.tsv").read_text(encoding="utf-8").splitlines():
+        cols = line.split("#", 1)[0].split("\t")
+        if len(cols) >= 2 and cols[0].strip():
+            out[cols[0].strip()] = int(cols[1])
+    return out
 
 
 @functools.cache

@@ -156,6 +156,14 @@ class ObjectEdits:
         for cand in contrasts:
             yield cand, False
 
+    def _shares_first_word(self, said: SaidName, cand: str) -> bool:
+        """Do the old words and the new name open with the same word ("sign post" / "sign",
+        "game controller" / "game")? A reader comparing the questions word by word then sees that
+        word kept before the new noun, saying of it what no step of the program checks."""
+        old = self.text[said.span.start:said.span.end].lower().split()
+        new = cand.lower().split()
+        return bool(old) and bool(new) and old[0] == new[0] and old != new
+
     def _try_name(self, index: int, said: SaidName, name: str, cand: str, *, invariance: bool,
                   asks_kind: bool) -> dict[str, Any] | None:
         lex, scene = self.editor.lex, self.editor.scene
@@ -163,6 +171,8 @@ class ObjectEdits:
             return None  # "a board" cannot become "a fog", nor "both cheese and meat" "both cheese and vase"
         if said.possessed and not invariance:
             return None  # "her racket" -> "her kite": nothing shows whose the kite is
+        if not invariance and self._shares_first_word(said, cand):
+            return None  # "the sign post" -> "the sign": read word by word, "sign" stays as an adjective
         ids = denoted_ids(cand, scene, lex)
         if len(ids) != 1:
             return None  # "the <cand>" must be one object

@@ -7,9 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import regex
+
+from contrastgen.language.nounphrase import attribute_words
 from contrastgen.programs.edit_base import (
     RD_PLUS_TYPES,
     Found,
+    adjective_order,
     reference_name,
 )
 from contrastgen.programs.gqa import (
@@ -19,12 +23,61 @@ from contrastgen.programs.gqa import (
     step_of,
 )
 from contrastgen.programs.proofs import negated
-from contrastgen.programs.wording import aligned_span, replace, said_once, without
+from contrastgen.programs.wording import Span, aligned_span, replace, said_once, without
 from contrastgen.scene.ground import denoted_ids
+
+_WORD = regex.compile(r"[\p{L}\p{N}'-]+")
+# words and punctuation, as a reader comparing two questions word by word splits them
+_TOKEN = regex.compile(r"\w+(?:'\w+)?|[^\w\s]")
+
+
+def _inserted(original: str, edited: str) -> list[str]:
+    """The words `edited` adds to `original`, read as anyone comparing the two reads them: the
+    common words at both ends set aside ("the red" + "steel" before "red" reads as "steel red" added
+    after it, not "red steel" before it)."""
+    a = [w.lower() for w in _TOKEN.findall(original)]
+    b = [w.lower() for w in _TOKEN.findall(edited)]
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end_a, end_b = len(a), len(b)
+    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
+        end_a, end_b = end_a - 1, end_b - 1
+    return b[start:end_b] if end_a == start else []
 
 
 class RedundancyEdits:
     """Redundancy edits, mixed into the question's `_Edit`."""
+
+    def _in_adjective_order(self, span: Span, kinds: list[str]) -> int | None:
+        """Where the added attributes go so that every adjective before the noun is in English
+        order (rules/adjective_order.tsv): "the steel car" + red -> "the red steel car", "the
+        red car" + large -> "the large red car". None where an adjective already said there has
+        no certain place in that order, or none fits."""
+        order = adjective_order()
+        ranks = [order[k] for k in kinds]
+        before = self.text[:span.start]
+        said: list[tuple[int, int | None]] = []  # (offset, rank) of each adjective, right to left
+        for m in reversed(list(_WORD.finditer(before))):
+            word = m.group().lower()
+            if word not in attribute_words():
+                break
+            said.append((m.start(), self._rank_of(word, order)))
+        said.reverse()
+        if any(rank is None for _, rank in said):
+            return None
+        for p in range(len(said), -1, -1):  # nearest the noun first
+            if all(r <= min(ranks) for _, r in said[:p]) and all(r >= max(ranks) for _, r in said[p:]):  # type: ignore[operator]
+                return said[p][0] if p < len(said) else span.start
+        return None
+
+    def _rank_of(self, word: str, order: dict[str, int]) -> int | None:
+        """A word's place in English adjective order, by its GQA type (the first ranked one)."""
+        kinds = set(self.editor.executor().types.get(word, ()))
+        if self.editor.lex.is_color(word):
+            kinds.add("color")
+        ranked = sorted(order[k] for k in kinds if k in order)
+        return ranked[0] if len(ranked) == 1 or len(set(ranked)) == 1 else None
 
     def _redundant(self, index: int, found: Found) -> Iterator[dict[str, Any]]:
         """The attribute of a `filter` dropped where it says nothing the reference needs ("the
@@ -86,7 +139,7 @@ class RedundancyEdits:
         asked = {s.kind or s.argument.strip() for s in self.steps if s.head in ("query", "verify", "choose")}
         asked |= {s.argument.strip() for s in self.steps if s.head == "query"}
         ex = self.editor.executor()
-        words = set(self.text.lower().split())
+        words = {w.lower() for w in _WORD.findall(self.text)}
         added = []
         for kind in RD_PLUS_TYPES:
             values = ex.values_of(ids[0], kind)
@@ -116,10 +169,13 @@ class RedundancyEdits:
                 or not self.editor.proofs.holds(edited, parsed, parsed, set(), run):
             return
         said = " ".join(value for _, value in added)
+        at = self._in_adjective_order(span, [kind for kind, _ in added])
+        if at is None:
+            return  # beside an adjective with no certain place in English order ("steel red car")
         found.aligned = True
-        text = replace(self.text, span, f"{said} {self.text[span.start:span.end]}", noun=True)
-        if not self._reads_well(text):
-            return
+        text = replace(self.text, Span(at, span.end), f"{said} {self.text[at:span.end]}", noun=True)
+        if not self._reads_well(text) or _inserted(self.text, text) != said.lower().split():
+            return  # a reader comparing the two questions must see exactly these words added
         yield self.perturbation(edited, run, -1, set(), text,
                                 {"kind": "attribute", "slot": f"step{index}", "from": "", "to": said},
                                 [], "invariance", {ids[0]: [value for _, value in added]})

@@ -57,12 +57,14 @@ from contrastgen.programs.edit_objects import ObjectEdits
 from contrastgen.programs.edit_redundancy import RedundancyEdits
 from contrastgen.programs.edit_relations import RelationEdits
 from contrastgen.programs.gqa import (
+    PRONOUNS,
     SCENE,
     Execution,
     GqaExecutor,
     ProgramRefusal,
     Step,
     parse_program,
+    split_reference,
     step_of,
 )
 from contrastgen.programs.proofs import EditProofs, bare, claimed_whole
@@ -70,6 +72,7 @@ from contrastgen.programs.wording import doubled_words
 from contrastgen.scene.index import SceneIndex
 
 PROGRAM_PATH = "program"  # the `template` of a program-path contrast set
+_ASKING = ("query", "verify", "choose", "same", "different", "common")  # steps that ask of objects
 ID_SUFFIX = "p"
 EVIDENCE_VERSION = 1
 
@@ -116,11 +119,17 @@ class ProgramEditor:
         rng = random.Random(f"{seed}/{question_id}/{PROGRAM_PATH}")
         found = Found(existing, normalize, max_k)
         edit = _Edit(self, question, steps, semantic, gold, original)
+        if edit.presupposition_fails():
+            raise EditRefusal("original_presupposition")
+        uninformative = False
         for edits in (lambda i: edit.at(i, rng, found), lambda i: edit.redundancy_at(i, found)):
             for index in range(len(steps)):
                 if found.full:
                     break
                 for p in edits(index):
+                    if edit.says_nothing(p):
+                        uninformative = True  # "What animal is black? animal"
+                        continue
                     found.offer(p)
                     if found.full:
                         break
@@ -129,7 +138,10 @@ class ProgramEditor:
                 raise EditRefusal("no_argument")  # "Which place is it?": nothing the words could change
             if not found.aligned:
                 raise EditRefusal("unaligned")
-            raise EditRefusal("unannotated_prone" if edit.prone_refused else "no_distractor")
+            if edit.prone_refused:
+                raise EditRefusal("unannotated_prone")
+            raise EditRefusal("uninformative_answer" if uninformative else
+                              "attribute_kind" if edit.unfit_refused else "no_distractor")
         out = []
         for rank, p in enumerate(found.items, 1):
             out.append({"question_id": f"{question_id}_{ID_SUFFIX}{rank}", "question": p["question"],
@@ -151,6 +163,8 @@ class _Edit(ObjectEdits, RelationEdits, AttributeEdits, RedundancyEdits):
     # an edit was refused only for saying "the" of an object of a kind annotators leave out: the
     # question's reason, if nothing is found, is that rule rather than a want of candidates
     prone_refused: bool = field(default=False, init=False)
+    # an attribute value was not offered only because the object's kind does not take it
+    unfit_refused: bool = field(default=False, init=False)
 
     @functools.cached_property
     def claimed(self) -> set[int]:
@@ -161,6 +175,62 @@ class _Edit(ObjectEdits, RelationEdits, AttributeEdits, RedundancyEdits):
     @property
     def text(self) -> str:
         return str(self.question.get("question", ""))
+
+    def said_noun(self, index: int) -> str | None:
+        """The noun the words say of the objects step `index` reads or names: the reference of
+        its `select` or `relate`, back through filters."""
+        j = index
+        while self.steps[j].operation not in REFERENCE_OPS:
+            if not self.steps[j].dependencies:
+                return None
+            j = self.steps[j].dependencies[0]
+        name = reference_name(self.steps[j])
+        return None if name in ("_", "", SCENE) or name in PRONOUNS else name
+
+    def presupposition_fails(self) -> bool:
+        """Do the original's words pick out other objects than its program's ids, where it asks
+        something of them ("What color is the player?" with a catcher there too: a catcher is a
+        player)? Run with every `select` and `relate` by name instead of ids, the program must
+        give the steps a query, verify, choose or comparison reads the same objects. What its
+        perturbations must meet, the original must."""
+        by_words = []
+        for s in self.steps:
+            name, ids = split_reference(s.argument)
+            if s.operation in ("select", "relate") and ids and name not in PRONOUNS and name != "_":
+                by_words.append(Step(s.operation, name, s.dependencies))
+            else:
+                by_words.append(s)
+        if by_words == self.steps:
+            return False
+        try:
+            again = self.editor.executor().run_steps(by_words)
+        except ProgramRefusal:
+            return True
+        asked = {d for s in self.steps if s.head in _ASKING for d in s.dependencies}
+        for i in asked:
+            mine, theirs = self.original.values[i], again.values[i]
+            if not isinstance(mine, str) and not isinstance(theirs, str) and set(mine) != set(theirs):
+                return True
+        return False
+
+    def says_nothing(self, p: dict[str, Any]) -> bool:
+        """Is a `query: name` answer the question's own category word or a kind above it ("What
+        animal is black? animal", "the piece of furniture ...? furniture")? It tells nothing."""
+        semantic = p["semantic"]
+        last = semantic[-1] if semantic else {}
+        if last.get("operation") != "query" or str(last.get("argument", "")).strip() != "name":
+            return False
+        deps = last.get("dependencies") or []
+        if not deps:
+            return False
+        parsed = [step_of(s) for s in semantic]
+        j = deps[0]
+        while parsed[j].operation not in REFERENCE_OPS and parsed[j].dependencies:
+            j = parsed[j].dependencies[0]
+        noun = reference_name(parsed[j]) if parsed[j].operation in REFERENCE_OPS else ""
+        answer = str(p["answer"]).strip().lower()
+        lex = self.editor.lex
+        return bool(noun) and noun not in ("_", SCENE) and (answer == noun.lower() or lex.is_a(noun, answer))
 
     def editable(self, index: int) -> bool:
         """Has the step an argument some edit changes: a name, a relation, a typed value?"""

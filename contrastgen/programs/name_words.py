@@ -30,6 +30,8 @@ _WORDS = regex.compile(r"\S+")
 # before a plural, these make it indefinite ("Are there any traffic lights?"): any object of the
 # kind makes the answer, so a new name need not be a group's
 _INDEFINITE_PLURAL = frozenset({"any", "some"})
+# how far back a possessive may say whose a noun's thing is (past a conjunct: "X's A and B")
+_POSSESSIVE_WINDOW = 5
 _MODIFIERS_AT_MOST = 5  # words read back from a noun for its determiner
 
 
@@ -143,13 +145,16 @@ def _adjectives_before(before: str) -> list[str]:
 def _possessed(before: str, lex: Lexicon) -> bool:
     """Do the words before the noun say whose its thing is: a possessive determiner ("her
     racket") or a noun's "'s" ("the man's red hat"; not "what's")? Read back over its modifiers
-    to the determiner, as `_determined` does."""
+    to the determiner, as `_determined` does, and across "and"/"or": a possessive before a
+    conjunction may say whose the second thing is too ("the man's hat and coat", "both person's
+    heads and table cloths"), so it is read as saying so."""
     pw = phrase_words()
     words = [w.strip("?,.!").lower() for w in before.split()]
-    for w in reversed(words[-_MODIFIERS_AT_MOST:]):
+    bounds = _phrase_bounds() - pw.conjunctions
+    for w in reversed(words[-_POSSESSIVE_WINDOW:]):
         if w in pw.possessives or (w.endswith("'s") and lex.is_known(w[:-2])):
             return True
-        if w in pw.determiners or w in pw.noun_determiners or w in _phrase_bounds():
+        if w in pw.determiners or w in pw.noun_determiners or w in bounds:
             return False
     return False
 

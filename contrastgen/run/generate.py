@@ -21,6 +21,7 @@ import orjson
 
 from contrastgen.collector import no_gc, one_collection
 from contrastgen.datasets.base import DictQuestions, QuestionSource
+from contrastgen.datasets.gqa import InputPaths
 from contrastgen.datasets.spilled import SpilledQuestions, spill_questions, spill_scene_graphs
 from contrastgen.engine import MODES, Engine
 from contrastgen.errors import InputError
@@ -228,7 +229,7 @@ def _generate(engine: Engine, questions: dict[str, dict] | SpilledQuestions, sce
                       perturbed=[qid for qid in source.order if qid in lines])
 
 
-def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, max_k: int, seed: int,
+def generate_from_files(engine: Engine, questions: InputPaths, scene_graphs: Path, *, max_k: int, seed: int,
                         templates: list[str] | None, workers: int | None, progress: bool,
                         lap: Callable[[str], None] = lambda phase: None, mode: str = "templates",
                         backend: Backend = LOCAL) -> Generation:
@@ -248,12 +249,12 @@ def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, 
         with no_gc(), scratch.writing(folder):  # loading allocates only acyclic data: nothing for the collector to find
             if workers > 1:
                 with mp.get_context("fork").Pool(1, initializer=die_with_parent) as pool:
-                    pending = pool.apply_async(_spill_questions, (str(questions), chosen, mode, folder))
+                    pending = pool.apply_async(_spill_questions, (questions, chosen, mode, folder))
                     graphs = spill_scene_graphs(scene_graphs, folder)
                     corpus = engine.build_corpus(graphs)
                     spilled = pending.get()
             else:
-                spilled = _spill_questions(str(questions), chosen, mode, folder)
+                spilled = _spill_questions(questions, chosen, mode, folder)
                 graphs = spill_scene_graphs(scene_graphs, folder)
                 corpus = engine.build_corpus(graphs)
         lap("load")
@@ -265,7 +266,7 @@ def generate_from_files(engine: Engine, questions: Path, scene_graphs: Path, *, 
     return gen
 
 
-def _spill_questions(path: str, template_ids: tuple[str, ...], mode: str, folder: Path) -> SpilledQuestions:
+def _spill_questions(path: InputPaths, template_ids: tuple[str, ...], mode: str, folder: Path) -> SpilledQuestions:
     chosen = tuple(t for t in load_templates() if t.id in template_ids)
     with no_gc():
         return spill_questions(path, keeps_whole(chosen, mode), folder, SHARD_IMAGES)

@@ -71,6 +71,11 @@ class SceneIndex:
         # candidate, dozens of times per question
         self.memo: dict[tuple[Any, ...], Any] = {}
 
+    @property
+    def graph(self) -> dict[str, Any]:
+        """The scene graph as given (its scene-level fields: `location`, `weather`)."""
+        return self._graph
+
     @classmethod
     def build(cls, image_id: str, graph: dict[str, Any], lex: Lexicon) -> SceneIndex:
         objects: dict[str, SceneObject] = {}

@@ -32,7 +32,11 @@ def perturb_side(ctx: Context) -> Iterator[Candidate]:
     x = ctx.nps["x"]
     g = ctx.grounding["x"]
     answer_side(ctx)
-    if any(ctx.scene.side(i) not in (ctx.answer, None) for i in g.ids):
+    if any(ctx.scene.side(i) is None for i in g.ids):
+        # the original's object is within the centre band: its side is not clear, so the original
+        # cannot be answered with the certainty its perturbations must meet
+        raise Refusal("original_presupposition")
+    if any(ctx.scene.side(i) != ctx.answer for i in g.ids):
         raise Refusal("answer_mismatch")  # the graph puts X on the other side than GQA's answer
     category = ctx.lex.category(x.head)
     if category is None:

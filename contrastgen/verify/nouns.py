@@ -21,6 +21,7 @@ from contrastgen.verify.rules import normalize_name
 _NOUNS = ("lexicon", "nouns.tsv")
 _MAY_DENOTE = ("lexicon", "may_denote.tsv")
 _ALIASES = ("lexicon", "aliases.tsv")
+_PERSON_FACETS = ("lexicon", "person_facets.tsv")
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: one table per process, used as a cache key
@@ -69,13 +70,16 @@ def _rows(text: str) -> list[list[str]]:
             if raw.strip() and not raw.startswith("#")]
 
 
-def parse_nouns(nouns_tsv: str, may_denote_tsv: str | None, aliases_tsv: str | None = None) -> NounTable:
+def parse_nouns(nouns_tsv: str, may_denote_tsv: str | None, aliases_tsv: str | None = None,
+                person_facets_tsv: str | None = None) -> NounTable:
     rows = [cols for cols in _rows(nouns_tsv) if len(cols) >= 5]
     by_name: dict[str, str] = {cols[0]: cols[2] for cols in rows}
-    # "handlebar" is another form of "handlebars": a name of its kind, as nouns.tsv's own forms are
+    # "handlebar" is another form of "handlebars": a name of its kind, as nouns.tsv's own forms are,
+    # and of every kind that noun is a kind of ("pajama", like "pajamas", is a kind of pants)
+    kinds_of = {cols[0]: cols[4] for cols in rows}
     for cols in _rows(aliases_tsv or ""):
         if len(cols) >= 2 and cols[1] in by_name and cols[0] not in by_name:
-            rows.append([cols[0], cols[0], by_name[cols[1]], "-", "-"])
+            rows.append([cols[0], cols[0], by_name[cols[1]], "-", kinds_of.get(cols[1], "-")])
             by_name[cols[0]] = by_name[cols[1]]
     by_plural: dict[str, str] = {}
     strict: dict[str, set[str]] = {}
@@ -103,6 +107,15 @@ def parse_nouns(nouns_tsv: str, may_denote_tsv: str | None, aliases_tsv: str | N
         for other in (n.strip() for n in cols[1].split(",") if n.strip()):
             oc = by_name.get(other) or by_plural.get(other)
             loose.setdefault(c, set()).update(forms_of.get(oc, {other}) if oc else {other})
+    # people cross-classify (person_facets.tsv): a people noun may denote every other whose gender
+    # and age do not exclude it ("catchers" may be the man in the picture; "women" never)
+    facets = {cols[0]: (cols[1], cols[2]) for cols in _rows(person_facets_tsv or "") if len(cols) >= 3}
+    for word, mine in facets.items():
+        c = by_name.get(word) or word
+        for other, theirs in facets.items():
+            if other != word and all(x == "-" or y == "-" or x == y for x, y in zip(mine, theirs, strict=True)):
+                oc = by_name.get(other) or other
+                loose.setdefault(c, set()).update(forms_of.get(oc, {other}))
     return NounTable(by_name, by_plural, {k: frozenset(v) for k, v in strict.items()},
                      {k: frozenset(v) for k, v in loose.items()}, frozenset(undecidable),
                      "rules/" + "/".join(_MAY_DENOTE) if may_denote_tsv is not None else None)
@@ -114,4 +127,4 @@ def load_nouns() -> NounTable:
     if nouns is None:
         from contrastgen.errors import InputError
         raise InputError("rules file missing (the verifier reads it)", path="rules/" + "/".join(_NOUNS))
-    return parse_nouns(nouns, _read(_MAY_DENOTE), _read(_ALIASES))
+    return parse_nouns(nouns, _read(_MAY_DENOTE), _read(_ALIASES), _read(_PERSON_FACETS))

@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contrastgen.answers import normalize_answer
-from contrastgen.viewer.words import changed_span, evidence_objects, fact_in_words
+from contrastgen.viewer.words import (
+    changed_span,
+    changed_steps,
+    evidence_objects,
+    fact_in_words,
+    original_objects,
+    program_lines,
+)
 
 PAGE_SIZE = 200  # sets per page file
 CHANGE_KINDS = ("object", "attribute", "relation")
@@ -85,6 +92,8 @@ def view_set(rec: dict[str, Any], inputs: ViewerInputs) -> dict[str, Any]:
                       for f in evidence.get("facts") or [] if isinstance(f, dict)],
             "objects": evidence_objects(evidence),
             "models": _answers(str(p.get("question_id")), str(p.get("answer", "")), inputs.predictions),
+            "program": program_lines(p.get("semantic")),
+            "program_changed": changed_steps(rec.get("semantic"), p.get("semantic")) if rec.get("semantic") else [],
         })
     qid = str(rec.get("question_id"))
     image_id = str(rec.get("image_id"))
@@ -94,7 +103,8 @@ def view_set(rec: dict[str, Any], inputs: ViewerInputs) -> dict[str, Any]:
             "answer": rec.get("answer"), "template": rec.get("template"),
             "type": types.get("detailed") or types.get("structural") or "",
             "models": _answers(qid, str(rec.get("answer", "")), inputs.predictions),
-            "marked": list(marked), "perturbations": perturbations,
+            "marked": list(marked), "original_objects": original_objects(rec),
+            "program": program_lines(rec.get("semantic")), "perturbations": perturbations,
             "disagreed": qid in inputs.review_ids or any(str(p["id"]) in inputs.review_ids for p in perturbations)}
 
 

@@ -95,3 +95,41 @@ def evidence_objects(evidence: dict[str, Any]) -> list[str]:
     for key in ("object", "subject"):
         add(query.get(key))
     return list(seen)
+
+
+_IDS = regex.compile(r"\(([^()]*)\)\s*$")
+
+
+def original_objects(record: dict[str, Any]) -> list[str]:
+    """The objects the original question is about: its grounded slots (a template set's
+    `grounding`) or the ids its program's references carry (GQA's "snow (823324)")."""
+    out: dict[str, None] = {}
+    grounding = record.get("grounding") if isinstance(record.get("grounding"), dict) else {}
+    for slot, ids in grounding.items():
+        if slot != "via" and isinstance(ids, list):
+            out.update((str(i), None) for i in ids)
+    for step in record.get("semantic") or []:
+        m = _IDS.search(str(step.get("argument", ""))) if isinstance(step, dict) else None
+        if m:
+            out.update((i.strip(), None) for i in m.group(1).split(",") if i.strip() not in ("", "-"))
+    return list(out)
+
+
+def program_lines(semantic: Any) -> list[str]:
+    """A GQA program as one line per step ("1. relate: man,wearing,o (12) <- 0")."""
+    lines = []
+    for n, step in enumerate(semantic if isinstance(semantic, list) else []):
+        if not isinstance(step, dict):
+            continue
+        deps = ", ".join(str(d) for d in step.get("dependencies") or [])
+        lines.append(f"{n}. {step.get('operation', '')}: {str(step.get('argument', '')).strip()}"
+                     + (f" <- {deps}" if deps else ""))
+    return lines
+
+
+def changed_steps(original: Any, edited: Any) -> list[int]:
+    """The steps of `edited` that differ from `original`'s (all of them where the lengths differ)."""
+    a, b = program_lines(original), program_lines(edited)
+    if len(a) != len(b):
+        return list(range(len(b)))
+    return [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]

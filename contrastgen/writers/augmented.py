@@ -10,6 +10,11 @@ serialised here. `write_augmented_training` takes the questions in memory (the l
 originals are spilled to disk as they are read and merged in id order with the run's entries
 (themselves on disk), so the same bytes are written while an index of the originals is held
 (and, with `--replace`, their ids, to draw the dropped ones).
+
+`--replace` replaces at most a share of the originals (`REPLACE_SHARE`, half by default): a
+size-matched training set that has lost its original questions is not the control anyone asks
+for. Where the run made more perturbations than that share, the perturbations of the lowest
+ranks are kept (drawn by the seed within a rank) and the rest left out, so the size still matches.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pathlib import Path
 import orjson
 
 from contrastgen.collector import no_gc
-from contrastgen.datasets.gqa import gqa_json, json_files, validate_question
+from contrastgen.datasets.gqa import InputPaths, gqa_json, json_files, validate_question
 from contrastgen.datasets.lxmert import lxmert_item
 from contrastgen.datasets.question_index import QuestionIndex, RecordSpill
 from contrastgen.datasets.streaming import stream_records
@@ -40,18 +45,29 @@ def lxmert_path(out_file: str | Path) -> Path:
     return path.with_name(f"{path.stem}.lxmert{path.suffix or '.json'}")
 
 
+REPLACE_SHARE = 0.5  # of the originals, at most, that `--replace` replaces by default
+
+
 def write_augmented_training(gen: Generation, questions: dict[str, dict], out_file: str | Path, *,
-                             replace: bool, seed: int, lxmert_file: str | Path | None = None) -> dict[str, int]:
+                             replace: bool, seed: int, lxmert_file: str | Path | None = None,
+                             replace_share: float = REPLACE_SHARE) -> dict[str, int]:
     """Training questions plus perturbations in GQA format (the paper's augmentation), and the
     same questions in LXMERT's input format in `lxmert_file` when given (the order is the GQA
     file's, by question id).
 
     `replace` drops as many originals as perturbations are added, chosen by the seed among the
     questions that were not perturbed (then, if those run out, among the perturbed ones), so the
-    size stays the same (the paper's control run).
+    size stays the same (the paper's control run); at most `replace_share` of the originals are
+    dropped, and the perturbations beyond that are left out (`left_out`).
     """
     with no_gc():
         entries = {e.key: e for e in gen.views}
+        left_out: set[str] = set()
+        if replace:
+            left_out = _left_out([(e.key, e.rank) for e in entries.values() if e.rank], len(questions),
+                                 replace_share, seed)
+            for key in left_out:
+                del entries[key]
         added = sum(1 for e in entries.values() if e.rank)
         for qid, q in questions.items():
             if qid not in entries:
@@ -65,7 +81,21 @@ def write_augmented_training(gen: Generation, questions: dict[str, dict], out_fi
                 del entries[qid]
                 dropped += 1
         total, _ = _write((entries[k] for k in sorted(entries)), out_file, lxmert_file)
-    return {"original": len(questions), "added": added, "dropped": dropped, "total": total}
+    return {"original": len(questions), "added": added, "dropped": dropped, "total": total,
+            "left_out": len(left_out)}
+
+
+def _left_out(perturbations: list[tuple[str, int]], originals: int, share: float, seed: int) -> set[str]:
+    """The perturbations (key, rank) `--replace` leaves out so that it replaces at most `share`
+    of the `originals`: the lowest ranks are kept (a rank-1 contrast says the most), drawn by the
+    seed within a rank."""
+    room = int(originals * share)
+    if len(perturbations) <= room:
+        return set()
+    order = sorted(perturbations)
+    random.Random(f"{seed}/replace-share").shuffle(order)
+    order.sort(key=lambda item: item[1])  # stable: by rank, the seed's order within one
+    return {key for key, _ in order[room:]}
 
 
 def _check_answered(qid: str, q: dict, path: str | None) -> None:
@@ -109,26 +139,31 @@ def _write(entries: Iterable[ViewEntry], out_file: str | Path, lxmert_file: str 
     return count, perturbations
 
 
-def write_augmented_from_files(gen: Generation, questions: str | Path, out_file: str | Path, *, replace: bool,
-                               seed: int, lxmert_file: str | Path | None = None) -> dict[str, int]:
+def write_augmented_from_files(gen: Generation, questions: InputPaths, out_file: str | Path, *, replace: bool,
+                               seed: int, lxmert_file: str | Path | None = None,
+                               replace_share: float = REPLACE_SHARE) -> dict[str, int]:
     """`write_augmented_training` for questions in files (one, or a directory of shards): the same
     files, byte for byte, without holding the questions. With `replace`, the ids of the originals
     are held to draw the dropped ones, as the in-memory writer draws them."""
     perturbed = set(gen.perturbed)
     with tempfile.TemporaryFile(prefix="contrastgen-aug-") as gqa_fh, \
             tempfile.TemporaryFile(prefix="contrastgen-aug-lxmert-") as lxmert_fh:
-        index, gqa, lxmert, originals = _spill_originals(json_files(Path(questions)), perturbed, RecordSpill(gqa_fh),
+        index, gqa, lxmert, originals = _spill_originals(json_files(questions), perturbed, RecordSpill(gqa_fh),
                                                          RecordSpill(lxmert_fh) if lxmert_file else None)
         dropped: set[str] = set()
+        left_out: set[str] = set()
         if replace:  # how many to drop is known only from the entries: one more pass over them
-            added = sum(1 for e in gen.views if e.rank)
+            left_out = _left_out([(e.key, e.rank) for e in gen.views if e.rank], originals, replace_share, seed)
+            added = sum(1 for e in gen.views if e.rank) - len(left_out)
             # the index's order is the ids sorted
             dropped = set(_replaced([qid for _, qid in index.qids(index.order)], perturbed, added, seed))
         unperturbed = (ViewEntry(qid, 0, gqa.read(row), lxmert.read(row) if lxmert else b"")
                        for row, qid in index.qids(index.order))
-        kept = (e for e in heapq.merge(gen.views, unperturbed, key=lambda e: e.key) if e.key not in dropped)
+        skipped = dropped | left_out
+        kept = (e for e in heapq.merge(gen.views, unperturbed, key=lambda e: e.key) if e.key not in skipped)
         total, added = _write(kept, out_file, lxmert_file)
-    return {"original": originals, "added": added, "dropped": len(dropped), "total": total}
+    return {"original": originals, "added": added, "dropped": len(dropped), "total": total,
+            "left_out": len(left_out)}
 
 
 def _spill_originals(files: list[Path], perturbed: set[str], gqa: RecordSpill, lxmert: RecordSpill | None

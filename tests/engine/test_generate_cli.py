@@ -321,3 +321,71 @@ def test_a_run_whose_images_have_no_scene_graph_says_so(tmp_path):
                                           str(GRAPHS), "--out", str(out), "--workers", "1"])
         assert result.exit_code == 0, result.output
         assert "warning: 1 of 2 images have no scene graph" in result.output
+
+
+def test_questions_given_twice_are_all_read_and_a_file_given_twice_is_refused(tmp_path, k5):
+    """`--questions A --questions B` reads A and B (a user splitting a file expects every question
+    back), and the output is the one run of the whole file gives."""
+    qs = json.loads(QUESTIONS.read_text())
+    ids = sorted(qs)
+    (tmp_path / "a.json").write_text(json.dumps({k: qs[k] for k in ids[: len(ids) // 2]}))
+    (tmp_path / "b.json").write_text(json.dumps({k: qs[k] for k in ids[len(ids) // 2:]}))
+    out = tmp_path / "two"
+    result = CliRunner().invoke(cli, ["generate", "--questions", str(tmp_path / "a.json"), "--questions",
+                                      str(tmp_path / "b.json"), "--scene-graphs", str(GRAPHS), "--out", str(out),
+                                      "--no-progress", "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    whole = json.loads((k5 / "stats.json").read_text())
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["questions"] == whole["questions"] == len(qs)
+    assert _files(out)["contrast_sets.jsonl"] == _files(k5)["contrast_sets.jsonl"]
+    again = CliRunner().invoke(cli, ["generate", "--questions", str(tmp_path / "a.json"), "--questions",
+                                     str(tmp_path / "a.json"), "--scene-graphs", str(GRAPHS),
+                                     "--out", str(tmp_path / "twice"), "--no-progress"])
+    assert again.exit_code == 2 and "file given twice" in again.output and "a.json" in again.output
+
+
+def test_clevr_question_files_given_together_are_keyed_by_file():
+    from contrastgen.datasets.clevr import load_questions
+    from contrastgen.resources import clevr_sample_dir
+
+    files = sorted((clevr_sample_dir() / "questions").glob("*.json"))
+    one_by_one = [load_questions(f) for f in files]
+    together = load_questions(tuple(files))
+    assert len(together) == sum(len(q) for q in one_by_one) == 463
+    assert {k.split("/")[0] for k in together} == {f.stem for f in files}
+
+
+@pytest.mark.parametrize("share", [None, "0.2"])
+def test_augment_replace_keeps_at_least_the_share_of_originals_and_says_what_it_did(tmp_path, share):
+    """More perturbations than half the originals (k = 5 on the sample): --replace keeps the size,
+    replaces at most the share asked (half by default), and says so."""
+    out = tmp_path / "train.json"
+    extra = [] if share is None else ["--replace-share", share]
+    r = CliRunner().invoke(cli, ["augment", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS),
+                                 "--out", str(out), "--replace", "--max-k", "5", "--workers", "1", *extra])
+    assert r.exit_code == 0, r.output
+    original = json.loads(QUESTIONS.read_text())
+    data = json.loads(out.read_text())
+    kept = [qid for qid in data if qid in original]
+    bound = int(len(original) * float(share or 0.5))
+    assert len(data) == len(original)
+    assert len(original) - len(kept) == bound
+    assert f"--replace: {bound} of {len(original)} originals" in r.output
+    assert "perturbations left out" in r.output
+    # the lowest ranks are kept: no rank-2 perturbation while a rank-1 one was left out
+    ranks = [q["contrast"]["rank"] for q in data.values() if "contrast" in q]
+    assert ranks and min(ranks) == 1
+
+
+def test_mode_both_on_questions_without_programs_warns(tmp_path):
+    qs = {k: {f: v for f, v in q.items() if f != "semantic"} for k, q in json.loads(QUESTIONS.read_text()).items()}
+    (tmp_path / "q.json").write_text(json.dumps(qs))
+    for command, out in (("generate", tmp_path / "out"), ("augment", tmp_path / "train.json")):
+        result = CliRunner().invoke(cli, [command, "--questions", str(tmp_path / "q.json"), "--scene-graphs",
+                                          str(GRAPHS), "--out", str(out), "--workers", "1", "--mode", "both"])
+        assert result.exit_code == 0, result.output
+        assert "warning: --mode both: no question has a program (`semantic`)" in result.output, command
+    with_programs = CliRunner().invoke(cli, ["generate", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS),
+                                             "--out", str(tmp_path / "p"), "--workers", "1", "--mode", "both"])
+    assert with_programs.exit_code == 0 and "no question has a program" not in with_programs.output

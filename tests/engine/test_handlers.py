@@ -187,7 +187,7 @@ def test_program_ids_do_not_make_an_ambiguous_reference_unique(engine):
     fence = next(i for i, o in b.graph["objects"].items() if o["name"] == "fence")
     q = question("Is there a fence near the puddle?", "yes", semantic=_near_program(puddle, fence))
     res = _run(engine, q, b.graph, graphs=graphs)
-    assert not res.perturbations and res.reason == "ambiguous"
+    assert not res.perturbations and res.reason == "original_presupposition"
 
 
 # -- is the X Rel the Y --------------------------------------------------------------------------

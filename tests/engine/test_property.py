@@ -65,6 +65,12 @@ def questions_for(graph, draw):
     questions = [{"imageId": "1", "question": t} for t in texts]
     ids = list(graph["objects"])
     x, y = draw(st.sampled_from(ids)), draw(st.sampled_from(ids))
+    # a program's ids are GQA's annotation of the objects it asks about: mostly a pair the graph
+    # relates (so that the program executes to the answer), sometimes any pair (it must be refused)
+    related = sorted((a, r["object"]) for a, o in graph["objects"].items() for r in o["relations"]
+                     if r["name"] in (rel, "near"))
+    if related and draw(st.integers(0, 3)):
+        x, y = draw(st.sampled_from(related))
     xn, yn = graph["objects"][x]["name"], graph["objects"][y]["name"]
     asked = draw(st.sampled_from([rel, rel, "holding"]))  # sometimes the program asks another relation
     questions.append({"imageId": "1", "question": f"Is the {xn} {rel} the {yn}?", "semantic": [

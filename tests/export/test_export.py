@@ -164,3 +164,18 @@ def test_a_failed_export_keeps_the_previous_one(gqa_output, tmp_path):
     (tmp_path / "empty.jsonl").write_text("")
     result = CliRunner().invoke(cli, ["export", str(tmp_path / "empty.jsonl"), "--format", "jsonl", "--out", str(out)])
     assert result.exit_code == 2 and (out / "validation.jsonl").read_bytes() == before
+
+
+def test_template_rows_carry_the_originals_program(gqa_output, tmp_path):
+    """A template perturbation's row holds its edited program and the original's, as a program
+    edit's does: a reader comparing the two needs both, whichever path made the row."""
+    _export(gqa_output, tmp_path / "rows", "jsonl")
+    rows = [json.loads(line) for f in sorted((tmp_path / "rows").rglob("*.jsonl")) for line in f.open()]
+    questions = json.loads((Path(__file__).resolve().parents[2] / "contrastgen" / "data" / "sample"
+                            / "questions.json").read_text())
+    template_rows = [r for r in rows if r["template"] != "program" and r["semantic"]]
+    assert template_rows
+    for r in template_rows:
+        want = questions[r["original"]["question_id"]]["semantic"]
+        assert [s["operation"] for s in r["original_semantic"]] == [s["operation"] for s in want]
+        assert [s["argument"] for s in r["original_semantic"]] == [s["argument"] for s in want]

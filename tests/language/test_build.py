@@ -79,3 +79,22 @@ def test_build_rejects_an_empty_vocabulary(tmp_path):
     (tmp_path / "objects_vocab.txt").write_text("\n\n", encoding="utf-8")
     with pytest.raises(InputError, match="empty"):
         build_lexicon(tmp_path, RULES / "lexicon", wordnet_dir=tmp_path)
+
+
+@pytest.mark.shared
+def test_committed_noun_class_tables_are_what_their_build_writes(tmp_path, monkeypatch):
+    """rules/attribute_kinds.tsv and rules/lexicon/person_facets.tsv come from
+    benchmarks/make_noun_classes.py (GQA's programs, the lexicon, WordNet): rebuilt, the same bytes."""
+    import sys
+
+    gqa = SHARED / "data" / "gqa"
+    if not WORDNET.is_dir() or not gqa.is_dir():
+        pytest.skip("../shared/nltk_data (WordNet) or ../shared/data/gqa is absent")
+    monkeypatch.setenv("NLTK_DATA", str(WORDNET.parent.parent))
+    monkeypatch.syspath_prepend(str(RULES.parent / "benchmarks"))
+    sys.modules.pop("make_noun_classes", None)
+    import make_noun_classes
+
+    make_noun_classes.main(["--gqa", str(gqa), "--out", str(tmp_path)])
+    for name in ("attribute_kinds.tsv", "lexicon/person_facets.tsv"):
+        assert (tmp_path / name).read_text() == (RULES / name).read_text(), f"rules/{name} is stale"

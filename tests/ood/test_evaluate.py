@@ -55,7 +55,7 @@ def test_predictions_for_other_questions_are_an_input_error(gqa_dir):
 
 def test_not_an_ood_directory(tmp_path):
     (tmp_path / "stats.json").write_text(json.dumps({"benchmark": "other"}))
-    with pytest.raises(InputError, match="not a GQA-OOD or VQA-VS"):
+    with pytest.raises(InputError, match="not a GQA-OOD, VQA-VS or Super-CLEVR"):
         evaluate_ood(tmp_path, {"m": {}})
 
 

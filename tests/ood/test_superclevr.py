@@ -142,3 +142,63 @@ def test_redundancy_splits_on_the_shared_data():
     for q in splits["rd-"]:
         assert attribute_filters(q["program"]) <= attribute_filters(by_key[(q["image"], q["question_index"],
                                                                                 q["template_filename"])]["program"])
+
+
+def _two_files_built(tmp_path):
+    from contrastgen.resources import clevr_sample_dir
+
+    sample = clevr_sample_dir()
+    files = sorted((sample / "questions").glob("*.json"))
+    args = ["ood", "superclevr", "--scenes", str(sample / "scenes"), "--out", str(tmp_path / "ood")]
+    for f in files:
+        args += ["--questions", str(f)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    return tmp_path / "ood", files
+
+
+def test_two_question_files_give_ids_qualified_by_file_unique_in_every_split(tmp_path):
+    out, files = _two_files_built(tmp_path)
+    stems = {f.stem for f in files}
+    for name in ("head", "tail", "none", "co_train", "co_test", "rd-", "rd", "rd+"):
+        ids = [q["question_index"] for q in json.loads((out / f"{name}.json").read_text())["questions"]]
+        assert len(ids) == len(set(ids)), name
+        assert {i.split("/")[0] for i in ids} <= stems, name
+    assert len(json.loads((out / "rd.json").read_text())["questions"]) == 463
+
+
+def test_a_question_file_given_twice_is_refused(tmp_path):
+    from contrastgen.resources import clevr_sample_dir
+
+    f = sorted((clevr_sample_dir() / "questions").glob("*.json"))[0]
+    with pytest.raises(InputError, match="appears twice"):
+        read_questions([f, f])
+
+
+def test_evaluate_ood_scores_a_superclevr_split_with_accuracy_and_relative_degrade(tmp_path):
+    out, _ = _two_files_built(tmp_path)
+
+    def words(a):
+        return ("yes" if a else "no") if isinstance(a, bool) else str(a)
+
+    rd = json.loads((out / "rd.json").read_text())["questions"]
+    (tmp_path / "gold.json").write_text(json.dumps({q["question_index"]: words(q["answer"]) for q in rd}))
+    (tmp_path / "yes.json").write_text(json.dumps({q["question_index"]: "yes" for q in rd}))
+    result = CliRunner().invoke(cli, ["evaluate", "--ood", str(out), "-p", f"gold={tmp_path / 'gold.json'}",
+                                      "-p", f"yes={tmp_path / 'yes.json'}", "--out", str(tmp_path / "eval")])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "eval" / "ood_report.json").read_text())
+    assert report["benchmark"] == "super-clevr"
+    gold, yes = report["models"]["gold"], report["models"]["yes"]
+    assert set(gold["accuracy"].values()) == {1.0}
+    assert {f: r["mean"] for f, r in gold["relative_degrade"].items()} == {
+        "redundancy": 0.0, "concept": 0.0, "compositionality": 0.0}
+
+    def accuracy(split):
+        qs = json.loads((out / f"{split}.json").read_text())["questions"]
+        return sum(words(q["answer"]) == "yes" for q in qs) / len(qs)
+
+    a, b = accuracy("co_train"), accuracy("co_test")
+    assert yes["accuracy"]["co_test"] == pytest.approx(b)
+    assert yes["relative_degrade"]["compositionality"]["mean"] == pytest.approx((a - b) / a)
+    assert yes["ci95"]["rd"][0] <= yes["accuracy"]["rd"] <= yes["ci95"]["rd"][1]

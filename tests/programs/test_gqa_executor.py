@@ -149,9 +149,13 @@ def test_every_sample_program_gives_its_gold_answer(lex):
     qs = orjson.loads((sample_dir() / "questions.json").read_bytes())
     result = execute_all(qs, orjson.loads((sample_dir() / "scene_graphs.json").read_bytes()), lex)
     assert result["wrong"] == []
-    # the one refusal: "On which side is the cat?" of a cat in the middle band (no clear side)
-    assert [(qid, reason) for qid, reason, _ in result["refused"]] == [(result["refused"][0][0], "not_decidable")]
-    assert result["right"] == 282
+    # "On which side is the cat?" of a cat in the middle band (no clear side), and "Are there any
+    # dishes near the cup?" whose ids name a bowl: the graph does not show the bowl is a dish (the
+    # verifier reads the ids the same way)
+    assert sorted((reason, detail.partition(": ")[2][:38]) for _, reason, detail in result["refused"]) == [
+        ("not_decidable", "no clear hposition: the box is in the "),
+        ("program_mismatch", "object 3100147 is a bowl, not a dish")]
+    assert result["right"] == 281
 
 
 def test_synthetic_programs_give_their_gold_answers(lex):
@@ -168,7 +172,12 @@ def test_real_gqa_programs_over_graphs_built_from_them(lex):
 
     qs = orjson.loads(REAL.read_bytes())
     result = execute_all(qs, graphs_from_programs.build(qs), lex)
-    assert result["right"] / len(qs) >= 0.98
+    assert result["right"] / len(qs) >= 0.94
+    # GQA's category words the lexicon does not put the object under ("Who wears a cap? coach":
+    # `relate: person,wearing,s` of a coach; "Where is the man? farm": a `place`) are refused, as
+    # the verifier refuses the same ids
+    mismatched = [detail for _, reason, detail in result["refused"] if reason == "program_mismatch"]
+    assert len(mismatched) <= 45 and all(", not a " in d for d in mismatched)
     # The three wrong answers are the builder's: its left/right edges between all pairs give a pair
     # the edge a gold "no" denies (docs/gqa-programs.md).
     assert len(result["wrong"]) <= 3

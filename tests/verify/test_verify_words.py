@@ -35,9 +35,10 @@ def test_the_engine_now_refuses_both_and_perturbs_what_it_can_read():
     assert [r.reason for r in one] == ["no_match"]  # "the boy wearing jeans" is not a simple Y
     two = engine.perturb_question("240000603", CASES["questions"]["240000603"], graphs["2400006"])
     by_template = {r.template: r for r in two}
-    # "the man": two men, whatever the program's id; the __object template replaces him and keeps
-    # "the car", which is unique, but finds no other object left of the car
-    assert by_template["is_the_x_rel_the_y__relation"].reason == "ambiguous"
+    # "the man": two men, whatever the program's id, so the original itself cannot be answered
+    # with certainty, and heads no contrast set
+    assert by_template["is_the_x_rel_the_y__relation"].reason == "original_presupposition"
+    assert by_template["is_the_x_rel_the_y__object"].reason == "original_presupposition"
     assert not any(r.perturbations for r in two)
     # a question about the same image whose every reference is unique is perturbed, and verifies
     plain = {"question": "Is the boy to the left of the woman?", "answer": "yes", "imageId": "9000001"}

@@ -24,6 +24,7 @@ from contrastgen.cli.view_cmds import build_site
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 MAGENTA = (255, 0, 255)
+BLUE = (0, 160, 255)
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +72,7 @@ def test_the_first_set_shows_its_image_boxes_and_evidence(site, browser, sample_
         marks: [...document.querySelectorAll('.q mark')].map(m => m.textContent),
         facts: document.querySelectorAll('.facts li').length,
         labels: [...document.querySelectorAll('svg text.label')].map(t => t.textContent),
+        original: document.querySelector('svg rect.box').classList.contains('original'),
         box: (() => { const r = document.querySelector('svg rect.box').getBoundingClientRect();
                       return [r.left, r.top, r.width, r.height]; })(),
     })""")
@@ -86,7 +88,8 @@ def test_the_first_set_shows_its_image_boxes_and_evidence(site, browser, sample_
     left, top, width, height = shown["box"]
     x, y = round(left), round(top + height / 2)
     near = [image.getpixel((x + dx, y)) for dx in (-1, 0, 1)]
-    assert any(sum(abs(a - b) for a, b in zip(px, MAGENTA, strict=True)) < 60 for px in near), near
+    colour = BLUE if shown["original"] else MAGENTA  # the original's object, or one the evidence names
+    assert any(sum(abs(a - b) for a, b in zip(px, colour, strict=True)) < 60 for px in near), near
     assert image.getpixel((round(left + width / 2), round(top + height / 2)))[1] > 60  # not filled
     assert browser.errors() == []
     target = os.environ.get("CONTRASTGEN_SCREENSHOT")
@@ -160,4 +163,66 @@ def test_without_an_image_the_scene_graph_is_drawn(sample_output, browser, tmp_p
     drawn = _ready(browser, session, "document.querySelectorAll('svg.drawing rect').length")
     assert drawn >= 1
     assert browser.evaluate(session, "document.querySelectorAll('svg.drawing rect.box:not(.other)').length") >= 1
+    assert browser.errors() == []
+
+
+def _most_labels(sample_output) -> int:
+    """The index of the set whose picture labels the most objects (the original's and the evidence's)."""
+    from contrastgen.viewer.bundle import ViewerInputs, view_set
+
+    graphs = orjson.loads(sample_output["scene_graphs"].read_bytes())
+    inputs = ViewerInputs(records=_records(sample_output), scene_graphs=graphs)
+    counts = [len(set(v["marked"]) | set(v["original_objects"])) for v in map(lambda r: view_set(r, inputs),
+                                                                              inputs.records)]
+    return max(range(len(counts)), key=lambda i: (counts[i], -i))
+
+
+def test_the_originals_object_is_boxed_and_no_two_labels_overlap(site, browser, sample_output):
+    index = _most_labels(sample_output)
+    session = browser.open_page(site.as_uri() + f"#i={index}")
+    browser.set_window(session, 1280, 900)
+    _ready(browser, session, f"document.getElementById('detail').dataset.index === '{index}' && "
+                             "document.querySelector('.figure[data-loaded] svg text.label')")
+    shown = browser.evaluate(session, """({
+        labels: [...document.querySelectorAll('svg text.label')].map(t => {
+            const r = t.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }),
+        original: [...document.querySelectorAll('svg rect.box.original')].map(r => r.dataset.object),
+        box: (() => { const e = document.querySelector('svg rect.box.original');
+                      if (!e) return null; const r = e.getBoundingClientRect();
+                      return [r.left, r.top, r.width, r.height]; })(),
+    })""")
+    assert len(shown["labels"]) >= 3
+    for i, a in enumerate(shown["labels"]):
+        for b in shown["labels"][i + 1:]:
+            overlap = min(a[2], b[2]) - max(a[0], b[0]) > 1 and min(a[3], b[3]) - max(a[1], b[1]) > 1
+            assert not overlap, (a, b)
+    from contrastgen.viewer.words import original_objects
+    assert shown["original"] and set(shown["original"]) <= set(original_objects(_records(sample_output)[index]))
+    png = browser.screenshot(session)
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    left, top, width, height = shown["box"]
+    near = [image.getpixel((round(left) + dx, round(top + height / 2))) for dx in (-1, 0, 1)]
+    assert any(sum(abs(a - b) for a, b in zip(px, BLUE, strict=True)) < 60 for px in near), near
+    assert browser.errors() == []
+
+
+def test_each_perturbation_shows_its_edited_program_with_the_changed_step_marked(site, browser, sample_output):
+    records = _records(sample_output)
+    index = next(i for i, r in enumerate(records) if r["template"] == "program")
+    session = browser.open_page(site.as_uri() + f"#i={index}")
+    _ready(browser, session, f"document.getElementById('detail').dataset.index === '{index}' && "
+                             "document.querySelector('.q .program')")
+    shown = browser.evaluate(session, """[...document.querySelectorAll('.q:not(.original) .program')].map(p => ({
+        steps: [...p.querySelectorAll('li')].map(li => li.textContent),
+        changed: [...p.querySelectorAll('li.changed')].map(li => li.textContent),
+        open: p.open }))""")
+    record = records[index]
+    assert len(shown) == len(record["perturbations"])
+    for block, p in zip(shown, record["perturbations"], strict=True):
+        assert len(block["steps"]) == len(p["semantic"])
+        assert block["changed"] and block["open"]
+        step = int(p["change"]["slot"].removeprefix("step")) if p["change"]["kind"] != "attribute" or \
+            p["change"]["slot"].startswith("step") else None
+        if step is not None and len(p["semantic"]) == len(record["semantic"]):
+            assert any(line.startswith(f"{step}. ") for line in block["changed"])
     assert browser.errors() == []

@@ -197,17 +197,37 @@ function svgEl(tag, attrs) {
   return e;
 }
 
-function boxes(svg, scene, marked, all) {
-  const objects = scene.objects;
-  const ids = all ? Object.keys(objects) : marked.filter(id => objects[id]);
+// Where labels go: above their box, moved down a line at a time past labels already placed, so
+// no two overlap (labels are 14px bold; a character is about 8.5px wide).
+const LABEL_H = 16, CHAR_W = 8.5;
+function placeLabel(placed, x, y, text, maxW) {
+  const w = text.length * CHAR_W + 4;
+  const left = Math.max(0, Math.min(x + 3, (maxW || Infinity) - w));
+  let top = Math.max(0, y - LABEL_H - 2);
+  const hits = t => placed.some(r => left < r.x + r.w && r.x < left + w && t < r.y + r.h && r.y < t + LABEL_H);
+  for (let n = 0; n < 200 && hits(top); n++) top += LABEL_H;
+  placed.push({ x: left, y: top, w, h: LABEL_H });
+  return { x: left, y: top + LABEL_H - 3 };
+}
+
+function boxes(svg, scene, set, all) {
+  const objects = scene.objects, marked = set.marked || [], original = set.original_objects || [];
+  const ids = all ? Object.keys(objects)
+    : [...new Set([...original, ...marked])].filter(id => objects[id]);
+  const placed = [];
+  const width = scene.w || 640;
+  // the original's objects first, so their labels take the places nearest their boxes
+  ids.sort((a, b) => (original.includes(b) - original.includes(a)));
   for (const id of ids) {
     const [name, x, y, w, h] = objects[id];
-    const on = marked.includes(id);
-    svg.appendChild(svgEl("rect", { x, y, width: w, height: h, class: on ? "box" : "box other",
-      "data-object": id }));
+    const isOriginal = original.includes(id), on = isOriginal || marked.includes(id);
+    svg.appendChild(svgEl("rect", { x, y, width: w, height: h,
+      class: isOriginal ? "box original" : on ? "box" : "box other", "data-object": id }));
     if (on) {
-      const label = svgEl("text", { x: x + 3, y: Math.max(14, y - 4), class: "label" });
-      label.textContent = `${name} (${id})`;
+      const text = `${name} (${id})` + (isOriginal ? " · original" : "");
+      const at = placeLabel(placed, x, y, text, width);
+      const label = svgEl("text", { x: at.x, y: at.y, class: isOriginal ? "label original" : "label" });
+      label.textContent = text;
       svg.appendChild(label);
     }
   }
@@ -223,7 +243,7 @@ function figure(set, scene) {
     const svg = svgEl("svg", { viewBox: `0 0 ${w} ${h}`, class: "drawing", preserveAspectRatio: "xMidYMid meet" });
     svg.style.position = "static";
     svg.style.height = "auto";
-    boxes(svg, scene, set.marked, true);
+    boxes(svg, scene, set, true);
     wrap.appendChild(svg);
     wrap.appendChild(el("p", "meta", "drawn from the scene graph's boxes (no image found)"));
   };
@@ -239,7 +259,7 @@ function figure(set, scene) {
   img.addEventListener("load", () => {
     const w = (scene && scene.w) || img.naturalWidth, h = (scene && scene.h) || img.naturalHeight;
     const svg = svgEl("svg", { viewBox: `0 0 ${w} ${h}`, preserveAspectRatio: "none" });
-    if (scene) boxes(svg, scene, set.marked, false);
+    if (scene) boxes(svg, scene, set, false);
     wrap.appendChild(svg);
     wrap.dataset.loaded = "1";
   });
@@ -275,6 +295,17 @@ function questionBlock(cls, text, span, answer, meta) {
   return box;
 }
 
+// A program, one step a line; the steps an edit changed are marked.
+function program(lines, changed) {
+  const box = el("details", "program");
+  box.open = changed.length > 0;
+  box.appendChild(el("summary", "meta", changed.length ? `edited program (step ${changed.join(", ")})` : "program"));
+  const list = el("ol", "steps");
+  lines.forEach((line, i) => list.appendChild(el("li", changed.includes(i) ? "changed" : "", line)));
+  box.appendChild(list);
+  return box;
+}
+
 function renderSet(set, page, index) {
   const detail = document.getElementById("detail");
   const frag = document.createDocumentFragment();
@@ -283,6 +314,7 @@ function renderSet(set, page, index) {
     `original ${set.id} · image ${set.image_id} · ${set.template}${set.type ? " · " + set.type : ""}` +
     (set.disagreed ? " · the crowd disagreed" : ""));
   orig.appendChild(models(set.models));
+  if (set.program && set.program.length) orig.appendChild(program(set.program, []));
   frag.appendChild(orig);
   for (const p of set.perturbations) {
     const c = p.change || {};
@@ -291,6 +323,7 @@ function renderSet(set, page, index) {
     const facts = el("ul", "facts");
     for (const f of p.facts) facts.appendChild(el("li", "", f));
     block.appendChild(facts);
+    if (p.program && p.program.length) block.appendChild(program(p.program, p.program_changed || []));
     block.appendChild(models(p.models));
     frag.appendChild(block);
   }
