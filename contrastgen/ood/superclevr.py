@@ -128,11 +128,12 @@ def read_questions(paths: list[PathLike], scenes: Mapping[str, Any] | None = Non
                 raise InputError("a question needs 'question' and 'image'", path=str(path), record=f"question {i}")
             if len(paths) > 1:
                 q = {**q, "question_index": f"{Path(path).stem}/{q.get('question_index', i)}"}
-            qid = str(q.get("question_index", i))
-            if qid in first_place:
-                raise InputError(duplicate_id("question", qid, first_place[qid], f"question {i} of {path}"),
+            index = q.get("question_index", i)
+            place = f"question {i}" if len(paths) == 1 else f"question {i} of {path}"
+            if str(index) in first_place:
+                raise InputError(duplicate_id("question", index, first_place[str(index)], place),
                                  path=str(path), record=f"question {i}")
-            first_place[qid] = f"question {i} of {path}"
+            first_place[str(index)] = place
             image = Path(str(q.get("image") or q.get("image_filename"))).stem
             if scenes is not None and image not in scenes:
                 raise InputError(f"the question's scene {image!r} is not among the scenes of {scenes_path}",

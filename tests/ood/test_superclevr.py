@@ -171,7 +171,7 @@ def test_a_question_file_given_twice_is_refused(tmp_path):
     from contrastgen.resources import clevr_sample_dir
 
     f = sorted((clevr_sample_dir() / "questions").glob("*.json"))[0]
-    with pytest.raises(InputError, match="appears twice"):
+    with pytest.raises(InputError, match="is given twice"):
         read_questions([f, f])
 
 
