@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import time
+import uuid
 from urllib.parse import urlparse
 
 import httpx
@@ -95,19 +96,21 @@ def test_a_stalled_body_is_answered_408_and_the_server_goes_on(impatient_server,
 def test_a_client_that_leaves_is_logged_499_without_a_traceback(impatient_server):
     url = urlparse(impatient_server.url)
     before = len(impatient_server.log_lines())
-    for _ in range(3):
+    ids = [f"leaves-{uuid.uuid4().hex}" for _ in range(3)]
+    for request_id in ids:  # by id: a line of another test's request may still be landing in the log
         with socket.create_connection((url.hostname, url.port)) as s:
             s.sendall((f"POST /v1/verify HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/json\r\n"
-                       "Content-Length: 5000\r\n\r\n{\"records\": [").encode())
+                       f"X-Request-ID: {request_id}\r\nContent-Length: 5000\r\n\r\n{{\"records\": [").encode())
+
+    def ours() -> list[dict]:
+        return [line for line in impatient_server.log_lines()[before:]
+                if line.get("event") == "request" and line.get("request_id") in ids]
+
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        lines = impatient_server.log_lines()[before:]
-        if sum(line.get("event") == "request" for line in lines) >= 3:
-            break
+    while time.monotonic() < deadline and len(ours()) < 3:
         time.sleep(0.1)
+    assert sorted((r["request_id"], r["status"]) for r in ours()) == sorted((i, 499) for i in ids)
     lines = impatient_server.log_lines()[before:]
-    requests = [line for line in lines if line.get("event") == "request"]
-    assert [r["status"] for r in requests] == [499, 499, 499]
     assert not any("exc" in line or line.get("level") == "error" for line in lines), lines
 
 
