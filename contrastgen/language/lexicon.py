@@ -186,6 +186,16 @@ class Lexicon:
                 if k != e.canonical:
                     hyponyms[k].add(e.canonical)
         self._hyponyms = {k: frozenset(v) for k, v in hyponyms.items()}
+        # every kind a noun written so may be a kind of, over all the entries it may be ("glasses":
+        # spectacles, a device, and drinking glasses, containers)
+        broader: dict[str, set[str]] = defaultdict(set)
+        readings: dict[str, set[str]] = defaultdict(set)
+        for e in self._entries.values():
+            for form in (e.name, e.plural):
+                broader[form].update(e.kinds)
+                readings[form].add(e.canonical)
+        self._broader = {k: frozenset(v) for k, v in broader.items()}
+        self._readings = {k: frozenset(v) for k, v in readings.items()}
 
         listed = {self.canonical(w) for w in read_word_list(d / UNANNOTATED_FILE)}
         self._unannotated = frozenset(listed.union(*(self._hyponyms.get(g, frozenset()) for g in listed)))
@@ -416,6 +426,19 @@ class Lexicon:
         """Canonical vocabulary names that `word` is a kind of (its hypernyms in the vocabulary)."""
         e = self._entry(word)
         return e.kinds if e is not None else ()
+
+    def broader(self, word: str) -> frozenset[str]:
+        """Canonical names of the kinds any noun written as `word` is a kind of, whichever entry
+        the word is ("glasses" is a device as spectacles and a container as drinking glasses):
+        an object listed under one of them may be what the word names."""
+        w = normalize(word)
+        return self._broader.get(w, frozenset()) | frozenset(self.kinds(w))
+
+    def readings(self, word: str) -> frozenset[str]:
+        """Canonical names of every noun written as `word` ("glasses": spectacles, and the plural
+        of glass): what an object listed under that name may be."""
+        w = normalize(word)
+        return self._readings.get(w, frozenset()) | {self.canonical(w)}
 
     def synonyms(self, word: str) -> frozenset[str]:
         """Singular vocabulary names with the same meaning as `word` (itself included when known)."""

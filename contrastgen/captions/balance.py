@@ -1,0 +1,108 @@
+"""Which candidate pair each image gives for each kind: the one that keeps the text from telling
+the positive from the negative.
+
+Two blind models are what the pairs are balanced against (`evaluation.caption_baselines`
+measures both): the corpus n-gram plausibility scorer (`plausibility`), which picks the caption
+its counts find more plausible, and a bag-of-n-grams classifier trained on the pairs, which
+learns every word or word pair that occurs more often on one side. So the choice, made image by
+image in a fixed order, keeps two running tallies per kind and takes the candidate that moves
+them least:
+- words: for each word and pair of adjacent words, how many more times the chosen positives said
+  it than the chosen negatives. A candidate's cost is how much it would widen those gaps (the
+  words both captions share cancel out);
+- plausibility: how many more chosen pairs the scorer gets right than wrong. A candidate whose
+  scorer verdict would widen that gap costs `PLAUSIBILITY_WEIGHT`.
+Ties go to the pair whose two captions are closest in plausibility, then to the seeded order.
+
+Without balancing (`balanced=False`) each image's pair is drawn uniformly from its candidates:
+the same candidates, so the two modes differ only in the choice.
+
+The tallies are kept per shard of images (`generate.SHARD_IMAGES`), which keeps the choice the
+same whatever the number of workers; shards are balanced each on its own, so the whole is too.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from contrastgen.captions.candidates import Candidate
+
+PLAUSIBILITY_WEIGHT = 2.0
+TOLERANCE = 2
+
+
+@dataclass(frozen=True)
+class Scored:
+    candidate: Candidate
+    positive_text: str
+    negative_text: str
+    positive_plausibility: float
+    negative_plausibility: float
+
+    @property
+    def scorer_verdict(self) -> int:
+        """+1 if the plausibility scorer picks the positive, -1 the negative, 0 a tie."""
+        d = self.positive_plausibility - self.negative_plausibility
+        return (d > 0) - (d < 0)
+
+
+def ngrams(text: str) -> frozenset[str | tuple[str, str]]:
+    """The words of a caption and its pairs of adjacent words, as a text-only classifier sees them
+    (each once: a caption rarely says a word twice, and the tally only needs which it says)."""
+    words = text.split()
+    return frozenset(words).union(zip(words, words[1:], strict=False))
+
+
+def difference(positive: str, negative: str) -> list[tuple[str | tuple[str, str], int]]:
+    """The n-grams one caption of a pair says and the other does not: +1 for the positive's, -1
+    for the negative's (the ones both say cancel out of every tally)."""
+    p, n = ngrams(positive), ngrams(negative)
+    return [(g, 1) for g in p - n] + [(g, -1) for g in n - p]
+
+
+@dataclass
+class _Tally:
+    words: dict[str | tuple[str, str], int] = field(default_factory=dict)  # positive minus negative counts
+    plausibility: int = 0  # pairs the scorer gets right minus pairs it gets wrong
+
+
+class Balancer:
+    def __init__(self, *, balanced: bool, per_image: int):
+        self.balanced, self.per_image = balanced, per_image
+        self._tallies: dict[str, _Tally] = {}
+
+    def choose(self, kind: str, scored: Sequence[Scored], rng: random.Random) -> list[Scored]:
+        """Up to `per_image` pairs of `kind` for one image, each with another positive."""
+        pool = list(scored)
+        rng.shuffle(pool)
+        chosen: list[Scored] = []
+        tally = self._tallies.setdefault(kind, _Tally())
+        while pool and len(chosen) < self.per_image:
+            pick = self._best(tally, pool) if self.balanced else pool[0]
+            chosen.append(pick)
+            self._record(tally, pick)
+            pool = [s for s in pool if s.candidate.positive != pick.candidate.positive]
+        return chosen
+
+    @staticmethod
+    def _best(tally: _Tally, pool: list[Scored]) -> Scored:
+        words = tally.words
+
+        def cost(s: Scored) -> tuple[float, float]:
+            moved = 0
+            for g, d in difference(s.positive_text, s.negative_text):
+                now = words.get(g, 0)
+                moved += max(0, abs(now + d) - TOLERANCE) - max(0, abs(now) - TOLERANCE)
+            plausibility = abs(tally.plausibility + s.scorer_verdict) - abs(tally.plausibility)
+            return moved + PLAUSIBILITY_WEIGHT * plausibility, abs(s.positive_plausibility - s.negative_plausibility)
+
+        return min(pool, key=cost)
+
+    @staticmethod
+    def _record(tally: _Tally, s: Scored) -> None:
+        words = tally.words
+        for g, d in difference(s.positive_text, s.negative_text):
+            words[g] = words.get(g, 0) + d
+        tally.plausibility += s.scorer_verdict

@@ -1,0 +1,377 @@
+"""The candidate pairs of one image: a true caption and a negative of one kind, with its proof.
+
+The kinds are SugarCrepe's seven and ARO's two swaps:
+
+| kind | positive | negative | why it is false |
+|---|---|---|---|
+| replace_obj | "a black dog (to the left of a car)" | "a black cat ..." | no object may be a cat |
+| replace_att | "a black dog ..." | "a white dog ..." | every object that may be a dog lacks white |
+| replace_rel | "a dog to the left of a car" | "a dog to the right of a car" | no pair stands so |
+| swap_obj | "a dog to the left of a car" | "a car to the left of a dog" | no pair stands so |
+| swap_att | "a white plate and a brown table" | "a brown plate and a white table" | no brown plate (or no white table) |
+| add_obj | "a black dog" | "a black dog and a cat" | no object may be a cat |
+| add_att | "a dog to the left of a car" | "a dog to the left of a red car" | no car is red (or no pair) |
+| aro_relation | "the dog is to the left of the car" | "the car is to the left of the dog" | the one car is not so |
+| aro_attribute | "the white plate and the brown table" | "the brown plate and the white table" | the one plate is not brown |
+
+Why each kind draws its positives from the words its negatives may use: a text-only classifier
+learns any word that occurs on one side only. So the slot a kind changes holds, in the positive,
+a word of the same class the negative may put there: a replaced noun is one whose absence the
+graph could show, a replaced attribute a basic colour or one side of an opposite pair, a
+replaced relation one with an opposite; substitute nouns are drawn by their frequency in the
+corpus, as positives' nouns are. Which candidate becomes the image's pair is `balance`'s choice.
+
+A swap is tried only over a relation that cannot hold both ways, and is kept only where the graph
+shows the swapped relation does not hold (so "near" is never swapped, and neither is a pair the
+graph relates both ways).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from contrastgen.captions.caption import Caption, Phrase
+from contrastgen.captions.domain import Domain
+from contrastgen.captions.proofs import Proof, prove_false, prove_true
+from contrastgen.captions.world import Thing, World
+
+KINDS = ("replace_obj", "replace_att", "replace_rel", "swap_obj", "swap_att", "add_obj", "add_att",
+         "aro_relation", "aro_attribute")
+CHANGE_OF = {"replace_obj": "object", "replace_att": "attribute", "replace_rel": "relation",
+             "swap_obj": "object", "swap_att": "attribute", "add_obj": "object", "add_att": "attribute",
+             "aro_relation": "relation", "aro_attribute": "attribute"}
+TRIES = 8  # positives tried per kind and image
+ALTERNATIVES = 4  # negatives tried per positive
+
+
+@dataclass(frozen=True)
+class Candidate:
+    kind: str
+    positive: Caption
+    witnesses: tuple[str, ...]  # the object each phrase of the positive was written from
+    negative: Caption
+    change: dict[str, Any]
+    proof: Proof
+    positive_facts: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class NounPool:
+    """Nouns a negative may add or put in a noun's place, drawn by their frequency in the corpus."""
+
+    nouns: tuple[str, ...]
+    cum_weights: tuple[float, ...]
+
+    def draw(self, rng: random.Random, k: int) -> list[str]:
+        if not self.nouns:
+            return []
+        return list(dict.fromkeys(rng.choices(self.nouns, cum_weights=self.cum_weights, k=k)))
+
+
+class ImageCandidates:
+    """Every kind's candidate pairs for one image, drawn with the image's seeded generator (asked
+    for the kinds in one fixed order, so the same image and seed give the same candidates)."""
+
+    def __init__(self, world: World, domain: Domain, pool: NounPool, rng: random.Random):
+        self.world, self.domain, self.pool, self.rng = world, domain, pool, rng
+        self.things = {t.id: t for t in world.things}
+        self._true: dict[tuple[Caption, tuple[str, ...]], tuple[dict[str, Any], ...] | None] = {}
+        self._said: dict[tuple[str, bool], list[str]] = {}
+        self._edge_lists: dict[str, list[tuple[str, str, str]]] = {}
+        self._between: dict[tuple[str, str], list[str]] | None = None
+
+    def of_kind(self, kind: str, limit: int) -> list[Candidate]:
+        rng = self.rng
+        make: Callable[[random.Random], Iterator[Candidate]] = getattr(self, "_" + kind)
+        out: list[Candidate] = []
+        seen: set[tuple[Caption, Caption]] = set()
+        for cand in make(rng):
+            key = (cand.positive, cand.negative)
+            if key not in seen:
+                seen.add(key)
+                out.append(cand)
+                if len(out) >= limit:
+                    break
+        return out
+
+    # -- positives ---------------------------------------------------------------------------
+
+    def _contradicted(self, s: str, r: str, o: str) -> bool:
+        """Does the graph also say the edge does not hold (its opposite, or its converse for a
+        relation that cannot hold both ways)? Then it is no positive."""
+        w, d = self.world, self.domain
+        opposite = d.lex.opposite_relation(r) if d.name == "gqa" else None
+        return (opposite is not None and w.holds(s, opposite, o)) or (d.antisymmetric(r) and w.holds(o, r, s))
+
+    def _attributes(self, thing: Thing, *, provable: bool = False) -> list[str]:
+        """The attributes a caption may say of the thing (the world leaves out what the graph
+        contradicts); with `provable`, only those a negative could say in its place."""
+        key = (thing.id, provable)
+        found = self._said.get(key)
+        if found is None:
+            found = self._said[key] = [a for a in thing.attributes if (not provable or self.domain.provable(a))
+                                       and not self.world.compound(a, thing.noun)]
+        return found
+
+    def _phrase(self, thing: Thing, rng: random.Random, *, attribute: str | None = None,
+                chance: float = 0.5) -> Phrase:
+        """The thing's noun, with `attribute`, or with one of its attributes at random half the time."""
+        if attribute is None:
+            options = self._attributes(thing)
+            attribute = rng.choice(options) if options and rng.random() < chance else ""
+        return Phrase(thing.noun, attribute)
+
+    def _decidable(self, noun: str) -> bool:
+        return self.world.may_be(noun) is not None
+
+    def _edges_of(self, relations: str) -> list[tuple[str, str, str]]:
+        """The graph's edges of a class of relations: `any`, `replaceable` (those replace_rel
+        says), `antisymmetric` (those a swap may be proven false of); listed once per image."""
+        found = self._edge_lists.get(relations)
+        if found is None:
+            d = self.domain
+            keep: Callable[[str], bool] = {
+                "any": lambda r: True, "replaceable": set(d.replace_relations).__contains__,
+                "antisymmetric": d.antisymmetric}[relations]
+            found = self._edge_lists[relations] = [e for e in self.world.edges if keep(e[1])]
+        return found
+
+    def _edges(self, rng: random.Random, relations: str) -> list[tuple[str, str, str]]:
+        """Up to TRIES edges of the relations asked for, at random, none the graph contradicts."""
+        edges = self._edges_of(relations)
+        picked = rng.sample(edges, min(TRIES, len(edges)))
+        return [e for e in picked if not self._contradicted(*e)]
+
+    def _relation_positive(self, rng: random.Random, relations: str,
+                           chance: float = 0.5) -> Iterator[tuple[Caption, tuple[str, str]]]:
+        for s, r, o in self._edges(rng, relations):
+            phrases = (self._phrase(self.things[s], rng, chance=chance), self._phrase(self.things[o], rng, chance=chance))
+            yield Caption("relation", phrases, r), (s, o)
+
+    def _pair_positive(self, rng: random.Random, chance: float = 0.5) -> Iterator[tuple[Caption, tuple[str, str]]]:
+        things = list(self.things.values())
+        for _ in range(TRIES):
+            if len(things) < 2:
+                return
+            a, b = rng.sample(things, 2)
+            if not self._distinct(a, b):
+                continue
+            yield Caption("pair", (self._phrase(a, rng, chance=chance), self._phrase(b, rng, chance=chance))), (a.id, b.id)
+
+    def _distinct(self, a: Thing, b: Thing) -> bool:
+        """Two things a pair may name together: of different kinds, neither noun able to denote
+        the other's object."""
+        if a.kind == b.kind:
+            return False
+        for x, y in ((a, b), (b, a)):
+            members = self.world.may_be(x.noun)
+            if members is None or y.id in members:
+                return False
+        return True
+
+    def _object_positive(self, rng: random.Random, chance: float = 1.0) -> Iterator[tuple[Caption, tuple[str]]]:
+        things = list(self.things.values())
+        for t in rng.sample(things, min(TRIES, len(things))):
+            yield Caption("object", (self._phrase(t, rng, chance=chance),)), (t.id,)
+
+    def _mixed_positive(self, rng: random.Random) -> Iterator[tuple[Caption, tuple[str, ...]]]:
+        """Positives of every indefinite shape, interleaved."""
+        sources: list[Iterator[tuple[Caption, tuple[str, ...]]]] = [
+            self._object_positive(rng), self._relation_positive(rng, "any"), self._pair_positive(rng)]
+        while sources:
+            for source in list(sources):
+                item = next(source, None)
+                if item is None:
+                    sources.remove(source)
+                else:
+                    yield item
+
+    # -- candidates --------------------------------------------------------------------------
+
+    def _candidate(self, kind: str, positive: Caption, witnesses: tuple[str, ...], negative: Caption,
+                   change: dict[str, Any]) -> Candidate | None:
+        if any(p.attribute and self.world.compound(p.attribute, p.noun) for p in negative.phrases):
+            return None  # "a glass window" reads as one noun
+        key = (positive, witnesses)
+        if key not in self._true:
+            found = prove_true(positive, self.world, witnesses)
+            self._true[key] = None if found is None else tuple(found)
+        facts = self._true[key]
+        if facts is None:
+            return None
+        proof = prove_false(negative, self.world)
+        if proof is None:
+            return None
+        return Candidate(kind, positive, witnesses, negative, {"kind": CHANGE_OF[kind], **change}, proof, facts)
+
+    def _replace_obj(self, rng: random.Random) -> Iterator[Candidate]:
+        for positive, witnesses in self._mixed_positive(rng):
+            i = rng.randrange(len(positive.phrases))
+            phrase = positive.phrases[i]
+            if not self._decidable(phrase.noun):
+                continue
+            for noun in self.pool.draw(rng, ALTERNATIVES * 2)[:ALTERNATIVES]:
+                if noun == phrase.noun or self.world.may_be(noun) != () or (
+                        phrase.attribute and not self.domain.allows(noun, phrase.attribute)):
+                    continue
+                other = positive.phrases[1 - i].noun if len(positive.phrases) == 2 else None
+                if other is not None and self.domain.kind_of(other) == self.domain.kind_of(noun):
+                    continue
+                cand = self._candidate("replace_obj", positive, witnesses, positive.with_phrase(i, phrase.with_noun(noun)),
+                                       {"phrase": i, "from": phrase.noun, "to": noun})
+                if cand is not None:
+                    yield cand
+
+    def _attribute_positives(self, rng: random.Random) -> Iterator[tuple[Caption, tuple[str, ...], int]]:
+        """Positives whose phrase `i` says a provable attribute of a noun whose objects are known."""
+        for positive, witnesses in self._mixed_positive(rng):
+            i = rng.randrange(len(positive.phrases))
+            thing = self.things[witnesses[i]]
+            options = self._attributes(thing, provable=True)
+            if not options or not self._decidable(thing.noun):
+                continue
+            phrase = positive.phrases[i].with_attribute(rng.choice(options))
+            yield positive.with_phrase(i, phrase), witnesses, i
+
+    def _replace_att(self, rng: random.Random) -> Iterator[Candidate]:
+        for positive, witnesses, i in self._attribute_positives(rng):
+            phrase = positive.phrases[i]
+            options = [a for a in self.domain.alternatives(phrase.attribute) if self.domain.allows(phrase.noun, a)]
+            for attribute in rng.sample(options, min(ALTERNATIVES, len(options))):
+                cand = self._candidate("replace_att", positive, witnesses,
+                                       positive.with_phrase(i, phrase.with_attribute(attribute)),
+                                       {"phrase": i, "from": phrase.attribute, "to": attribute})
+                if cand is not None:
+                    yield cand
+
+    def _replace_rel(self, rng: random.Random) -> Iterator[Candidate]:
+        allowed = set(self.domain.replace_relations)
+        for positive, witnesses in self._relation_positive(rng, "replaceable"):
+            options = sorted(self._decided_between(*witnesses) & allowed - {positive.relation})
+            for relation in rng.sample(options, min(ALTERNATIVES, len(options))):
+                negative = Caption("relation", positive.phrases, relation)
+                cand = self._candidate("replace_rel", positive, witnesses, negative,
+                                       {"from": positive.relation, "to": relation})
+                if cand is not None:
+                    yield cand
+
+    def _decided_between(self, s: str, o: str) -> set[str]:
+        """The relations the graph shows do not hold from `s` to `o` (the opposites of its edges
+        from s to o, and the antisymmetric relations of its edges from o to s): the only ones a
+        replacement could be proven false with."""
+        if self._between is None:
+            self._between = {}
+            for a, r, b in self._edges_of("any"):
+                self._between.setdefault((a, b), []).append(r)
+        out = {self.domain.opposite(r) for r in self._between.get((s, o), ())} - {None}
+        out |= {r for r in self._between.get((o, s), ()) if self.domain.antisymmetric(r)}
+        return out  # type: ignore[return-value]
+
+    def _swap_obj(self, rng: random.Random) -> Iterator[Candidate]:
+        for positive, witnesses in self._relation_positive(rng, "antisymmetric"):
+            a, b = positive.phrases
+            if self.domain.kind_of(a.noun) == self.domain.kind_of(b.noun):
+                continue  # "a man near a man": the swap says the same
+            cand = self._candidate("swap_obj", positive, witnesses, positive.swapped(),
+                                   {"from": [a.noun, b.noun], "to": [b.noun, a.noun]})
+            if cand is not None:
+                yield cand
+
+    def _two_attributes(self, positive: Caption, witnesses: tuple[str, ...], rng: random.Random) -> Caption | None:
+        """The positive with an attribute on both phrases, two different ones, or None."""
+        phrases = []
+        for phrase, oid in zip(positive.phrases, witnesses, strict=True):
+            options = self._attributes(self.things[oid])
+            if not options:
+                return None
+            phrases.append(phrase.with_attribute(rng.choice(options)))
+        if phrases[0].attribute == phrases[1].attribute:
+            return None
+        return Caption(positive.shape, tuple(phrases), positive.relation)
+
+    def _swap_att(self, rng: random.Random) -> Iterator[Candidate]:
+        sources = [self._pair_positive(rng), self._relation_positive(rng, "any")]
+        for source in sources:
+            for positive, witnesses in source:
+                positive = self._two_attributes(positive, witnesses, rng)
+                if positive is None:
+                    continue
+                a, b = positive.phrases
+                if not all(self.domain.allows(p.noun, q.attribute) for p, q in ((a, b), (b, a))):
+                    continue
+                cand = self._candidate("swap_att", positive, witnesses, positive.attributes_swapped(),
+                                       {"from": [a.attribute, b.attribute], "to": [b.attribute, a.attribute]})
+                if cand is not None:
+                    yield cand
+
+    def _add_obj(self, rng: random.Random) -> Iterator[Candidate]:
+        for positive, witnesses in self._object_positive(rng, chance=0.5):
+            present = positive.phrases[0]
+            for noun in self.pool.draw(rng, ALTERNATIVES * 2)[:ALTERNATIVES]:
+                if self.world.may_be(noun) != () or self.domain.kind_of(noun) == self.domain.kind_of(present.noun):
+                    continue
+                negative = Caption("pair", (present, Phrase(noun)))
+                cand = self._candidate("add_obj", positive, witnesses, negative, {"phrase": 1, "to": noun})
+                if cand is not None:
+                    yield cand
+
+    def _add_att(self, rng: random.Random) -> Iterator[Candidate]:
+        sources = [self._relation_positive(rng, "any", chance=0.3), self._pair_positive(rng, chance=0.3)]
+        for source in sources:
+            for positive, witnesses in source:
+                bare = [i for i, p in enumerate(positive.phrases) if not p.attribute and self._decidable(p.noun)]
+                if not bare:
+                    continue
+                i = rng.choice(bare)
+                phrase = positive.phrases[i]
+                options = [a for a in self._added_options(witnesses[i]) if self.domain.allows(phrase.noun, a)]
+                for attribute in rng.sample(options, min(ALTERNATIVES, len(options))):
+                    cand = self._candidate("add_att", positive, witnesses,
+                                           positive.with_phrase(i, phrase.with_attribute(attribute)),
+                                           {"phrase": i, "to": attribute})
+                    if cand is not None:
+                        yield cand
+
+    def _added_options(self, oid: str) -> list[str]:
+        """Attributes a negative may add to a phrase: the alternatives of the provable attributes
+        its object has (so a colour where it has one colour, an opposite where it has one side)."""
+        out: dict[str, None] = {}
+        for a in self._attributes(self.things[oid], provable=True):
+            out.update(dict.fromkeys(self.domain.alternatives(a)))
+        return list(out)
+
+    def _unique(self, thing: Thing) -> bool:
+        return self.world.may_be(thing.noun) == (thing.id,)
+
+    def _aro_relation(self, rng: random.Random) -> Iterator[Candidate]:
+        unique = {t.id for t in self.things.values() if self._unique(t)}
+        edges = [e for e in self._edges_of("antisymmetric") if e[0] in unique and e[2] in unique]
+        for s, r, o in rng.sample(edges, min(TRIES, len(edges))):
+            if self._contradicted(s, r, o):
+                continue
+            a, b = self.things[s], self.things[o]
+            positive = Caption("relation", (Phrase(a.noun, definite=True), Phrase(b.noun, definite=True)), r)
+            cand = self._candidate("aro_relation", positive, (s, o), positive.swapped(),
+                                   {"from": [a.noun, b.noun], "to": [b.noun, a.noun]})
+            if cand is not None:
+                yield cand
+
+    def _aro_attribute(self, rng: random.Random) -> Iterator[Candidate]:
+        unique = [t for t in self.things.values() if self._unique(t) and self._attributes(t)]
+        for _ in range(TRIES):
+            if len(unique) < 2:
+                return
+            a, b = rng.sample(unique, 2)
+            if not self._distinct(a, b):
+                continue
+            pa, pb = rng.choice(self._attributes(a)), rng.choice(self._attributes(b))
+            if pa == pb or not (self.domain.allows(a.noun, pb) and self.domain.allows(b.noun, pa)):
+                continue
+            positive = Caption("pair", (Phrase(a.noun, pa, definite=True), Phrase(b.noun, pb, definite=True)))
+            cand = self._candidate("aro_attribute", positive, (a.id, b.id), positive.attributes_swapped(),
+                                   {"from": [pa, pb], "to": [pb, pa]})
+            if cand is not None:
+                yield cand

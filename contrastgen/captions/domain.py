@@ -1,0 +1,165 @@
+"""What a caption's words mean for each family of scene graphs: GQA's (open, named by the lexicon)
+and CLEVR's (closed, named by the CLEVR vocabulary).
+
+Why one object per family: the generator asks the same few questions of any graph (the world of
+one image, the kind a noun names, whether an attribute may be said of a noun, which relations a
+negative may put in a relation's place) and must not learn which family it reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from contrastgen.captions.vocabulary import CaptionVocabulary, load_vocabulary
+from contrastgen.captions.world import ClevrWorld, GqaWorld, World
+from contrastgen.datasets.clevr_vocab import RELATION_NAMES, Vocabulary
+from contrastgen.datasets.clevr_vocab import load_vocabulary as load_clevr_vocabulary
+from contrastgen.language.lexicon import Lexicon
+from contrastgen.language.noun_classes import AttributeKinds, attribute_kinds
+
+# CLEVR's relations are each the other's opposite, as its scenes compute them (left/right from
+# the camera's left direction, front/behind from its front one)
+_CLEVR_OPPOSITES = {"to the left of": "to the right of", "to the right of": "to the left of",
+                    "in front of": "behind", "behind": "in front of"}
+
+
+class Domain(Protocol):
+    name: str
+    lex: Lexicon
+    vocab: CaptionVocabulary
+    replace_relations: tuple[str, ...]  # the relations replace_rel says, in the positive and the negative
+
+    def world(self, image_id: str, graph: Mapping[str, Any]) -> World: ...
+
+    def kind_of(self, noun: str) -> str: ...
+
+    def graph_kind(self, name: str) -> str: ...
+
+    def may_kinds(self, noun: str) -> frozenset[str]: ...
+
+    def noun_of(self, kind: str) -> str: ...
+
+    def allows(self, noun: str, attribute: str) -> bool: ...
+
+    def antisymmetric(self, relation: str) -> bool: ...
+
+    def opposite(self, relation: str) -> str | None: ...
+
+    def alternatives(self, attribute: str) -> tuple[str, ...]: ...
+
+    def provable(self, attribute: str) -> bool: ...
+
+
+@dataclass
+class GqaDomain:
+    lex: Lexicon
+    vocab: CaptionVocabulary
+    kinds: AttributeKinds
+    name: str = "gqa"
+    _antisymmetric: dict[str, bool] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def load(cls) -> GqaDomain:
+        return cls(Lexicon.load(), load_vocabulary(), attribute_kinds())
+
+    @property
+    def replace_relations(self) -> tuple[str, ...]:
+        return tuple(sorted(r for r in self.lex.relations if self.lex.opposite_relation(r)))
+
+    def world(self, image_id: str, graph: Mapping[str, Any]) -> World:
+        return GqaWorld(graph, self.lex, self.vocab, self.may_kinds)
+
+    def kind_of(self, noun: str) -> str:
+        """The kind a caption's noun names (what the plausibility counts are kept under)."""
+        return self.lex.canonical(noun)
+
+    def graph_kind(self, name: str) -> str:
+        """The kind of an object the graph names so."""
+        return self.lex.canonical(name)
+
+    def may_kinds(self, noun: str) -> frozenset[str]:
+        """The kinds of object the noun may denote (`world.GqaWorld.may_be` lists their objects)."""
+        return self.lex.may_denote(noun) | self.lex.broader(noun) | {self.lex.canonical(noun)}
+
+    def noun_of(self, kind: str) -> str:
+        return kind
+
+    def allows(self, noun: str, attribute: str) -> bool:
+        """May the attribute be said of the noun (rules/attribute_kinds.tsv: "brunette" of hair and
+        people, not of shoes)? A negative that says what no one says of such a thing would be
+        told by its words alone."""
+        return self.kinds.allows(self.lex.category(noun), self.vocab.attribute_type(attribute), attribute)
+
+    def antisymmetric(self, relation: str) -> bool:
+        found = self._antisymmetric.get(relation)
+        if found is None:
+            found = self._antisymmetric[relation] = (self.lex.opposite_relation(relation) is not None
+                                                     or relation in self.vocab.asymmetric)
+        return found
+
+    def opposite(self, relation: str) -> str | None:
+        return self.lex.opposite_relation(relation)
+
+    def alternatives(self, attribute: str) -> tuple[str, ...]:
+        """What a negative may say in the attribute's place: the other basic colours, or its opposites."""
+        return self.vocab.same_class(attribute)
+
+    def provable(self, attribute: str) -> bool:
+        return self.vocab.provable(attribute)
+
+
+@dataclass
+class ClevrDomain:
+    lex: Lexicon
+    vocab: CaptionVocabulary
+    clevr: Vocabulary
+    name: str = "clevr"
+    replace_relations: tuple[str, ...] = tuple(sorted(RELATION_NAMES.values()))
+
+    @classmethod
+    def load(cls) -> ClevrDomain:
+        return cls(Lexicon.load(), load_vocabulary(), load_clevr_vocabulary())
+
+    def world(self, image_id: str, graph: Mapping[str, Any]) -> World:
+        return ClevrWorld(graph, self.clevr)
+
+    def kind_of(self, noun: str) -> str:
+        return self.clevr.words["Shape"].get(noun, noun)
+
+    def graph_kind(self, name: str) -> str:
+        return name
+
+    def may_kinds(self, noun: str) -> frozenset[str]:
+        value = self.kind_of(noun)
+        return frozenset(s for s, c in self.clevr.shape_category.items() if value in (s, c)) | {value}
+
+    def noun_of(self, kind: str) -> str:
+        return self.clevr.shape_names.get(kind, kind)
+
+    def allows(self, noun: str, attribute: str) -> bool:
+        return attribute in self.clevr.type_of_value
+
+    def antisymmetric(self, relation: str) -> bool:
+        return relation in self.replace_relations
+
+    def opposite(self, relation: str) -> str | None:
+        return _CLEVR_OPPOSITES.get(relation)
+
+    def alternatives(self, attribute: str) -> tuple[str, ...]:
+        """The other values of the attribute's type (CLEVR's colours, sizes or materials)."""
+        kind = self.clevr.type_of_value.get(attribute)
+        return tuple(v for v in self.clevr.values.get(kind, ()) if v != attribute) if kind else ()
+
+    def provable(self, attribute: str) -> bool:
+        return attribute in self.clevr.type_of_value
+
+
+def domain_of(graph: Mapping[str, Any]) -> str:
+    """"clevr" for a scene read from CLEVR's files (the reader marks it), else "gqa"."""
+    return "clevr" if graph.get("dataset") == "clevr" else "gqa"
+
+
+def load_domain(name: str) -> Domain:
+    return ClevrDomain.load() if name == "clevr" else GqaDomain.load()

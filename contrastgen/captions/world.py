@@ -1,0 +1,253 @@
+"""One image as a caption's proofs see it: which objects a noun may denote, which attributes an
+object provably lacks, which relations provably do not hold.
+
+Why two worlds: a GQA scene graph is open (annotators leave objects out, list a few attributes),
+so a claim that no object is a cat rests on the lexicon (every kind "cat" may denote, no
+unannotated-prone kind) and an object lacks an attribute only where the graph lists its opposite
+or its one colour. A CLEVR scene lists every object with exactly one shape, size, colour and
+material (a closed world), so the scene's object count proves absence and every object lacks the
+values of its type it does not have. The proofs (`contrastgen.captions.proofs`) ask the same
+questions of both.
+
+What a noun may denote (`may_be`) errs wide, because a negative's proof quantifies over it: the
+objects of every kind the word may denote (`Lexicon.may_denote`: hyponyms, other senses, people
+nouns that cross-classify), of the kinds it is a kind of (`Lexicon.broader`: an object listed as
+"animal" may be the dog), and of vague or unknown names ("thing"), which may be anything. An
+object's name is read every way it may be (`Lexicon.readings`: "glasses" may be spectacles or
+drinking glasses). A noun whose objects the graph cannot list (unannotated-prone, too vague) has
+no `may_be` at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from contrastgen.captions.vocabulary import CaptionVocabulary, sayable_relation
+from contrastgen.datasets.clevr_vocab import ATTRIBUTE_TYPES, Vocabulary
+from contrastgen.language.lexicon import Lexicon
+
+Fact = dict[str, Any]
+_KNOWN_COMPOUNDS: dict[str, bool] = {}  # "glass window" -> is it a noun of the lexicon (one lexicon per process)
+
+
+@dataclass(frozen=True)
+class Thing:
+    """An object a caption may name: its id, the noun a caption calls it by, its kind (what the
+    plausibility counts are kept under) and the attributes a caption may say of it."""
+
+    id: str
+    noun: str
+    kind: str
+    attributes: tuple[str, ...]
+    box: tuple[float, float, float, float]
+
+
+class World(Protocol):
+    dataset: str
+    width: float
+    height: float
+    things: list[Thing]  # the objects a caption may name, in the graph's order
+    edges: list[tuple[str, str, str]]  # (subject, relation, object) a caption may say
+    memo: dict[Any, Any]  # answers the proofs remember for this image
+
+    def may_be(self, noun: str) -> tuple[str, ...] | None: ...
+
+    def thing(self, oid: str) -> Thing | None: ...
+
+    def compound(self, attribute: str, noun: str) -> bool: ...
+
+    def excluded(self, oid: str, attribute: str) -> Fact | None: ...
+
+    def holds(self, subject: str, relation: str, obj: str) -> bool: ...
+
+    def relation_false(self, subject: str, relation: str, obj: str) -> Fact | None: ...
+
+    def closure_facts(self) -> list[Fact]: ...
+
+    def graph_name(self, oid: str) -> str: ...
+
+
+class GqaWorld:
+    """A GQA scene graph: open, the lexicon decides what a noun may denote.
+
+    Read straight from the graph (no `scene.SceneIndex`): captions need names, attributes and
+    edges, once per image, and a million-question corpus has 75,000 images."""
+
+    dataset = "gqa"
+
+    def __init__(self, graph: Mapping[str, Any], lex: Lexicon, vocab: CaptionVocabulary,
+                 may_kinds: Callable[[str], frozenset[str]]):
+        self.lex, self.vocab, self.may_kinds = lex, vocab, may_kinds
+        self.width, self.height = float(graph["width"]), float(graph.get("height") or 0.0)
+        self._may: dict[str, tuple[str, ...] | None] = {}
+        self.memo: dict[Any, Any] = {}
+        self.names: dict[str, str] = {}
+        self.attributes: dict[str, frozenset[str]] = {}
+        self._edges: set[tuple[str, str, str]] = set()
+        things, edges = [], []
+        readings, anything = [], []
+        for oid, o in graph["objects"].items():
+            name = " ".join(str(o["name"]).lower().split())
+            attrs = frozenset(" ".join(a.lower().split()) for a in o.get("attributes") or ())
+            self.names[oid], self.attributes[oid] = name, attrs
+            readings.append((oid, lex.readings(name)))
+            if not lex.absence_decidable(name):
+                # a name that says nothing certain (unknown, too vague): the object may be
+                # whatever a caption names
+                anything.append(oid)
+            elif name.replace(" ", "").isalpha():
+                things.append(Thing(oid, name, lex.canonical(name), self._sayable(attrs),
+                                    (float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"]))))
+            for r in o.get("relations") or ():
+                edge = (oid, " ".join(r["name"].lower().split()), str(r["object"]))
+                if edge not in self._edges:
+                    self._edges.add(edge)
+                    edges.append(edge)
+        self._anything, self._readings = frozenset(anything), readings
+        self.things = things
+        self._things = {t.id: t for t in things}
+        self.edges = [e for e in edges if e[0] != e[2] and e[0] in self._things and e[2] in self._things
+                      and sayable_relation(e[1])]
+        self._by_name = frozenset(self.names.values())
+
+    def _sayable(self, attributes: frozenset[str]) -> tuple[str, ...]:
+        """The attributes a caption may say of an object: sayable words the graph does not
+        contradict (an object listed both "open" and "closed" is said to be neither)."""
+        opposites = self.vocab.opposites
+        return tuple(sorted(a for a in attributes
+                            if self.vocab.sayable(a) and not attributes & opposites.get(a, frozenset())))
+
+    def compound(self, attribute: str, noun: str) -> bool:
+        """Would "ATTRIBUTE NOUN" read as one noun ("glass window", "hot dog")? Then the attribute
+        cannot be said before the noun: a reader takes the longer noun."""
+        words = f"{attribute} {noun}"
+        known = _KNOWN_COMPOUNDS.get(words)
+        if known is None:
+            known = _KNOWN_COMPOUNDS[words] = self.lex.is_known(words)
+        return known or words in self._by_name
+
+    def thing(self, oid: str) -> Thing | None:
+        return self._things.get(oid)
+
+    def may_be(self, noun: str) -> tuple[str, ...] | None:
+        if noun in self._may:
+            return self._may[noun]
+        lex = self.lex
+        if not lex.absence_decidable(noun) or lex.is_unannotated_prone(noun):
+            found = None
+        else:
+            kinds = self.may_kinds(noun)
+            found = tuple(oid for oid, readings in self._readings
+                          if oid in self._anything or not kinds.isdisjoint(readings))
+        self._may[noun] = found
+        return found
+
+    def excluded(self, oid: str, attribute: str) -> Fact | None:
+        """The fact that shows the object lacks `attribute`: an opposite it carries, or its one
+        colour where that colour may not be called `attribute` (rules/caption_colors.tsv)."""
+        attrs = self.attributes[oid]
+        if attribute in attrs:
+            return None
+        opposite = min(attrs & self.vocab.opposites.get(attribute, frozenset()), default=None)
+        if opposite is not None:
+            return {"fact": "not_attribute", "id": oid, "attribute": attribute, "because": "opposite",
+                    "value": opposite}
+        if attribute in self.vocab.basic_colors:
+            colors = [a for a in attrs if a in self.vocab.color_terms or self.lex.is_color(a)]
+            if len(colors) == 1 and attribute not in self.vocab.color_terms.get(colors[0], {attribute}):
+                return {"fact": "not_attribute", "id": oid, "attribute": attribute, "because": "color",
+                        "value": colors[0]}
+        return None
+
+    def holds(self, subject: str, relation: str, obj: str) -> bool:
+        return (subject, relation, obj) in self._edges
+
+    def relation_false(self, subject: str, relation: str, obj: str) -> Fact | None:
+        return _relation_false(self._edges, self.lex.opposite_relation(relation),
+                               self._antisymmetric(relation), subject, relation, obj)
+
+    def _antisymmetric(self, relation: str) -> bool:
+        return self.lex.opposite_relation(relation) is not None or relation in self.vocab.asymmetric
+
+    def closure_facts(self) -> list[Fact]:
+        return []
+
+    def graph_name(self, oid: str) -> str:
+        return self.names[oid]
+
+
+class ClevrWorld:
+    """A CLEVR or Super-CLEVR scene: closed, every object listed with one value of each type."""
+
+    dataset = "clevr"
+
+    def __init__(self, graph: Mapping[str, Any], vocab: Vocabulary):
+        self.vocab = vocab
+        self.memo: dict[Any, Any] = {}
+        self.width, self.height = float(graph["width"]), float(graph.get("height") or 0.0)
+        self.objects: dict[str, Mapping[str, Any]] = {str(k): v for k, v in graph["objects"].items()}
+        self._values: dict[str, dict[str, str]] = {}
+        for oid, o in self.objects.items():
+            self._values[oid] = {vocab.type_of_value[a]: a for a in o.get("attributes") or ()
+                                 if a in vocab.type_of_value}
+        self.things = [Thing(oid, vocab.shape_names.get(o["name"], o["name"]), o["name"],
+                             tuple(sorted(self._values[oid].values())),
+                             (float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"])))
+                       for oid, o in self.objects.items()]
+        self._things = {t.id: t for t in self.things}
+        self._edges = {(oid, r["name"], str(r["object"])) for oid, o in self.objects.items()
+                       for r in o.get("relations") or ()}
+        self.edges = sorted(e for e in self._edges if e[0] != e[2])
+        self._opposites = {"to the left of": "to the right of", "to the right of": "to the left of",
+                           "in front of": "behind", "behind": "in front of"}
+
+    def thing(self, oid: str) -> Thing | None:
+        return self._things.get(oid)
+
+    def may_be(self, noun: str) -> tuple[str, ...] | None:
+        value = self.vocab.words["Shape"].get(noun)
+        if not value or value == "thing":
+            return None
+        return tuple(oid for oid, o in self.objects.items() if self.vocab.shape_matches(o["name"], value))
+
+    def excluded(self, oid: str, attribute: str) -> Fact | None:
+        kind = self.vocab.type_of_value.get(attribute)
+        have = self._values[oid].get(kind) if kind in ATTRIBUTE_TYPES else None
+        if have is None or have == attribute:
+            return None
+        return {"fact": "not_attribute", "id": oid, "attribute": attribute, "because": "closed", "value": have}
+
+    def holds(self, subject: str, relation: str, obj: str) -> bool:
+        return (subject, relation, obj) in self._edges
+
+    def relation_false(self, subject: str, relation: str, obj: str) -> Fact | None:
+        opposite = self._opposites.get(relation)
+        return _relation_false(self._edges, opposite, opposite is not None, subject, relation, obj)
+
+    def closure_facts(self) -> list[Fact]:
+        return [{"fact": "object_count", "count": len(self.objects)}]
+
+    def compound(self, attribute: str, noun: str) -> bool:
+        return f"{attribute} {noun}" in self.vocab.words["Shape"]
+
+    def graph_name(self, oid: str) -> str:
+        return str(self.objects[oid]["name"])
+
+
+def _relation_false(edges: set[tuple[str, str, str]] | frozenset[tuple[str, str, str]], opposite: str | None,
+                    antisymmetric: bool, subject: str, relation: str, obj: str) -> Fact | None:
+    """The edge that shows `subject relation obj` does not hold: the opposite relation between
+    them, or (for a relation that cannot hold both ways) the relation the other way round. None
+    where the graph says neither, or also says the relation itself (a contradiction)."""
+    if subject == obj or (subject, relation, obj) in edges:
+        return None
+    by = None
+    if opposite is not None and (subject, opposite, obj) in edges:
+        by = {"subject": subject, "name": opposite, "object": obj}
+    elif antisymmetric and (obj, relation, subject) in edges:
+        by = {"subject": obj, "name": relation, "object": subject}
+    if by is None:
+        return None
+    return {"fact": "not_relation", "subject": subject, "relation": relation, "object": obj, "because": by}
