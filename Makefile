@@ -25,7 +25,7 @@ $(CORE): pyproject.toml | $(VENV)/bin/python
 	touch $(CORE)
 
 $(ALL): pyproject.toml | $(VENV)/bin/python
-	$(PIP_INSTALL) -e '.[dev,crowd,ray,hf,harness,lexicon]'
+	$(PIP_INSTALL) -e '.[dev,crowd,ray,hf,harness,lexicon,captions]'
 	touch $(ALL) $(CORE)
 
 demo: $(CORE)

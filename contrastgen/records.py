@@ -219,6 +219,84 @@ def load_contrast_sets(path: str | os.PathLike[str]) -> list[ContrastSet]:
     return parse_contrast_sets(read_contrast_records(path), path=str(contrast_file(path)))
 
 
+# --- caption records (`contrastgen captions generate`, docs/captions.md) ---------------------------
+
+CAPTIONS_FILE = "captions.jsonl"
+
+
+def caption_file(path: str | os.PathLike[str]) -> Path:
+    """The `captions.jsonl` of a `captions generate` output directory (or the file itself)."""
+    p = Path(path)
+    if p.is_dir() or (not p.exists() and p.suffix != ".jsonl"):
+        p = p / CAPTIONS_FILE
+    if not p.is_file():
+        raise InputError("file not found (is this the output of `contrastgen captions generate`?)", path=str(p))
+    return p
+
+
+def is_caption_output(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is a captions output: a directory with `captions.jsonl` and no contrast
+    sets, or a JSON-lines file whose first record is a caption (`caption` and `negatives`)."""
+    p = Path(path)
+    if p.is_dir():
+        return (p / CAPTIONS_FILE).is_file() and not (p / CONTRAST_FILE).is_file()
+    if not p.is_file() or p.suffix != ".jsonl":
+        return False
+    first = next(read_jsonl(p), None)
+    return isinstance(first, Mapping) and "caption" in first and "negatives" in first
+
+
+def _caption_record(rec: Any, *, line: int, path: str) -> dict[str, Any]:
+    """The fields every reader of a caption record relies on, checked; the record as given."""
+    where = f"line {line}"
+    if not isinstance(rec, Mapping):
+        raise InputError("caption record is not an object", path=path, record=where)
+    cid = _field(rec, "id", str, path=path, record=where)
+    where = f"caption {cid}"
+    _field(rec, "image_id", (str, int), path=path, record=where)
+    _field(rec, "caption", str, path=path, record=where)
+    for name in ("region", "image_size"):
+        box = _field(rec, name, list, path=path, record=where)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in box):
+            raise InputError(f"field {name!r} must be a list of whole numbers", path=path, record=where)
+    negatives = _field(rec, "negatives", list, path=path, record=where)
+    for i, neg in enumerate(negatives):
+        at = f"{where} negative {i}"
+        if not isinstance(neg, Mapping):
+            raise InputError("negative is not an object", path=path, record=at)
+        for name in ("id", "kind", "caption"):
+            _field(neg, name, str, path=path, record=at)
+    return {**rec, "image_id": str(rec["image_id"])}
+
+
+def read_caption_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """The records of a captions file or output directory, checked and streamed in file order;
+    an id given twice is refused. A missing or empty file fails before this returns."""
+    file = caption_file(path)
+    records = read_jsonl(file)
+    first = next(records, None)
+    if first is None:
+        raise InputError("file is empty: no captions", path=str(file))
+
+    def checked() -> Iterator[dict[str, Any]]:
+        seen: dict[str, int] = {}
+        for line, rec in enumerate(_chain(first, records), 1):
+            out = _caption_record(rec, line=line, path=str(file))
+            for key in (out["id"], *(n["id"] for n in out["negatives"])):
+                if key in seen:
+                    raise InputError(duplicate_id("caption", key, f"line {seen[key]}", f"line {line}"),
+                                     path=str(file), record=f"caption {out['id']}")
+                seen[key] = line
+            yield out
+
+    return checked()
+
+
+def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
+    yield first
+    yield from rest
+
+
 # --- the verify report ------------------------------------------------------------------------
 
 

@@ -34,6 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "run": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "parallel"},
     "writers": {CORE, "datasets", "run"},
     "clevr": {CORE, "datasets", "run"},
+    "captions": {CORE, "datasets", "language", "scene", "parallel"},
     "mturk": {CORE},
     "export": {CORE},
     "ood": {CORE, "datasets", "clevr", "parallel"},
@@ -43,7 +44,7 @@ ALLOWED: dict[str, set[str]] = {
     "api": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
             "verify", "evaluation", "viewer", "clevr"},
     "cli": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
-            "verify", "evaluation", "ood", "mturk", "api", "viewer", "clevr", "export", "parallel"},
+            "verify", "evaluation", "ood", "mturk", "api", "viewer", "clevr", "export", "parallel", "captions"},
     "data": set(), "rules": set(),
 }
 CORE_MODULES = {"__init__", "__main__", "answers", "collector", "errors", "jsonio", "records", "resources"}

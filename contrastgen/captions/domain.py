@@ -58,7 +58,10 @@ class GqaDomain:
     vocab: CaptionVocabulary
     kinds: AttributeKinds
     name: str = "gqa"
+    # answers remembered for the process: the same few thousand nouns and relations recur
     _antisymmetric: dict[str, bool] = field(default_factory=dict, repr=False)
+    _may_kinds: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    _allows: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls) -> GqaDomain:
@@ -81,7 +84,11 @@ class GqaDomain:
 
     def may_kinds(self, noun: str) -> frozenset[str]:
         """The kinds of object the noun may denote (`world.GqaWorld.may_be` lists their objects)."""
-        return self.lex.may_denote(noun) | self.lex.broader(noun) | {self.lex.canonical(noun)}
+        found = self._may_kinds.get(noun)
+        if found is None:
+            lex = self.lex
+            found = self._may_kinds[noun] = lex.may_denote(noun) | lex.broader(noun) | {lex.canonical(noun)}
+        return found
 
     def noun_of(self, kind: str) -> str:
         return kind
@@ -90,7 +97,11 @@ class GqaDomain:
         """May the attribute be said of the noun (rules/attribute_kinds.tsv: "brunette" of hair and
         people, not of shoes)? A negative that says what no one says of such a thing would be
         told by its words alone."""
-        return self.kinds.allows(self.lex.category(noun), self.vocab.attribute_type(attribute), attribute)
+        found = self._allows.get((noun, attribute))
+        if found is None:
+            found = self._allows[noun, attribute] = self.kinds.allows(
+                self.lex.category(noun), self.vocab.attribute_type(attribute), attribute)
+        return found
 
     def antisymmetric(self, relation: str) -> bool:
         found = self._antisymmetric.get(relation)

@@ -27,7 +27,7 @@ from contrastgen.captions.candidates import KINDS, ImageCandidates, NounPool
 from contrastgen.captions.caption import Caption, caption_text
 from contrastgen.captions.domain import Domain, load_domain
 from contrastgen.captions.plausibility import Plausibility, count_graph
-from contrastgen.captions.records import CAPTIONS_FILE, caption_record
+from contrastgen.captions.records import caption_record
 from contrastgen.collector import no_gc, one_collection
 from contrastgen.datasets.clevr import is_clevr_scenes, load_scenes
 from contrastgen.datasets.spilled import spill_scene_graphs
@@ -37,6 +37,7 @@ from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import dumps
 from contrastgen.parallel.backend import default_workers
 from contrastgen.parallel.ordered_map import map_in_order
+from contrastgen.records import CAPTIONS_FILE
 
 SHARD_IMAGES = 256  # images per unit of work; fixed, so the choice does not depend on the workers
 STATS_FILE = "stats.json"

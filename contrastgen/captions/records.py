@@ -24,7 +24,6 @@ from contrastgen.captions.world import World
 from contrastgen.language.lexicon import Lexicon
 
 CAPTION_EVIDENCE_VERSION = 1
-CAPTIONS_FILE = "captions.jsonl"
 _ID_HASH_CHARS = 10
 
 

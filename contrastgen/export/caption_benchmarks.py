@@ -1,0 +1,130 @@
+"""Caption sets as the compositionality benchmarks' own files, for their loaders as they stand.
+
+SugarCrepe (read by LAION's CLIP_benchmark, `sugar_crepe/<kind>`, and by SugarCrepe's
+`main_eval.py`): one JSON object per kind, `{"0": {"filename", "caption", "negative_caption"},
+...}`, the seven files always all there (main_eval.py loads every one), images under `val2017/`.
+
+ARO (its `VG_Relation` and `VG_Attribution` dataset classes): `visual_genome_relation.json` and
+`visual_genome_attribution.json`, each a list of records with `image_path` (under `images/`), the
+box the image is cropped to (`bbox_x`, `bbox_y`, `bbox_w`, `bbox_h`, whole pixels inside the
+image), `true_caption`, `false_caption`, and `relation_name` or `attributes` (the two the
+caption says, in its order). Each record also carries our `image_id`, `caption_id` and
+`negative_id`, which the loaders do not read, so that scores can be joined back.
+
+With `--images DIR`, each image is looked up there (an image missing is an error naming its
+caption) and the images folder the loader wants (`val2017/`, `images/`) is a link to DIR, so the
+export is a dataset root as it stands. Without, file names are `<image_id>.jpg` and the user puts
+the images in that folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from contrastgen.export.images import ImageSource
+from contrastgen.files.atomic import atomic_dir
+from contrastgen.records import read_caption_records
+
+SUGARCREPE_KINDS = ("add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj")
+SUGARCREPE_IMAGES = "val2017"
+ARO_FILES = {"aro_relation": "visual_genome_relation.json", "aro_attribute": "visual_genome_attribution.json"}
+ARO_IMAGES = "images"
+
+
+@dataclass(frozen=True)
+class CaptionExport:
+    out: Path
+    files: tuple[str, ...]
+    pairs: int
+
+
+class ImageNames:
+    """The file name of each caption's image inside the images folder the export links to."""
+
+    def __init__(self, folder: str | os.PathLike[str] | None):
+        self.source = ImageSource(folder) if folder is not None else None
+        self._names: dict[str, str] = {}
+
+    def name(self, image_id: str, caption_id: str) -> str:
+        if self.source is None:
+            return f"{image_id}.jpg"
+        found = self._names.get(image_id)
+        if found is None:
+            path = self.source.path(image_id, None, caption_id)
+            found = self._names[image_id] = path.name
+        return found
+
+    def path(self, image_id: str, caption_id: str) -> str:
+        """The image's absolute path (a training file opens it as given), or `<image_id>.jpg`."""
+        if self.source is None:
+            return f"{image_id}.jpg"
+        return str(self.source.path(image_id, None, caption_id))
+
+    def link(self, into: Path, name: str) -> None:
+        """`into/name` as a link to the images folder (nothing without one)."""
+        if self.source is not None and self.source.folder is not None:
+            os.symlink(self.source.folder.resolve(), into / name, target_is_directory=True)
+
+
+def _pairs(records: Iterable[Mapping[str, Any]], kinds: Iterable[str]):
+    wanted = set(kinds)
+    for record in records:
+        for negative in record["negatives"]:
+            if negative["kind"] in wanted:
+                yield record, negative
+
+
+def _dump(data: Any) -> bytes:
+    # 4-space indent as SugarCrepe's own files; orjson indents by 2 only, so the standard library
+    # writes these (they are small: one pair per kind and image)
+    import json
+
+    return (json.dumps(data, indent=4, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def export_sugarcrepe(source: str | os.PathLike[str], out: str | os.PathLike[str], *,
+                      images: str | os.PathLike[str] | None = None) -> CaptionExport:
+    names = ImageNames(images)
+    by_kind: dict[str, dict[str, dict[str, str]]] = {k: {} for k in SUGARCREPE_KINDS}
+    for record, negative in _pairs(read_caption_records(source), SUGARCREPE_KINDS):
+        entries = by_kind[negative["kind"]]
+        entries[str(len(entries))] = {"filename": names.name(record["image_id"], record["id"]),
+                                      "caption": record["caption"], "negative_caption": negative["caption"]}
+    with atomic_dir(out) as tmp:
+        for kind, entries in by_kind.items():
+            (tmp / f"{kind}.json").write_bytes(_dump(entries))
+        names.link(tmp, SUGARCREPE_IMAGES)
+        files = tuple(f"{k}.json" for k in SUGARCREPE_KINDS)
+    return CaptionExport(Path(out), files, sum(len(e) for e in by_kind.values()))
+
+
+def aro_record(record: Mapping[str, Any], negative: Mapping[str, Any], image_path: str) -> dict[str, Any]:
+    x, y, w, h = record["region"]
+    out: dict[str, Any] = {"image_path": image_path, "bbox_x": x, "bbox_y": y, "bbox_w": w, "bbox_h": h,
+                           "true_caption": record["caption"], "false_caption": negative["caption"],
+                           "image_id": record["image_id"], "caption_id": record["id"], "negative_id": negative["id"]}
+    reading = record["evidence"]["reading"]
+    if negative["kind"] == "aro_relation":
+        out["relation_name"] = reading["relation"]
+    else:
+        out["attributes"] = [p["attribute"] for p in reading["phrases"]]
+    return out
+
+
+def export_aro(source: str | os.PathLike[str], out: str | os.PathLike[str], *,
+               images: str | os.PathLike[str] | None = None) -> CaptionExport:
+    names = ImageNames(images)
+    by_kind: dict[str, list[dict[str, Any]]] = {k: [] for k in ARO_FILES}
+    for record, negative in _pairs(read_caption_records(source), ARO_FILES):
+        by_kind[negative["kind"]].append(aro_record(record, negative, names.name(record["image_id"], record["id"])))
+    with atomic_dir(out) as tmp:
+        for kind, file in ARO_FILES.items():
+            (tmp / file).write_bytes(orjson.dumps(by_kind[kind], option=orjson.OPT_INDENT_2))
+        names.link(tmp, ARO_IMAGES)
+    return CaptionExport(Path(out), tuple(ARO_FILES.values()), sum(len(v) for v in by_kind.values()))
