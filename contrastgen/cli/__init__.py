@@ -40,6 +40,7 @@ COMMAND_MODULES: dict[str, str] = {
     "view": "contrastgen.cli.view_cmds",
     "clevr": "contrastgen.cli.clevr_cmds",
     "export": "contrastgen.cli.export_cmds",
+    "captions": "contrastgen.cli.caption_cmds",
 }
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from contrastgen.errors import InputError
+from contrastgen.errors import InputError, require_extra
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import write_json
 
@@ -68,6 +68,10 @@ def _write(report: dict[str, Any], out: Path | None, console: Console) -> None:
               help="GQA questions file/dir: GQA's standard metrics instead of contrast sets.")
 @click.option("--ood", "ood_dir", type=click.Path(path_type=Path),
               help="Output directory of `contrastgen ood`: GQA-OOD / VQA-VS metrics.")
+@click.option("--captions", "captions_dir", type=click.Path(path_type=Path),
+              help="Output directory of `contrastgen captions generate`: -p is then a similarity file "
+                   "(image_id, caption_id, score; CSV, TSV or JSON lines), scored per kind beside the "
+                   "two text-only baselines.")
 @click.option("--predictions", "-p", "prediction_args", multiple=True, required=True,
               metavar="[NAME=]PATH",
               help="Predictions (GQA submission, {qid: answer}, LXMERT or VQA results; as JSON, JSON lines, "
@@ -86,7 +90,7 @@ def _write(report: dict[str, Any], out: Path | None, console: Console) -> None:
                    "(default: a model named 'oracle').")
 @click.option("--strict", is_flag=True, help="Missing predictions are an error, not wrong answers.")
 def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir: Path | None,
-                 prediction_args: tuple[str, ...], out: Path | None, seed: int, n_boot: int,
+                 captions_dir: Path | None, prediction_args: tuple[str, ...], out: Path | None, seed: int, n_boot: int,
                  examples: int, ks: tuple[int, ...], oracle: str | None, strict: bool) -> None:
     """Score predictions on a contrast set (accuracy, drop, consistency per template and k),
     on GQA questions (GQA's standard metrics) or on OOD splits.
@@ -96,15 +100,19 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
       contrastgen evaluate --contrast cs -p lxmert=pred.json -p prior.json --out report --examples 20
       contrastgen evaluate --questions val_balanced_questions.json -p pred.json
       contrastgen evaluate --ood ood_dir -p pred.json
+      contrastgen evaluate --captions captions_dir -p clip=scores.csv
     """
-    chosen = [x for x in (contrast_dir, questions_path, ood_dir) if x is not None]
+    chosen = [x for x in (contrast_dir, questions_path, ood_dir, captions_dir) if x is not None]
     if len(chosen) != 1:
-        raise click.UsageError("give exactly one of --contrast, --questions, --ood")
+        raise click.UsageError("give exactly one of --contrast, --questions, --ood, --captions")
     if contrast_dir is None and (examples or ks):
         raise click.UsageError("--examples and --k apply to --contrast only")
     if n_boot < 0 or examples < 0:
         raise click.UsageError("--n-boot and --examples must be >= 0")
     console = Console()
+    if captions_dir is not None:
+        _evaluate_captions(captions_dir, prediction_args, out, seed, n_boot, strict)
+        return
     paths = parse_model_paths(prediction_args)
     predictions = load_all_predictions(paths)
     inputs = {"predictions": {name: str(p) for name, p in paths.items()}}
@@ -142,6 +150,29 @@ def _evaluate_ood(ood_dir: Path, predictions: dict[str, dict[str, str]], out: Pa
     console.print(render_ood_table(report))
     if out is not None:
         console.print(f"wrote the OOD report to {out}")
+
+
+def _evaluate_captions(captions_dir: Path, prediction_args: tuple[str, ...], out: Path | None, seed: int,
+                       n_boot: int, strict: bool) -> None:
+    require_extra("captions", ("sklearn",), "evaluate --captions (its text-only classifier baseline)")
+    from contrastgen.evaluation.captions import (
+        evaluate_captions,
+        read_similarities,
+        render_caption_table,
+    )
+    from contrastgen.records import caption_file, read_caption_records
+
+    reports = {}
+    for name, path in parse_model_paths(prediction_args).items():
+        report = evaluate_captions(read_caption_records(captions_dir), read_similarities(path), n_boot=n_boot,
+                                   seed=seed, strict=strict, path=str(path))
+        report["inputs"] = {"captions": str(caption_file(captions_dir)), "similarities": str(path)}
+        reports[name] = report
+        click.echo(f"{name}:\n{render_caption_table(report)}")
+    if out is not None:
+        with atomic_dir(out) as tmp:
+            write_json(tmp / "report.json", reports, indent=True)
+        click.echo(f"wrote report.json to {out}")
 
 
 @click.command("baseline")

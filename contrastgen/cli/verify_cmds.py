@@ -12,7 +12,14 @@ import click
 
 from contrastgen.datasets.clevr import load_any_scene_graphs
 from contrastgen.jsonio import dumps
-from contrastgen.records import VerifyReport, contrast_file, read_contrast_records
+from contrastgen.records import (
+    VerifyReport,
+    caption_file,
+    contrast_file,
+    is_caption_output,
+    read_caption_records,
+    read_contrast_records,
+)
 from contrastgen.verify.checker import verify_contrast_sets
 from contrastgen.verify.rules import load_rules
 
@@ -32,32 +39,43 @@ def register(group: click.Group) -> None:
 def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int) -> None:
     """Re-check every perturbation in OUT_DIR/contrast_sets.jsonl from its evidence and the graphs.
 
-    OUT_DIR may also be a contrast_sets.jsonl file itself (e.g. a filtered copy).
+    OUT_DIR may also be a contrast_sets.jsonl file itself (e.g. a filtered copy), or the output of
+    `contrastgen captions generate` (or its captions.jsonl): then every caption is re-read and
+    re-proven true, and every negative re-proven false, from the graphs.
 
     The checker shares no code with the generator: it re-runs each evidence query with its own
     executor, checks each fact against the scene graph, and checks presuppositions (unambiguous
     references, no absence of unannotated-prone objects, consistent ranks and ids).
     """
-    path = contrast_file(out_dir)
-    records = read_contrast_records(path)  # fails on a missing or empty file before the slow graph load
-    graphs = load_any_scene_graphs(scene_graphs)
     rules = load_rules()
-    report = verify_contrast_sets(records, graphs, rules=rules)
+    if is_caption_output(out_dir):
+        from contrastgen.verify.captions import verify_captions
+
+        path = caption_file(out_dir)
+        captions = read_caption_records(path)  # fails on a missing or empty file before the graph load
+        report = verify_captions(captions, load_any_scene_graphs(scene_graphs))
+        what = "captions and negatives"
+    else:
+        path = contrast_file(out_dir)
+        records = read_contrast_records(path)  # fails on a missing or empty file before the slow graph load
+        graphs = load_any_scene_graphs(scene_graphs)
+        report = verify_contrast_sets(records, graphs, rules=rules)
+        what = "perturbations"
     prone_source = rules.unannotated_prone_source
     if as_json:
         click.echo(dumps(report.as_dict(unannotated_prone_rules=prone_source, file=str(path))).decode(), nl=False)
     else:
-        _print_summary(report, path, prone_source, show)
+        _print_summary(report, path, prone_source, show, what)
     if not report.ok:
         click.get_current_context().exit(1)
 
 
-def _print_summary(report: VerifyReport, path: Path, prone_source: str | None, show: int) -> None:
+def _print_summary(report: VerifyReport, path: Path, prone_source: str | None, show: int, what: str) -> None:
     if prone_source is None:
         click.echo("warning: rules/lexicon/unannotated_prone.txt is absent; absences of "
                    "unannotated-prone objects were not checked", err=True)
     status = "OK" if report.ok else "FAILED"
-    click.echo(f"{path}: {status}: checked {report.checked} perturbations, "
+    click.echo(f"{path}: {status}: checked {report.checked} {what}, "
                f"{report.failed_perturbations} failed ({len(report.failures)} problems)")
     if report.failures:
         click.echo("  problems by check: " + ", ".join(f"{k} {n}" for k, n in report.by_check().items()))

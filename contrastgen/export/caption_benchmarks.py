@@ -20,7 +20,7 @@ the images in that folder.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,11 +72,13 @@ class ImageNames:
             os.symlink(self.source.folder.resolve(), into / name, target_is_directory=True)
 
 
-def _pairs(records: Iterable[Mapping[str, Any]], kinds: Iterable[str]):
-    wanted = set(kinds)
+def pairs(records: Iterable[Mapping[str, Any]], kinds: Iterable[str] | None = None
+          ) -> Iterator[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """(caption record, negative) in file order, of the kinds asked for (all without)."""
+    wanted = None if kinds is None else set(kinds)
     for record in records:
         for negative in record["negatives"]:
-            if negative["kind"] in wanted:
+            if wanted is None or negative["kind"] in wanted:
                 yield record, negative
 
 
@@ -92,7 +94,7 @@ def export_sugarcrepe(source: str | os.PathLike[str], out: str | os.PathLike[str
                       images: str | os.PathLike[str] | None = None) -> CaptionExport:
     names = ImageNames(images)
     by_kind: dict[str, dict[str, dict[str, str]]] = {k: {} for k in SUGARCREPE_KINDS}
-    for record, negative in _pairs(read_caption_records(source), SUGARCREPE_KINDS):
+    for record, negative in pairs(read_caption_records(source), SUGARCREPE_KINDS):
         entries = by_kind[negative["kind"]]
         entries[str(len(entries))] = {"filename": names.name(record["image_id"], record["id"]),
                                       "caption": record["caption"], "negative_caption": negative["caption"]}
@@ -121,7 +123,7 @@ def export_aro(source: str | os.PathLike[str], out: str | os.PathLike[str], *,
                images: str | os.PathLike[str] | None = None) -> CaptionExport:
     names = ImageNames(images)
     by_kind: dict[str, list[dict[str, Any]]] = {k: [] for k in ARO_FILES}
-    for record, negative in _pairs(read_caption_records(source), ARO_FILES):
+    for record, negative in pairs(read_caption_records(source), ARO_FILES):
         by_kind[negative["kind"]].append(aro_record(record, negative, names.name(record["image_id"], record["id"])))
     with atomic_dir(out) as tmp:
         for kind, file in ARO_FILES.items():

@@ -1,0 +1,118 @@
+"""`contrastgen captions generate|export|baselines`: image-text hard negatives proven false on the
+scene graphs (docs/captions.md). `contrastgen verify OUT --scene-graphs SG` re-proves a caption
+set as it does a contrast set; `contrastgen evaluate --captions OUT -p scores.csv` scores a model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from contrastgen.captions.candidates import KINDS
+from contrastgen.captions.generate import CaptionOptions, generate_captions
+from contrastgen.errors import require_extra
+from contrastgen.jsonio import dumps
+
+FORMATS = ("sugarcrepe", "aro", "hf", "negclip")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(captions)
+
+
+def _kinds(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    if not value:
+        return KINDS
+    names = tuple(v.strip() for v in value.split(",") if v.strip())
+    unknown = [n for n in names if n not in KINDS]
+    if unknown:
+        raise click.BadParameter(f"unknown {', '.join(unknown)}; choose from {','.join(KINDS)}")
+    return names
+
+
+@click.group("captions")
+def captions() -> None:
+    """Image-text hard negatives: true captions, negatives proven false, balanced against text-only models."""
+
+
+@captions.command("generate")
+@click.option("--scene-graphs", "scene_graphs", required=True, type=click.Path(exists=True, path_type=Path),
+              help="GQA scene graphs (a JSON file keyed by image id, or a directory of them), or CLEVR / "
+                   "Super-CLEVR scenes (a {\"scenes\": [...]} file or a directory of scene files).")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output directory: captions.jsonl and stats.json (replaced whole).")
+@click.option("--kinds", callback=_kinds, help=f"Comma-separated subset of {','.join(KINDS)} [default: all].")
+@click.option("--per-image", default=1, show_default=True, type=click.IntRange(1, 8),
+              help="Pairs per kind and image.")
+@click.option("--candidates", default=3, show_default=True, type=click.IntRange(1, 32),
+              help="Candidate pairs per kind and image the balancing chooses among.")
+@click.option("--unbalanced", is_flag=True,
+              help="Draw each image's pair from its candidates at random (to measure what balancing does).")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--workers", type=click.IntRange(1, 64), help="Processes [default: the CPUs, at most 8].")
+def generate_cmd(scene_graphs: Path, out: Path, kinds: tuple[str, ...], per_image: int, candidates: int,
+                 unbalanced: bool, seed: int, workers: int | None) -> None:
+    """Write OUT/captions.jsonl: per image, true captions each with its negatives and their proofs."""
+    options = CaptionOptions(per_image=per_image, candidates=max(candidates, per_image),
+                             balanced=not unbalanced, seed=seed, kinds=kinds)
+    stats = generate_captions(scene_graphs, out, options, workers=workers)
+    summary = stats.as_dict(options)
+    click.echo(f"{stats.images} images, {stats.records} captions, {sum(stats.pairs.values())} negatives "
+               f"({'balanced' if options.balanced else 'unbalanced'})")
+    for kind, row in summary["kinds"].items():
+        scorer = row["scorer_picks_positive"]
+        click.echo(f"  {kind:<14} {row['pairs']:>7} pairs, {row['images_without']:>6} images without one"
+                   + ("" if scorer is None else f", plausibility scorer picks the positive {100 * scorer:.1f}%"))
+    click.echo(f"wrote {out}/captions.jsonl, stats.json")
+
+
+@captions.command("export")
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.option("--format", "fmt", required=True, type=click.Choice(FORMATS),
+              help="sugarcrepe: the seven {kind}.json; aro: visual_genome_relation.json and "
+                   "visual_genome_attribution.json; hf: a Hugging Face dataset (save_to_disk); "
+                   "negclip: NegCLIP's tab-separated training file.")
+@click.option("--out", required=True, type=click.Path(path_type=Path),
+              help="Output directory (a file for negclip), replaced whole.")
+@click.option("--images", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Folder of {image_id}.jpg|jpeg|png: linked as the loader's image folder (sugarcrepe, aro), "
+                   "embedded (hf), or named by absolute path (negclip).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of NegCLIP's hard negative images.")
+def export_cmd(source: Path, fmt: str, out: Path, images: Path | None, seed: int) -> None:
+    """Write a caption set as a benchmark's own files, read by its loader unchanged."""
+    if fmt == "sugarcrepe":
+        from contrastgen.export.caption_benchmarks import export_sugarcrepe
+        result = export_sugarcrepe(source, out, images=images)
+    elif fmt == "aro":
+        from contrastgen.export.caption_benchmarks import export_aro
+        result = export_aro(source, out, images=images)
+    elif fmt == "hf":
+        from contrastgen.export.caption_hf import export_caption_hf
+        result = export_caption_hf(source, out, images=images)
+    else:
+        from contrastgen.export.negclip import export_negclip
+        result = export_negclip(source, out, images=images, seed=seed)
+    click.echo(f"wrote {result.pairs} {'rows' if fmt == 'negclip' else 'pairs'} to {out} "
+               f"({', '.join(result.files[:8])}{', ...' if len(result.files) > 8 else ''})")
+
+
+@captions.command("baselines")
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
+def baselines_cmd(source: Path, seed: int, as_json: bool) -> None:
+    """How often the text alone picks the true caption, per kind: a TF-IDF + logistic regression
+    classifier cross-validated over images, and the corpus n-gram plausibility scorer (50% is chance)."""
+    require_extra("captions", ("sklearn",), "the text-only classifier")
+    from contrastgen.evaluation.caption_baselines import blind_baselines, pairs_of
+    from contrastgen.records import read_caption_records
+
+    figures = blind_baselines(pairs_of(read_caption_records(source)), seed=seed)
+    if as_json:
+        click.echo(dumps(figures, indent=True).decode())
+        return
+    click.echo(f"{'kind':<14} {'pairs':>7} {'classifier':>11} {'plausibility':>13}")
+    for kind, row in figures.items():
+        clf = "-" if row["classifier"] is None else f"{100 * row['classifier']:.1f}%"
+        click.echo(f"{kind:<14} {row['pairs']:>7} {clf:>11} {100 * row['plausibility']:>12.1f}%")
