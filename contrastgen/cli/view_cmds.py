@@ -8,6 +8,7 @@ import click
 
 from contrastgen.api.settings import UnsafeBindError, is_loopback
 from contrastgen.files import scratch
+from contrastgen.records import is_caption_output
 from contrastgen.viewer.app import IMAGES
 from contrastgen.viewer.site import read_inputs, write_site
 
@@ -45,6 +46,10 @@ def build_site(out_dir: Path, site: Path, *, scene_graphs: Path | None, predicti
     """Write the viewer of OUT_DIR to `site`; returns its index.html and the images folder a
     server must serve (None for a static site or images at a URL)."""
     base, folder = images_base(images, served=served)
+    if is_caption_output(out_dir):  # a `captions generate` output: captions, negatives, their proofs
+        from contrastgen.viewer.captions import write_caption_site
+
+        return write_caption_site(out_dir, site, images=base), folder
     local = Path(images) if images is not None and "://" not in images else None
     index = write_site(read_inputs(out_dir, scene_graphs=scene_graphs, predictions=parse_named(predictions),
                                    review=review, images=base, images_dir=local), site)
@@ -71,7 +76,10 @@ def build_site(out_dir: Path, site: Path, *, scene_graphs: Path | None, predicti
 def view_cmd(out_dir: Path, scene_graphs: Path | None, images: str | None, predictions: tuple[str, ...],
              review: Path | None, static_dir: Path | None, host: str, port: int, insecure: bool) -> None:
     """Open OUT_DIR's contrast sets in the browser: image and evidence boxes, the perturbations
-    with their changed words, the evidence in words, models' answers; filters and search."""
+    with their changed words, the evidence in words, models' answers; filters and search.
+
+    OUT_DIR may also be a `contrastgen captions generate` output: each true caption with its
+    negatives and the facts that make each false (and the image with the caption's box)."""
     if static_dir is not None:
         index, _ = build_site(out_dir, static_dir, scene_graphs=scene_graphs, predictions=predictions,
                               review=review, images=images, served=False)

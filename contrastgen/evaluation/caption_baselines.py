@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from contrastgen.verify.captions import KINDS
+
 FOLDS = 5
 MIN_PAIRS = 2 * FOLDS  # fewer pairs than this give no classifier figure
 TOKEN_PATTERN = r"(?u)\b\w+\b"  # every word, "a" included
@@ -86,11 +88,12 @@ def classifier_picks(pairs: list[Pair], *, seed: int = 0) -> np.ndarray | None:
 
 
 def by_kind(pairs: list[Pair]) -> dict[str, list[int]]:
-    """Pair indices per kind, kinds in first-seen order."""
+    """Pair indices per kind, kinds in the order of `KINDS` (SugarCrepe's seven, then ARO's two)."""
     out: dict[str, list[int]] = {}
     for i, p in enumerate(pairs):
         out.setdefault(p.kind, []).append(i)
-    return out
+    order = {k: n for n, k in enumerate(KINDS)}
+    return dict(sorted(out.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
 
 
 def blind_baselines(pairs: list[Pair], *, seed: int = 0) -> dict[str, dict[str, Any]]:

@@ -29,6 +29,7 @@ from contrastgen.errors import InputError, duplicate_id
 from contrastgen.evaluation.bootstrap import bootstrap_many
 from contrastgen.evaluation.caption_baselines import (
     Pair,
+    by_kind,
     classifier_picks,
     pairs_of,
     plausibility_picks,
@@ -114,9 +115,7 @@ def evaluate_captions(records: Iterable[Mapping[str, Any]], scores: Mapping[str,
     unused = len(known - {i for p in pairs for i in (p.positive_id, p.negative_id)})
     images = {img: n for n, img in enumerate(dict.fromkeys(p.image_id for p in pairs))}
     cluster = np.array([images[p.image_id] for p in pairs])
-    kinds: dict[str, list[int]] = {}
-    for i, p in enumerate(pairs):
-        kinds.setdefault(p.kind, []).append(i)
+    kinds = by_kind(pairs)
     blind = {"plausibility": plausibility_picks(pairs)}
     classifier = np.full(len(pairs), np.nan)
     for idx in kinds.values():
