@@ -77,7 +77,10 @@ def _picture(record: Mapping[str, Any], images: str | None) -> str:
     if width and height:
         box = (f'<div class="box" style="left:{100 * x / width:.2f}%;top:{100 * y / height:.2f}%;'
                f'width:{100 * w / width:.2f}%;height:{100 * h / height:.2f}%"></div>')
-    return f'<div class="pic"><img src="{_e(src)}" alt="image {_e(record["image_id"])}" loading="lazy">{box}</div>'
+    # CLEVR's renders are PNG: the page tries `.png` where `.jpg` is missing
+    fallback = "if(!this.dataset.png){this.dataset.png=1;this.src=this.src.replace(/[.]jpg$/,'.png')}"
+    return (f'<div class="pic"><img src="{_e(src)}" alt="image {_e(record["image_id"])}" loading="lazy" '
+            f'onerror="{fallback}">{box}</div>')
 
 
 def record_html(record: Mapping[str, Any], images: str | None = None) -> str:
