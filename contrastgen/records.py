@@ -196,13 +196,18 @@ def read_contrast_records(path: str | os.PathLike[str]) -> Iterator[dict[str, An
     The first record is read before this returns, so a missing or empty file fails at once
     (before a caller's slow loading of scene graphs).
     """
-    file = contrast_file(path)
+    return _started(contrast_file(path), "no contrast sets")
+
+
+def _started(file: Path, nothing: str) -> Iterator[Any]:
+    """The records of a JSON-lines file, the first read before this returns (so an empty or
+    missing file fails now, not at a caller's first use)."""
     records = read_jsonl(file)
     first = next(records, None)
     if first is None:
-        raise InputError("file is empty: no contrast sets", path=str(file))
+        raise InputError(f"file is empty: {nothing}", path=str(file))
 
-    def chained() -> Iterator[dict[str, Any]]:
+    def chained() -> Iterator[Any]:
         yield first
         yield from records
 
@@ -273,14 +278,11 @@ def read_caption_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any
     """The records of a captions file or output directory, checked and streamed in file order;
     an id given twice is refused. A missing or empty file fails before this returns."""
     file = caption_file(path)
-    records = read_jsonl(file)
-    first = next(records, None)
-    if first is None:
-        raise InputError("file is empty: no captions", path=str(file))
+    records = _started(file, "no captions")
 
     def checked() -> Iterator[dict[str, Any]]:
         seen: dict[str, int] = {}
-        for line, rec in enumerate(_chain(first, records), 1):
+        for line, rec in enumerate(records, 1):
             out = _caption_record(rec, line=line, path=str(file))
             for key in (out["id"], *(n["id"] for n in out["negatives"])):
                 if key in seen:
@@ -290,11 +292,6 @@ def read_caption_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any
             yield out
 
     return checked()
-
-
-def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
-    yield first
-    yield from rest
 
 
 # --- the verify report ------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import click
 
 from contrastgen.captions.candidates import KINDS
 from contrastgen.captions.generate import CaptionOptions, generate_captions
+from contrastgen.cli.options import comma_list
 from contrastgen.errors import require_extra
 from contrastgen.jsonio import dumps
 
@@ -21,14 +22,6 @@ def register(group: click.Group) -> None:
     group.add_command(captions)
 
 
-def _kinds(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[str, ...]:
-    if not value:
-        return KINDS
-    names = tuple(v.strip() for v in value.split(",") if v.strip())
-    unknown = [n for n in names if n not in KINDS]
-    if unknown:
-        raise click.BadParameter(f"unknown {', '.join(unknown)}; choose from {','.join(KINDS)}")
-    return names
 
 
 @click.group("captions")
@@ -42,7 +35,7 @@ def captions() -> None:
                    "Super-CLEVR scenes (a {\"scenes\": [...]} file or a directory of scene files).")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output directory: captions.jsonl and stats.json (replaced whole).")
-@click.option("--kinds", callback=_kinds, help=f"Comma-separated subset of {','.join(KINDS)} [default: all].")
+@click.option("--kinds", callback=comma_list(KINDS), help=f"Comma-separated subset of {','.join(KINDS)} [default: all].")
 @click.option("--per-image", default=1, show_default=True, type=click.IntRange(1, 8),
               help="Pairs per kind and image.")
 @click.option("--candidates", default=3, show_default=True, type=click.IntRange(1, 32),

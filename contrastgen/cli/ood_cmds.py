@@ -12,6 +12,7 @@ from click.core import ParameterSource
 from rich.console import Console
 
 from contrastgen.cli.backend_option import backend_from, backend_option
+from contrastgen.cli.options import comma_list
 from contrastgen.ood.concepts import SHORTCUT_NAMES
 from contrastgen.ood.gqa_ood import RULES, GqaOodConfig
 from contrastgen.ood.pipeline import run_gqa_ood, run_vqavs
@@ -22,14 +23,7 @@ from contrastgen.ood.vqavs_stream import BATCH_SAMPLES, Workers
 _FILE = click.Path(exists=True, dir_okay=True, path_type=Path)
 
 
-def _shortcut_list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[str, ...]:
-    if not value:
-        return SHORTCUT_NAMES
-    names = tuple(v.strip() for v in value.split(",") if v.strip())
-    unknown = [n for n in names if n not in SHORTCUT_NAMES]
-    if unknown:
-        raise click.BadParameter(f"unknown {', '.join(unknown)}; choose from {','.join(SHORTCUT_NAMES)}")
-    return names
+_shortcut_list = comma_list(SHORTCUT_NAMES)
 
 
 @click.group("ood")

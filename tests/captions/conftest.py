@@ -6,25 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from caption_cli import generate
 
-from contrastgen.cli import cli
 from contrastgen.resources import clevr_sample_dir, sample_dir
 
 SHARED_SUPERCLEVR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "super-clevr" / "scenes"
 SOURCES = {"gqa_sample": lambda: sample_dir() / "scene_graphs.json",
            "clevr_sample": lambda: clevr_sample_dir() / "scenes",
            "superclevr_shared": lambda: SHARED_SUPERCLEVR}
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def generate(graphs: Path, out: Path, *extra: str) -> Path:
-    result = run("captions", "generate", "--scene-graphs", graphs, "--out", out, "--workers", "1", *extra)
-    assert result.exit_code == 0, result.output
-    return out
 
 
 @pytest.fixture(scope="session", params=sorted(SOURCES))

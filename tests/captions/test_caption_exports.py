@@ -12,7 +12,7 @@ import random
 
 import orjson
 import pytest
-from conftest import run
+from caption_cli import run
 from PIL import Image
 
 from contrastgen.export.caption_benchmarks import SUGARCREPE_KINDS

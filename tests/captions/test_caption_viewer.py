@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import run
+from caption_cli import run
 
 from contrastgen.jsonio import read_jsonl, write_jsonl
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import generate, run
+from caption_cli import generate, run
 
 from contrastgen.captions.candidates import KINDS
 from contrastgen.jsonio import read_jsonl

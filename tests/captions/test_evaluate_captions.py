@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run
+from caption_cli import run
 
 from contrastgen.jsonio import read_jsonl
 

@@ -9,7 +9,7 @@ import json
 
 import orjson
 import pytest
-from conftest import run
+from caption_cli import run
 
 from contrastgen.jsonio import read_jsonl, write_jsonl
 from contrastgen.resources import sample_dir
