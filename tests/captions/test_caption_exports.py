@@ -6,6 +6,7 @@ written for the bundled GQA sample at the sizes its graphs give."""
 from __future__ import annotations
 
 import ast
+import csv
 import json
 import os
 import random
@@ -16,7 +17,7 @@ from caption_cli import run
 from PIL import Image
 
 from contrastgen.export.caption_benchmarks import SUGARCREPE_KINDS
-from contrastgen.jsonio import read_jsonl
+from contrastgen.jsonio import read_jsonl, write_jsonl
 from contrastgen.resources import sample_dir
 
 
@@ -128,3 +129,13 @@ def test_a_missing_image_is_an_error_naming_it_and_nothing_is_written(tmp_path, 
         result = run("captions", "export", gqa_captions, "--format", fmt, "--out", tmp_path / fmt, "--images", partial)
         assert result.exit_code == 2 and "has no file" in result.output
         assert not (tmp_path / fmt).exists()
+
+
+def test_negclip_cells_a_spreadsheet_would_run_are_neutralised(tmp_path, gqa_captions):
+    recs = list(read_jsonl(gqa_captions / "captions.jsonl"))[:2]
+    recs[0]["image_id"], recs[1]["image_id"] = "=HYPERLINK(\"http://x\")", "+1-2"
+    write_jsonl(tmp_path / "captions.jsonl", recs)
+    out = export(tmp_path / "captions.jsonl", tmp_path / "neg.tsv", "negclip")
+    with out.open(newline="") as fh:
+        rows = list(csv.reader(fh, delimiter="\t"))[1:]
+    assert [r[2] for r in rows] == ["'=HYPERLINK(\"http://x\").jpg", "'+1-2.jpg"]
