@@ -133,3 +133,39 @@ def test_bad_graphs_exit_2_and_write_nothing(tmp_path):
 def test_kinds_asked_for_are_the_kinds_written(tmp_path, kinds):
     out = generate(sample_dir() / "scene_graphs.json", tmp_path / "out", "--kinds", kinds)
     assert {n["kind"] for r in records(out) for n in r["negatives"]} == set(kinds.split(","))
+
+
+def test_no_negative_claims_an_unannotated_prone_kind_absent(caption_set):
+    """Shirts, hands, the sky: graphs leave them out, so their absence proves nothing."""
+    from contrastgen.language.lexicon import Lexicon
+
+    lex = Lexicon.load()
+    empty = {f["noun"] for r in records(caption_set[0]) for n in r["negatives"]
+             for f in n["evidence"]["facts"] if f["fact"] == "may_be" and not f["ids"]}
+    assert empty and not [noun for noun in empty if lex.is_unannotated_prone(noun)]
+
+
+def test_people_nouns_cross_classify(tmp_path):
+    """Where the only person is a "player", no negative may say there is no woman or man; where
+    there is no person at all, negatives do say so (the nouns are in the corpus's pool)."""
+
+    def thing(name: str, x: int, relations: list | None = None) -> dict:
+        return {"name": name, "x": x, "y": 0, "w": 9, "h": 9, "attributes": [], "relations": relations or []}
+
+    left = [{"name": "to the left of", "object": "2"}]
+    scenes = {"player": {"1": thing("player", 0, left), "2": thing("bench", 20), "3": thing("tree", 40)},
+              "empty": {"1": thing("car", 0, left), "2": thing("bench", 20), "3": thing("tree", 40)},
+              "people": {"1": thing("woman", 0, left), "2": thing("man", 20), "3": thing("dog", 40)}}
+    graphs = {f"{kind}{i}": {"width": 100, "height": 100, "objects": objects}
+              for kind, objects in scenes.items() for i in range(40)}
+    (tmp_path / "g.json").write_bytes(orjson.dumps(graphs))
+    out = generate(tmp_path / "g.json", tmp_path / "out", "--candidates", "8", "--kinds", "replace_obj,add_obj")
+    said_absent = {"player": [], "empty": []}
+    for r in records(out):
+        kind = r["image_id"].rstrip("0123456789")
+        for n in r["negatives"]:
+            for f in n["evidence"]["facts"]:
+                if f["fact"] == "may_be" and f["noun"] in ("woman", "man") and kind in said_absent:
+                    said_absent[kind].append(f["ids"])
+    assert said_absent["empty"] and all(ids == [] for ids in said_absent["empty"])
+    assert all("1" in ids for ids in said_absent["player"])
