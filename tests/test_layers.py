@@ -20,7 +20,8 @@ SOURCES = {"contrastgen": REPO / "contrastgen", "contrastgen.api": REPO / "api",
 
 # Stage -> the stages it may import (itself always). Order is the README's, lowest first.
 CORE = "core"  # the root modules of contrastgen/ (errors, jsonio, collector, ...) and contrastgen/files/
-GENERATOR = ("language", "scene", "templates", "programs", "engine", "run", "writers", "clevr")
+GENERATOR = ("language", "scene", "perturb", "templates", "programs", "engine", "results", "clevr", "run",
+             "writers")
 ALLOWED: dict[str, set[str]] = {
     CORE: set(),
     "datasets": {CORE},
@@ -28,22 +29,25 @@ ALLOWED: dict[str, set[str]] = {
     "verify": {CORE, "datasets"},
     "language": {CORE},
     "scene": {CORE, "datasets", "language"},
-    "templates": {CORE, "datasets", "language", "scene"},
-    "programs": {CORE, "datasets", "language", "scene"},
-    "engine": {CORE, "datasets", "language", "scene", "templates", "programs"},
-    "run": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "parallel"},
-    "writers": {CORE, "datasets", "run"},
-    "clevr": {CORE, "datasets", "run"},
+    "perturb": {CORE},
+    "templates": {CORE, "datasets", "language", "scene", "perturb"},
+    "programs": {CORE, "datasets", "language", "scene", "perturb"},
+    "engine": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs"},
+    "results": {CORE, "datasets", "perturb"},
+    "clevr": {CORE, "datasets", "perturb"},
+    "writers": {CORE, "datasets", "results"},
+    "run": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results",
+            "clevr", "writers", "parallel"},
     "mturk": {CORE},
     "export": {CORE},
     "ood": {CORE, "datasets", "clevr", "parallel"},
-    "evaluation": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "verify",
-                   "clevr"},
+    "evaluation": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results",
+                   "run", "verify", "clevr"},
     "viewer": {CORE, "datasets", "evaluation"},
-    "api": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
-            "verify", "evaluation", "viewer", "clevr"},
-    "cli": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
-            "verify", "evaluation", "ood", "mturk", "api", "viewer", "clevr", "export", "parallel"},
+    "api": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results", "run",
+            "writers", "verify", "evaluation", "viewer", "clevr"},
+    "cli": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results", "run",
+            "writers", "verify", "evaluation", "ood", "mturk", "api", "viewer", "clevr", "export", "parallel"},
     "data": set(), "rules": set(),
 }
 CORE_MODULES = {"__init__", "__main__", "answers", "collector", "errors", "jsonio", "records", "resources"}
