@@ -19,7 +19,10 @@ projection: they are for drawing boxes only, as in the reader.
 shapes, colours and materials (size stays uniform), so the pool holds concentrated scenes too
 (many objects of a few concepts) from which a long-tailed variant can be drawn; without it the
 pool is uniform like the renderer's output, and reaches only what a uniform pool reaches
-(docs/ood.md gives both).
+(docs/ood.md gives both). `--sampled-as bal,long,...` samples scene i's objects from the i-th
+(mod k) variant's own target, as the authors' renderer samples a variant, so a pool holds scenes
+of every variant the way the released data does; each variant is still drawn from the whole pool
+and measured against its target.
 
 Questions are instantiated from the same template families the reader reads (rules/clevr/
 templates: CLEVR 1.0's object families, Super-CLEVR's part families), on the scene's own
@@ -43,7 +46,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +69,7 @@ from contrastgen.datasets.clevr_templates import Family, load_families
 from contrastgen.datasets.clevr_vocab import load_vocabulary
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import write_json
+from contrastgen.ood.superclevr_targets import DRAWN_VARIANTS, target
 
 SIZES = ("large", "small")
 MATERIALS = ("rubber", "metal")
@@ -130,15 +134,48 @@ def _pixel(point: list[float], directions: dict[str, list[float]]) -> list[Any]:
     return [[round(x), round(y), round(depth, 4)], list(IMAGE)]
 
 
-def make_scene(rng: random.Random, index: int, *, skew: float | None = None, prefix: str = "superCLEVR_synth"
-               ) -> dict[str, Any]:
-    """One scene record in Super-CLEVR's format."""
+Concepts = Callable[[random.Random], tuple[str, str, str]]  # -> (shape, colour, material) of one object
+
+
+def _skewed(rng: random.Random, shapes: Sequence[str], skew: float | None) -> Concepts:
+    """A scene's own concept weights (a Dirichlet(skew) draw each; uniform without a skew)."""
+    shape_w, color_w, material_w = (_weights(rng, len(shapes), skew), _weights(rng, len(COLORS), skew),
+                                    _weights(rng, len(MATERIALS), skew))
+
+    def concepts(r: random.Random) -> tuple[str, str, str]:
+        return _pick(r, shapes, shape_w), _pick(r, COLORS, color_w), _pick(r, MATERIALS, material_w)
+    return concepts
+
+
+def _as_variant(variant: str) -> Concepts:
+    """Objects sampled from a Super-CLEVR variant's target, as the authors' renderer samples that
+    variant: shape, colour and material from their blocks, or shape then colour from the
+    co-distribution matrix's row."""
+    blocks = {b.name: b for b in target(variant).blocks}
+    if "shape x color" in blocks:
+        joint = blocks["shape x color"]
+        mat = blocks["material"]
+
+        def joint_concepts(r: random.Random) -> tuple[str, str, str]:
+            shape, color = r.choices(joint.values, joint.weights)[0]
+            return shape, color, r.choices(mat.values, mat.weights)[0][0]
+        return joint_concepts
+
+    def concepts(r: random.Random) -> tuple[str, str, str]:
+        return tuple(r.choices(blocks[a].values, blocks[a].weights)[0][0]  # type: ignore[return-value]
+                     for a in ("shape", "color", "material"))
+    return concepts
+
+
+def make_scene(rng: random.Random, index: int, *, skew: float | None = None, sampled_as: str | None = None,
+               prefix: str = "superCLEVR_synth") -> dict[str, Any]:
+    """One scene record in Super-CLEVR's format; its objects' concepts uniform, skewed per scene
+    (`skew`), or sampled from a variant's target (`sampled_as`)."""
     parts_of = load_vocabulary().parts_of_shape
     shapes = tuple(parts_of)
     while True:
         n = rng.randint(3, 10)
-        shape_w, color_w, material_w = (_weights(rng, len(shapes), skew), _weights(rng, len(COLORS), skew),
-                                        _weights(rng, len(MATERIALS), skew))
+        pick = _as_variant(sampled_as) if sampled_as else _skewed(rng, shapes, skew)
         sizes = [rng.choice(SIZES) for _ in range(n)]
         spots = _place(rng, sizes)
         if spots is not None:
@@ -146,8 +183,7 @@ def make_scene(rng: random.Random, index: int, *, skew: float | None = None, pre
     directions = _directions(rng)
     objects, coords = [], []
     for size, (x, y) in zip(sizes, spots, strict=True):
-        shape, color = _pick(rng, shapes, shape_w), _pick(rng, COLORS, color_w)
-        material = _pick(rng, MATERIALS, material_w)
+        shape, color, material = pick(rng)
         point = [round(x, 4), round(y, 4), round(0.35 if size == "large" else 0.18, 4)]
         parts = {}
         for part in rng.sample(parts_of[shape], min(3, len(parts_of[shape]))):
@@ -292,19 +328,20 @@ def questions_for(scene_record: dict[str, Any], rng: random.Random, *, object_qu
     return out
 
 
-def make_pool(n_scenes: int, *, seed: int = 0, skew: float | None = None, object_questions: int = 5,
-              part_questions: int = 5) -> tuple[dict[str, Any], dict[str, Any]]:
-    """({"scenes": [...]}, {"questions": [...]}), the questions numbered in order."""
+def make_pool(n_scenes: int, *, seed: int = 0, skew: float | None = None, sampled_as: Sequence[str] = (),
+              object_questions: int = 5, part_questions: int = 5) -> tuple[dict[str, Any], dict[str, Any]]:
+    """({"scenes": [...]}, {"questions": [...]}), the questions numbered in order; with
+    `sampled_as`, scene i is sampled as variant sampled_as[i % len(sampled_as)]."""
     rng = random.Random(seed)
     scenes, questions = [], []
     for i in range(n_scenes):
-        scene = make_scene(rng, i, skew=skew)
+        scene = make_scene(rng, i, skew=skew, sampled_as=sampled_as[i % len(sampled_as)] if sampled_as else None)
         scenes.append(scene)
         questions += questions_for(scene, rng, object_questions=object_questions, part_questions=part_questions)
     for i, q in enumerate(questions):
         q["question_index"] = i
     info = {"split": "synth", "license": "synthetic (contrastgen benchmarks/synth_superclevr.py)",
-            "seed": seed, "skew": skew}
+            "seed": seed, "skew": skew, "sampled_as": list(sampled_as)}
     return {"info": info, "scenes": scenes}, {"info": info, "questions": questions}
 
 
@@ -322,11 +359,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skew", type=float, default=None,
                     help="Dirichlet concentration of each scene's own concept weights (omit: uniform)")
+    ap.add_argument("--sampled-as", default="",
+                    help="comma-separated Super-CLEVR variants (bal,long,co-1,...; 'all' for the nine drawn ones): "
+                         "scene i's objects sampled from variant i mod k's target, as the authors render it")
     ap.add_argument("--object-questions", type=int, default=5)
     ap.add_argument("--part-questions", type=int, default=5)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    n, q = write_pool(args.out, args.scenes, seed=args.seed, skew=args.skew,
+    sampled_as = DRAWN_VARIANTS if args.sampled_as == "all" else tuple(v for v in args.sampled_as.split(",") if v)
+    n, q = write_pool(args.out, args.scenes, seed=args.seed, skew=args.skew, sampled_as=sampled_as,
                       object_questions=args.object_questions, part_questions=args.part_questions)
     print(f"wrote {n} scenes and {q} questions to {args.out}")
 

@@ -5,8 +5,8 @@ pair): the paper changes "the distribution of shapes, colors and materials while
 of size is kept fixed", so every variant has a size block too, flat as in the default data.
 
 - bal, slt, long: concept i of a list of n weighs a^-(i+1), normalised (a = 1, 1.3, 2.0); a shape
-  weighs its category's weight (i its category's place among the five) times its own within the
-  category, as the authors' generator computes it. The lists and their order are rule data
+  weighs a^-(k+1) a^-(j+1) (k its category's place among the five, j its place in the category),
+  normalised once over the 21, as the authors' generator computes it. The lists and their order are rule data
   (rules/ood/superclevr_variants.json, from the release's properties file).
 - head, tail, oppo (test only), from long's distribution ranked by weight, ties in list order:
   head is flat over the first ceil(n/2) concepts, tail flat over the last ceil(n/2) (with n odd the
@@ -90,9 +90,11 @@ def long_tail(n: int, a: float) -> list[float]:
 
 
 def _shape_weights(a: float) -> list[float]:
+    """Category weight a^-(k+1) times the shape's a^-(j+1) within its category, normalised once
+    over all shapes (the authors' generate_shape_dist normalises neither factor on its own, so
+    car's first shape weighs exactly a^4 times bicycle's first)."""
     cats = list(shape_categories().values())
-    category = long_tail(len(cats), a)
-    raw = [category[k] * w for k, shapes in enumerate(cats) for w in long_tail(len(shapes), a)]
+    raw = [a ** -(k + 1) * a ** -(j + 1) for k, shapes in enumerate(cats) for j in range(len(shapes))]
     total = sum(raw)
     return [w / total for w in raw]
 
