@@ -79,15 +79,36 @@ def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, 
                    "input is built in this process; --workers, --batch and --backend apply to GQA input.")
 @click.option("--batch", default=BATCH_SAMPLES, show_default=True, type=click.IntRange(1),
               help="Questions per task: larger batches cost less to send, smaller ones spread better.")
+@click.option("--iid-split", is_flag=True,
+              help="The input is the pool (VQA v2's train and val merged): split it, seeded, into the paper's IID "
+                   "training, validation and test sets (iid/), build the OOD sets from the IID test set and "
+                   "estimate MI on the training set (unless --mi-questions). Reads the input whole.")
+@click.option("--iid-shares", default="0.70,0.05,0.25", show_default=True, metavar="TRAIN,VAL,TEST",
+              help="With --iid-split: the shares of the three IID sets.")
+@click.option("--seed", default=0, show_default=True, help="With --iid-split: the seed of the split.")
 @backend_option
 def vqavs_cmd(questions: Path, annotations: Path | None, objects: Path | None, out: Path, data_format: str,
               mi_questions: Path | None, mi_annotations: Path | None, mi_objects: Path | None,
               shortcuts: tuple[str, ...], entropy_threshold: float, tail_factor: float,
-              drop_stopwords: bool, workers: int | None, batch: int, backend: str, address: str | None) -> None:
-    """VQA-VS: one OOD test set per shortcut (QT, KW, KWP, QT+KW, KO, KOP, QT+KO, KW+KO, QT+KW+KO).
+              drop_stopwords: bool, workers: int | None, batch: int, iid_split: bool, iid_shares: str, seed: int,
+              backend: str, address: str | None) -> None:
+    """VQA-VS: one OOD test set per shortcut (QT, KW, KWP, QT+KW, KO, KOP, QT+KO, KW+KO, QT+KW+KO),
+    and with --iid-split the IID training, validation and test sets they are measured against.
 
     GQA questions stream (any size fits in memory), and their counting and labelling run on the
     local worker pool or, with --backend ray, on a Ray cluster; the output is the same."""
+    from contrastgen.ood.vqavs_iid import IidSplit
+
+    iid = None
+    if iid_split:
+        try:
+            shares = tuple(float(x) for x in iid_shares.split(","))
+        except ValueError:
+            raise click.BadParameter(f"{iid_shares!r}: give three numbers, e.g. 0.70,0.05,0.25",
+                                     param_hint="--iid-shares") from None
+        iid = IidSplit(seed=seed, shares=shares)  # type: ignore[arg-type]
+    elif iid_shares != "0.70,0.05,0.25" or seed != 0:
+        raise click.UsageError("--iid-shares and --seed apply with --iid-split only")
     from contrastgen.ood.samples import detect_format
     from contrastgen.parallel.backend import default_workers
 
@@ -98,14 +119,20 @@ def vqavs_cmd(questions: Path, annotations: Path | None, objects: Path | None, o
                          drop_stopwords=drop_stopwords, shortcuts=shortcuts)
     stats = run_vqavs(questions, out, annotations=annotations, objects=objects, data_format=data_format,
                       mi_questions=mi_questions, mi_annotations=mi_annotations, mi_objects=mi_objects,
-                      config=config, workers=Workers(backend_from(backend, address), workers or default_workers(), batch))
+                      config=config, workers=Workers(backend_from(backend, address), workers or default_workers(), batch),
+                      iid=iid)
     console = Console()
     console.print(render_build_stats(stats))
     skipped = [n for n, s in stats["shortcuts"].items() if "skipped" in s]
     if skipped:
         console.print(f"[yellow]{', '.join(skipped)} skipped: no object annotations; pass --objects "
                       "(COCO instances, GQA scene graphs or an image -> names mapping) to build them.[/yellow]")
-    console.print(f"wrote {out}/ood/, splits.json, answers.json, concepts.jsonl, groups.json, stats.json, stats.md")
+    if "iid_split" in stats:
+        sizes = stats["iid_split"]["sizes"]
+        console.print(f"IID sets (seed {seed}): {sizes['train']:,} training, {sizes['val']:,} validation, "
+                      f"{sizes['test']:,} test; the OOD sets are drawn from the test set")
+    console.print(f"wrote {out}/ood/, splits.json, answers.json, concepts.jsonl, groups.json, stats.json, stats.md"
+                  + (", iid/, iid_val.json" if "iid_split" in stats else ""))
 
 
 def _variant_list(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
