@@ -243,3 +243,60 @@ def test_evaluate_ood_refuses_a_training_variant_that_is_not_one(built, tmp_path
     result = CliRunner().invoke(cli, ["evaluate", "--ood", str(built), "-p", f"m@balanced={tmp_path / 'p.json'}"])
     assert result.exit_code == 2
     assert "'balanced', which is no Super-CLEVR variant" in result.output
+
+
+# --- visual complexity: the released variants' own scenes ---------------------------------------
+
+SHARED_SC = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "super-clevr"
+
+
+def _recoloured_parts(src: Path, dst: Path, scene: str) -> None:
+    """A copy of the scenes in which every part of every object of `scene` has another colour:
+    the same layout rendered differently, as the released variants are."""
+    import shutil
+
+    shutil.copytree(src, dst)
+    colors = concept_lists()["color"]
+    path = dst / f"{scene}.json"
+    data = json.loads(path.read_text())
+    for obj in data["objects"]:
+        for part in obj.get("parts", {}).values():
+            part["color"] = colors[(colors.index(part["color"]) + 1) % len(colors)]
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.shared
+def test_visual_variants_are_the_same_questions_answered_on_each_variants_own_scenes(tmp_path):
+    if not (SHARED_SC / "scenes").is_dir():
+        pytest.skip("../shared/data/super-clevr absent")
+    _recoloured_parts(SHARED_SC / "scenes", tmp_path / "hard", "superCLEVR_new_000000")
+    out = tmp_path / "out"
+    questions = ["--questions", str(SHARED_SC / "superCLEVR_questions_5.json"),
+                 "--questions", str(SHARED_SC / "superCLEVR_questions_part_5.json")]
+    result = CliRunner().invoke(cli, ["ood", "superclevr", "--visual", f"easy={SHARED_SC / 'scenes'}",
+                                      "--visual", f"hard={tmp_path / 'hard'}", *questions, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+
+    def read(variant):
+        return {q["question_index"].split("/", 1)[1]: q for part in ("train", "test")
+                for q in json.loads((out / "variants" / variant / f"{part}.json").read_text())["questions"]}
+    easy, hard = read("easy"), read("hard")
+    assert easy.keys() == hard.keys() and len(easy) > 400
+
+    def words(a):
+        return ("yes" if a else "no") if isinstance(a, bool) else str(a)
+    released = {}
+    for f in ("superCLEVR_questions_5.json", "superCLEVR_questions_part_5.json"):
+        for q in json.loads((SHARED_SC / f).read_text())["questions"]:
+            released[(q["image_filename"], q["question"])] = words(q["answer"])
+    # on the released scenes the answers are the released ones; on the recoloured scene some change
+    assert all(words(q["answer"]) == released[(q["image_filename"], q["question"])] for q in easy.values())
+    changed = [k for k in easy if words(easy[k]["answer"]) != words(hard[k]["answer"])]
+    assert changed and {easy[k]["image"] for k in changed} == {"superCLEVR_new_000000"}
+
+
+def test_a_visual_variant_without_its_scenes_is_refused_saying_rendering_is_not_done_here(tmp_path):
+    result = CliRunner().invoke(cli, ["ood", "superclevr", "--scenes", str(tmp_path), "--questions", str(tmp_path),
+                                      "--variant", "easy", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "--visual easy=DIR" in result.output and "rendered images" in result.output
