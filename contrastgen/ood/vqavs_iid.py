@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,8 +59,7 @@ def split_iid(samples: Sequence[Sample], split: IidSplit) -> dict[str, list[Samp
     (a merged train + val pool that repeats a question would put it on both sides)."""
     ids = [s.question_id for s in samples]
     if len(set(ids)) != len(ids):
-        seen: set[str] = set()
-        twice = next(q for q in ids if q in seen or seen.add(q))  # type: ignore[func-returns-value]
+        twice = next(q for q, n in Counter(ids).items() if n > 1)
         raise InputError("question id given twice in the pool to split; merge train and val without repeats",
                          record=f"question {twice}")
     order = sorted(ids)
