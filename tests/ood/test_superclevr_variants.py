@@ -300,3 +300,27 @@ def test_a_visual_variant_without_its_scenes_is_refused_saying_rendering_is_not_
                                       "--variant", "easy", "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert "--visual easy=DIR" in result.output and "rendered images" in result.output
+
+
+def test_the_prior_baseline_script_trains_on_one_variant_and_answers_every_test_part(built, tmp_path):
+    if not (BENCH / "superclevr_prior.py").is_file():
+        pytest.skip("benchmarks/superclevr_prior.py absent (installed package)")
+    spec = importlib.util.spec_from_file_location("superclevr_prior", BENCH / "superclevr_prior.py")
+    prior = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(prior)
+    out = tmp_path / "prior.json"
+    prior.main(str(built), "co-2", str(out))
+    preds = json.loads(out.read_text())
+    train = json.loads((built / "variants" / "co-2" / "train.json").read_text())["questions"]
+    by_family: dict[str, Counter] = {}
+    for q in train:
+        by_family.setdefault(prior.family(q), Counter())[prior.answer_words(q["answer"])] += 1
+    overall = sum(by_family.values(), Counter())
+    answered = 0
+    for v in ("bal", "co-2", "rd"):
+        for q in json.loads((built / "variants" / v / "test.json").read_text())["questions"]:
+            counts = by_family.get(prior.family(q), overall)
+            assert preds[q["question_index"]] == min(counts, key=lambda a: (-counts[a], a))
+            answered += 1
+    assert answered == len(preds) - sum(  # every test part answered, and nothing else
+        len(json.loads((built / "variants" / v / "test.json").read_text())["questions"]) for v in ("rd-", "rd+"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,30 @@ def test_real_vqavs_iid_sets(tmp_path):
     report = evaluate_ood(out, {"mc": answers})
     acc = report["models"]["mc"]["accuracy"]
     assert report["sizes"]["IID val"] == 1636 and acc["IID val"] > 0.9 and acc["IID"] > 0.9
+
+
+def test_the_question_type_prior_script_fits_on_iid_train_and_answers_val_and_test(tmp_path):
+    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "vqavs_prior.py"
+    if not bench.is_file():
+        pytest.skip("benchmarks/vqavs_prior.py absent (installed package)")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("vqavs_prior", bench)
+    prior = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(prior)
+    q, a = vqa_files(tmp_path, _rows(200))
+    anns = json.loads(a.read_text())
+    for x in anns:  # VQA's question_type, which the helper leaves out
+        x["question_type"] = "is the" if x["answer_type"] == "yes/no" else "what color is the"
+    a.write_text(json.dumps(anns))
+    out = tmp_path / "o"
+    assert CliRunner().invoke(cli, ["ood", "vqavs", "--questions", str(q), "--annotations", str(a), "--shortcuts",
+                                    "QT", "--iid-split", "--out", str(out)]).exit_code == 0
+    prior.main(str(out), str(tmp_path / "p.json"))
+    preds = json.loads((tmp_path / "p.json").read_text())
+    train = json.loads((out / "iid" / "train-Ans.json").read_text())
+    yes_no = Counter(x["multiple_choice_answer"] for x in train if x["question_type"] == "is the")
+    top = min(yes_no, key=lambda x: (-yes_no[x], x))
+    held = [x for p in ("val", "test") for x in json.loads((out / "iid" / f"{p}-Ans.json").read_text())]
+    assert len(preds) == len(held) == 200 - len(train)
+    assert all(preds[str(x["question_id"])] == (top if x["question_type"] == "is the" else "white") for x in held)
