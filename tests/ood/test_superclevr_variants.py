@@ -250,49 +250,72 @@ def test_evaluate_ood_refuses_a_training_variant_that_is_not_one(built, tmp_path
 SHARED_SC = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "super-clevr"
 
 
-def _recoloured_parts(src: Path, dst: Path, scene: str) -> None:
-    """A copy of the scenes in which every part of every object of `scene` has another colour:
-    the same layout rendered differently, as the released variants are."""
+def _recoloured_parts(src: Path, dst: Path) -> None:
+    """A copy of the scenes in which every part of every object has another colour: the same
+    layouts rendered differently, as the released variants are."""
     import shutil
 
     shutil.copytree(src, dst)
     colors = concept_lists()["color"]
-    path = dst / f"{scene}.json"
-    data = json.loads(path.read_text())
-    for obj in data["objects"]:
-        for part in obj.get("parts", {}).values():
-            part["color"] = colors[(colors.index(part["color"]) + 1) % len(colors)]
-    path.write_text(json.dumps(data))
+    for path in sorted(dst.glob("*.json")):
+        data = json.loads(path.read_text())
+        for obj in data["objects"]:
+            for part in obj.get("parts", {}).values():
+                part["color"] = colors[(colors.index(part["color"]) + 1) % len(colors)]
+        path.write_text(json.dumps(data))
 
 
 @pytest.mark.shared
 def test_visual_variants_are_the_same_questions_answered_on_each_variants_own_scenes(tmp_path):
     if not (SHARED_SC / "scenes").is_dir():
         pytest.skip("../shared/data/super-clevr absent")
-    _recoloured_parts(SHARED_SC / "scenes", tmp_path / "hard", "superCLEVR_new_000000")
+    _recoloured_parts(SHARED_SC / "scenes", tmp_path / "hard")
     out = tmp_path / "out"
     questions = ["--questions", str(SHARED_SC / "superCLEVR_questions_5.json"),
                  "--questions", str(SHARED_SC / "superCLEVR_questions_part_5.json")]
     result = CliRunner().invoke(cli, ["ood", "superclevr", "--visual", f"easy={SHARED_SC / 'scenes'}",
-                                      "--visual", f"hard={tmp_path / 'hard'}", *questions, "--out", str(out)])
+                                      "--visual", f"mid={SHARED_SC / 'scenes'}", "--visual", f"hard={tmp_path / 'hard'}",
+                                      *questions, "--out", str(out)])
     assert result.exit_code == 0, result.output
 
     def read(variant):
         return {q["question_index"].split("/", 1)[1]: q for part in ("train", "test")
                 for q in json.loads((out / "variants" / variant / f"{part}.json").read_text())["questions"]}
     easy, hard = read("easy"), read("hard")
-    assert easy.keys() == hard.keys() and len(easy) > 400
+    assert easy.keys() == hard.keys()
+    # a question kept only where it runs on every variant's scenes (a recoloured part may make a
+    # reference ambiguous); those left out are counted
+    visual = json.loads((out / "stats.json").read_text())["left_out"]["visual"]
+    assert len(easy) == visual["kept"] > 300 and visual["kept"] + visual["left_out"] == visual["questions"]
 
     def words(a):
         return ("yes" if a else "no") if isinstance(a, bool) else str(a)
-    released = {}
+    released, part_questions = {}, set()
     for f in ("superCLEVR_questions_5.json", "superCLEVR_questions_part_5.json"):
         for q in json.loads((SHARED_SC / f).read_text())["questions"]:
             released[(q["image_filename"], q["question"])] = words(q["answer"])
-    # on the released scenes the answers are the released ones; on the recoloured scene some change
+            if "part" in f:
+                part_questions.add((q["image_filename"], q["question"]))
+    # on the released scenes the answers are the released ones; with parts recoloured, some part
+    # questions' answers change, and no object question's
     assert all(words(q["answer"]) == released[(q["image_filename"], q["question"])] for q in easy.values())
     changed = [k for k in easy if words(easy[k]["answer"]) != words(hard[k]["answer"])]
-    assert changed and {easy[k]["image"] for k in changed} == {"superCLEVR_new_000000"}
+    assert changed and all((easy[k]["image_filename"], easy[k]["question"]) in part_questions for k in changed)
+
+    # re-read by evaluate --ood: a model trained on easy that answers as on easy's scenes is right
+    # on easy and mid and wrong where hard differs; its visual RD is that drop over 1
+    test_ids = {q["question_index"].split("/", 1)[1]
+                for q in json.loads((out / "variants" / "easy" / "test.json").read_text())["questions"]}
+    preds = {f"{v}/{k}": words(easy[k]["answer"]) for v in ("easy", "mid", "hard") for k in test_ids}
+    (tmp_path / "p.json").write_text(json.dumps(preds))
+    result = CliRunner().invoke(cli, ["evaluate", "--ood", str(out), "-p", f"m@easy={tmp_path / 'p.json'}",
+                                      "--out", str(tmp_path / "eval")])
+    assert result.exit_code == 0, result.output
+    m = json.loads((tmp_path / "eval" / "ood_report.json").read_text())["models"]["m"]
+    wrong_on_hard = sum(1 for k in test_ids if k in changed) / len(test_ids)
+    assert wrong_on_hard > 0
+    assert m["accuracy"]["easy"] == {"easy": 1.0, "mid": 1.0, "hard": pytest.approx(1 - wrong_on_hard)}
+    assert m["relative_degrade"]["visual"]["value"] == pytest.approx(wrong_on_hard)
 
 
 def test_a_visual_variant_without_its_scenes_is_refused_saying_rendering_is_not_done_here(tmp_path):
@@ -324,3 +347,14 @@ def test_the_prior_baseline_script_trains_on_one_variant_and_answers_every_test_
             answered += 1
     assert answered == len(preds) - sum(  # every test part answered, and nothing else
         len(json.loads((built / "variants" / v / "test.json").read_text())["questions"]) for v in ("rd-", "rd+"))
+
+
+def test_a_scene_given_twice_in_the_pool_is_refused_naming_both_sources(pool, tmp_path):
+    copy = tmp_path / "copy.json"
+    copy.write_bytes((pool / "scenes.json").read_bytes())
+    result = CliRunner().invoke(cli, ["ood", "superclevr", "--scenes", str(pool / "scenes.json"), "--scenes", str(copy),
+                                      "--questions", str(pool / "questions.json"), "--variant", "bal",
+                                      "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "superCLEVR_synth_000000" in result.output and "a pool names each scene once" in result.output
+    assert not (tmp_path / "o").exists()
