@@ -7,7 +7,7 @@ A run has three steps:
 3. per shard: each image's candidate pairs of every kind (`candidates`), scored by the corpus
    without the image's own counts (`plausibility`), one chosen per kind (`balance`), written as
    records (`records`).
-Shards run in worker processes (`parallel.map_in_order`), come back in input order and are
+Shards run in worker processes (`parallel.tasks.map_tasks`), come back in input order and are
 fixed by the input, not the number of workers: the same input and seed give the same bytes.
 """
 
@@ -30,13 +30,13 @@ from contrastgen.captions.plausibility import Plausibility, count_graph
 from contrastgen.captions.records import caption_record
 from contrastgen.collector import no_gc, one_collection
 from contrastgen.datasets.clevr import is_clevr_scenes, load_scenes
-from contrastgen.datasets.spilled import spill_scene_graphs
+from contrastgen.datasets.question_spill import spill_scene_graphs
 from contrastgen.errors import InputError
 from contrastgen.files import scratch
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import dumps
 from contrastgen.parallel.backend import default_workers
-from contrastgen.parallel.ordered_map import map_in_order
+from contrastgen.parallel.tasks import map_tasks
 from contrastgen.records import CAPTIONS_FILE
 
 SHARD_IMAGES = 256  # images per unit of work; fixed, so the choice does not depend on the workers
@@ -130,11 +130,11 @@ def caption_chunks(family: str, graphs: Mapping[str, Any], options: CaptionOptio
     state = _State(domain, graphs, options)
     ids = list(graphs)
     shards = [ids[i:i + SHARD_IMAGES] for i in range(0, len(ids), SHARD_IMAGES)]
-    state.plausibility = Plausibility.fit(map_in_order(_count_shard, state, shards, workers=workers))
+    state.plausibility = Plausibility.fit(map_tasks(_count_shard, state, shards, workers=workers))
     state.pool = noun_pool(state.plausibility, domain)
     stats = CaptionStats()
     chunks = []
-    for chunk, shard_stats in map_in_order(_caption_shard, state, shards, workers=workers):
+    for chunk, shard_stats in map_tasks(_caption_shard, state, shards, workers=workers):
         chunks.append(chunk)
         stats.add(shard_stats)
     return chunks, stats
