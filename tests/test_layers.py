@@ -36,7 +36,7 @@ ALLOWED: dict[str, set[str]] = {
     "clevr": {CORE, "datasets", "run"},
     "mturk": {CORE},
     "export": {CORE},
-    "ood": {CORE, "datasets", "clevr", "parallel"},
+    "ood": {CORE, "datasets", "language", "scene", "programs", "clevr", "parallel"},
     "evaluation": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "verify",
                    "clevr"},
     "viewer": {CORE, "datasets", "evaluation"},

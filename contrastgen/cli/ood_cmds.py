@@ -1,4 +1,5 @@
-"""`contrastgen ood gqa|vqavs|superclevr`: build GQA-OOD, VQA-VS and Super-CLEVR's splits.
+"""`contrastgen ood gqa|vqavs|superclevr|gqa-redundancy`: build GQA-OOD, VQA-VS and Super-CLEVR's
+splits, and GQA's redundancy ladder.
 
 Scoring predictions on the result is `contrastgen evaluate --ood DIR` (contrastgen.ood.evaluate_ood).
 """
@@ -34,7 +35,7 @@ def _shortcut_list(_ctx: click.Context, _param: click.Parameter, value: str | No
 
 @click.group("ood")
 def ood() -> None:
-    """Build GQA-OOD, VQA-VS and Super-CLEVR out-of-distribution splits."""
+    """Build GQA-OOD, VQA-VS and Super-CLEVR out-of-distribution splits, and GQA's redundancy ladder."""
 
 
 @ood.command("gqa")
@@ -128,6 +129,26 @@ def superclevr_cmd(scenes: Path, question_files: tuple[Path, ...], out: Path, he
     click.echo(render_markdown(stats))
     click.echo(f"wrote {out}/head.json, tail.json, none.json, co_train.json, co_test.json, rd-.json, rd.json, "
                "rd+.json, concepts.json, stats.json, stats.md")
+
+
+@ood.command("gqa-redundancy")
+@click.option("--questions", required=True, type=_FILE, help="GQA questions with programs (a file or a folder of shards).")
+@click.option("--scene-graphs", "scene_graphs", required=True, type=_FILE, help="Their GQA scene graphs.")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output directory.")
+@click.option("--order", type=click.Choice(["first", "last", "seeded"]), default="first", show_default=True,
+              help="Which redundant step a rung removes when several are: the program's earliest, its latest, "
+                   "or one drawn with --seed.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of --order seeded and of the editor.")
+@click.option("--max-level", type=click.IntRange(1), default=None, help="Climb no higher than this level.")
+def gqa_redundancy_cmd(questions: Path, scene_graphs: Path, out: Path, order: str, seed: int,
+                       max_level: int | None) -> None:
+    """GQA's redundancy ladder (Super-CLEVR's Table 3): each question with 0, 1, 2, ... redundant
+    operations removed, each level proven from the one below; writes level_<n>.json and stats."""
+    from contrastgen.ood.gqa_redundancy import LadderConfig, render_markdown, run_gqa_redundancy
+
+    stats = run_gqa_redundancy(questions, scene_graphs, out, LadderConfig(order=order, seed=seed, max_level=max_level))
+    click.echo(render_markdown(stats), nl=False)
+    click.echo(f"wrote {out}/{', '.join(stats['files'])}, stats.json, stats.md")
 
 
 def register(group: click.Group) -> None:
