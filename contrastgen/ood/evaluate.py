@@ -72,8 +72,8 @@ def _read_stats(ood_dir: Path) -> dict[str, Any]:
     stats = read_json(ood_dir / STATS_FILE)
     if not isinstance(stats, Mapping) or stats.get("benchmark") not in ("gqa-ood", "vqa-vs", "super-clevr",
                                                                         "gqa-redundancy"):
-        raise InputError("not a GQA-OOD, VQA-VS, Super-CLEVR or GQA redundancy ladder directory (stats.json "
-                         "names no benchmark)",
+        raise InputError("not a GQA-OOD, VQA-VS or Super-CLEVR directory, nor a GQA redundancy ladder "
+                         "(stats.json names no benchmark)",
                          path=str(ood_dir / STATS_FILE))
     return dict(stats)
 
