@@ -36,6 +36,7 @@ from typing import Any
 import regex
 
 from contrastgen.datasets.gqa import load_questions, load_scene_graphs, semantic_str
+from contrastgen.datasets.ladder_files import LADDER, level_file
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import write_json, write_text
@@ -101,7 +102,7 @@ class LadderBuild:
 
     def stats(self) -> dict[str, Any]:
         counts = [len(level) for level in self.levels]
-        deepest = Counter(r["ladder"]["deepest_level"] for r in self.levels[0].values())
+        deepest = Counter(r[LADDER]["deepest_level"] for r in self.levels[0].values())
         return {
             "benchmark": BENCHMARK,
             "order": self.config.order, "seed": self.config.seed, "max_level": self.config.max_level,
@@ -116,10 +117,6 @@ class LadderBuild:
             "rungs_chosen_among_several": {str(n): c for n, c in sorted(self.ties.items())},
             "files": [level_file(n) for n in range(len(counts))],
         }
-
-
-def level_file(level: int) -> str:
-    return f"level_{level}.json"
 
 
 def level_id(question_id: str, level: int) -> str:
@@ -190,7 +187,7 @@ def _level_record(original: Mapping[str, Any], question_id: str, ladder: Ladder,
     deepest = len(ladder.rungs)
     if level == 0:
         out = dict(original)
-        out["ladder"] = {"original_id": question_id, "level": 0, "deepest_level": deepest, "chain": []}
+        out[LADDER] = {"original_id": question_id, "level": 0, "deepest_level": deepest, "chain": []}
         return out
     rung = ladder.rungs[level - 1]
     out = {k: v for k, v in original.items() if k not in _ORIGINAL_ONLY}
@@ -198,7 +195,7 @@ def _level_record(original: Mapping[str, Any], question_id: str, ladder: Ladder,
                 "semanticStr": semantic_str(rung.semantic)})
     chain = [{"level": r.level, "step": _step_of(r.change), "operation": r.removed_operation,
               "value": r.change["from"], "question": r.question} for r in ladder.rungs[:level]]
-    out["ladder"] = {"original_id": question_id, "level": level, "deepest_level": deepest,
+    out[LADDER] = {"original_id": question_id, "level": level, "deepest_level": deepest,
                      "previous_id": level_id(question_id, level - 1), "chain": chain,
                      "kind": "invariance", "change": rung.change, "evidence": rung.evidence,
                      "candidates": rung.candidates}

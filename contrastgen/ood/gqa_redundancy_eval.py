@@ -15,7 +15,6 @@ A question without a prediction counts as wrong and is reported as missing, as i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,35 +22,24 @@ from typing import Any
 import numpy as np
 
 from contrastgen.answers import normalize_answer
+from contrastgen.datasets.ladder_files import LADDER, read_levels
 from contrastgen.errors import InputError
-from contrastgen.jsonio import read_json
 
-_LEVEL_FILE = re.compile(r"level_(\d+)\.json")
 Interval = Callable[[np.ndarray, np.random.Generator], "list[float] | None"]
 
 
 def read_ladder(ood_dir: Path) -> list[dict[str, tuple[str, str]]]:
     """Per level: {original id: (this level's question id, gold answer)}."""
-    found = {int(m.group(1)): f for f in ood_dir.iterdir() if (m := _LEVEL_FILE.fullmatch(f.name))}
-    if 0 not in found:
-        raise InputError("no level_0.json: not a GQA redundancy ladder", path=str(ood_dir))
-    levels = []
-    for n in range(max(found) + 1):
-        if n not in found:
-            raise InputError(f"level_{n}.json is missing", path=str(ood_dir))
-        data = read_json(found[n])
-        if not isinstance(data, Mapping):
-            raise InputError("expected an object keyed by question id", path=str(found[n]))
+    levels: list[dict[str, tuple[str, str]]] = []
+    for n, records in enumerate(read_levels(ood_dir)):
         level: dict[str, tuple[str, str]] = {}
-        for qid, record in data.items():
-            ladder = record.get("ladder") if isinstance(record, Mapping) else None
-            if not isinstance(ladder, Mapping) or not isinstance(record.get("answer"), str):
-                raise InputError("record has no 'ladder' block or no answer", path=str(found[n]),
-                                 record=f"question {qid}")
-            original = str(ladder.get("original_id", ""))
+        for qid, record in records.items():
+            original = str(record[LADDER].get("original_id", ""))
+            if not isinstance(record.get("answer"), str):
+                raise InputError("record has no answer", path=str(ood_dir / f"level_{n}.json"), record=f"question {qid}")
             if n and original not in levels[n - 1]:
-                raise InputError(f"its original {original!r} is not at level {n - 1}", path=str(found[n]),
-                                 record=f"question {qid}")
+                raise InputError(f"its original {original!r} is not at level {n - 1}",
+                                 path=str(ood_dir / f"level_{n}.json"), record=f"question {qid}")
             level[original] = (str(qid), record["answer"])
         levels.append(level)
     return levels

@@ -17,21 +17,19 @@ shows the name alone still says the same objects. Around that, what makes it a l
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from contrastgen.datasets.gqa import load_scene_graphs
-from contrastgen.errors import InputError
+from contrastgen.datasets.ladder_files import LADDER, read_levels
 from contrastgen.jsonio import read_json
 from contrastgen.records import Failure, VerifyReport
 from contrastgen.verify.checker import CHECKS, index_graph, perturbation_problems
 from contrastgen.verify.rules import VerifyRules, load_rules, normalize_name
 
 BENCHMARK = "gqa-redundancy"
-LADDER = "ladder"  # a problem with the ladder's shape: a missing level, a chain that does not follow
-_LEVEL_FILE = re.compile(r"level_(\d+)\.json")
+# LADDER also names a problem with the ladder's shape: a missing level, a chain that does not follow
 
 
 def is_ladder_dir(path: Path) -> bool:
@@ -41,25 +39,6 @@ def is_ladder_dir(path: Path) -> bool:
         return False
     data = read_json(stats)
     return isinstance(data, Mapping) and data.get("benchmark") == BENCHMARK
-
-
-def read_levels(path: Path) -> list[dict[str, dict[str, Any]]]:
-    """The level files, level 0 first; a gap in the numbering is refused."""
-    found = {int(m.group(1)): f for f in path.iterdir() if (m := _LEVEL_FILE.fullmatch(f.name))}
-    if 0 not in found:
-        raise InputError("no level_0.json: not a GQA redundancy ladder", path=str(path))
-    levels = []
-    for n in range(max(found) + 1):
-        if n not in found:
-            raise InputError(f"level_{n}.json is missing between levels 0 and {max(found)}", path=str(path))
-        data = read_json(found[n])
-        if not isinstance(data, Mapping):
-            raise InputError("expected an object keyed by question id", path=str(found[n]))
-        for qid, record in data.items():
-            if not isinstance(record, Mapping) or not isinstance(record.get(LADDER), Mapping):
-                raise InputError("record has no 'ladder' block", path=str(found[n]), record=f"question {qid}")
-        levels.append(dict(data))
-    return levels
 
 
 def _base_problems(qid: str, record: Mapping[str, Any]) -> list[tuple[str, str]]:
