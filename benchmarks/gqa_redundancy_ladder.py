@@ -7,7 +7,8 @@ Builds the graphs from the questions' own programs (`graphs_from_programs.py`, t
   (`programs.gqa.GqaExecutor`), which must score 100% at every level (the ladder keeps answers);
 - a blind prior: the most frequent level-0 answer per template, GQA type or first words
   (`evaluation.baselines`, fitted in-sample on level 0), which sees only the words.
-Prints, per graph kind, the questions per level and each baseline's accuracy per level and drop.
+Prints, per graph kind, the questions per level, the build's and the verification's time (and
+this process's peak RSS), and each baseline's accuracy per level and drop.
 
     .venv/bin/python benchmarks/gqa_redundancy_ladder.py --gqa ../shared/data/gqa/val_balanced_questions_sample.json --out /tmp/ladder
 """
@@ -15,8 +16,10 @@ Prints, per graph kind, the questions per level and each baseline's accuracy per
 from __future__ import annotations
 
 import argparse
+import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from contrastgen.datasets.gqa import load_questions, load_scene_graphs
@@ -57,9 +60,12 @@ def main() -> None:
         subprocess.run([sys.executable, str(HERE / "graphs_from_programs.py"), str(args.gqa), str(graphs_dir), *extra],
                        check=True, stdout=subprocess.DEVNULL)
         ladder = args.out / kind / "ladder"
+        started = time.perf_counter()
         stats = run_gqa_redundancy(graphs_dir / "questions.json", graphs_dir / "scene_graphs.json", ladder,
                                    LadderConfig())
+        built = time.perf_counter()
         report = verify_ladder_dir(ladder, graphs_dir / "scene_graphs.json")
+        verified = time.perf_counter()
         graphs = load_scene_graphs(graphs_dir / "scene_graphs.json")
         levels = [load_questions(ladder / f) for f in stats["files"]]
         every = {qid: q for level in levels for qid, q in level.items()}
@@ -70,7 +76,9 @@ def main() -> None:
         scored = evaluate_ood(ladder, predictions)
         print(f"## {kind} graphs: questions per level {stats['questions_per_level']}, reaching "
               f"{stats['reaching']}, refused {stats['refused']}; verify: {report.checked} rungs checked, "
-              f"{report.failed_perturbations} rejected")
+              f"{report.failed_perturbations} rejected; build {built - started:.1f} s "
+              f"({stats['input_questions'] / (built - started):.0f} questions/s), verify {verified - built:.1f} s, "
+              f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
         for name, m in scored["models"].items():
             cells = [f"level {r['level']} ({r['questions']}): {100 * r['accuracy']:.1f}%"
                      + (f", drop {100 * r['drop']:+.1f}" if r["level"] else "") for r in m["levels"]]

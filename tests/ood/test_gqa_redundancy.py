@@ -279,3 +279,23 @@ def test_real_gqa_ladders_verify(lex, density, tmp_path):
     write_ladder(build, tmp_path / "ladder")
     report = verify_ladder(tmp_path / "ladder", graphs)
     assert report.ok and report.checked == len(build.levels[1]), report.failures[:3]
+
+
+def test_a_malformed_ladder_is_named_with_exit_2(built, tmp_path):
+    out = tmp_path / "ladder"
+    write_ladder(built, out)
+    (tmp_path / "sg.json").write_text(json.dumps(GRAPHS))
+    (tmp_path / "p.json").write_text(json.dumps({"elsewhere": "yes"}))
+    runner = CliRunner()
+    res = runner.invoke(cli, ["evaluate", "--ood", str(out), "-p", f"m={tmp_path / 'p.json'}"])
+    assert res.exit_code == 2 and "cover none of the questions" in res.output, res.output
+    data = json.loads((out / "level_2.json").read_text())
+    del data["side_rd2"]["ladder"]
+    (out / "level_2.json").write_text(json.dumps(data))
+    for args in (["verify", str(out), "--scene-graphs", str(tmp_path / "sg.json")],
+                 ["evaluate", "--ood", str(out), "-p", f"m={tmp_path / 'p.json'}"]):
+        res = runner.invoke(cli, args)
+        assert res.exit_code == 2 and "level_2.json" in res.output and "question side_rd2" in res.output, res.output
+    (out / "level_1.json").unlink()
+    res = runner.invoke(cli, ["verify", str(out), "--scene-graphs", str(tmp_path / "sg.json")])
+    assert res.exit_code == 2 and "level_1.json is missing" in res.output, res.output
