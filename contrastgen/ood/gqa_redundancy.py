@@ -33,29 +33,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import regex
-
 from contrastgen.datasets.gqa import load_questions, load_scene_graphs, semantic_str
 from contrastgen.datasets.ladder_files import LADDER, level_file
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import write_json, write_text
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.programs.edits import EditRefusal, ProgramEditor
+from contrastgen.perturb import Refusal, normalize_question
+from contrastgen.programs.edits import ProgramEditor
 from contrastgen.scene.index import SceneIndex
 
 BENCHMARK = "gqa-redundancy"
 ORDERS = ("first", "last", "seeded")
 LEVEL_ID = "_rd"  # level n of question Q is `Q_rd<n>`; level 0 keeps Q's own id
 # perturbations asked of the editor per rung: every edit it can prove, so that no contrast takes
-# the rank an rd- invariance needs (invariances only fill the ranks contrasts leave)
+# the rank an rd- invariance needs (invariances only fill the ranks contrasts leave: `perturb.Ranking`)
 _ALL_EDITS = 1_000_000
 # the editor's refusals that leave the original itself unproven: such a question has no level 0
 _UNPROVEN = ("program_mismatch", "not_executable", "answer_mismatch", "original_presupposition")
 # what GQA records say of the original's words, which no longer fit a rung's words
 _ORIGINAL_ONLY = ("annotations", "entailed", "equivalent", "fullAnswer", "semanticStr")
 _SCENES_KEPT = 256  # scene indexes kept for the next questions: questions come roughly by image
-_NOT_WORD = regex.compile(r"[^\p{L}\p{N} ]+")
 
 PathLike = str | os.PathLike[str]
 
@@ -123,11 +121,6 @@ def level_id(question_id: str, level: int) -> str:
     return question_id if level == 0 else f"{question_id}{LEVEL_ID}{level}"
 
 
-def _normalized(text: str) -> str:
-    """A question as a key: its words, lower-cased, without punctuation."""
-    return " ".join(_NOT_WORD.sub(" ", text.lower()).split())
-
-
 def _is_removal(p: Mapping[str, Any], below: list[dict[str, Any]]) -> bool:
     """An editor result that is the rd- edit: a proven invariance that drops one filter step."""
     change = p.get("change") or {}
@@ -152,7 +145,7 @@ def climb(editor: ProgramEditor, question_id: str, question: Mapping[str, Any], 
           ) -> Ladder:
     """The question's rungs, each the rd- edit of the one below, chosen by `config.order`.
 
-    Raises EditRefusal when the original itself is not proven (the editor's reason)."""
+    Raises Refusal when the original itself is not proven (the editor's reason)."""
     rungs: list[Rung] = []
     below: dict[str, Any] = {"question": question["question"], "answer": question["answer"],
                              "imageId": question.get("imageId"), "semantic": question["semantic"]}
@@ -162,8 +155,8 @@ def climb(editor: ProgramEditor, question_id: str, question: Mapping[str, Any], 
         level = len(rungs)
         try:
             found = editor.perturb(level_id(question_id, level), below, max_k=_ALL_EDITS, seed=config.seed,
-                                   existing={_normalized(below["question"])}, normalize=_normalized)
-        except EditRefusal as exc:
+                                   existing={normalize_question(below["question"])})
+        except Refusal as exc:
             if exc.reason not in _UNPROVEN:  # the editor found no edit at all, so no removal
                 return Ladder(question_id, rungs, "no redundant operation left")
             if level == 0:
@@ -231,7 +224,7 @@ def build_ladder(questions: Mapping[str, dict[str, Any]], graphs: Mapping[str, d
             scene = scenes.setdefault(image, SceneIndex.build(image, graph, lex))
         try:
             ladder = climb(ProgramEditor(scene, graph, lex), qid, q, config)
-        except EditRefusal as exc:
+        except Refusal as exc:
             build.refused[exc.reason] += 1
             continue
         build.stopped[ladder.stopped] += 1

@@ -18,8 +18,8 @@ import orjson
 
 from contrastgen.files.atomic import atomic_file
 from contrastgen.jsonio import keyed_object
-from contrastgen.run.entries import ViewEntry
-from contrastgen.run.generate import Generation
+from contrastgen.results.entries import ViewEntry
+from contrastgen.results.generation import Generation
 
 
 class Writer(ABC):

@@ -261,7 +261,7 @@ def test_failed_run_keeps_previous_output(k5, tmp_path):
 
 
 def test_every_reason_is_a_documented_one(k5):
-    from contrastgen.engine import REASONS
+    from contrastgen.perturb import REASONS
 
     stats = json.loads((k5 / "stats.json").read_text())
     seen = set(stats["reasons"]) | {r for t in stats["templates"].values() for r in t["reasons"]}

@@ -1,5 +1,5 @@
 """`--backend ray` on a real local Ray cluster: the same output as the local pool (`generate` on the
-sample and on synthetic data, `ood vqavs` and `augment` on synthetic data), even when a worker is
+sample, on synthetic data and on the Super-CLEVR sample, `ood vqavs` and `augment` on synthetic data), even when a worker is
 killed mid-run.
 
 The cluster (`ray start --head`, two worker processes) and the driver run inside a network
@@ -29,7 +29,7 @@ from contrastgen.parallel.ray_session import (
     IN_FLIGHT_ENV,
     in_flight_limit,
 )
-from contrastgen.resources import sample_dir
+from contrastgen.resources import clevr_sample_dir, sample_dir
 
 BIN = Path(sys.executable).parent
 
@@ -107,6 +107,11 @@ def test_a_ray_cluster_writes_what_the_local_pool_writes_even_when_a_worker_dies
     assert local_ood.exit_code == 0, local_ood.output
     local_aug = CliRunner().invoke(cli, [*_augment(questions, graphs, tmp_path / "local-aug"), "--workers", "2"])
     assert local_aug.exit_code == 0, local_aug.output
+    clevr = clevr_sample_dir()
+    clevr_args = ["generate", "--questions", str(clevr / "questions"), "--scene-graphs", str(clevr / "scenes"),
+                  "--no-progress"]
+    local_clevr = CliRunner().invoke(cli, [*clevr_args, "--out", str(tmp_path / "local-clevr"), "--workers", "1"])
+    assert local_clevr.exit_code == 0, local_clevr.output
     marker, ood_marker = tmp_path / "crashed", tmp_path / "ood-crashed"
     done = _on_cluster([
         _generate(sample / "questions.json", sample / "scene_graphs.json", tmp_path / "ray-sample", {}),
@@ -117,6 +122,7 @@ def test_a_ray_cluster_writes_what_the_local_pool_writes_even_when_a_worker_dies
         (_vqavs(questions, graphs, tmp_path / "ray-ood-crash"),
          {CRASH_ENV: "3", CRASH_MARKER_ENV: str(ood_marker), IN_FLIGHT_ENV: "2"}),
         (_augment(questions, graphs, tmp_path / "ray-aug"), {}),
+        ([*clevr_args, "--out", str(tmp_path / "ray-clevr")], {}),
     ])
     assert done.returncode == 0, done.stderr[-3000:]
     _same(tmp_path / "local-sample", tmp_path / "ray-sample")
@@ -127,6 +133,7 @@ def test_a_ray_cluster_writes_what_the_local_pool_writes_even_when_a_worker_dies
     _same(tmp_path / "local-synth", tmp_path / "ray-crash")
     _same(tmp_path / "local-ood", tmp_path / "ray-ood-crash")
     _same(tmp_path / "local-aug", tmp_path / "ray-aug")
+    _same(tmp_path / "local-clevr", tmp_path / "ray-clevr")  # CLEVR-family input runs on Ray too
 
 
 def test_the_window_of_tasks_in_flight(monkeypatch):

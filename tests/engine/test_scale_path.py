@@ -19,9 +19,9 @@ import pytest
 
 from contrastgen.cli.engine_cmds import sample_paths
 from contrastgen.datasets.gqa import load_questions, load_scene_graphs
-from contrastgen.datasets.spilled import spill_questions, spill_scene_graphs
+from contrastgen.datasets.question_spill import spill_questions, spill_scene_graphs
 from contrastgen.errors import InputError
-from contrastgen.run.entries import ViewEntry
+from contrastgen.results.entries import ViewEntry
 from contrastgen.run.generate import generate, generate_from_files
 from contrastgen.templates.patterns import load_templates, match_all, screener
 from contrastgen.writers.base import json_list, json_object
@@ -184,9 +184,9 @@ def dict_run(engine):
 
 @pytest.mark.parametrize("workers,shard_images", [(1, 256), (2, 256), (2, 4)])
 def test_the_file_path_equals_the_library_path(engine, dict_run, workers, shard_images, monkeypatch):
-    import contrastgen.run.generate
+    import contrastgen.run.shards
 
-    monkeypatch.setattr(contrastgen.run.generate, "SHARD_IMAGES", shard_images)  # 4: many shards, 2 workers
+    monkeypatch.setattr(contrastgen.run.shards, "SHARD_IMAGES", shard_images)  # 4: many shards, 2 workers
     gen = generate_from_files(engine, QUESTIONS, GRAPHS, max_k=5, seed=3, templates=None,
                               workers=workers, progress=False)
     # the file path spills results to disk as shards finish and reads them back, re-iterably
@@ -287,7 +287,7 @@ def test_spill_cursors_read_frames_across_their_buffers(tmp_path, buffer):
     straddle two reads, come back whole and in order."""
     import os
 
-    from contrastgen.run.spill import _Appender, _Cursor
+    from contrastgen.run.result_spill import _Appender, _Cursor
 
     items = [(f"q{i}", i, b"x" * (i * 37 % 500), "é" * (i % 5)) for i in range(200)]
     out = _Appender(tmp_path / "frames.bin")
@@ -335,9 +335,9 @@ def test_a_run_leaves_no_cyclic_garbage(engine, mode):
 def test_a_run_collects_once_per_shard_and_leaves_the_collector_as_it_was(engine, monkeypatch):
     """A shard runs with the collector paused and one collection at its end; what it keeps is
     frozen until the run ends, and then the collector is as the caller left it."""
-    import contrastgen.run.generate as run
+    import contrastgen.run.shards as shards
 
-    monkeypatch.setattr(run, "SHARD_IMAGES", 2)  # several shards from the small sample
+    monkeypatch.setattr(shards, "SHARD_IMAGES", 2)  # several shards from the small sample
     questions, graphs = load_questions(QUESTIONS), load_scene_graphs(GRAPHS)
     n_shards = -(-len({q["imageId"] for q in questions.values()}) // 2)
     seen: list[str] = []

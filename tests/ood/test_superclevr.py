@@ -115,7 +115,7 @@ def test_redundancy_splits_on_the_shared_data():
     in rd- no attribute can be dropped, in rd+ none added."""
     from contrastgen.clevr.edits import Editor
     from contrastgen.clevr.executor import execute
-    from contrastgen.clevr.scene import clevr_scene
+    from contrastgen.clevr.scene_view import clevr_scene
     from contrastgen.datasets.clevr import load_scenes
     from contrastgen.datasets.clevr_reading import Reading, read_question
     from contrastgen.datasets.clevr_vocab import load_vocabulary
@@ -137,7 +137,7 @@ def test_redundancy_splits_on_the_shared_data():
             result = execute(q["program"], scene)
             original = gold[(q["image"], q["question_index"], q["template_filename"])]
             assert vocab.answer_words(result.answer) == vocab.answer_words(original)
-            assert Editor(reading, scene, result, taken=set()).at_level(level), (level, q["question"])
+            assert Editor(reading, scene, result).at_level(level), (level, q["question"])
     by_key = {(q["image"], q["question_index"], q["template_filename"]): q for q in splits["rd"]}
     for q in splits["rd-"]:
         assert attribute_filters(q["program"]) <= attribute_filters(by_key[(q["image"], q["question_index"],

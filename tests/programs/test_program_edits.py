@@ -391,7 +391,7 @@ def test_two_references_tied_by_other_are_not_renamed(engine):
 
 
 def test_stats_count_the_questions_with_a_contrast_apart_from_invariances(engine):
-    from contrastgen.run.stats import stats_markdown
+    from contrastgen.results.stats import stats_markdown
 
     question, graph = _motorcycle_question()
     alone = _graph(*list(graph["objects"].values())[:2])  # only invariances there

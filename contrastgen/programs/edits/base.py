@@ -1,22 +1,45 @@
-"""What every kind of program edit shares: reading a step's argument, the steps that read another,
-the word lists the name edits consult, and the perturbations found so far.
+"""What every kind of program edit shares: the protocol an edit follows, reading a step's
+argument, the steps that read another, and the word lists the name edits consult.
 
-Why apart from `edits`: each kind of edit has a module of its own (`edit_objects`,
-`edit_relations`, `edit_attributes`, `edit_redundancy`), and they all need these.
+Why apart from the edits: each kind of edit has a module of its own (`objects`, `relations`,
+`attributes`, `redundancy`), and they all need these.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
-from typing import Any
+import random
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
+from contrastgen.datasets.gqa_program import REFERENCE_OPS, Step, split_reference
 from contrastgen.language.lexicon import Lexicon, iter_data_lines, normalize, read_word_list
-from contrastgen.programs.gqa import Step, split_reference
 from contrastgen.resources import lexicon_dir, rules_file
 
-REFERENCE_OPS = ("select", "relate", "verify rel", "choose rel")
-RELATION_OPS = ("relate", "verify rel", "choose rel")
+if TYPE_CHECKING:
+    from contrastgen.perturb import Proposal, Ranking
+    from contrastgen.programs.edits.question import EditedQuestion
+
+class ProgramEdit(Protocol):
+    """One kind of edit of one step's argument (`programs.edits.EDITS` lists them in the order
+    they are tried).
+
+    `applies(step)`: whether the step has an argument this edit changes. `propose(q, index, rng,
+    ranking)`: the proven proposals for step `index` of the question `q` (its program, words,
+    graph and the executor, `EditedQuestion`), in an order drawn from `rng`; `ranking` is the
+    driver's, read only to skip work it would not keep (`ranking.wants_invariance`). An edit
+    with `last` set is tried only after every other edit has been tried at every step (the
+    redundancy edits, which only give invariances)."""
+
+    name: str
+    last: bool
+
+    def applies(self, step: Step) -> bool: ...
+
+    def propose(self, q: EditedQuestion, index: int, rng: random.Random,
+                ranking: Ranking) -> Iterator[Proposal]: ...
+
+
 POSITION_VALUES = {"hposition": ("left", "right"), "vposition": ("top", "bottom")}
 # rd+ says an object's attributes before its noun in English adjective order (size, age, shape,
 # colour, material: rules/adjective_order.tsv)
@@ -80,58 +103,3 @@ def with_ids(step: dict[str, Any], ids: tuple[str, ...] | None) -> dict[str, Any
     if old is None and ids is None:
         return step
     return {**step, "argument": f"{name} ({','.join(ids) if ids else '-'})"}
-
-
-def reference_name(step: Step) -> str:
-    """The object name a reference argument gives: "man" in "man (12)" and in "man,wearing,s"."""
-    return split_reference(step.argument)[0].split(",")[0].strip()
-
-
-def relation_of(step: Step) -> tuple[str, str, str]:
-    """(name, relation, role) of a relation argument; relation "" when it has none."""
-    parts = [p.strip() for p in split_reference(step.argument)[0].split(",")]
-    if len(parts) < 3:
-        return parts[0], "", ""
-    return parts[0], ",".join(parts[1:-1]).strip(), parts[-1]
-
-
-@dataclass
-class Found:
-    """One question's perturbations so far, without repeats of the image's questions or of each
-    other, ranked contrasts first.
-
-    Why contrasts first: a k = 1 or k = 3 contrast set is the paper's test (the answer changes);
-    an invariance (the answer provably stays) is a second, labelled test that fills the ranks
-    the contrasts leave free, as on the CLEVR path. So an invariance beyond those ranks is never
-    kept, and the search ends only when `max_k` contrasts are found (or nothing is left to try)."""
-
-    existing: set[str]
-    normalize: Any
-    max_k: int
-    contrasts: list[dict[str, Any]] = field(default_factory=list)
-    invariances: list[dict[str, Any]] = field(default_factory=list)
-    keys: set[str] = field(default_factory=set)
-    aligned: bool = False  # some step's argument was found in the words
-
-    def offer(self, p: dict[str, Any]) -> None:
-        invariance = p["kind"] == "invariance"
-        if invariance and not self.wants_invariance:
-            return
-        key = self.normalize(p["question"])
-        if key not in self.existing and key not in self.keys:
-            self.keys.add(key)
-            (self.invariances if invariance else self.contrasts).append(p)
-
-    @property
-    def wants_invariance(self) -> bool:
-        """Could one more invariance still get a rank? (Contrasts found later only take ranks.)"""
-        return len(self.invariances) < self.max_k - len(self.contrasts)
-
-    @property
-    def items(self) -> list[dict[str, Any]]:
-        """The perturbations in rank order: the contrasts, then the invariances that fit."""
-        return (self.contrasts + self.invariances)[:self.max_k]
-
-    @property
-    def full(self) -> bool:
-        return len(self.contrasts) >= self.max_k

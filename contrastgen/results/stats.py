@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from rich.table import Table
 
-from contrastgen.engine import PerturbResult
+from contrastgen.perturb import PerturbResult
 
 KS = (1, 3, 5)
 
@@ -48,7 +48,7 @@ TYPE_LEVELS = ("structural", "detailed")
 
 def compute_stats(results: list[Outcome], n_questions: int, images: set[str],
                   scene_graphs: Mapping[str, dict], max_k: int, seed: int,
-                  template_ids: list[str]) -> dict[str, Any]:
+                  template_ids: list[str] | None) -> dict[str, Any]:
     """Counts as in the paper's Tables 5-8, plus a count per reason for no perturbation.
 
     `results` need hold only the matched (question, template) pairs: every one of the
@@ -67,16 +67,21 @@ class StatsTally:
     questions and images counted distinct within each shard add up to the run's.
     """
 
-    def __init__(self, template_ids: list[str], max_k: int):
+    def __init__(self, template_ids: list[str] | None, max_k: int):
+        """`template_ids`: the rows, in order; None: the templates the outcomes name, sorted (a
+        CLEVR run's families are known only once its questions are read)."""
         self.max_k = max_k
         self.ks = [k for k in KS if k <= max_k] + ([max_k] if max_k not in KS else [])
-        self.per_t: dict[str, dict[str, Any]] = {
-            t: {"matched": 0, "perturbed": 0, "with_contrast": 0, "perturbations": {f"k{k}": 0 for k in self.ks},
-                "images": 0, "augmented_images": 0, "reasons": Counter()} for t in template_ids}
+        self.discovered = template_ids is None
+        self.per_t: dict[str, dict[str, Any]] = {t: self._row() for t in template_ids or ()}
         self.reasons: Counter = Counter()
         self.matched_questions = self.perturbed_questions = self.contrasted_questions = self.augmented_images = 0
         self.aug_k: Counter = Counter()
         self.per_type: dict[str, dict[str, dict[str, Any]]] = {level: {} for level in TYPE_LEVELS}
+
+    def _row(self) -> dict[str, Any]:
+        return {"matched": 0, "perturbed": 0, "with_contrast": 0, "perturbations": {f"k{k}": 0 for k in self.ks},
+                "images": 0, "augmented_images": 0, "reasons": Counter()}
 
     def add(self, outcomes: Iterable[Outcome]) -> None:
         """One shard's outcomes (or a whole run's at once)."""
@@ -89,7 +94,7 @@ class StatsTally:
                 continue
             for level in TYPE_LEVELS:
                 _count_type(self.per_type[level], getattr(r, level), r, ks)
-            t = self.per_t[r.template]
+            t = self.per_t[r.template] if not self.discovered else self.per_t.setdefault(r.template, self._row())
             t["matched"] += 1
             t_images.setdefault(r.template, set()).add(r.image_id)
             matched_q.add(r.question_id)
@@ -124,7 +129,7 @@ class StatsTally:
         if n_q > self.matched_questions:
             reasons["no_match"] += n_q - self.matched_questions
         out_t = {}
-        for tid, t in self.per_t.items():
+        for tid, t in sorted(self.per_t.items()) if self.discovered else self.per_t.items():
             out_t[tid] = {"matched": t["matched"], "perturbed": t["perturbed"], "with_contrast": t["with_contrast"],
                           "perturbations": t["perturbations"], "images": t["images"],
                           "augmented_images": t["augmented_images"],
