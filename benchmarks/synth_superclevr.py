@@ -56,7 +56,7 @@ from contrastgen.clevr.edits import (  # the checks every question is held to
 )
 from contrastgen.clevr.executor import Invalid, execute
 from contrastgen.clevr.render import render
-from contrastgen.clevr.scene import ClevrScene, clevr_scene
+from contrastgen.clevr.scene_view import ClevrScene, clevr_scene
 from contrastgen.datasets.clevr import scene_graph
 from contrastgen.datasets.clevr_reading import (
     Reading,

@@ -269,7 +269,7 @@ def _answers_on(questions: Sequence[Mapping[str, Any]], graphs: Mapping[str, Any
     """Each question's answer on `graphs`' scenes, executed from its words; None where it is not
     read or its program does not run there."""
     from contrastgen.clevr.executor import Invalid, execute
-    from contrastgen.clevr.scene import clevr_scene
+    from contrastgen.clevr.scene_view import clevr_scene
     from contrastgen.datasets.clevr_reading import Reading, read_question
     from contrastgen.datasets.clevr_vocab import load_vocabulary
 
