@@ -154,7 +154,7 @@ def test_a_writer_is_one_registered_class(tmp_path):
                                               "imageId": "img"}}, {"img": SCENE}, workers=1)
         out = write_outputs(gen, tmp_path / "out")
     finally:
-        WRITERS.pop("question_ids")
+        WRITERS.remove("question_ids")
     assert (out / "question_ids.txt").read_text() == "q1\nq1_c1\n"
     assert (out / "contrast_sets.jsonl").is_file()  # the built-in writers still run
 
@@ -187,7 +187,7 @@ def test_every_view_file_is_written_in_one_pass_over_the_entries(tmp_path):
 
         out = write_outputs(dataclasses.replace(gen, views=CountedPasses(gen.views)), tmp_path / "out")
     finally:
-        WRITERS.pop("keys")
+        WRITERS.remove("keys")
     assert CountedPasses.passes == 1
     assert json.loads((out / "keys.json").read_text()) == ["q1", "q1_c1"]
     assert set(json.loads((out / "augmented.json").read_text())) == {"q1", "q1_c1"}
