@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from contrastgen.datasets.formats import OOD_FORMATS, resolve_format
+from contrastgen.datasets.samples import Sample, load_gqa_samples, load_vqa
 from contrastgen.errors import InputError
 from contrastgen.ood.gqa_ood import GqaOodConfig
 from contrastgen.ood.gqa_ood_stream import run_gqa_ood_streamed
 from contrastgen.ood.objects import load_image_objects
-from contrastgen.ood.samples import Sample, load_gqa_samples, load_vqa
 from contrastgen.ood.vqavs import VqaVsConfig, build_vqavs, write_vqavs
 from contrastgen.ood.vqavs_stream import Workers, run_vqavs_gqa_streamed
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import synth
 
+from contrastgen.datasets import formats as formats_module
 from contrastgen.datasets.formats import OOD_FORMATS, detect_format
+from contrastgen.datasets.samples import load_gqa_samples
 from contrastgen.errors import InputError
-from contrastgen.ood import samples as samples_module
 from contrastgen.ood.objects import load_image_objects
-from contrastgen.ood.samples import load_gqa_samples
 from contrastgen.ood.vqavs import VqaVsConfig, build_vqavs, write_vqavs
 from contrastgen.ood.vqavs_stream import Workers, run_vqavs_gqa_streamed
 
@@ -124,7 +124,7 @@ def test_gqa_format_is_told_from_the_first_record_without_parsing_the_file(tmp_p
     def whole_file(path):
         raise AssertionError(f"{path} parsed whole")
 
-    monkeypatch.setattr(samples_module, "read_json", whole_file)
+    monkeypatch.setattr(formats_module, "read_json", whole_file)
     assert detect_format(tmp_path / "q.json", OOD_FORMATS) == "gqa"
 
 
