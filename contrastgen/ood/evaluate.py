@@ -38,6 +38,9 @@ REPORT_FILE = "ood_report.json"
 BOOTSTRAP_RESAMPLES = 1000
 
 
+IID_VAL = "IID val"  # VQA-VS's IID validation set, scored beside the IID test set (never in the gap)
+
+
 def _mean(values: np.ndarray) -> float | None:
     return float(values.mean()) if values.size else None
 
@@ -133,6 +136,19 @@ def evaluate_gqa_ood(ood_dir: Path, stats: Mapping[str, Any], predictions: Predi
             "models": models}
 
 
+def _with_iid_val(ood_dir: Path, answers: Mapping[str, Any]) -> tuple[list[str], Mapping[str, Any]]:
+    """The IID validation set's ids and every answer, when the directory was split (`--iid-split`)."""
+    from contrastgen.ood.vqavs_iid import VAL_ANSWERS
+
+    path = ood_dir / VAL_ANSWERS
+    if not path.is_file():
+        return [], answers
+    val = read_json(path)
+    if not isinstance(val, Mapping) or not isinstance(val.get("ids"), list) or not isinstance(val.get("answers"), Mapping):
+        raise InputError("malformed IID validation set (expected {\"ids\": [...], \"answers\": {...}})", path=str(path))
+    return [str(q) for q in val["ids"]], {**answers, **val["answers"]}
+
+
 def evaluate_vqavs(ood_dir: Path, stats: Mapping[str, Any], predictions: Predictions, *,
                    seed: int = 0) -> dict[str, Any]:
     splits = read_json(ood_dir / "splits.json")
@@ -141,24 +157,26 @@ def evaluate_vqavs(ood_dir: Path, stats: Mapping[str, Any], predictions: Predict
         raise InputError("malformed VQA-VS directory (splits.json / answers.json)", path=str(ood_dir))
     iid = list(splits.get("iid", []))
     _check_predictions(predictions, iid, ood_dir)
-    index = {q: i for i, q in enumerate(iid)}
+    val_ids, answers = _with_iid_val(ood_dir, answers)
+    scored = iid + val_ids
+    index = {q: i for i, q in enumerate(scored)}
     try:
-        gold = [[normalize_vqa_answer(a) for a in answers[q]["answers"]] for q in iid]
+        gold = [[normalize_vqa_answer(a) for a in answers[q]["answers"]] for q in scored]
     except KeyError as exc:
         raise InputError("question has no answers", path=str(ood_dir / "answers.json"),
                          record=f"question {exc.args[0]}") from None
     # VQA-VS reports yes/no, number and other separately; GQA and older directories have no types
-    answer_type = {q: answers[q].get("answer_type") for q in iid}
+    answer_type = {q: answers[q].get("answer_type") for q in scored}
     types = sorted({t for t in answer_type.values() if isinstance(t, str)})
     ood_names = [n for n in SHORTCUT_NAMES if n in splits.get("ood", {})]
-    sets = {"IID": iid, **{n: splits["ood"][n] for n in ood_names}}
+    sets = {"IID": iid, **({IID_VAL: val_ids} if val_ids else {}), **{n: splits["ood"][n] for n in ood_names}}
     heads = {n: splits["head"][n] for n in SHORTCUT_NAMES if n in splits.get("head", {})}
     rng = np.random.default_rng(seed)
     models: dict[str, Any] = {}
     for name in sorted(predictions):
         preds = predictions[name]
         scores = np.array([accuracy_normalized(normalize_vqa_answer(preds[q]), gold[i]) if q in preds else 0.0
-                           for i, q in enumerate(iid)])
+                           for i, q in enumerate(scored)])
 
         def subset(ids: Sequence[str], scores: np.ndarray = scores) -> np.ndarray:
             return scores[[index[q] for q in ids]] if ids else np.zeros(0)

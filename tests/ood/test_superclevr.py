@@ -190,7 +190,7 @@ def test_evaluate_ood_scores_a_superclevr_split_with_accuracy_and_relative_degra
     assert report["benchmark"] == "super-clevr"
     gold, yes = report["models"]["gold"], report["models"]["yes"]
     assert set(gold["accuracy"].values()) == {1.0}
-    assert {f: r["mean"] for f, r in gold["relative_degrade"].items()} == {
+    assert {f: r["value"] for f, r in gold["relative_degrade"].items()} == {
         "redundancy": 0.0, "concept": 0.0, "compositionality": 0.0}
 
     def accuracy(split):
@@ -199,5 +199,8 @@ def test_evaluate_ood_scores_a_superclevr_split_with_accuracy_and_relative_degra
 
     a, b = accuracy("co_train"), accuracy("co_test")
     assert yes["accuracy"]["co_test"] == pytest.approx(b)
-    assert yes["relative_degrade"]["compositionality"]["mean"] == pytest.approx((a - b) / a)
+    assert yes["relative_degrade"]["compositionality"]["value"] == pytest.approx(abs(a - b) / a)
+    # the paper's definition: the drops to rd- and to rd+ summed, over the in-domain accuracy
+    r, r_minus, r_plus = accuracy("rd"), accuracy("rd-"), accuracy("rd+")
+    assert yes["relative_degrade"]["redundancy"]["value"] == pytest.approx(abs(2 * r - r_minus - r_plus) / r)
     assert yes["ci95"]["rd"][0] <= yes["accuracy"]["rd"] <= yes["ci95"]["rd"][1]
