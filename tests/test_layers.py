@@ -50,7 +50,8 @@ ALLOWED: dict[str, set[str]] = {
             "writers", "verify", "evaluation", "ood", "mturk", "api", "viewer", "clevr", "export", "parallel"},
     "data": set(), "rules": set(),
 }
-CORE_MODULES = {"__init__", "__main__", "answers", "collector", "errors", "jsonio", "records", "resources"}
+CORE_MODULES = {"__init__", "__main__", "answers", "collector", "errors", "jsonio", "records", "registry",
+                "resources"}
 CORE_PACKAGES = {"files"}  # reading inputs within limits, writing outputs whole, temporary files
 
 

@@ -13,6 +13,7 @@ from click.core import ParameterSource
 from rich.console import Console
 
 from contrastgen.cli.backend_option import backend_from, backend_option
+from contrastgen.datasets.formats import OOD_FORMATS
 from contrastgen.ood.concepts import SHORTCUT_NAMES
 from contrastgen.ood.gqa_ood import RULES, GqaOodConfig
 from contrastgen.ood.pipeline import run_gqa_ood, run_vqavs
@@ -66,7 +67,7 @@ def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, 
 @click.option("--objects", type=_FILE,
               help="Objects per image: COCO instances JSON, GQA scene graphs, or {image_id: [names]}.")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output directory.")
-@click.option("--format", "data_format", type=click.Choice(["auto", "vqa", "gqa"]), default="auto", show_default=True)
+@click.option("--format", "data_format", type=click.Choice(OOD_FORMATS.choices()), default="auto", show_default=True)
 @click.option("--mi-questions", type=_FILE, help="Estimate MI on this split (e.g. training) instead of the input.")
 @click.option("--mi-annotations", type=_FILE, help="Annotations for --mi-questions (VQA).")
 @click.option("--mi-objects", type=_FILE, help="Objects for --mi-questions' images (default: --objects).")
@@ -110,11 +111,11 @@ def vqavs_cmd(questions: Path, annotations: Path | None, objects: Path | None, o
         iid = IidSplit(seed=seed, shares=shares)  # type: ignore[arg-type]
     elif iid_shares != "0.70,0.05,0.25" or seed != 0:
         raise click.UsageError("--iid-shares and --seed apply with --iid-split only")
-    from contrastgen.ood.samples import detect_format
+    from contrastgen.datasets.formats import resolve_format
     from contrastgen.parallel.backend import default_workers
 
     if backend == "ray" and (annotations is not None or mi_annotations is not None or
-                             (data_format if data_format != "auto" else detect_format(questions)) != "gqa"):
+                             resolve_format(data_format, questions, OOD_FORMATS) != "gqa"):
         raise click.BadParameter("runs GQA input; VQA v2 input is built in this process", param_hint="--backend ray")
     config = VqaVsConfig(entropy_threshold=entropy_threshold, tail_factor=tail_factor,
                          drop_stopwords=drop_stopwords, shortcuts=shortcuts)
