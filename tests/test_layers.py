@@ -41,7 +41,7 @@ ALLOWED: dict[str, set[str]] = {
     "captions": {CORE, "datasets", "language", "scene", "parallel"},
     "mturk": {CORE},
     "export": {CORE},
-    "ood": {CORE, "datasets", "clevr", "parallel"},
+    "ood": {CORE, "datasets", "language", "scene", "perturb", "programs", "clevr", "parallel"},
     "evaluation": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results",
                    "run", "verify", "clevr"},
     "viewer": {CORE, "datasets", "evaluation"},
@@ -51,7 +51,8 @@ ALLOWED: dict[str, set[str]] = {
             "writers", "verify", "evaluation", "ood", "mturk", "api", "viewer", "clevr", "export", "parallel", "captions"},
     "data": set(), "rules": set(),
 }
-CORE_MODULES = {"__init__", "__main__", "answers", "collector", "errors", "jsonio", "records", "resources"}
+CORE_MODULES = {"__init__", "__main__", "answers", "collector", "errors", "jsonio", "records", "registry",
+                "resources"}
 CORE_PACKAGES = {"files"}  # reading inputs within limits, writing outputs whole, temporary files
 
 

@@ -9,6 +9,8 @@ import click
 from rich.console import Console
 
 from contrastgen.cli.backend_option import backend_from, backend_option
+from contrastgen.datasets import formats
+from contrastgen.datasets.formats import GENERATE_FORMATS
 from contrastgen.datasets.gqa import InputPaths
 from contrastgen.jsonio import dumps
 from contrastgen.resources import sample_dir
@@ -62,7 +64,7 @@ _mode_option = click.option(
 
 
 _format_option = click.option(
-    "--format", "data_format", type=click.Choice(["auto", "gqa", "clevr"]), default="auto", show_default=True,
+    "--format", "data_format", type=click.Choice(GENERATE_FORMATS.choices()), default="auto", show_default=True,
     help="The dataset family; auto: CLEVR for {\"questions\": [...]} files, else GQA.")
 
 
@@ -131,10 +133,7 @@ def _warn_no_programs(stats: dict, mode: str) -> None:
 
 
 def resolve_format(data_format: str, questions: InputPaths) -> str:
-    if data_format != "auto":
-        return data_format
-    from contrastgen.datasets.clevr import detect_format
-    return detect_format(questions)
+    return formats.resolve_format(data_format, questions, GENERATE_FORMATS)
 
 
 @click.command("augment")

@@ -1,4 +1,5 @@
-"""`contrastgen ood gqa|vqavs|superclevr`: build GQA-OOD, VQA-VS and Super-CLEVR's splits.
+"""`contrastgen ood gqa|vqavs|superclevr|gqa-redundancy`: build GQA-OOD, VQA-VS and Super-CLEVR's
+splits, and GQA's redundancy ladder.
 
 Scoring predictions on the result is `contrastgen evaluate --ood DIR` (contrastgen.ood.evaluate_ood).
 """
@@ -13,6 +14,7 @@ from rich.console import Console
 
 from contrastgen.cli.backend_option import backend_from, backend_option
 from contrastgen.cli.options import comma_list
+from contrastgen.datasets.formats import OOD_FORMATS
 from contrastgen.ood.concepts import SHORTCUT_NAMES
 from contrastgen.ood.gqa_ood import RULES, GqaOodConfig
 from contrastgen.ood.pipeline import run_gqa_ood, run_vqavs
@@ -28,7 +30,7 @@ _shortcut_list = comma_list(SHORTCUT_NAMES)
 
 @click.group("ood")
 def ood() -> None:
-    """Build GQA-OOD, VQA-VS and Super-CLEVR out-of-distribution splits."""
+    """Build GQA-OOD, VQA-VS and Super-CLEVR out-of-distribution splits, and GQA's redundancy ladder."""
 
 
 @ood.command("gqa")
@@ -59,7 +61,7 @@ def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, 
 @click.option("--objects", type=_FILE,
               help="Objects per image: COCO instances JSON, GQA scene graphs, or {image_id: [names]}.")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output directory.")
-@click.option("--format", "data_format", type=click.Choice(["auto", "vqa", "gqa"]), default="auto", show_default=True)
+@click.option("--format", "data_format", type=click.Choice(OOD_FORMATS.choices()), default="auto", show_default=True)
 @click.option("--mi-questions", type=_FILE, help="Estimate MI on this split (e.g. training) instead of the input.")
 @click.option("--mi-annotations", type=_FILE, help="Annotations for --mi-questions (VQA).")
 @click.option("--mi-objects", type=_FILE, help="Objects for --mi-questions' images (default: --objects).")
@@ -103,11 +105,11 @@ def vqavs_cmd(questions: Path, annotations: Path | None, objects: Path | None, o
         iid = IidSplit(seed=seed, shares=shares)  # type: ignore[arg-type]
     elif iid_shares != "0.70,0.05,0.25" or seed != 0:
         raise click.UsageError("--iid-shares and --seed apply with --iid-split only")
-    from contrastgen.ood.samples import detect_format
+    from contrastgen.datasets.formats import resolve_format
     from contrastgen.parallel.backend import default_workers
 
     if backend == "ray" and (annotations is not None or mi_annotations is not None or
-                             (data_format if data_format != "auto" else detect_format(questions)) != "gqa"):
+                             resolve_format(data_format, questions, OOD_FORMATS) != "gqa"):
         raise click.BadParameter("runs GQA input; VQA v2 input is built in this process", param_hint="--backend ray")
     config = VqaVsConfig(entropy_threshold=entropy_threshold, tail_factor=tail_factor,
                          drop_stopwords=drop_stopwords, shortcuts=shortcuts)
@@ -215,6 +217,26 @@ def superclevr_cmd(scenes: tuple[Path, ...], question_files: tuple[Path, ...], o
     click.echo(render_markdown(stats))
     click.echo(f"wrote {out}/head.json, tail.json, none.json, co_train.json, co_test.json, rd-.json, rd.json, "
                "rd+.json, concepts.json, stats.json, stats.md")
+
+
+@ood.command("gqa-redundancy")
+@click.option("--questions", required=True, type=_FILE, help="GQA questions with programs (a file or a folder of shards).")
+@click.option("--scene-graphs", "scene_graphs", required=True, type=_FILE, help="Their GQA scene graphs.")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output directory.")
+@click.option("--order", type=click.Choice(["first", "last", "seeded"]), default="first", show_default=True,
+              help="Which redundant step a rung removes when several are: the program's earliest, its latest, "
+                   "or one drawn with --seed.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of --order seeded and of the editor.")
+@click.option("--max-level", type=click.IntRange(1), default=None, help="Climb no higher than this level.")
+def gqa_redundancy_cmd(questions: Path, scene_graphs: Path, out: Path, order: str, seed: int,
+                       max_level: int | None) -> None:
+    """GQA's redundancy ladder (Super-CLEVR's Table 3): each question with 0, 1, 2, ... redundant
+    operations removed, each level proven from the one below; writes level_<n>.json and stats."""
+    from contrastgen.ood.gqa_redundancy import LadderConfig, render_markdown, run_gqa_redundancy
+
+    stats = run_gqa_redundancy(questions, scene_graphs, out, LadderConfig(order=order, seed=seed, max_level=max_level))
+    click.echo(render_markdown(stats), nl=False)
+    click.echo(f"wrote {out}/{', '.join(stats['files'])}, stats.json, stats.md")
 
 
 def register(group: click.Group) -> None:

@@ -73,8 +73,10 @@ def _check_predictions(predictions: Predictions, known: Sequence[str], ood_dir: 
 
 def _read_stats(ood_dir: Path) -> dict[str, Any]:
     stats = read_json(ood_dir / STATS_FILE)
-    if not isinstance(stats, Mapping) or stats.get("benchmark") not in ("gqa-ood", "vqa-vs", "super-clevr"):
-        raise InputError("not a GQA-OOD, VQA-VS or Super-CLEVR directory (stats.json names no benchmark)",
+    if not isinstance(stats, Mapping) or stats.get("benchmark") not in ("gqa-ood", "vqa-vs", "super-clevr",
+                                                                        "gqa-redundancy"):
+        raise InputError("not a GQA-OOD, VQA-VS or Super-CLEVR directory, nor a GQA redundancy ladder "
+                         "(stats.json names no benchmark)",
                          path=str(ood_dir / STATS_FILE))
     return dict(stats)
 
@@ -206,7 +208,8 @@ def evaluate_ood(ood_dir: str | os.PathLike[str], predictions: Predictions, *,
                  out_dir: Path | None = None, seed: int = 0) -> dict:
     """Score models' predictions ({model: {question id: raw answer}}) on an OOD directory.
 
-    Detects GQA-OOD, VQA-VS or Super-CLEVR from the directory's stats.json. With `out_dir`, writes
+    Detects GQA-OOD, VQA-VS, Super-CLEVR or a GQA redundancy ladder from the directory's
+    stats.json. With `out_dir`, writes
     `ood_report.json` and the figures (`ood_alpha_sweep.png` or `ood_vqavs_accuracy.png`) there.
     """
     from contrastgen.ood.plots import plot_alpha_sweep, plot_vqavs_accuracy
@@ -219,10 +222,14 @@ def evaluate_ood(ood_dir: str | os.PathLike[str], predictions: Predictions, *,
         from contrastgen.ood.superclevr_eval import evaluate_superclevr
 
         report = evaluate_superclevr(root, predictions, seed=seed, ci=bootstrap_ci)
+    elif stats["benchmark"] == "gqa-redundancy":
+        from contrastgen.ood.gqa_redundancy_eval import evaluate_ladder
+
+        report = evaluate_ladder(root, predictions, seed=seed, ci=bootstrap_ci)
     else:
         report = evaluate_vqavs(root, stats, predictions, seed=seed)
     report["seed"] = seed
-    if out_dir is not None and report["benchmark"] == "super-clevr":
+    if out_dir is not None and report["benchmark"] in ("super-clevr", "gqa-redundancy"):
         report["files"] = [REPORT_FILE]
         write_json(Path(out_dir) / REPORT_FILE, report, indent=True)
     elif out_dir is not None:

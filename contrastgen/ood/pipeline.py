@@ -6,11 +6,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from contrastgen.datasets.formats import OOD_FORMATS, resolve_format
+from contrastgen.datasets.samples import Sample, load_gqa_samples, load_vqa
 from contrastgen.errors import InputError
 from contrastgen.ood.gqa_ood import GqaOodConfig
 from contrastgen.ood.gqa_ood_stream import run_gqa_ood_streamed
 from contrastgen.ood.objects import load_image_objects
-from contrastgen.ood.samples import Sample, detect_format, load_gqa_samples, load_vqa
 from contrastgen.ood.vqavs import VqaVsConfig, build_vqavs, write_vqavs
 from contrastgen.ood.vqavs_iid import IidSplit, iid_stats, split_iid, write_iid_parts
 from contrastgen.ood.vqavs_stream import Workers, run_vqavs_gqa_streamed
@@ -26,7 +27,7 @@ def run_gqa_ood(questions: PathLike, out_dir: PathLike, config: GqaOodConfig | N
 
 
 def load_samples(questions: PathLike, annotations: PathLike | None, data_format: str = "auto") -> tuple[str, list[Sample]]:
-    fmt = detect_format(questions) if data_format == "auto" else data_format
+    fmt = resolve_format(data_format, questions, OOD_FORMATS)
     if fmt == "vqa":
         if annotations is None:
             raise InputError("VQA questions need --annotations (the ten human answers per question)",
@@ -55,7 +56,7 @@ def run_vqavs(questions: PathLike, out_dir: PathLike, *, annotations: PathLike |
     validation and test sets (`vqavs_iid`): the OOD sets come from the IID test set, and the MI
     statistics from the training set unless `mi_questions` is given; the input is then read whole.
     """
-    fmt = detect_format(questions) if data_format == "auto" else data_format
+    fmt = resolve_format(data_format, questions, OOD_FORMATS)
     image_objects = load_image_objects(objects) if objects is not None else None
     # the MI split's own objects; without them, the input's (both builds read None so)
     mi_image_objects = None

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contrastgen.datasets.clevr_released import read_questions, read_scenes
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import write_json, write_text
-from contrastgen.ood.superclevr import read_questions, read_scenes
 from contrastgen.ood.superclevr_draw import Draw, Reach, Unreachable, draw, reachable
 from contrastgen.ood.superclevr_targets import DRAWN_VARIANTS, TEST_ONLY, target
 

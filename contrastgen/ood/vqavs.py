@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from contrastgen.datasets.gqa import gqa_json
+from contrastgen.datasets.samples import Sample
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import keyed_object, write_chunks, write_json, write_jsonl, write_text
 from contrastgen.ood.concepts import SHORTCUT_NAMES, SHORTCUTS, SampleConcepts, label_samples
 from contrastgen.ood.imbalance import GroupSplit, answer_histograms, split_groups
-from contrastgen.ood.samples import Sample
 
 STATS_FILE = "stats.json"
 NO_OBJECTS = "skipped: no object annotations (pass --objects)"

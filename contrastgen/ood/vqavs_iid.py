@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contrastgen.datasets.samples import Sample
 from contrastgen.errors import InputError
 from contrastgen.jsonio import write_json
-from contrastgen.ood.samples import Sample
 
 PARTS = ("train", "val", "test")
 PAPER_SHARES = (0.70, 0.05, 0.25)

@@ -42,6 +42,7 @@ from contrastgen.datasets.question_index import (
     RecordSpill,
     keyed_records,
 )
+from contrastgen.datasets.samples import Sample, iter_gqa_samples
 from contrastgen.errors import InputError
 from contrastgen.files import scratch
 from contrastgen.files.atomic import atomic_dir
@@ -54,7 +55,6 @@ from contrastgen.ood.group_columns import (
     split_partitions,
 )
 from contrastgen.ood.imbalance import GroupSplit
-from contrastgen.ood.samples import Sample, iter_gqa_samples
 from contrastgen.ood.vqavs import (
     ShortcutSplit,
     VqaVsConfig,

@@ -46,8 +46,3 @@ def view_entries(qid: str, original: dict[str, Any], records: Iterable[dict[str,
         for p in rec["perturbations"]:
             out.append(_entry(p["question_id"], p["rank"], perturbation_as_gqa(rec, p, original)))
     return out
-
-
-def original_entry(qid: str, question: dict[str, Any]) -> ViewEntry:
-    """An unperturbed question (the augmented training file holds every original)."""
-    return _entry(qid, 0, question)

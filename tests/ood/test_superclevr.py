@@ -11,14 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from contrastgen.cli import cli
+from contrastgen.datasets.clevr_released import read_questions, read_scenes
 from contrastgen.errors import InputError
 from contrastgen.ood.superclevr import (
     build_superclevr,
     concept_words,
     head_and_tail,
     question_concepts,
-    read_questions,
-    read_scenes,
     tail_parameter,
 )
 

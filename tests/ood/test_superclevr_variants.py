@@ -9,7 +9,6 @@ import importlib.util
 import json
 import math
 import random
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -119,7 +118,6 @@ def test_a_pool_that_cannot_reach_the_target_is_refused_with_how_close_it_comes(
 def _synth():
     if not (BENCH / "synth_superclevr.py").is_file():
         pytest.skip("benchmarks/synth_superclevr.py absent (installed package)")
-    sys.path.insert(0, str(BENCH))
     spec = importlib.util.spec_from_file_location("synth_superclevr", BENCH / "synth_superclevr.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

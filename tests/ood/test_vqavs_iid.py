@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from contrastgen.cli import cli
+from contrastgen.datasets.samples import Sample
 from contrastgen.errors import InputError
 from contrastgen.ood import evaluate_ood
 from contrastgen.ood.pipeline import run_vqavs
-from contrastgen.ood.samples import Sample
 from contrastgen.ood.vqavs import VqaVsConfig
 from contrastgen.ood.vqavs_iid import IidSplit, split_iid
 

@@ -70,7 +70,8 @@ class ProgramEditor:
     scene: SceneIndex
     graph: dict[str, Any]
     lex: Lexicon
-    edits: tuple[ProgramEdit, ...] = EDITS
+    # read when an editor is made, so a new edit listed in EDITS is tried by every editor after
+    edits: tuple[ProgramEdit, ...] = field(default_factory=lambda: EDITS)
     executor: Callable[[], GqaExecutor] = field(init=False, repr=False)  # a fresh executor per run
     proofs: EditProofs = field(init=False, repr=False)
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from contrastgen.datasets.gqa import gqa_json, stream_questions
-from contrastgen.datasets.streaming import first_record
 from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json
 
@@ -151,17 +150,3 @@ def load_gqa_samples(questions_path: str | os.PathLike[str]) -> list[Sample]:
     if not samples:
         raise InputError("no questions found", path=str(questions_path))
     return samples
-
-
-def detect_format(questions_path: str | os.PathLike[str]) -> str:
-    """'gqa' for GQA's object keyed by question id (or a directory of shards), else 'vqa'."""
-    p = Path(questions_path)
-    if p.is_dir():
-        return "gqa"
-    first = first_record(p)
-    if isinstance(first, Mapping) and "question" in first and "imageId" in first:
-        return "gqa"  # without parsing the file: a GQA split is gigabytes
-    data = read_json(p)
-    if isinstance(data, Mapping) and "questions" not in data:
-        return "gqa"
-    return "vqa"

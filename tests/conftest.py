@@ -1,13 +1,12 @@
+"""Fixtures every test folder may use: the loaded engine, and the real GQA questions of ../shared."""
+
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@ how many of the questions whose program is of the template's family it reaches (
 
 Two corpora: the real GQA sample in ../shared (skips when absent) and tests/data/
 gqa_style_questions.json, questions written in GQA's format and phrasing with many relation
-look-alikes that the real sample lacks. `pytest tests/engine/test_reading_precision.py -s`
+look-alikes that the real sample lacks. `pytest tests/templates/test_reading_precision.py -s`
 prints the tables docs/templates.md quotes.
 """
 
