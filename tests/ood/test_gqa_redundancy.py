@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
 from pathlib import Path
 
 import orjson
@@ -268,8 +267,7 @@ def test_a_level_id_the_input_already_has_is_refused(lex):
 @pytest.mark.skipif(not REAL.is_file(), reason="../shared/data/gqa is not here")
 @pytest.mark.parametrize("density", [0, 16])
 def test_real_gqa_ladders_verify(lex, density, tmp_path):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import graphs_from_programs
+    import graphs_from_programs  # benchmarks/ is on pytest's pythonpath
 
     questions = orjson.loads(REAL.read_bytes())
     graphs = graphs_from_programs.build(questions, density=density)
