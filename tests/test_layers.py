@@ -20,7 +20,7 @@ SOURCES = {"contrastgen": REPO / "contrastgen", "contrastgen.api": REPO / "api",
 
 # Stage -> the stages it may import (itself always). Order is the README's, lowest first.
 CORE = "core"  # the root modules of contrastgen/ (errors, jsonio, collector, ...) and contrastgen/files/
-GENERATOR = ("language", "scene", "templates", "programs", "engine", "run", "writers", "clevr")
+GENERATOR = ("language", "scene", "templates", "programs", "engine", "groups", "run", "writers", "clevr")
 ALLOWED: dict[str, set[str]] = {
     CORE: set(),
     "datasets": {CORE},
@@ -31,7 +31,8 @@ ALLOWED: dict[str, set[str]] = {
     "templates": {CORE, "datasets", "language", "scene"},
     "programs": {CORE, "datasets", "language", "scene"},
     "engine": {CORE, "datasets", "language", "scene", "templates", "programs"},
-    "run": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "parallel"},
+    "groups": {CORE, "datasets", "language", "scene", "programs"},
+    "run": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "groups", "parallel"},
     "writers": {CORE, "datasets", "run"},
     "clevr": {CORE, "datasets", "run"},
     "mturk": {CORE},

@@ -85,17 +85,22 @@ _format_option = click.option(
 @click.option("--images", type=click.Path(path_type=Path), default=None,
               help="The folder of the images ({image_id}.jpg|jpeg|png): each record names its file "
                    "(`image_file`); a missing image is an error.")
+@click.option("--groups", is_flag=True,
+              help="Also look for two-image groups: for each pair with programs, another image on which both "
+                   "questions are proven and the original's answer differs (docs/groups.md).")
 def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path, max_k: int, seed: int,
                  workers: int | None, no_progress: bool, templates: tuple[str, ...], mode: str,
-                 backend: str, address: str | None, data_format: str, images: Path | None) -> None:
+                 backend: str, address: str | None, data_format: str, images: Path | None, groups: bool) -> None:
     """Generate contrast sets with proven answers; writes OUT atomically."""
     questions = _one_or_all(question_paths)
     if resolve_format(data_format, questions) == "clevr":
+        if groups:
+            raise click.UsageError("--groups reads GQA programs; CLEVR-family questions are not grouped yet")
         gen, timings = run_generate_clevr(questions, scene_graphs, out, max_k=max_k, seed=seed, images=images)
     else:
         gen, timings = run_generate(questions, scene_graphs, out, max_k=max_k, seed=seed, workers=workers,
                                     progress=not no_progress, templates=_split(templates), mode=mode,
-                                    backend=backend_from(backend, address), images=images)
+                                    backend=backend_from(backend, address), images=images, groups=groups)
     from contrastgen.run.stats import stats_table
     console = Console(stderr=True)
     console.print(stats_table(gen.stats))
@@ -107,7 +112,7 @@ def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path
 
 def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, seed: int,
                  workers: int | None, progress: bool, templates: list[str] | None, mode: str = "templates",
-                 backend=None, images: Path | None = None):
+                 backend=None, images: Path | None = None, groups: bool = False):
     """Load, generate, write; returns the Generation and the seconds each phase took."""
     from contrastgen.run.generate import LOCAL
     from contrastgen.writers import write_outputs
@@ -122,7 +127,7 @@ def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, 
         clock = now
 
     gen = _generate_gqa(questions, scene_graphs, max_k=max_k, seed=seed, templates=templates, workers=workers,
-                        progress=progress, lap=lap, mode=mode, backend=backend or LOCAL)
+                        progress=progress, lap=lap, mode=mode, backend=backend or LOCAL, groups=groups)
     if images is not None:
         from contrastgen.run.images import with_image_files
         gen.lines = with_image_files(gen.lines, images)

@@ -12,6 +12,7 @@ import functools
 import gc
 import multiprocessing as mp
 import shutil
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,10 @@ from contrastgen.datasets.spilled import SpilledQuestions, spill_questions, spil
 from contrastgen.engine import MODES, Engine
 from contrastgen.errors import InputError
 from contrastgen.files import scratch
+from contrastgen.groups.index import GroupIndex
+from contrastgen.groups.record import add_groups, group_stats
+from contrastgen.groups.search import REASONS as GROUP_REASONS
+from contrastgen.groups.search import finder_for
 from contrastgen.jsonio import dumps
 from contrastgen.parallel.backend import LOCAL, Backend, default_workers
 from contrastgen.parallel.lifetime import die_with_parent
@@ -104,6 +109,7 @@ class ShardResult:
     lines: list[tuple[str, tuple[bytes, ...]]] = field(default_factory=list)  # (question id, its JSONL lines)
     views: list[ViewEntry] = field(default_factory=list)
     positions: list[int] = field(default_factory=list)  # input position of each `lines` entry (spilled input)
+    groups: Counter = field(default_factory=Counter)  # `--groups`: pairs, groups and reasons
 
 
 def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
@@ -129,6 +135,8 @@ def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
             results = perturb_in_image(work, qid, q, options, matches)
             out.outcomes.extend(outcome(r) for r in results)
             records = [rec for r in results if (rec := r.to_record()) is not None]
+            if options.groups is not None:
+                add_groups(records, finder_for(options.groups, engine.lex), options.seed, out.groups)
             if records:
                 out.lines.append((qid, tuple(map(dumps, records))))
                 if position_of is not None and (position := position_of(image_id, qid)) is not None:
@@ -140,18 +148,19 @@ def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
 def generate(engine: Engine, questions: dict[str, dict], scene_graphs: dict[str, dict], *, max_k: int = 5,
              seed: int = 0, templates: Iterable[str] | None = None, workers: int | None = None,
              progress: bool = False, corpus: Corpus | None = None, mode: str = "templates",
-             backend: Backend = LOCAL) -> Generation:
+             backend: Backend = LOCAL, groups: bool = False) -> Generation:
     """Perturb every question of a loaded dataset; results in input order, independent of `workers`
     and of the backend."""
     return run_generation(engine, questions, scene_graphs, max_k=max_k, seed=seed,
                           templates=list(templates) if templates else None,
-                          workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend)
+                          workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend,
+                          groups=groups)
 
 
 def run_generation(engine: Engine, questions: dict[str, dict] | SpilledQuestions,
                    scene_graphs: Mapping[str, dict], *, max_k: int, seed: int, templates: list[str] | None,
                    workers: int | None, progress: bool, corpus: Corpus | None,
-                   mode: str = "templates", backend: Backend = LOCAL) -> Generation:
+                   mode: str = "templates", backend: Backend = LOCAL, groups: bool = False) -> Generation:
     if max_k < 1:
         raise ValueError("max_k must be at least 1")
     if mode not in MODES:
@@ -165,7 +174,8 @@ def run_generation(engine: Engine, questions: dict[str, dict] | SpilledQuestions
     gc.freeze()
     try:
         return _generate(engine, questions, scene_graphs, max_k=max_k, seed=seed, templates=templates,
-                         workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend)
+                         workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend,
+                         groups=groups)
     finally:
         if not frozen_before:
             gc.unfreeze()
@@ -173,23 +183,27 @@ def run_generation(engine: Engine, questions: dict[str, dict] | SpilledQuestions
 
 def _generate(engine: Engine, questions: dict[str, dict] | SpilledQuestions, scene_graphs: Mapping[str, dict],
               *, max_k: int, seed: int, templates: list[str] | None, workers: int, progress: bool,
-              corpus: Corpus | None, mode: str, backend: Backend = LOCAL) -> Generation:
+              corpus: Corpus | None, mode: str, backend: Backend = LOCAL, groups: bool = False) -> Generation:
     corpus = corpus if corpus is not None else engine.build_corpus(scene_graphs)
+    index = GroupIndex.build(scene_graphs, engine.lex) if groups else None
     source = questions if isinstance(questions, SpilledQuestions) else DictQuestions(questions)
     images = source.image_ids
     shards = [images[i:i + SHARD_IMAGES] for i in range(0, len(images), SHARD_IMAGES)]
     context = ShardContext(engine, source, scene_graphs,
-                           RunOptions(corpus=corpus, max_k=max_k, seed=seed, templates=templates, mode=mode))
+                           RunOptions(corpus=corpus, max_k=max_k, seed=seed, templates=templates, mode=mode,
+                                      groups=index))
     template_ids = ([t.id for t in engine.select_templates(templates)]
                     + ([PROGRAM_PATH] if mode != "templates" else []))
     tally = StatsTally(template_ids, max_k)
     lines: dict[str, tuple[bytes, ...]] = {}
     views: list[ViewEntry] = []
+    group_counts: Counter = Counter()
     # inputs read from disk put their results on disk too; loaded ones keep them in memory
     sink = ResultSpill() if isinstance(source, SpilledQuestions) else None
 
     def collect(shard: ShardResult) -> None:
         tally.add(shard.outcomes)
+        group_counts.update(shard.groups)
         if sink is not None:
             sink.add(shard.lines, shard.views, shard.positions)
         else:
@@ -217,6 +231,8 @@ def _generate(engine: Engine, questions: dict[str, dict] | SpilledQuestions, sce
                         result = run_shard(context, shard)
                     collect(result)
     stats = tally.result(len(source), set(images), scene_graphs, seed)
+    if index is not None:
+        stats["groups"] = group_stats(group_counts, GROUP_REASONS)
     if sink is not None:
         spilled_lines, spilled_views, merging = sink.finish()
         _check_ids(merging, source.suspicious_ids)  # the merge runs here, once
@@ -232,7 +248,7 @@ def _generate(engine: Engine, questions: dict[str, dict] | SpilledQuestions, sce
 def generate_from_files(engine: Engine, questions: InputPaths, scene_graphs: Path, *, max_k: int, seed: int,
                         templates: list[str] | None, workers: int | None, progress: bool,
                         lap: Callable[[str], None] = lambda phase: None, mode: str = "templates",
-                        backend: Backend = LOCAL) -> Generation:
+                        backend: Backend = LOCAL, groups: bool = False) -> Generation:
     """`contrastgen generate`'s run: load both inputs at once, then generate.
 
     The questions are streamed into a file of the run's shards (`datasets.spilled`) in a second
@@ -259,7 +275,8 @@ def generate_from_files(engine: Engine, questions: InputPaths, scene_graphs: Pat
                 corpus = engine.build_corpus(graphs)
         lap("load")
         gen = run_generation(engine, spilled, graphs, max_k=max_k, seed=seed, templates=templates,
-                             workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend)
+                             workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend,
+                         groups=groups)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     lap("generation")

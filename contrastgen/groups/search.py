@@ -1,0 +1,216 @@
+"""Finding and proving a group's second image.
+
+For a contrast pair, Q (answer a) and Q' (answer a') on image I, a candidate image J is any image
+the index says has what both programs need; on J both programs are executed with their
+references by name (the words' objects: GQA's ids belong to I) and proven under the rules an
+edited program meets on its own image (`programs.proofs`: a "no" needs an opposite, an absence
+needs a name whose absence a graph can show, the objects the words say as "the" ones must be all
+there are and none of a kind annotators leave out). A reference that denotes one object on I
+must denote one on J. J is kept when Q's answer there is not a: a full swap (Q says a', Q' says
+a) is preferred to a partial one. Candidates are tried from a start drawn from (seed, pair id), at
+most `MAX_TRIED` of them, so the same inputs and seed give the same J and the cost per pair is
+bounded whatever the corpus.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections import Counter, OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from contrastgen.groups.index import ATTRIBUTE, NAME, RELATION, GroupIndex, key
+from contrastgen.language.lexicon import Lexicon
+from contrastgen.programs.edit_base import REFERENCE_OPS, relation_of, with_ids
+from contrastgen.programs.gqa import (
+    PRONOUNS,
+    SCENE,
+    Execution,
+    GqaExecutor,
+    ProgramRefusal,
+    Step,
+    step_of,
+)
+from contrastgen.programs.proofs import EditProofs, bare, claimed_whole, negated
+from contrastgen.scene.index import SceneIndex
+
+MAX_TRIED = 6  # candidate images executed per pair, at most
+SCENE_CACHE = 512  # scene indexes kept per process (a candidate is often another pair's too)
+SWAP, DIFFERS = "swap", "differs"
+_POSITIONS = ("hposition", "vposition")
+EVIDENCE_VERSION = 1
+
+# Why a candidate image or a pair was not grouped: the stats count them.
+REASONS = ("no_program", "pronoun", "original_unproven", "no_candidate", "same_answer", "unproven", "unannotated_prone",
+           "no_distractor", "ambiguous", "empty", "not_decidable", "program_mismatch", "malformed_program",
+           "unknown_operation", "uniqueness", "not_grouped")
+
+
+@dataclass(frozen=True)
+class ProvenCell:
+    """One question proven on one image: its answer, its program with that image's ids, and the
+    objects it touched."""
+
+    answer: str
+    semantic: list[dict[str, Any]]
+    evidence: dict[str, Any]
+
+
+class GroupFinder:
+    """The search, for one process: the index, the lexicon and a bounded cache of scene indexes."""
+
+    def __init__(self, index: GroupIndex, lex: Lexicon):
+        self.index = index
+        self.lex = lex
+        self._scenes: OrderedDict[str, SceneIndex] = OrderedDict()
+
+    def scene(self, image_id: str) -> SceneIndex:
+        hit = self._scenes.get(image_id)
+        if hit is not None:
+            self._scenes.move_to_end(image_id)
+            return hit
+        built = self._scenes[image_id] = SceneIndex.build(image_id, self.index.graphs[image_id], self.lex)
+        if len(self._scenes) > SCENE_CACHE:
+            self._scenes.popitem(last=False)
+        return built
+
+    def find(self, pair_id: str, original: list[dict[str, Any]], answer: str, perturbed: list[dict[str, Any]],
+             answer_perturbed: str, image_id: str, seed: int, reasons: Counter) -> tuple[str, str, ProvenCell,
+                                                                                        ProvenCell] | None:
+        """(kind, J, Q's cell on J, Q''s cell on J), or None with the reasons counted."""
+        try:
+            steps_q, steps_p = [step_of(s) for s in original], [step_of(s) for s in perturbed]
+        except (KeyError, TypeError, AttributeError):
+            reasons["no_program"] += 1
+            return None
+        if _has_pronoun(steps_q) or _has_pronoun(steps_p):
+            reasons["pronoun"] += 1
+            return None
+        scene_i = self.scene(image_id)
+        executor = functools.partial(GqaExecutor, scene_i, self.lex, scene_i.graph)
+        try:
+            run_q = executor().run_steps(steps_q)
+            counts_q, counts_p = _object_counts(run_q), _object_counts(executor().run_steps(steps_p))
+        except ProgramRefusal as exc:
+            reasons[exc.reason] += 1
+            return None
+        # the original is GQA's, its answer GQA's gold: a group's first cell must be proven as the
+        # others are ("Do you see gloves or balls? no" rests on no glove being annotated)
+        if not EditProofs(scene_i, self.lex, executor).holds(original, steps_q, steps_q, set(range(len(steps_q))),
+                                                             run_q):
+            reasons["original_unproven"] += 1
+            return None
+        required = requirements(steps_q, self.lex) | requirements(steps_p, self.lex)
+        positions = self.index.images_with_all(required)
+        n = len(positions)
+        if n == 0 or (n == 1 and self.index.image_ids[int(positions[0])] == image_id):
+            reasons["no_candidate"] += 1
+            return None
+        start = random.Random(f"{seed}/{pair_id}/group").randrange(n)
+        partial = None
+        tried = 0
+        for t in range(n):
+            j = self.index.image_ids[int(positions[(start + t) % n])]
+            if j == image_id:
+                continue
+            if tried == MAX_TRIED:
+                break
+            tried += 1
+            scene_j = self.scene(j)
+            cell_q = self.prove(original, steps_q, counts_q, scene_j, reasons)
+            if cell_q is None:
+                continue
+            if cell_q.answer == answer:
+                reasons["same_answer"] += 1
+                continue
+            cell_p = self.prove(perturbed, steps_p, counts_p, scene_j, reasons)
+            if cell_p is None:
+                continue
+            if cell_q.answer == answer_perturbed and cell_p.answer == answer:
+                return SWAP, j, cell_q, cell_p
+            if partial is None:
+                partial = (DIFFERS, j, cell_q, cell_p)
+        if partial is None:
+            reasons["not_grouped"] += 1
+        return partial
+
+    def prove(self, semantic: list[dict[str, Any]], steps: list[Step], counts: Mapping[int, int],
+              scene: SceneIndex, reasons: Counter) -> ProvenCell | None:
+        """The program on another image, by its words, proven as an edited program is; None (the
+        reason counted) where it cannot be."""
+        bared = [bare(s) for s in semantic]
+        parsed = [step_of(s) if b is not s else steps[i] for i, (s, b) in enumerate(zip(bared, semantic, strict=True))]
+        executor = functools.partial(GqaExecutor, scene, self.lex, scene.graph)
+        try:
+            run = executor().run_steps(parsed)
+            answer = run.answer
+        except ProgramRefusal as exc:
+            reasons[exc.reason] += 1
+            return None
+        proofs = EditProofs(scene, self.lex, executor)
+        if not proofs.holds(bared, parsed, parsed, set(range(len(parsed))), run):
+            reasons["unproven"] += 1
+            return None
+        claimed = claimed_whole([s.operation for s in parsed], [s.dependencies for s in parsed])
+        why = proofs.new_references_unshown(claimed, parsed, run, Execution())
+        if why is not None:
+            reasons[why] += 1
+            return None
+        for i in claimed:
+            value = run.values[i]
+            if not isinstance(value, str) and counts.get(i) == 1 and len(value) != 1:
+                reasons["uniqueness"] += 1  # "the cat" on I is one cat; on J it must be one too
+                return None
+        cell = [with_ids(s, run.refs.get(i)) if s["operation"] in REFERENCE_OPS else s for i, s in enumerate(bared)]
+        touched = sorted({o for ids in run.refs.values() for o in ids})
+        facts = [{"fact": "object", "id": o, "name": scene.objects[o].name} for o in touched]
+        return ProvenCell(answer, cell, {"version": EVIDENCE_VERSION, "facts": facts, "answer": answer})
+
+
+def requirements(steps: list[Step], lex: Lexicon) -> set[frozenset[str]]:
+    """What an image must have for the program to refer to anything where its words say "the":
+    each such object's name (any kind it denotes), each filter's value and each relation that
+    leads to it. Steps that only `exist` reads may be empty: there the answer may be "no"."""
+    needed = claimed_whole([s.operation for s in steps], [s.dependencies for s in steps])
+    todo = list(needed)
+    while todo:  # what hands objects on to a claimed step is needed too
+        i = todo.pop()
+        if steps[i].head in ("filter", "relate"):
+            for d in steps[i].dependencies:
+                if d not in needed:
+                    needed.add(d)
+                    todo.append(d)
+    out: set[frozenset[str]] = set()
+    for i in needed:
+        s = steps[i]
+        if s.operation in ("select", "relate"):
+            name, rel, _ = relation_of(s)
+            if name not in ("_", "", SCENE):
+                kinds = {lex.canonical(name), *lex.hyponyms(name)}
+                out.add(frozenset(key(NAME, k) for k in kinds))
+            if rel:
+                out.add(frozenset({key(RELATION, rel)}))
+        elif s.head == "filter" and s.kind not in _POSITIONS and not negated(s.argument.strip()):
+            out.add(frozenset({key(ATTRIBUTE, s.argument.strip().lower())}))
+    return out
+
+
+def _has_pronoun(steps: list[Step]) -> bool:
+    """"he (12)": the ids say who; on another image nothing does."""
+    return any(s.operation in REFERENCE_OPS and relation_of(s)[0] in PRONOUNS for s in steps)
+
+
+def _object_counts(run: Execution) -> dict[int, int]:
+    return {i: len(v) for i, v in enumerate(run.values) if not isinstance(v, str)}
+
+
+_FINDER: list[GroupFinder] = []  # this process's finder: its scene cache outlives a shard
+
+
+def finder_for(index: GroupIndex, lex: Lexicon) -> GroupFinder:
+    """The process's finder for `index` (a worker runs many shards of one run)."""
+    if not _FINDER or _FINDER[0].index is not index:
+        _FINDER[:] = [GroupFinder(index, lex)]
+    return _FINDER[0]
