@@ -10,9 +10,11 @@ they are shared copy-on-write; the graphs themselves stay where the run keeps th
 
 from __future__ import annotations
 
+import bisect
+import random
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,7 @@ from contrastgen.datasets.packing import GraphJson
 from contrastgen.language.lexicon import Lexicon
 
 NAME, ATTRIBUTE, RELATION = "n", "a", "r"  # the three kinds of key
+UNION_CACHE = 256  # merged postings kept per process
 
 
 def key(kind: str, value: str) -> str:
@@ -34,16 +37,30 @@ class GroupIndex:
     image_ids: list[str]  # sorted: a posting's entries are positions in this list
     postings: dict[str, np.ndarray]  # key -> sorted int32 positions
     graphs: Mapping[str, dict[str, Any]]
+    # a name's kinds' postings merged, for the names asked most ("animal": every kind of one)
+    _unions: dict[frozenset[str], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, graphs: Mapping[str, dict[str, Any]], lex: Lexicon) -> GroupIndex:
         image_ids = sorted(graphs)
         lists: dict[str, list[int]] = defaultdict(list)
-        canonical: dict[str, str] = {}
+        keys_of_value: dict[tuple[str, str], str] = {}  # (kind, value as written) -> its key
+
+        def keyed(kind: str, value: str) -> str:
+            found = keys_of_value.get((kind, value))
+            if found is None:
+                clean = value.strip().lower()
+                found = keys_of_value[kind, value] = key(kind, lex.canonical(clean) if kind == NAME else clean)
+            return found
+
         for position, image_id in enumerate(image_ids):
-            for k in sorted(_keys_of(graphs[image_id], lex, canonical)):
+            objects = graphs[image_id].get("objects", {}).values()
+            values = {(NAME, o.get("name", "")) for o in objects}
+            values.update((ATTRIBUTE, a) for o in objects for a in o.get("attributes") or ())
+            values.update((RELATION, r.get("name", "")) for o in objects for r in o.get("relations") or ())
+            for k in {keyed(kind, str(v)) for kind, v in values}:
                 lists[k].append(position)
-        postings = {k: np.asarray(v, dtype=np.int32) for k, v in lists.items()}
+        postings = {k: np.asarray(v, dtype=np.int32) for k, v in sorted(lists.items())}
         return cls(image_ids, postings, graphs)
 
     def images_with_all(self, required: Iterable[frozenset[str]]) -> np.ndarray:
@@ -52,10 +69,17 @@ class GroupIndex:
         smallest first, so the cost follows the rarest requirement, not the corpus."""
         sets = []
         for alternatives in required:
-            found = [self.postings[k] for k in sorted(alternatives) if k in self.postings]
-            if not found:
-                return np.empty(0, dtype=np.int32)
-            sets.append(found[0] if len(found) == 1 else np.unique(np.concatenate(found)))
+            union = self._unions.get(alternatives)
+            if union is None:
+                found = [self.postings[k] for k in sorted(alternatives) if k in self.postings]
+                union = (np.empty(0, dtype=np.int32) if not found else found[0] if len(found) == 1
+                         else np.unique(np.concatenate(found)))
+                if len(self._unions) >= UNION_CACHE:
+                    self._unions.pop(next(iter(self._unions)))
+                self._unions[alternatives] = union
+            if not len(union):
+                return union
+            sets.append(union)
         if not sets:
             return np.arange(len(self.image_ids), dtype=np.int32)
         sets.sort(key=len)
@@ -66,23 +90,14 @@ class GroupIndex:
             out = np.intersect1d(out, s, assume_unique=True)
         return out
 
+    def start_of(self, image_id: str, seed: int) -> int:
+        """Where an image's walk over its candidates begins: its own place in the corpus, shifted
+        by an amount drawn from the seed (the same for every image of a run)."""
+        shift = random.Random(f"{seed}/groups").randrange(max(1, len(self.image_ids)))
+        return (bisect.bisect_left(self.image_ids, image_id) + shift) % max(1, len(self.image_ids))
+
     def __reduce__(self):
         # graphs kept in a file by this machine's run travel as their JSON (a Ray task may run
         # in another process or node); dicts travel as they are
         graphs = self.graphs.subset(self.image_ids) if isinstance(self.graphs, GraphJson) else self.graphs
         return (GroupIndex, (self.image_ids, self.postings, graphs))
-
-
-def _keys_of(graph: dict[str, Any], lex: Lexicon, canonical: dict[str, str]) -> set[str]:
-    keys: set[str] = set()
-    for o in graph.get("objects", {}).values():
-        name = str(o.get("name", "")).strip().lower()
-        kind = canonical.get(name)
-        if kind is None:
-            kind = canonical[name] = lex.canonical(name)
-        keys.add(key(NAME, kind))
-        for a in o.get("attributes") or ():
-            keys.add(key(ATTRIBUTE, str(a).strip().lower()))
-        for r in o.get("relations") or ():
-            keys.add(key(RELATION, str(r.get("name", "")).strip().lower()))
-    return keys

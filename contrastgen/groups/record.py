@@ -17,26 +17,28 @@ from typing import Any
 
 from contrastgen.answers import normalize_answer
 from contrastgen.groups.search import DIFFERS, SWAP, GroupFinder, ProvenCell
+from contrastgen.scene.index import SceneIndex
 
 GROUP_SUFFIX, ORIGINAL_CELL, PERTURBED_CELL = "_g", "_gq", "_gp"
 PAIRS, FOUND = "pairs", "found"  # counter keys beside the kinds and the reasons
 
 
-def add_groups(records: Iterable[dict[str, Any]], finder: GroupFinder, seed: int, counts: Counter) -> None:
-    """Look for a group for every contrast pair of `records` whose two questions have programs,
-    and add each one found to its perturbation (`group`). `counts` gets the pairs, the groups by
-    kind and the reasons a candidate or a pair was turned down."""
+def add_groups(records: Iterable[dict[str, Any]], scene: SceneIndex | None, finder: GroupFinder, seed: int,
+               counts: Counter) -> None:
+    """Look for a group for every contrast pair of `records` (one image's, `scene`) whose two
+    questions have programs, and add each one found to its perturbation (`group`). `counts` gets
+    the pairs, the groups by kind and the reasons a candidate or a pair was turned down."""
     for rec in records:
-        original = rec.get("semantic")
-        if not isinstance(original, list) or not original:
+        semantic = rec.get("semantic")
+        pairs = [p for p in rec["perturbations"] if p.get("kind") == "contrast" and isinstance(p.get("semantic"), list)]
+        if scene is None or not isinstance(semantic, list) or not semantic or not pairs:
             continue
-        answer = normalize_answer(rec.get("answer"))
-        for p in rec["perturbations"]:
-            if p.get("kind") != "contrast" or not isinstance(p.get("semantic"), list):
-                continue
-            counts[PAIRS] += 1
-            found = finder.find(p["question_id"], original, answer, p["semantic"], normalize_answer(p["answer"]),
-                                rec["image_id"], seed, counts)
+        counts[PAIRS] += len(pairs)
+        original = finder.original(semantic, normalize_answer(rec.get("answer")), scene, counts)
+        if original is None:
+            continue
+        for p in pairs:
+            found = finder.find(original, p["semantic"], normalize_answer(p["answer"]), seed, counts)
             if found is not None:
                 kind, image, on_q, on_p = found
                 counts[kind] += 1

@@ -9,17 +9,20 @@ there are and none of a kind annotators leave out). A reference that denotes one
 must denote one on J. J is kept when Q's answer there is not a: a full swap (Q says a', Q' says
 a) is preferred to a partial one. Candidates are tried from a start drawn from (seed, pair id), at
 most `MAX_TRIED` of them, so the same inputs and seed give the same J and the cost per pair is
-bounded whatever the corpus.
+bounded whatever the corpus. The candidates are walked in the corpus's order from the record's
+own image's place, shifted by an amount drawn from the seed: nearby images (those of one shard)
+then try nearby candidates, and the process's cache of scene indexes serves most of them.
 """
 
 from __future__ import annotations
 
 import functools
-import random
 from collections import Counter, OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from contrastgen.groups.index import ATTRIBUTE, NAME, RELATION, GroupIndex, key
 from contrastgen.language.lexicon import Lexicon
@@ -31,19 +34,20 @@ from contrastgen.programs.gqa import (
     GqaExecutor,
     ProgramRefusal,
     Step,
+    split_reference,
     step_of,
 )
 from contrastgen.programs.proofs import EditProofs, bare, claimed_whole, negated
 from contrastgen.scene.index import SceneIndex
 
-MAX_TRIED = 6  # candidate images executed per pair, at most
-SCENE_CACHE = 512  # scene indexes kept per process (a candidate is often another pair's too)
+MAX_TRIED = 4  # candidate images executed per pair, at most
+SCENE_CACHE = 2048  # scene indexes kept per process (a candidate is often another pair's too)
 SWAP, DIFFERS = "swap", "differs"
 _POSITIONS = ("hposition", "vposition")
 EVIDENCE_VERSION = 1
 
 # Why a candidate image or a pair was not grouped: the stats count them.
-REASONS = ("no_program", "pronoun", "original_unproven", "no_candidate", "same_answer", "unproven", "unannotated_prone",
+REASONS = ("no_program", "unnameable", "original_unproven", "no_candidate", "same_answer", "unproven", "unannotated_prone",
            "no_distractor", "ambiguous", "empty", "not_decidable", "program_mismatch", "malformed_program",
            "unknown_operation", "uniqueness", "not_grouped")
 
@@ -56,6 +60,23 @@ class ProvenCell:
     answer: str
     semantic: list[dict[str, Any]]
     evidence: dict[str, Any]
+
+
+_UNTRIED = object()
+
+
+@dataclass
+class Original:
+    """A record's original question, read once for all its pairs; `on` remembers its cell on each
+    candidate image tried (None where it was not proven), which the record's other pairs reuse."""
+
+    semantic: list[dict[str, Any]]
+    steps: list[Step]
+    counts: dict[int, int]
+    answer: str
+    required: set[frozenset[str]]
+    image_id: str
+    on: dict[str, Any] = field(default_factory=dict)
 
 
 class GroupFinder:
@@ -76,59 +97,73 @@ class GroupFinder:
             self._scenes.popitem(last=False)
         return built
 
-    def find(self, pair_id: str, original: list[dict[str, Any]], answer: str, perturbed: list[dict[str, Any]],
-             answer_perturbed: str, image_id: str, seed: int, reasons: Counter) -> tuple[str, str, ProvenCell,
-                                                                                        ProvenCell] | None:
-        """(kind, J, Q's cell on J, Q''s cell on J), or None with the reasons counted."""
-        try:
-            steps_q, steps_p = [step_of(s) for s in original], [step_of(s) for s in perturbed]
-        except (KeyError, TypeError, AttributeError):
-            reasons["no_program"] += 1
+    def original(self, semantic: list[dict[str, Any]], answer: str, scene_i: SceneIndex,
+                 reasons: Counter) -> Original | None:
+        """The record's question, read once for all its pairs; None (the reason counted) where no
+        pair of it can be grouped."""
+        steps = self._steps(semantic, reasons)
+        if steps is None:
             return None
-        if _has_pronoun(steps_q) or _has_pronoun(steps_p):
-            reasons["pronoun"] += 1
-            return None
-        scene_i = self.scene(image_id)
         executor = functools.partial(GqaExecutor, scene_i, self.lex, scene_i.graph)
         try:
-            run_q = executor().run_steps(steps_q)
-            counts_q, counts_p = _object_counts(run_q), _object_counts(executor().run_steps(steps_p))
+            run = executor().run_steps(steps)
         except ProgramRefusal as exc:
             reasons[exc.reason] += 1
             return None
         # the original is GQA's, its answer GQA's gold: a group's first cell must be proven as the
         # others are ("Do you see gloves or balls? no" rests on no glove being annotated)
-        if not EditProofs(scene_i, self.lex, executor).holds(original, steps_q, steps_q, set(range(len(steps_q))),
-                                                             run_q):
+        if not EditProofs(scene_i, self.lex, executor).holds(semantic, steps, steps, set(range(len(steps))), run):
             reasons["original_unproven"] += 1
             return None
-        required = requirements(steps_q, self.lex) | requirements(steps_p, self.lex)
-        positions = self.index.images_with_all(required)
+        return Original(semantic, steps, listed_counts(steps), answer, requirements(steps, self.lex),
+                        scene_i.image_id)
+
+    def _steps(self, semantic: list[dict[str, Any]], reasons: Counter) -> list[Step] | None:
+        try:
+            steps = [step_of(s) for s in semantic]
+        except (KeyError, TypeError, AttributeError):
+            reasons["no_program"] += 1
+            return None
+        if _unnameable(steps):
+            reasons["unnameable"] += 1
+            return None
+        return steps
+
+    def find(self, q: Original, perturbed: list[dict[str, Any]], answer_perturbed: str, seed: int,
+             reasons: Counter) -> tuple[str, str, ProvenCell, ProvenCell] | None:
+        """(kind, J, Q's cell on J, Q''s cell on J) for the pair (q, perturbed), or None with the
+        reasons counted."""
+        steps_p = self._steps(perturbed, reasons)
+        if steps_p is None:
+            return None
+        counts_p = listed_counts(steps_p)
+        positions = self.index.images_with_all(q.required | requirements(steps_p, self.lex))
         n = len(positions)
-        if n == 0 or (n == 1 and self.index.image_ids[int(positions[0])] == image_id):
+        if n == 0 or (n == 1 and self.index.image_ids[int(positions[0])] == q.image_id):
             reasons["no_candidate"] += 1
             return None
-        start = random.Random(f"{seed}/{pair_id}/group").randrange(n)
+        start = int(np.searchsorted(positions, self.index.start_of(q.image_id, seed))) % n
         partial = None
         tried = 0
         for t in range(n):
             j = self.index.image_ids[int(positions[(start + t) % n])]
-            if j == image_id:
+            if j == q.image_id:
                 continue
             if tried == MAX_TRIED:
                 break
             tried += 1
-            scene_j = self.scene(j)
-            cell_q = self.prove(original, steps_q, counts_q, scene_j, reasons)
+            cell_q = q.on.get(j, _UNTRIED)
+            if cell_q is _UNTRIED:
+                cell_q = q.on[j] = self.prove(q.semantic, q.steps, q.counts, self.scene(j), reasons)
             if cell_q is None:
                 continue
-            if cell_q.answer == answer:
+            if cell_q.answer == q.answer:
                 reasons["same_answer"] += 1
                 continue
-            cell_p = self.prove(perturbed, steps_p, counts_p, scene_j, reasons)
+            cell_p = self.prove(perturbed, steps_p, counts_p, self.scene(j), reasons)
             if cell_p is None:
                 continue
-            if cell_q.answer == answer_perturbed and cell_p.answer == answer:
+            if cell_q.answer == answer_perturbed and cell_p.answer == q.answer:
                 return SWAP, j, cell_q, cell_p
             if partial is None:
                 partial = (DIFFERS, j, cell_q, cell_p)
@@ -197,13 +232,27 @@ def requirements(steps: list[Step], lex: Lexicon) -> set[frozenset[str]]:
     return out
 
 
-def _has_pronoun(steps: list[Step]) -> bool:
-    """"he (12)": the ids say who; on another image nothing does."""
-    return any(s.operation in REFERENCE_OPS and relation_of(s)[0] in PRONOUNS for s in steps)
+def _unnameable(steps: list[Step]) -> bool:
+    """Is an object referred to by a word that does not say its kind away from its ids? "he (12)":
+    the ids say who, on another image nothing does; "scene (12)", an object so named, would read
+    there as the whole scene."""
+    return any(s.operation in REFERENCE_OPS and relation_of(s)[0] in (*PRONOUNS, SCENE)
+               and split_reference(s.argument)[1] is not None for s in steps)
 
 
-def _object_counts(run: Execution) -> dict[int, int]:
-    return {i: len(v) for i, v in enumerate(run.values) if not isinstance(v, str)}
+def listed_counts(steps: list[Step]) -> dict[int, int]:
+    """How many objects each reference names on its own image, by its ids (a filter: those of
+    the reference it narrows, which the ids list after the filtering). An edited program's ids
+    are its execution's; the original's are GQA's, which its proof on the image vouched for."""
+    out: dict[int, int] = {}
+    for i, s in enumerate(steps):
+        if s.operation in ("select", "relate"):
+            ids = split_reference(s.argument)[1]
+            if ids:
+                out[i] = len(ids)
+        elif s.head == "filter" and s.dependencies and s.dependencies[0] in out:
+            out[i] = out[s.dependencies[0]]
+    return out
 
 
 _FINDER: list[GroupFinder] = []  # this process's finder: its scene cache outlives a shard

@@ -136,7 +136,7 @@ def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
             out.outcomes.extend(outcome(r) for r in results)
             records = [rec for r in results if (rec := r.to_record()) is not None]
             if options.groups is not None:
-                add_groups(records, finder_for(options.groups, engine.lex), options.seed, out.groups)
+                add_groups(records, work.scene, finder_for(options.groups, engine.lex), options.seed, out.groups)
             if records:
                 out.lines.append((qid, tuple(map(dumps, records))))
                 if position_of is not None and (position := position_of(image_id, qid)) is not None:
