@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import random
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from contrastgen.datasets.packing import GraphJson
 from contrastgen.language.lexicon import Lexicon
 
 NAME, ATTRIBUTE, RELATION = "n", "a", "r"  # the three kinds of key
-UNION_CACHE = 256  # merged postings kept per process
+UNION_CACHE = 256  # merged postings, and intersections, kept per process
 
 
 def key(kind: str, value: str) -> str:
@@ -39,6 +39,9 @@ class GroupIndex:
     graphs: Mapping[str, dict[str, Any]]
     # a name's kinds' postings merged, for the names asked most ("animal": every kind of one)
     _unions: dict[frozenset[str], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    # the intersections asked last (a record's pairs mostly need what its original needs)
+    _found: dict[frozenset[frozenset[str]], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    _shifts: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, graphs: Mapping[str, dict[str, Any]], lex: Lexicon) -> GroupIndex:
@@ -63,10 +66,19 @@ class GroupIndex:
         postings = {k: np.asarray(v, dtype=np.int32) for k, v in sorted(lists.items())}
         return cls(image_ids, postings, graphs)
 
-    def images_with_all(self, required: Iterable[frozenset[str]]) -> np.ndarray:
+    def images_with_all(self, required: frozenset[frozenset[str]]) -> np.ndarray:
         """Positions of the images that have, for every requirement, at least one of its keys
         (a name may be said by any kind it denotes: the union of their postings). Intersected
         smallest first, so the cost follows the rarest requirement, not the corpus."""
+        found = self._found.get(required)
+        if found is None:
+            found = self._intersect(required)
+            if len(self._found) >= UNION_CACHE:
+                self._found.pop(next(iter(self._found)))
+            self._found[required] = found
+        return found
+
+    def _intersect(self, required: frozenset[frozenset[str]]) -> np.ndarray:
         sets = []
         for alternatives in required:
             union = self._unions.get(alternatives)
@@ -93,7 +105,9 @@ class GroupIndex:
     def start_of(self, image_id: str, seed: int) -> int:
         """Where an image's walk over its candidates begins: its own place in the corpus, shifted
         by an amount drawn from the seed (the same for every image of a run)."""
-        shift = random.Random(f"{seed}/groups").randrange(max(1, len(self.image_ids)))
+        shift = self._shifts.get(seed)
+        if shift is None:
+            shift = self._shifts[seed] = random.Random(f"{seed}/groups").randrange(max(1, len(self.image_ids)))
         return (bisect.bisect_left(self.image_ids, image_id) + shift) % max(1, len(self.image_ids))
 
     def __reduce__(self):

@@ -40,7 +40,7 @@ from contrastgen.programs.gqa import (
 from contrastgen.programs.proofs import EditProofs, bare, claimed_whole, negated
 from contrastgen.scene.index import SceneIndex
 
-MAX_TRIED = 4  # candidate images executed per pair, at most
+MAX_TRIED = 2  # candidate images executed per pair, at most
 SCENE_CACHE = 2048  # scene indexes kept per process (a candidate is often another pair's too)
 SWAP, DIFFERS = "swap", "differs"
 _POSITIONS = ("hposition", "vposition")
@@ -74,9 +74,14 @@ class Original:
     steps: list[Step]
     counts: dict[int, int]
     answer: str
-    required: set[frozenset[str]]
-    image_id: str
+    required: frozenset[frozenset[str]]
+    scene: SceneIndex  # its image's
     on: dict[str, Any] = field(default_factory=dict)
+    holds: bool | None = None  # `GroupFinder.original_holds`, once asked
+
+    @property
+    def image_id(self) -> str:
+        return self.scene.image_id
 
 
 class GroupFinder:
@@ -104,19 +109,22 @@ class GroupFinder:
         steps = self._steps(semantic, reasons)
         if steps is None:
             return None
-        executor = functools.partial(GqaExecutor, scene_i, self.lex, scene_i.graph)
-        try:
-            run = executor().run_steps(steps)
-        except ProgramRefusal as exc:
-            reasons[exc.reason] += 1
-            return None
-        # the original is GQA's, its answer GQA's gold: a group's first cell must be proven as the
-        # others are ("Do you see gloves or balls? no" rests on no glove being annotated)
-        if not EditProofs(scene_i, self.lex, executor).holds(semantic, steps, steps, set(range(len(steps))), run):
-            reasons["original_unproven"] += 1
-            return None
-        return Original(semantic, steps, listed_counts(steps), answer, requirements(steps, self.lex),
-                        scene_i.image_id)
+        return Original(semantic, steps, listed_counts(steps), answer, requirements(steps, self.lex), scene_i)
+
+    def original_holds(self, q: Original) -> bool:
+        """Is the original proven on its image as every other cell is? It is GQA's, its answer
+        GQA's gold, which "Do you see gloves or balls? no" rests on no glove being annotated.
+        Asked once a group is found (most pairs find none), remembered for the record's others."""
+        if q.holds is None:
+            scene = q.scene
+            executor = functools.partial(GqaExecutor, scene, self.lex, scene.graph)
+            try:
+                run = executor().run_steps(q.steps)
+                q.holds = run.answer == q.answer and EditProofs(scene, self.lex, executor).holds(
+                    q.semantic, q.steps, q.steps, set(range(len(q.steps))), run)
+            except ProgramRefusal:
+                q.holds = False
+        return q.holds
 
     def _steps(self, semantic: list[dict[str, Any]], reasons: Counter) -> list[Step] | None:
         try:
@@ -136,6 +144,9 @@ class GroupFinder:
         steps_p = self._steps(perturbed, reasons)
         if steps_p is None:
             return None
+        if said_unannotated(q.steps, self.lex) or said_unannotated(steps_p, self.lex):
+            reasons["unannotated_prone"] += 1
+            return None
         counts_p = listed_counts(steps_p)
         positions = self.index.images_with_all(q.required | requirements(steps_p, self.lex))
         n = len(positions)
@@ -143,7 +154,6 @@ class GroupFinder:
             reasons["no_candidate"] += 1
             return None
         start = int(np.searchsorted(positions, self.index.start_of(q.image_id, seed))) % n
-        partial = None
         tried = 0
         for t in range(n):
             j = self.index.image_ids[int(positions[(start + t) % n])]
@@ -163,13 +173,15 @@ class GroupFinder:
             cell_p = self.prove(perturbed, steps_p, counts_p, self.scene(j), reasons)
             if cell_p is None:
                 continue
-            if cell_q.answer == answer_perturbed and cell_p.answer == q.answer:
-                return SWAP, j, cell_q, cell_p
-            if partial is None:
-                partial = (DIFFERS, j, cell_q, cell_p)
-        if partial is None:
-            reasons["not_grouped"] += 1
-        return partial
+            if not self.original_holds(q):
+                reasons["original_unproven"] += 1
+                return None
+            # the first group found is kept: a swap where Q and Q' exchange their answers, else a
+            # partial one (Q's answer differs); looking on for a swap would double the cost
+            return (SWAP if cell_q.answer == answer_perturbed and cell_p.answer == q.answer else DIFFERS,
+                    j, cell_q, cell_p)
+        reasons["not_grouped"] += 1
+        return None
 
     def prove(self, semantic: list[dict[str, Any]], steps: list[Step], counts: Mapping[int, int],
               scene: SceneIndex, reasons: Counter) -> ProvenCell | None:
@@ -204,7 +216,7 @@ class GroupFinder:
         return ProvenCell(answer, cell, {"version": EVIDENCE_VERSION, "facts": facts, "answer": answer})
 
 
-def requirements(steps: list[Step], lex: Lexicon) -> set[frozenset[str]]:
+def requirements(steps: list[Step], lex: Lexicon) -> frozenset[frozenset[str]]:
     """What an image must have for the program to refer to anything where its words say "the":
     each such object's name (any kind it denotes), each filter's value and each relation that
     leads to it. Steps that only `exist` reads may be empty: there the answer may be "no"."""
@@ -217,19 +229,38 @@ def requirements(steps: list[Step], lex: Lexicon) -> set[frozenset[str]]:
                 if d not in needed:
                     needed.add(d)
                     todo.append(d)
+    # a relation step asks of one named object, and its answer, yes or no, rests on an edge of
+    # the relation or of its opposite
+    needed.update(i for i, s in enumerate(steps) if s.operation in ("verify rel", "choose rel"))
     out: set[frozenset[str]] = set()
-    for i in needed:
+    for i in sorted(needed):
         s = steps[i]
-        if s.operation in ("select", "relate"):
+        if s.operation in REFERENCE_OPS:
             name, rel, _ = relation_of(s)
             if name not in ("_", "", SCENE):
                 kinds = {lex.canonical(name), *lex.hyponyms(name)}
                 out.add(frozenset(key(NAME, k) for k in kinds))
             if rel:
-                out.add(frozenset({key(RELATION, rel)}))
+                rels = {r.strip() for r in rel.split("|")}
+                rels |= {o for r in rels if (o := lex.opposite_relation(r))}
+                out.add(frozenset(key(RELATION, r) for r in rels))
         elif s.head == "filter" and s.kind not in _POSITIONS and not negated(s.argument.strip()):
             out.add(frozenset({key(ATTRIBUTE, s.argument.strip().lower())}))
-    return out
+    return frozenset(out)
+
+
+def said_unannotated(steps: list[Step], lex: Lexicon) -> bool:
+    """Do the words say "the" ones of a kind annotators leave out ("What is the man wearing?"
+    asks of his clothes)? On another image nothing shows they are all there are: every
+    candidate would be turned down for it."""
+    claimed = claimed_whole([s.operation for s in steps], [s.dependencies for s in steps])
+    for i in claimed:
+        j = i
+        while steps[j].head == "filter" and steps[j].dependencies:
+            j = steps[j].dependencies[0]
+        if steps[j].operation in ("select", "relate") and lex.is_unannotated_prone(relation_of(steps[j])[0]):
+            return True
+    return False
 
 
 def _unnameable(steps: list[Step]) -> bool:

@@ -160,7 +160,9 @@ def generate(engine: Engine, questions: dict[str, dict], scene_graphs: dict[str,
 def run_generation(engine: Engine, questions: dict[str, dict] | SpilledQuestions,
                    scene_graphs: Mapping[str, dict], *, max_k: int, seed: int, templates: list[str] | None,
                    workers: int | None, progress: bool, corpus: Corpus | None,
-                   mode: str = "templates", backend: Backend = LOCAL, groups: bool = False) -> Generation:
+                   mode: str = "templates", backend: Backend = LOCAL,
+                   groups: bool | GroupIndex = False) -> Generation:
+    """`groups`: look for two-image groups (True), with this index of the graphs if already built."""
     if max_k < 1:
         raise ValueError("max_k must be at least 1")
     if mode not in MODES:
@@ -183,9 +185,10 @@ def run_generation(engine: Engine, questions: dict[str, dict] | SpilledQuestions
 
 def _generate(engine: Engine, questions: dict[str, dict] | SpilledQuestions, scene_graphs: Mapping[str, dict],
               *, max_k: int, seed: int, templates: list[str] | None, workers: int, progress: bool,
-              corpus: Corpus | None, mode: str, backend: Backend = LOCAL, groups: bool = False) -> Generation:
+              corpus: Corpus | None, mode: str, backend: Backend = LOCAL,
+              groups: bool | GroupIndex = False) -> Generation:
     corpus = corpus if corpus is not None else engine.build_corpus(scene_graphs)
-    index = GroupIndex.build(scene_graphs, engine.lex) if groups else None
+    index = groups if isinstance(groups, GroupIndex) else GroupIndex.build(scene_graphs, engine.lex) if groups else None
     source = questions if isinstance(questions, SpilledQuestions) else DictQuestions(questions)
     images = source.image_ids
     shards = [images[i:i + SHARD_IMAGES] for i in range(0, len(images), SHARD_IMAGES)]
@@ -268,15 +271,18 @@ def generate_from_files(engine: Engine, questions: InputPaths, scene_graphs: Pat
                     pending = pool.apply_async(_spill_questions, (questions, chosen, mode, folder))
                     graphs = spill_scene_graphs(scene_graphs, folder)
                     corpus = engine.build_corpus(graphs)
+                    # while the questions are still being read (the longer of the two loads)
+                    index = GroupIndex.build(graphs, engine.lex) if groups else None
                     spilled = pending.get()
             else:
                 spilled = _spill_questions(questions, chosen, mode, folder)
                 graphs = spill_scene_graphs(scene_graphs, folder)
                 corpus = engine.build_corpus(graphs)
+                index = GroupIndex.build(graphs, engine.lex) if groups else None
         lap("load")
         gen = run_generation(engine, spilled, graphs, max_k=max_k, seed=seed, templates=templates,
                              workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend,
-                         groups=groups)
+                             groups=index or False)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     lap("generation")
