@@ -8,7 +8,7 @@ at most 50% to generation time.
 
     .venv/bin/python benchmarks/bench_groups.py --data DIR              # DIR/questions.json, DIR/scene_graphs.json
     .venv/bin/python benchmarks/bench_groups.py --images 2000 --questions 30000   # synthetic, cached
-    .venv/bin/python benchmarks/bench_groups.py --data /tmp/i32/bench1m --workers 2 --repeat 1
+    .venv/bin/python benchmarks/bench_groups.py --data /tmp/i32/bench1m --keep OUT   # then: contrastgen verify OUT
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--mode", choices=("templates", "programs", "both"), default="templates")
     ap.add_argument("--repeat", type=int, default=1, help="pairs of runs; the medians are compared")
+    ap.add_argument("--keep", type=Path, help="keep the last run with --groups here (for `contrastgen verify`)")
     args = ap.parse_args(argv)
     data = args.data or ensure_data(args.images, args.questions, args.seed)
     n_questions = bench_generate.count_questions(data / "questions.json")
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
         without.append(run(data, args.workers, 5, None, n_questions, args.mode))
         report(without[-1], "without --groups: ")
         with tempfile.TemporaryDirectory(prefix="bench-groups-") as tmp:
-            keep = Path(tmp) / "out"
+            keep = args.keep or Path(tmp) / "out"
             with_groups.append(run(data, args.workers, 5, keep, n_questions, args.mode, extra=("--groups",)))
             groups = json.loads((keep / "stats.json").read_text())["groups"]
         report(with_groups[-1], "with --groups:    ")
