@@ -34,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "groups": {CORE, "datasets", "language", "scene", "programs"},
     "run": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "groups", "parallel"},
     "writers": {CORE, "datasets", "run"},
-    "clevr": {CORE, "datasets", "run"},
+    "clevr": {CORE, "datasets", "run", "groups", "language"},
     "mturk": {CORE},
     "export": {CORE},
     "ood": {CORE, "datasets", "clevr", "parallel"},

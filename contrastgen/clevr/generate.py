@@ -13,12 +13,13 @@ count), since a CLEVR scene lists every object in it.
 from __future__ import annotations
 
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
 from contrastgen.clevr.edits import Edit, Editor
 from contrastgen.clevr.executor import Execution, Invalid, Value, execute
+from contrastgen.clevr.groups import add_clevr_groups, scene_reader
 from contrastgen.clevr.scene import ClevrScene, clevr_scene
 from contrastgen.datasets.clevr_reading import (
     Reading,
@@ -27,6 +28,9 @@ from contrastgen.datasets.clevr_reading import (
     words_and_program_agree,
 )
 from contrastgen.datasets.clevr_vocab import RELATION_NAMES, load_vocabulary, part_display
+from contrastgen.groups.index import GroupIndex
+from contrastgen.groups.record import group_stats
+from contrastgen.groups.search import REASONS as GROUP_REASONS
 from contrastgen.jsonio import dumps
 from contrastgen.records import contrast_set_record
 from contrastgen.run.entries import ViewEntry
@@ -179,9 +183,25 @@ def _views(qid: str, q: Mapping[str, Any], record: dict[str, Any] | None, progra
     return entries
 
 
+class _Grouping:
+    """`--groups` over a CLEVR run: the index of the scenes, built once, and the counts."""
+
+    def __init__(self, scenes: Mapping[str, dict[str, Any]], cache: dict[str, ClevrScene], seed: int):
+        from contrastgen.language.lexicon import Lexicon
+
+        self.index = GroupIndex.build(scenes, Lexicon.load())
+        self.scene_of = scene_reader(scenes, cache)
+        self.seed = seed
+        self.counts: Counter = Counter()
+
+    def add(self, record: dict[str, Any], reading: Reading) -> None:
+        add_clevr_groups(record, reading, self.index, self.scene_of, self.seed, self.counts)
+
+
 def generate_clevr(questions: Mapping[str, Mapping[str, Any]], scenes: Mapping[str, dict[str, Any]], *,
-                   max_k: int = 5, seed: int = 0) -> Generation:
-    """Contrast sets for every question whose scene is given, in input order."""
+                   max_k: int = 5, seed: int = 0, groups: bool = False) -> Generation:
+    """Contrast sets for every question whose scene is given, in input order; with `groups`,
+    each contrast pair's two-image group where one is found (`clevr.groups`)."""
     by_image: dict[str, set[str]] = defaultdict(set)
     for q in questions.values():
         by_image[str(q["imageId"])].add(str(q["question"]))
@@ -191,6 +211,7 @@ def generate_clevr(questions: Mapping[str, Mapping[str, Any]], scenes: Mapping[s
     outcomes: list[Outcome] = []
     perturbed: list[str] = []
     families: set[str] = set()
+    grouping = _Grouping(scenes, cache, seed) if groups else None
     for qid, q in questions.items():
         image_id = str(q["imageId"])
         record = None
@@ -208,6 +229,8 @@ def generate_clevr(questions: Mapping[str, Mapping[str, Any]], scenes: Mapping[s
         outcomes.append(Outcome(qid, image_id, template, reason, ranks, types.get("structural", "unknown"),
                                 types.get("detailed", "unknown"),
                                 bool(record) and has_contrast(record["perturbations"])))
+        if record is not None and grouping is not None and reading is not None:
+            grouping.add(record, reading)
         if record is not None:
             lines.append(dumps(record))
             perturbed.append(qid)
@@ -216,4 +239,6 @@ def generate_clevr(questions: Mapping[str, Mapping[str, Any]], scenes: Mapping[s
     stats = compute_stats(outcomes, len(questions), {str(q["imageId"]) for q in questions.values()},
                           dict(scenes), max_k, seed, sorted(families))
     stats["dataset"] = "clevr"
+    if grouping is not None:
+        stats["groups"] = group_stats(grouping.counts, (*GROUP_REASONS, "unreadable"))
     return Generation(lines=lines, views=views, stats=stats, max_k=max_k, seed=seed, perturbed=perturbed)

@@ -94,9 +94,8 @@ def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path
     """Generate contrast sets with proven answers; writes OUT atomically."""
     questions = _one_or_all(question_paths)
     if resolve_format(data_format, questions) == "clevr":
-        if groups:
-            raise click.UsageError("--groups reads GQA programs; CLEVR-family questions are not grouped yet")
-        gen, timings = run_generate_clevr(questions, scene_graphs, out, max_k=max_k, seed=seed, images=images)
+        gen, timings = run_generate_clevr(questions, scene_graphs, out, max_k=max_k, seed=seed, images=images,
+                                          groups=groups)
     else:
         gen, timings = run_generate(questions, scene_graphs, out, max_k=max_k, seed=seed, workers=workers,
                                     progress=not no_progress, templates=_split(templates), mode=mode,
@@ -188,7 +187,7 @@ def resolve_format(data_format: str, questions: InputPaths) -> str:
 
 
 def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, seed: int,
-                       images: Path | None = None):
+                       images: Path | None = None, groups: bool = False):
     """The CLEVR-family run: read questions back into programs, edit, prove, write."""
     from contrastgen.clevr.generate import generate_clevr
     from contrastgen.datasets.clevr import load_questions, load_scenes
@@ -197,7 +196,7 @@ def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, 
     start = time.perf_counter()
     qs, graphs = load_questions(questions), load_scenes(scenes)
     loaded = time.perf_counter()
-    gen = generate_clevr(qs, graphs, max_k=max_k, seed=seed)
+    gen = generate_clevr(qs, graphs, max_k=max_k, seed=seed, groups=groups)
     if images is not None:
         from contrastgen.run.images import with_image_files
         gen.lines = with_image_files(gen.lines, images)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from contrastgen.answers import normalize_answer
+from contrastgen.verify.clevr import ProgramFails, answer_words, comparable_program, run_program
 from contrastgen.verify.facts import check_fact
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex
 from contrastgen.verify.program import execute_program_steps
@@ -52,7 +53,8 @@ def _problems(record: dict[str, Any], p: dict[str, Any], group: Any, graph_of: C
     if len(images) != 2 or str(images[0]) != image or str(images[1]) == image or len(cells) != 4:
         return [(GROUP, "a group is two images (the record's first, then another) and four cells")]
     other = str(images[1])
-    programs = (record.get("semantic"), p.get("semantic"))
+    clevr = record.get("dataset") == "clevr"  # CLEVR programs (`program`) run as they stand on any scene
+    programs = (record.get("program"), p.get("program")) if clevr else (record.get("semantic"), p.get("semantic"))
     on_i = [(str(record["question_id"]), record["question"], record["answer"]), (pid, p["question"], p["answer"])]
     problems: list[Problem] = []
     for n, (qid, question, answer) in enumerate(on_i):
@@ -62,10 +64,10 @@ def _problems(record: dict[str, Any], p: dict[str, Any], group: Any, graph_of: C
     graph_i, graph_j = graph_of(image), graph_of(other)
     if graph_i is not None and isinstance(programs[0], list):
         try:  # the original's cell: GQA's gold answer, proven here as every other cell is
-            proven = execute_program_steps(programs[0], graph_i, rules)[0]
+            proven = _clevr_answer(programs[0], graph_i) if clevr else execute_program_steps(programs[0], graph_i, rules)[0]
             if normalize_answer(proven) != normalize_answer(record["answer"]):
                 problems.append((GROUP, f"cell 0: the original's program gives {proven!r}, not {record['answer']!r}"))
-        except EvidenceProblem as exc:
+        except (EvidenceProblem, ProgramFails) as exc:
             problems.append((GROUP, f"cell 0: the original's program does not execute: {exc}"))
     if graph_j is None:
         return problems + [(GROUP, f"image {other!r} is not among the scene graphs")]
@@ -77,8 +79,8 @@ def _problems(record: dict[str, Any], p: dict[str, Any], group: Any, graph_of: C
         where = f"cell {2 + n} ({c.get('question_id')})"
         if str(c["question_id"]) != pid + suffix or str(c["image_id"]) != other or c["question"] != on_i[n][1]:
             problems.append((GROUP, f"{where} is not question {n} on image {other!r}"))
-        problems += [(GROUP, f"{where}: {why}") for why in
-                     _cell_problems(programs[n], c, graph_j, rules)]
+        check = _clevr_cell_problems if clevr else _cell_problems
+        problems += [(GROUP, f"{where}: {why}") for why in check(programs[n], c, graph_j, rules)]
         answers.append(normalize_answer(c["answer"]))
     a, a2 = normalize_answer(record["answer"]), normalize_answer(p["answer"])
     if answers[0] == a:
@@ -122,6 +124,37 @@ def _cell_problems(program: list[Any], cell: dict[str, Any], graph_j: GraphIndex
             out.append(f"step {i} refers to {prone}, of a kind scene graphs leave out: that no other is there "
                        "is not shown")
         out += [why for _, why in left_out_problems(semantic, i, now, values, graph_j, rules)]
+    return out
+
+
+def _clevr_answer(program: list[Any], graph: GraphIndex) -> str:
+    return answer_words(run_program(program, graph.objects)[-1])
+
+
+def _clevr_cell_problems(program: list[Any], cell: dict[str, Any], graph_j: GraphIndex,
+                         rules: VerifyRules) -> list[str]:
+    """A CLEVR cell: the question's program (part names compared by their words, as each scene
+    names its parts), run on the second scene (every `unique` one object or part), its trace the
+    evidence's, its answer the cell's; its facts hold there."""
+    semantic = cell["program"]
+    if not isinstance(semantic, list) or comparable_program(semantic) != comparable_program(program):
+        return ["its program is not the question's"]
+    evidence = cell.get("evidence") if isinstance(cell.get("evidence"), dict) else {}
+    out = []
+    for n, fact in enumerate(evidence.get("facts") or [], 1):
+        try:
+            check_fact(fact, graph_j, rules)
+        except EvidenceProblem as exc:
+            out.append(f"fact {n} does not hold: {exc}")
+    try:
+        trace = run_program(semantic, graph_j.objects)
+    except (ProgramFails, KeyError, IndexError, TypeError) as exc:
+        return out + [f"the program does not run on the scene: {exc}"]
+    if trace != evidence.get("trace"):
+        out.append("the evidence's trace is not what the program computes")
+    answer = answer_words(trace[-1])
+    if answer != cell["answer"] or answer != evidence.get("answer"):
+        out.append(f"the program answers {answer!r}, the cell says {cell['answer']!r}")
     return out
 
 
