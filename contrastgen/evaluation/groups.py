@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contrastgen.answers import normalize_answer
+from contrastgen.errors import InputError
 from contrastgen.records import ContrastSet
 
 QUESTIONS_OF_GROUP = ((0, 2), (1, 3))  # (cell on the record's image, cell on the second)
@@ -33,9 +34,16 @@ def group_cells(sets: Iterable[ContrastSet]) -> list[tuple[str, str, list[tuple[
     for cs in sets:
         for p in cs.perturbations:
             g = p.record.get("group")
-            if isinstance(g, Mapping):
-                out.append((str(g["id"]), str(g["kind"]),
-                            [(str(c["question_id"]), normalize_answer(c["answer"])) for c in g["cells"]]))
+            if g is None:
+                continue
+            try:
+                cells = [(str(c["question_id"]), normalize_answer(c["answer"])) for c in g["cells"]]
+                if len(cells) != 4:
+                    raise ValueError("not four cells")
+                out.append((str(g["id"]), str(g["kind"]), cells))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise InputError(f"the perturbation's group is not shaped as `generate --groups` writes it ({exc})",
+                                 record=f"question {p.question_id}") from None
     return out
 
 

@@ -154,3 +154,15 @@ def test_an_export_without_groups_has_no_group_columns(grouped_output, tmp_path)
     tsvs = export_vlmevalkit(tmp_path / "out", tmp_path / "lmu", name="plain", images=images)
     frame = pd.read_csv(tsvs.out / f"{tsvs.names[0]}.tsv", sep="\t")
     assert "groups" not in frame.columns and "group cell" not in set(frame["role"])
+
+
+def test_a_malformed_group_is_named_not_a_traceback(grouped_output):
+    from contrastgen.errors import InputError
+
+    records = load_contrast_records(grouped_output[0])
+    rec = next(r for r in records if any("group" in p for p in r["perturbations"]))
+    p = next(p for p in rec["perturbations"] if "group" in p)
+    p["group"]["cells"] = p["group"]["cells"][:3]
+    with pytest.raises(InputError, match="group") as caught:
+        evaluate_contrast([rec], {"m": {}}, n_boot=10)
+    assert p["question_id"] in str(caught.value)
