@@ -96,12 +96,7 @@ def _cell_problems(program: list[Any], cell: dict[str, Any], graph_j: GraphIndex
             any(_without_ids(s) != _without_ids(t) for s, t in zip(semantic, program, strict=True)):
         return ["its program is not the question's, but for the ids"]
     evidence = cell.get("evidence") if isinstance(cell.get("evidence"), dict) else {}
-    out = []
-    for n, fact in enumerate(evidence.get("facts") or [], 1):
-        try:
-            check_fact(fact, graph_j, rules)
-        except EvidenceProblem as exc:
-            out.append(f"fact {n} does not hold: {exc}")
+    out = _fact_problems(evidence, graph_j, rules)
     try:
         answer, values = execute_program_steps(semantic, graph_j, rules)
         _, by_words = execute_program_steps([_by_name(s) for s in semantic], graph_j, rules)
@@ -140,12 +135,7 @@ def _clevr_cell_problems(program: list[Any], cell: dict[str, Any], graph_j: Grap
     if not isinstance(semantic, list) or comparable_program(semantic) != comparable_program(program):
         return ["its program is not the question's"]
     evidence = cell.get("evidence") if isinstance(cell.get("evidence"), dict) else {}
-    out = []
-    for n, fact in enumerate(evidence.get("facts") or [], 1):
-        try:
-            check_fact(fact, graph_j, rules)
-        except EvidenceProblem as exc:
-            out.append(f"fact {n} does not hold: {exc}")
+    out = _fact_problems(evidence, graph_j, rules)
     try:
         trace = run_program(semantic, graph_j.objects)
     except (ProgramFails, KeyError, IndexError, TypeError) as exc:
@@ -155,6 +145,16 @@ def _clevr_cell_problems(program: list[Any], cell: dict[str, Any], graph_j: Grap
     answer = answer_words(trace[-1])
     if answer != cell["answer"] or answer != evidence.get("answer"):
         out.append(f"the program answers {answer!r}, the cell says {cell['answer']!r}")
+    return out
+
+
+def _fact_problems(evidence: dict[str, Any], graph: GraphIndex, rules: VerifyRules) -> list[str]:
+    out = []
+    for n, fact in enumerate(evidence.get("facts") or [], 1):
+        try:
+            check_fact(fact, graph, rules)
+        except EvidenceProblem as exc:
+            out.append(f"fact {n} does not hold: {exc}")
     return out
 
 
