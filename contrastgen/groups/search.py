@@ -47,7 +47,7 @@ _POSITIONS = ("hposition", "vposition")
 EVIDENCE_VERSION = 1
 
 # Why a candidate image or a pair was not grouped: the stats count them.
-REASONS = ("no_program", "unnameable", "original_unproven", "no_candidate", "same_answer", "unproven", "unannotated_prone",
+REASONS = ("no_program", "unnameable", "original_unproven", "no_candidate", "other_kind", "same_answer", "unproven", "unannotated_prone",
            "no_distractor", "ambiguous", "empty", "not_decidable", "program_mismatch", "malformed_program",
            "unknown_operation", "uniqueness", "not_grouped")
 
@@ -76,6 +76,7 @@ class Original:
     answer: str
     required: frozenset[frozenset[str]]
     scene: SceneIndex  # its image's
+    kinds: dict[int, frozenset[str]]  # `listed_kinds` on its image
     on: dict[str, Any] = field(default_factory=dict)
     holds: bool | None = None  # `GroupFinder.original_holds`, once asked
 
@@ -109,7 +110,8 @@ class GroupFinder:
         steps = self._steps(semantic, reasons)
         if steps is None:
             return None
-        return Original(semantic, steps, listed_counts(steps), answer, requirements(steps, self.lex), scene_i)
+        return Original(semantic, steps, listed_counts(steps), answer, requirements(steps, self.lex), scene_i,
+                        listed_kinds(steps, scene_i))
 
     def original_holds(self, q: Original) -> bool:
         """Is the original proven on its image as every other cell is? It is GQA's, its answer
@@ -147,7 +149,7 @@ class GroupFinder:
         if said_unannotated(q.steps, self.lex) or said_unannotated(steps_p, self.lex):
             reasons["unannotated_prone"] += 1
             return None
-        counts_p = listed_counts(steps_p)
+        counts_p, kinds_p = listed_counts(steps_p), listed_kinds(steps_p, q.scene)
         positions = self.index.images_with_all(q.required | requirements(steps_p, self.lex))
         n = len(positions)
         if n == 0 or (n == 1 and self.index.image_ids[int(positions[0])] == q.image_id):
@@ -164,13 +166,13 @@ class GroupFinder:
             tried += 1
             cell_q = q.on.get(j, _UNTRIED)
             if cell_q is _UNTRIED:
-                cell_q = q.on[j] = self.prove(q.semantic, q.steps, q.counts, self.scene(j), reasons)
+                cell_q = q.on[j] = self.prove(q.semantic, q.steps, q.counts, q.kinds, self.scene(j), reasons)
             if cell_q is None:
                 continue
             if cell_q.answer == q.answer:
                 reasons["same_answer"] += 1
                 continue
-            cell_p = self.prove(perturbed, steps_p, counts_p, self.scene(j), reasons)
+            cell_p = self.prove(perturbed, steps_p, counts_p, kinds_p, self.scene(j), reasons)
             if cell_p is None:
                 continue
             if not self.original_holds(q):
@@ -184,7 +186,7 @@ class GroupFinder:
         return None
 
     def prove(self, semantic: list[dict[str, Any]], steps: list[Step], counts: Mapping[int, int],
-              scene: SceneIndex, reasons: Counter) -> ProvenCell | None:
+              kinds: Mapping[int, frozenset[str]], scene: SceneIndex, reasons: Counter) -> ProvenCell | None:
         """The program on another image, by its words, proven as an edited program is; None (the
         reason counted) where it cannot be."""
         bared = [bare(s) for s in semantic]
@@ -209,6 +211,14 @@ class GroupFinder:
             value = run.values[i]
             if not isinstance(value, str) and counts.get(i) == 1 and len(value) != 1:
                 reasons["uniqueness"] += 1  # "the cat" on I is one cat; on J it must be one too
+                return None
+        for i, ids in run.refs.items():
+            # "the cake" on J is a cake, or of a kind the same words named on I: a kind below the
+            # name only where I had one ("dessert" for a doughnut there and here), since whether
+            # a doughnut is a cake is where word lists part ways
+            allowed = kinds.get(i, frozenset()) | {self.lex.canonical(relation_of(parsed[i])[0])}
+            if any(scene.objects[o].canonical not in allowed for o in ids):
+                reasons["other_kind"] += 1
                 return None
         cell = [with_ids(s, run.refs.get(i)) if s["operation"] in REFERENCE_OPS else s for i, s in enumerate(bared)]
         touched = sorted({o for ids in run.refs.values() for o in ids})
@@ -269,6 +279,16 @@ def _unnameable(steps: list[Step]) -> bool:
     there as the whole scene."""
     return any(s.operation in REFERENCE_OPS and relation_of(s)[0] in (*PRONOUNS, SCENE)
                and split_reference(s.argument)[1] is not None for s in steps)
+
+
+def listed_kinds(steps: list[Step], scene: SceneIndex) -> dict[int, frozenset[str]]:
+    """The kinds (canonical names) of the objects each reference lists by id on its own image."""
+    out: dict[int, frozenset[str]] = {}
+    for i, s in enumerate(steps):
+        ids = split_reference(s.argument)[1] if s.operation in REFERENCE_OPS else None
+        if ids:
+            out[i] = frozenset(scene.objects[o].canonical for o in ids if o in scene.objects)
+    return out
 
 
 def listed_counts(steps: list[Step]) -> dict[int, int]:
