@@ -27,15 +27,13 @@ from contrastgen.api.settings import Limits
 from contrastgen.api.state import EngineState
 
 from contrastgen.datasets.gqa import validate_question, validate_scene_graph
-from contrastgen.engine import PerturbResult
 from contrastgen.errors import InputError
 from contrastgen.evaluation.contrast import evaluate_contrast
 from contrastgen.evaluation.predictions import parse_predictions
 from contrastgen.jsonio import dumps
-from contrastgen.programs.edits import PROGRAM_PATH
-from contrastgen.records import contrast_set_record
+from contrastgen.perturb import PROGRAM_PATH, PerturbResult
+from contrastgen.results.stats import compute_stats, outcome
 from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image
-from contrastgen.run.stats import compute_stats, outcome
 from contrastgen.verify.checker import verify_contrast_sets
 
 # --- shared checks ----------------------------------------------------------------------------
@@ -108,12 +106,7 @@ def _max_k(max_k: int, limits: Limits) -> int:
 def result_dict(res: PerturbResult) -> dict[str, Any]:
     """A `PerturbResult` as JSON: the contrast_sets.jsonl record (even with no perturbations)
     plus `reason`."""
-    record = contrast_set_record(question_id=res.question_id, image_id=res.image_id,
-                                 template=res.template, question=res.question, answer=res.answer,
-                                 slots=res.slots, grounding=res.grounding,
-                                 perturbations=res.perturbations, types=res.types,
-                                 semantic=res.program)
-    return {**record, "reason": res.reason}
+    return {**res.record(), "reason": res.reason}
 
 
 # --- /v1/perturb ------------------------------------------------------------------------------

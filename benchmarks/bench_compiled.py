@@ -32,11 +32,11 @@ from bench_generate import ensure_data
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = [
-    "contrastgen/engine.py", "contrastgen/run/per_image.py",
+    "contrastgen/engine/*.py", "contrastgen/run/per_image.py",
     "contrastgen/language/lexicon.py", "contrastgen/language/nounphrase.py",
     "contrastgen/scene/*.py", "contrastgen/templates/*.py",
     "contrastgen/programs/gqa.py", "contrastgen/programs/wording.py",
-    "contrastgen/programs/name_words.py", "contrastgen/programs/edit_base.py",
+    "contrastgen/programs/name_words.py", "contrastgen/programs/edits/base.py",
 ]
 # mypyc type-checks what it compiles; the project is typed for readers, not for mypy --strict
 MYPY_CONFIG = """[mypy]

@@ -24,8 +24,9 @@ from pathlib import Path
 from bench_generate import ensure_data, machine
 
 from contrastgen.collector import no_gc
-from contrastgen.datasets.spilled import spill_questions, spill_scene_graphs
-from contrastgen.run.generate import SHARD_IMAGES, generate, keeps_whole
+from contrastgen.datasets.question_spill import spill_questions, spill_scene_graphs
+from contrastgen.run.generate import generate, keeps_whole
+from contrastgen.run.shards import SHARD_IMAGES
 from contrastgen.writers import write_outputs
 
 

@@ -13,7 +13,6 @@ import os
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -229,8 +228,3 @@ def ingest_results(manifest: str | os.PathLike[str] | Mapping[str, Any],
             write_text(tmp / REVIEW_JSONL, b"".join(dumps(e) for e in review).decode("utf-8"))
             write_text(tmp / WORKERS_JSONL, b"".join(dumps(w) for w in workers.values()).decode("utf-8"))
     return {**summary, "items": rows, "review": review}
-
-
-def report_paths(out: str | os.PathLike[str]) -> dict[str, Path]:
-    base = Path(out)
-    return {name: base / name for name in (REPORT_JSON, REPORT_MD, ITEMS_JSONL, REVIEW_JSONL, WORKERS_JSONL)}

@@ -20,7 +20,8 @@ SOURCES = {"contrastgen": REPO / "contrastgen", "contrastgen.api": REPO / "api",
 
 # Stage -> the stages it may import (itself always). Order is the README's, lowest first.
 CORE = "core"  # the root modules of contrastgen/ (errors, jsonio, collector, ...) and contrastgen/files/
-GENERATOR = ("language", "scene", "templates", "programs", "engine", "groups", "run", "writers", "clevr")
+GENERATOR = ("language", "scene", "perturb", "templates", "programs", "engine", "results", "clevr", "groups", "run",
+             "writers")
 ALLOWED: dict[str, set[str]] = {
     CORE: set(),
     "datasets": {CORE},
@@ -28,26 +29,30 @@ ALLOWED: dict[str, set[str]] = {
     "verify": {CORE, "datasets"},
     "language": {CORE},
     "scene": {CORE, "datasets", "language"},
-    "templates": {CORE, "datasets", "language", "scene"},
-    "programs": {CORE, "datasets", "language", "scene"},
-    "engine": {CORE, "datasets", "language", "scene", "templates", "programs"},
-    "groups": {CORE, "datasets", "language", "scene", "programs"},
-    "run": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "groups", "parallel"},
-    "writers": {CORE, "datasets", "run"},
-    "clevr": {CORE, "datasets", "run", "groups", "language"},
+    "perturb": {CORE},
+    "templates": {CORE, "datasets", "language", "scene", "perturb"},
+    "programs": {CORE, "datasets", "language", "scene", "perturb"},
+    "engine": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs"},
+    "results": {CORE, "datasets", "perturb"},
+    "clevr": {CORE, "datasets", "perturb"},
+    "groups": {CORE, "datasets", "language", "scene", "perturb", "programs", "clevr"},
+    "writers": {CORE, "datasets", "results"},
+    "run": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results",
+            "clevr", "groups", "writers", "parallel"},
     "mturk": {CORE},
     "export": {CORE},
-    "ood": {CORE, "datasets", "clevr", "parallel"},
-    "evaluation": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "verify",
-                   "clevr"},
+    "ood": {CORE, "datasets", "language", "scene", "perturb", "programs", "clevr", "parallel"},
+    "evaluation": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results",
+                   "run", "verify", "clevr"},
     "viewer": {CORE, "datasets", "evaluation"},
-    "api": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
-            "verify", "evaluation", "viewer", "clevr"},
-    "cli": {CORE, "datasets", "language", "scene", "templates", "programs", "engine", "run", "writers",
-            "verify", "evaluation", "ood", "mturk", "api", "viewer", "clevr", "export", "parallel"},
+    "api": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results", "run",
+            "writers", "verify", "evaluation", "viewer", "clevr"},
+    "cli": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results", "run",
+            "writers", "verify", "evaluation", "ood", "mturk", "api", "viewer", "clevr", "export", "parallel"},
     "data": set(), "rules": set(),
 }
-CORE_MODULES = {"__init__", "__main__", "answers", "collector", "errors", "jsonio", "records", "resources"}
+CORE_MODULES = {"__init__", "__main__", "answers", "collector", "errors", "jsonio", "records", "registry",
+                "resources"}
 CORE_PACKAGES = {"files"}  # reading inputs within limits, writing outputs whole, temporary files
 
 
@@ -133,6 +138,105 @@ def test_the_verifier_imports_nothing_of_the_generator():
         for target in imports_of(path, name):
             assert not known(target) or stage_of(target) not in GENERATOR, f"{name} imports {target}"
     assert checked >= 9
+
+
+def runtime_imports(path: Path, module: str) -> set[str]:
+    """The contrastgen modules a source file imports when it runs, at module level or inside a
+    function: `from package import name` is the module `package.name` when there is one, else the
+    package. Imports under `if TYPE_CHECKING:` never run, so they are left out: an annotation may
+    name a type of a module that imports this one."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _is_type_checking(node.test)
+               for stmt in node.body for n in ast.walk(stmt)}
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            for a in node.names:
+                out.add(f"{base}.{a.name}" if known(f"{base}.{a.name}") else base)
+    return {m for m in out if known(m) and m != module}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of a module graph: its strongly connected parts of two or more modules
+    (Tarjan's algorithm, iterative: the graph is deep enough to overflow a recursive one)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    part = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        part.append(member)
+                        if member == node:
+                            break
+                    if len(part) > 1:
+                        cycles.append(sorted(part))
+    return cycles
+
+
+def module_graph() -> dict[str, set[str]]:
+    return {name: runtime_imports(path, name) for name, path in modules()}
+
+
+def test_no_import_cycles():
+    """No two modules import each other, directly or around a circle, whether the import is at
+    the top of the file or inside a function: a circle makes import order matter and each module
+    unreadable without the other."""
+    assert import_cycles(module_graph()) == []
+
+
+def test_the_cycle_test_sees_a_planted_cycle(tmp_path):
+    """Two real modules made to import each other, one of them inside a function, are found."""
+    planted = tmp_path / "errors.py"
+    planted.write_text("def late():\n    from contrastgen.files import atomic\n    return atomic\n")
+    graph = module_graph()
+    graph["contrastgen.errors"] = runtime_imports(planted, "contrastgen.errors")
+    assert "contrastgen.files.atomic" in graph["contrastgen.errors"]
+    found = import_cycles(graph)
+    assert any({"contrastgen.errors", "contrastgen.files.atomic"} <= set(c) for c in found), found
+    typing_only = tmp_path / "typed.py"
+    typing_only.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                           "    from contrastgen.files import atomic\n")
+    assert runtime_imports(typing_only, "contrastgen.errors") == set()
 
 
 def test_the_layer_test_sees_a_violation(tmp_path):

@@ -10,18 +10,19 @@ proof is complete:
 - a contrast changes the answer; a redundancy edit keeps both the answer and every reference's
   object;
 - the words, written from the family's own text, read back to exactly the edited program, and
-  are not already a question of the image.
+  are not already a question of the image (`perturb.Ranking.asked`, asked before the
+  contrasts are shuffled, so the seeded order is over the edits that may be kept).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from contrastgen.clevr.executor import Execution, Invalid, execute
 from contrastgen.clevr.render import render
-from contrastgen.clevr.scene import ClevrScene
+from contrastgen.clevr.scene_view import ClevrScene
 from contrastgen.datasets.clevr_reading import (
     Reading,
     build_program,
@@ -97,11 +98,12 @@ def _out_neq_holds(reading: Reading, at: Mapping[int, int], execution: Execution
 class Editor:
     """Edits of one question on one scene."""
 
-    def __init__(self, reading: Reading, scene: ClevrScene, original: Execution, taken: set[str]):
+    def __init__(self, reading: Reading, scene: ClevrScene, original: Execution,
+                 asked: Callable[[str], bool] = lambda question: False):
         self.reading = reading
         self.scene = scene
         self.original = original
-        self.taken = taken  # the image's questions, which an edit must not repeat
+        self.asked = asked  # whether the image already asks a question (the driver's rule)
         self.vocab = load_vocabulary()
         self._null_params = {c["params"][0] for c in reading.family.constraints if c["type"] == "NULL"}
 
@@ -123,7 +125,7 @@ class Editor:
         if invariance and not self._same_referents(at, execution):
             return None
         question = render(reading, values)
-        if question in self.taken:
+        if self.asked(question):
             return None
         reread = read_question({"question": question, "template_filename": reading.family.file,
                                 "question_family_index": reading.family.index})

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contrastgen.clevr.scene import ClevrScene, Part
+from contrastgen.clevr.scene_view import ClevrScene, Part
 from contrastgen.datasets.clevr_vocab import load_vocabulary, part_display
 
 Value = Any  # tuple of objects or parts, an object (int), a part, an int, a bool or a str

@@ -24,7 +24,7 @@ from contrastgen.errors import ContrastgenError
 from contrastgen.files import scratch
 
 # The command each family contributes, by name; each module defines `register(group: click.Group)`.
-# tests/engine/test_cli_lazy.py holds this table to what the modules register.
+# tests/cli/test_cli_lazy.py holds this table to what the modules register.
 COMMAND_MODULES: dict[str, str] = {
     "augment": "contrastgen.cli.engine_cmds",
     "demo": "contrastgen.cli.engine_cmds",

@@ -29,12 +29,12 @@ def read_cmd(questions: Path) -> None:
     """Print each question's recovered parameters and CLEVR-format program (JSONL), or why it
     cannot be read."""
     from contrastgen.datasets.clevr import load_questions
-    from contrastgen.datasets.clevr_reading import Refusal, read_question
+    from contrastgen.datasets.clevr_reading import Unreadable, read_question
 
     out = sys.stdout.buffer
     for qid, q in load_questions(questions).items():
         reading = read_question(q)
-        if isinstance(reading, Refusal):
+        if isinstance(reading, Unreadable):
             out.write(dumps({"question_id": qid, "refused": reading.reason, "detail": reading.detail}))
         else:
             out.write(dumps({"question_id": qid, "family": reading.family.key, "params": reading.values,

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from contrastgen.cli.backend_option import backend_from, backend_option
+from contrastgen.datasets import formats
+from contrastgen.datasets.formats import GENERATE_FORMATS
 from contrastgen.datasets.gqa import InputPaths
 from contrastgen.jsonio import dumps
 from contrastgen.resources import sample_dir
+from contrastgen.run.pipeline import RunRequest
 
 
 def _engine():
@@ -62,7 +64,7 @@ _mode_option = click.option(
 
 
 _format_option = click.option(
-    "--format", "data_format", type=click.Choice(["auto", "gqa", "clevr"]), default="auto", show_default=True,
+    "--format", "data_format", type=click.Choice(GENERATE_FORMATS.choices()), default="auto", show_default=True,
     help="The dataset family; auto: CLEVR for {\"questions\": [...]} files, else GQA.")
 
 
@@ -92,15 +94,14 @@ def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path
                  workers: int | None, no_progress: bool, templates: tuple[str, ...], mode: str,
                  backend: str, address: str | None, data_format: str, images: Path | None, groups: bool) -> None:
     """Generate contrast sets with proven answers; writes OUT atomically."""
+    from contrastgen.run.pipeline import run_generate
+
     questions = _one_or_all(question_paths)
-    if resolve_format(data_format, questions) == "clevr":
-        gen, timings = run_generate_clevr(questions, scene_graphs, out, max_k=max_k, seed=seed, images=images,
-                                          groups=groups)
-    else:
-        gen, timings = run_generate(questions, scene_graphs, out, max_k=max_k, seed=seed, workers=workers,
-                                    progress=not no_progress, templates=_split(templates), mode=mode,
-                                    backend=backend_from(backend, address), images=images, groups=groups)
-    from contrastgen.run.stats import stats_table
+    request = RunRequest(questions, scene_graphs, resolve_format(data_format, questions), max_k=max_k, seed=seed,
+                         workers=workers, progress=not no_progress, templates=_split(templates), mode=mode,
+                         backend=backend_from(backend, address), groups=groups)
+    gen, timings = run_generate(request, out, images=images)
+    from contrastgen.results.stats import stats_table
     console = Console(stderr=True)
     console.print(stats_table(gen.stats))
     if "groups" in gen.stats:
@@ -111,47 +112,6 @@ def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path
     _warn_no_programs(gen.stats, mode)
     click.echo("seconds: " + ", ".join(f"{name} {sec:.1f}" for name, sec in timings.items()), err=True)
     console.print(f"wrote {out}")
-
-
-def run_generate(questions: Path, scene_graphs: Path, out: Path, *, max_k: int, seed: int,
-                 workers: int | None, progress: bool, templates: list[str] | None, mode: str = "templates",
-                 backend=None, images: Path | None = None, groups: bool = False):
-    """Load, generate, write; returns the Generation and the seconds each phase took."""
-    from contrastgen.run.generate import LOCAL
-    from contrastgen.writers import write_outputs
-
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
-
-    def lap(name: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        timings[name] = now - clock
-        clock = now
-
-    gen = _generate_gqa(questions, scene_graphs, max_k=max_k, seed=seed, templates=templates, workers=workers,
-                        progress=progress, lap=lap, mode=mode, backend=backend or LOCAL, groups=groups)
-    if images is not None:
-        from contrastgen.run.images import with_image_files
-        gen.lines = with_image_files(gen.lines, images)
-    write_outputs(gen, out)
-    lap("write")
-    timings["total"] = sum(timings.values())
-    return gen, timings
-
-
-def _generate_gqa(questions: Path, scene_graphs: Path, *, lap=lambda phase: None, **options):
-    """A GQA run from files, as `generate` and `augment` make it: the inputs streamed to disk and
-    the results too, so a split of any size fits. `options`: `generate_from_files`'s."""
-    from contrastgen.run.allocator import tune_for_batch
-    from contrastgen.run.generate import generate_from_files
-
-    tune_for_batch()
-    # The engine before the data: loading it allocates enough to trigger full collections,
-    # which would walk the whole dataset if it were loaded already.
-    engine = _engine()
-    lap("engine")
-    return generate_from_files(engine, questions, scene_graphs, lap=lap, **options)
 
 
 def _warn_missing_graphs(stats: dict) -> None:
@@ -180,31 +140,7 @@ def _warn_no_programs(stats: dict, mode: str) -> None:
 
 
 def resolve_format(data_format: str, questions: InputPaths) -> str:
-    if data_format != "auto":
-        return data_format
-    from contrastgen.datasets.clevr import detect_format
-    return detect_format(questions)
-
-
-def run_generate_clevr(questions: Path, scenes: Path, out: Path, *, max_k: int, seed: int,
-                       images: Path | None = None, groups: bool = False):
-    """The CLEVR-family run: read questions back into programs, edit, prove, write."""
-    from contrastgen.clevr.generate import generate_clevr
-    from contrastgen.datasets.clevr import load_questions, load_scenes
-    from contrastgen.writers import write_outputs
-
-    start = time.perf_counter()
-    qs, graphs = load_questions(questions), load_scenes(scenes)
-    loaded = time.perf_counter()
-    gen = generate_clevr(qs, graphs, max_k=max_k, seed=seed, groups=groups)
-    if images is not None:
-        from contrastgen.run.images import with_image_files
-        gen.lines = with_image_files(gen.lines, images)
-    generated = time.perf_counter()
-    write_outputs(gen, out)
-    done = time.perf_counter()
-    return gen, {"load": loaded - start, "generate": generated - loaded, "write": done - generated,
-                 "total": done - start}
+    return formats.resolve_format(data_format, questions, GENERATE_FORMATS)
 
 
 @click.command("augment")
@@ -232,29 +168,16 @@ def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path,
 
     CLEVR-family input gives the same file keyed by question id, each entry a CLEVR question record
     with its program (the originals' recovered, the perturbations' edited)."""
+    from contrastgen.run.pipeline import CLEVR, run_augment
+    from contrastgen.writers.augmented import lxmert_path
+
     questions = _one_or_all(question_paths)
-    from contrastgen.writers.augmented import (
-        lxmert_path,
-        write_augmented_from_files,
-        write_augmented_training,
-    )
-
     lxmert = lxmert_out or lxmert_path(out)
-    if resolve_format(data_format, questions) == "clevr":
-        from contrastgen.clevr.generate import generate_clevr
-        from contrastgen.datasets.clevr import load_questions as load_clevr_questions
-        from contrastgen.datasets.clevr import load_scenes
-
-        qs = load_clevr_questions(questions)
-        gen = generate_clevr(qs, load_scenes(scene_graphs), max_k=max_k, seed=seed)
-        counts = write_augmented_training(gen, qs, out, replace=replace, seed=seed, lxmert_file=lxmert,
-                                          replace_share=replace_share)
-    else:
-        # the originals are read once more as the file is written
-        gen = _generate_gqa(questions, scene_graphs, max_k=max_k, seed=seed, templates=_split(templates),
-                            workers=workers, progress=True, mode=mode, backend=backend_from(backend, address))
-        counts = write_augmented_from_files(gen, questions, out, replace=replace, seed=seed, lxmert_file=lxmert,
-                                            replace_share=replace_share)
+    request = RunRequest(questions, scene_graphs, resolve_format(data_format, questions), max_k=max_k, seed=seed,
+                         workers=workers, progress=True, templates=_split(templates), mode=mode,
+                         backend=backend_from(backend, address))
+    gen, counts = run_augment(request, out, lxmert_file=lxmert, replace=replace, replace_share=replace_share)
+    if request.data_format != CLEVR:
         _warn_no_programs(gen.stats, mode)
     _warn_missing_graphs(gen.stats)
     click.echo(f"wrote {out} and {lxmert}: {counts['original']} originals + {counts['added']} perturbations"
@@ -276,9 +199,10 @@ def demo_cmd(out: Path, seed: int) -> None:
     console = Console()
     questions, graphs = sample_paths()
     contrast_dir = out / "contrast"
-    gen, _ = run_generate(questions, graphs, contrast_dir, max_k=5, seed=seed, workers=1,
-                                progress=False, templates=None)
-    from contrastgen.run.stats import stats_table
+    from contrastgen.run.pipeline import run_generate
+
+    gen, _ = run_generate(RunRequest(questions, graphs, workers=1, seed=seed), contrast_dir)
+    from contrastgen.results.stats import stats_table
     console.print(stats_table(gen.stats))
     from contrastgen.datasets.gqa import load_scene_graphs
     from contrastgen.verify.checker import verify_contrast_sets
@@ -286,16 +210,12 @@ def demo_cmd(out: Path, seed: int) -> None:
     console.print(f"verify: {report.checked} perturbations checked, {len(report.failures)} failed")
     if not report.ok:
         raise click.ClickException("the independent verifier rejected some perturbations")
-    try:
-        from contrastgen.evaluation import demo_loop
-    except ImportError:
-        demo_loop = None
-    if demo_loop is not None:
-        console.print(demo_loop(contrast_dir, questions, graphs, out / "evaluation"))
+    from contrastgen.evaluation import demo_loop
+
+    console.print(demo_loop(contrast_dir, questions, graphs, out / "evaluation"))
     clevr_dir = _clevr_demo(console, out / "clevr", seed)
     console.print(f"\nresults: {contrast_dir.resolve()}  (contrast_sets.jsonl, augmented.json, lxmert/, stats.md)")
-    if demo_loop is not None:
-        console.print(f"evaluation: {(out / 'evaluation').resolve()}")
+    console.print(f"evaluation: {(out / 'evaluation').resolve()}")
     console.print(f"CLEVR (Super-CLEVR sample): {clevr_dir.resolve()}  (contrast/, evaluation/)")
 
 
@@ -307,8 +227,11 @@ def _clevr_demo(console: Console, out: Path, seed: int) -> Path:
     from contrastgen.verify.checker import verify_contrast_sets
 
     sample = clevr_sample_dir()
-    gen, _ = run_generate_clevr(sample / "questions", sample / "scenes", out / "contrast", max_k=5, seed=seed)
-    from contrastgen.run.stats import stats_table
+    from contrastgen.run.pipeline import CLEVR, run_generate
+
+    gen, _ = run_generate(RunRequest(sample / "questions", sample / "scenes", CLEVR, seed=seed, workers=1),
+                          out / "contrast")
+    from contrastgen.results.stats import stats_table
     console.print(stats_table(gen.stats))
     scenes = load_scenes(sample / "scenes")
     report = verify_contrast_sets(gen.records, scenes)

@@ -72,7 +72,8 @@ def _write(report: dict[str, Any], out: Path | None, console: Console) -> None:
               metavar="[NAME=]PATH",
               help="Predictions (GQA submission, {qid: answer}, LXMERT or VQA results; as JSON, JSON lines, "
                    "Parquet, or a folder of Parquet files or a Hugging Face dataset). Repeat to compare "
-                   "models side by side; a model is named after its file unless NAME= is given.")
+                   "models side by side; a model is named after its file unless NAME= is given. On Super-CLEVR "
+                   "variants, name the variant it was trained on: -p nscl@long=PATH (Relative Degrade per factor).")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Report directory: report.md, report.json, report.csv and plots (PNG, SVG).")
 @click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap and the examples.")

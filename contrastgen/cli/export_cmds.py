@@ -25,7 +25,7 @@ def _default_name(out: Path) -> str:
 
 @click.command("export")
 @click.argument("out_dir", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMATS + HARNESS_FORMATS), required=True,
+@click.option("--format", "fmt", type=click.Choice(FORMATS.names() + HARNESS_FORMATS), required=True,
               help="parquet: data/{split}-00000-of-00001.parquet (the Hub's layout); hf: a `datasets` "
                    "DatasetDict (save_to_disk); jsonl: {split}.jsonl. Each with a dataset card, README.md. "
                    "lmms-eval: a task folder for `--include_path` (task contrast_NAME); vlmevalkit: "

@@ -32,18 +32,28 @@ def register(group: click.Group) -> None:
 def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int) -> None:
     """Re-check every perturbation in OUT_DIR/contrast_sets.jsonl from its evidence and the graphs.
 
-    OUT_DIR may also be a contrast_sets.jsonl file itself (e.g. a filtered copy).
+    OUT_DIR may also be a contrast_sets.jsonl file itself (e.g. a filtered copy), or a GQA
+    redundancy ladder (`ood gqa-redundancy`), each rung re-proven against the level below it.
 
     The checker shares no code with the generator: it re-runs each evidence query with its own
     executor, checks each fact against the scene graph, and checks presuppositions (unambiguous
     references, no absence of unannotated-prone objects, consistent ranks and ids).
     """
+    from contrastgen.verify.gqa_redundancy import is_ladder_dir, verify_ladder_dir
+
+    if is_ladder_dir(out_dir):  # `ood gqa-redundancy`: each rung against the level below it
+        report = verify_ladder_dir(out_dir, scene_graphs)
+        _report(report, out_dir, load_rules().unannotated_prone_source, as_json, show)
+        return
     path = contrast_file(out_dir)
     records = read_contrast_records(path)  # fails on a missing or empty file before the slow graph load
     graphs = load_any_scene_graphs(scene_graphs)
     rules = load_rules()
     report = verify_contrast_sets(records, graphs, rules=rules)
-    prone_source = rules.unannotated_prone_source
+    _report(report, path, rules.unannotated_prone_source, as_json, show)
+
+
+def _report(report: VerifyReport, path: Path, prone_source: str | None, as_json: bool, show: int) -> None:
     if as_json:
         click.echo(dumps(report.as_dict(unannotated_prone_rules=prone_source, file=str(path))).decode(), nl=False)
     else:

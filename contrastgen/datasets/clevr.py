@@ -183,17 +183,6 @@ def load_questions(path: InputPaths) -> Questions:
     return out
 
 
-def detect_format(questions: str | os.PathLike[str]) -> str:
-    """'clevr' when the first file's first top-level key is CLEVR's (`questions`, `info`), else
-    'gqa' (an object keyed by question id). Reads only the file's first bytes, so a 1M-question
-    file costs nothing, nor does one that opens with deep nesting."""
-    first = json_files(questions)[0]
-    if not first.is_file():
-        raise InputError("file not found", path=str(first))
-    kind, key = top_level_start(first)
-    return "clevr" if kind == "object" and key in ("questions", "info") else "gqa"
-
-
 def is_clevr_scenes(path: str | os.PathLike[str]) -> bool:
     """Whether `path` holds CLEVR scenes: `{"scenes": [...]}` or scene files (with `objects` and
     `image_filename` at the top), rather than GQA's graphs keyed by image id."""

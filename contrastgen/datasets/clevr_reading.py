@@ -49,8 +49,11 @@ class Reading:
 
 
 @dataclass(frozen=True)
-class Refusal:
-    reason: str  # no_family | no_reading | ambiguous | program_mismatch
+class Unreadable:
+    """Why the words are not one reading of their family: `no_family`, `no_reading` or
+    `ambiguous` (the generator refuses the question under that reason, the verifier reports it)."""
+
+    reason: str
     detail: str = ""
 
 
@@ -85,12 +88,12 @@ def constraints_hold(family: Family, values: Mapping[str, str]) -> bool:
     return True
 
 
-def read_question(record: Mapping[str, Any]) -> Reading | Refusal:
+def read_question(record: Mapping[str, Any]) -> Reading | Unreadable:
     """Read a CLEVR-family question record (`question`, `template_filename`, `question_family_index`)."""
     key = (record.get("template_filename"), record.get("question_family_index"))
     family = load_families().get(key)  # type: ignore[arg-type]
     if family is None:
-        return Refusal("no_family", f"no template family {key[0]}#{key[1]}")
+        return Unreadable("no_family", f"no template family {key[0]}#{key[1]}")
     vocab = load_vocabulary()
     text = str(record.get("question", "")).strip()
     readings: list[Reading] = []
@@ -112,9 +115,9 @@ def read_question(record: Mapping[str, Any]) -> Reading | Refusal:
             continue
         readings.append(Reading(family, t, values, words, choices))
     if not readings:
-        return Refusal("no_reading", f"the words match no text of {family.key} as the generator writes it")
+        return Unreadable("no_reading", f"the words match no text of {family.key} as the generator writes it")
     if len({tuple(sorted(r.values.items())) for r in readings}) > 1:
-        return Refusal("ambiguous", f"{len(readings)} different readings in {family.key}")
+        return Unreadable("ambiguous", f"{len(readings)} different readings in {family.key}")
     return readings[0]
 
 
@@ -184,4 +187,4 @@ def _comparable(node: dict[str, Any]) -> tuple:
     return node["type"], tuple(node["inputs"]), tuple(values)
 
 
-__all__ = ["PARAM_TYPES", "Reading", "Refusal", "build_program", "read_question", "words_and_program_agree"]
+__all__ = ["PARAM_TYPES", "Reading", "Unreadable", "build_program", "read_question", "words_and_program_agree"]

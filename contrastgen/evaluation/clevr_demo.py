@@ -20,7 +20,7 @@ from typing import Any
 from rich.console import RenderableType
 
 from contrastgen.clevr.executor import Execution, execute
-from contrastgen.clevr.scene import clevr_scene
+from contrastgen.clevr.scene_view import clevr_scene
 from contrastgen.datasets.clevr_templates import load_families
 from contrastgen.datasets.clevr_vocab import load_vocabulary
 from contrastgen.evaluation.baselines import prior_predictions, to_submission

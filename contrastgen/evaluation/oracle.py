@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from contrastgen.engine import Engine
+from contrastgen.perturb import Refusal
 from contrastgen.scene.index import SceneIndex
-from contrastgen.templates.base import Refusal
 from contrastgen.verify.checker import index_graph
 from contrastgen.verify.query import execute_query
 from contrastgen.verify.rules import load_rules

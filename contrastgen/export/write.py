@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,8 +25,11 @@ from contrastgen.export.rows import SCHEMA, rows
 from contrastgen.files.atomic import atomic_dir, atomic_file
 from contrastgen.jsonio import dumps, read_json, write_text
 from contrastgen.records import contrast_file, iter_contrast_sets, read_contrast_records
+from contrastgen.registry import Registry
 
-FORMATS = ("parquet", "hf", "jsonl")
+# An export format: how the rows become files in the output folder (split: the dataset split's name).
+RowWriter = Callable[[Iterator[list[dict[str, Any]]], Path, str], None]
+FORMATS: Registry[RowWriter] = Registry("export format")
 KS = (1, 3, 5)
 # Rows per batch and Parquet row group: a reader can skip to a part of a large file, and the
 # writer holds this many rows as Python objects at a time.
@@ -96,8 +99,7 @@ def export(source: str | os.PathLike[str], out: str | os.PathLike[str], *, fmt: 
            split: str = "validation", license: str | None = None, license_note: str | None = None
            ) -> ExportResult:
     """Export the contrast sets of `source` (a `generate` output directory or contrast file)."""
-    if fmt not in FORMATS:
-        raise InputError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")
+    write_rows = FORMATS[fmt]  # an unknown name: an InputError naming the choices
     if not split.replace("_", "").isalnum():
         raise InputError(f"split name {split!r} must be letters, digits and underscores")
     source = Path(source)
@@ -106,13 +108,7 @@ def export(source: str | os.PathLike[str], out: str | os.PathLike[str], *, fmt: 
     batches = _batches(source, tally, n_sets)
     out = Path(out)
     with atomic_dir(out) as tmp:
-        if fmt == "parquet":
-            (tmp / "data").mkdir()
-            _write_parquet(batches, tmp / "data" / f"{split}-00000-of-00001.parquet")
-        elif fmt == "jsonl":
-            _write_jsonl(batches, tmp / f"{split}.jsonl")
-        else:
-            _write_hf(batches, tmp, split)
+        write_rows(batches, tmp, split)
         datasets = tuple(sorted(tally.datasets))
         ident, note = license_for(datasets, license, license_note)
         facts = CardFacts(rows=tally.rows, sets=n_sets[0], datasets=datasets, per_template=tally.per_template(),
@@ -120,3 +116,20 @@ def export(source: str | os.PathLike[str], out: str | os.PathLike[str], *, fmt: 
         write_text(tmp / "README.md", render(facts))
         files = tuple(sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file()))
     return ExportResult(out=out, files=files, rows=tally.rows, sets=n_sets[0])
+
+
+@FORMATS.register("parquet")
+def _parquet_layout(batches: Iterator[list[dict[str, Any]]], out: Path, split: str) -> None:
+    """data/{split}-00000-of-00001.parquet: the Hugging Face Hub's layout."""
+    (out / "data").mkdir()
+    _write_parquet(batches, out / "data" / f"{split}-00000-of-00001.parquet")
+
+
+@FORMATS.register("hf")
+def _hf_layout(batches: Iterator[list[dict[str, Any]]], out: Path, split: str) -> None:
+    _write_hf(batches, out, split)
+
+
+@FORMATS.register("jsonl")
+def _jsonl_layout(batches: Iterator[list[dict[str, Any]]], out: Path, split: str) -> None:
+    _write_jsonl(batches, out / f"{split}.jsonl")

@@ -218,8 +218,8 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
 # --- groups of files ------------------------------------------------------------------------
 
 STORE_SUFFIX = scratch.STORE_SUFFIX
-CURRENT = "current"
-_SLOTS = ("a", "b")
+CURRENT = scratch.STORE_CURRENT
+_SLOTS = scratch.STORE_SLOTS
 
 
 def store_of(first: Path) -> Path:
@@ -338,21 +338,3 @@ def _commit(dests: list[Path], store: Path, building: Path, live: str | None, ne
     _point(current, new_slot_name)
     _step("remove the old version")
     _remove_any(live_slot)
-
-
-def clean_store(store: Path) -> None:
-    """Remove the versions of a group store that no link shows (what a killed run left)."""
-    current = store / CURRENT
-    live = os.readlink(current) if current.is_symlink() else None
-    try:
-        entries = list(os.scandir(store))
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name in (CURRENT, live):
-            continue
-        if entry.name in _SLOTS or scratch.TAG_PATTERN.search(entry.name):
-            match = scratch.TAG_PATTERN.search(entry.name)
-            if match and scratch.owner_alive(int(match.group(1)), match.group(2)):
-                continue
-            _remove_any(Path(entry.path))

@@ -35,6 +35,10 @@ TAG_PATTERN = re.compile(r"\.cg-(\d+)-(\d+)-")
 _ASIDE = re.compile(r"^\.(.+)\.cg-\d+-\d+-[0-9a-f]+\.old$")
 BESIDE_LIST = "beside"
 STORE_SUFFIX = ".versions"  # a group store beside its outputs (see `contrastgen.files.atomic`)
+# A group store's layout, here because the sweep of a dead owner's leftovers cleans stores too:
+# the link to the live version, and the two version slots it swaps between.
+STORE_CURRENT = "current"
+STORE_SLOTS = ("a", "b")
 
 _root: Path | None = None
 _root_owner: int | None = None
@@ -142,8 +146,6 @@ def _remove_beside(folder: Path) -> None:
     for name in names:
         path = Path(name)
         if path.name.endswith(STORE_SUFFIX) and path.is_dir():
-            from contrastgen.files.atomic import clean_store  # the store's layout is atomic's
-
             clean_store(path)
             continue
         if tag not in path.name:
@@ -286,5 +288,31 @@ def scratch_error(exc: OSError) -> ScratchError:
     return ScratchError(f"cannot write temporary files in {temp_base()} ({reason}); {hint}")
 
 
-__all__ = ["ScratchError", "folder", "install_signal_cleanup", "make_dir", "note_beside", "owner_alive",
-           "owner_tag", "root", "scratch_error", "sweep", "sweep_beside"]
+__all__ = ["ScratchError", "clean_store", "folder", "install_signal_cleanup", "make_dir", "note_beside",
+           "owner_alive", "owner_tag", "root", "scratch_error", "sweep", "sweep_beside"]
+
+
+def clean_store(store: Path) -> None:
+    """Remove the versions of a group store that no link shows (what a killed run left)."""
+    current = store / STORE_CURRENT
+    live = os.readlink(current) if current.is_symlink() else None
+    try:
+        entries = list(os.scandir(store))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name in (STORE_CURRENT, live):
+            continue
+        if entry.name in STORE_SLOTS or TAG_PATTERN.search(entry.name):
+            match = TAG_PATTERN.search(entry.name)
+            if match and owner_alive(int(match.group(1)), match.group(2)):
+                continue
+            _remove_path(Path(entry.path))
+
+
+def _remove_path(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()

@@ -24,18 +24,22 @@ from typing import Any
 
 import numpy as np
 
+from contrastgen.datasets.gqa_program import (
+    REFERENCE_OPS,
+    Step,
+    relation_of,
+    split_reference,
+    step_of,
+)
 from contrastgen.groups.index import ATTRIBUTE, NAME, RELATION, GroupIndex, key
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.programs.edit_base import REFERENCE_OPS, relation_of, with_ids
+from contrastgen.programs.edits.base import with_ids
 from contrastgen.programs.gqa import (
     PRONOUNS,
     SCENE,
     Execution,
     GqaExecutor,
     ProgramRefusal,
-    Step,
-    split_reference,
-    step_of,
 )
 from contrastgen.programs.proofs import EditProofs, bare, claimed_whole, negated
 from contrastgen.scene.index import SceneIndex

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 import regex
 
+from contrastgen.datasets.samples import Sample
 from contrastgen.ood.rules_data import stopwords, vqa_question_types
-from contrastgen.ood.samples import Sample
 
 _WORD = regex.compile(r"[\p{L}\p{N}]+(?:'[\p{L}\p{N}]+)*")
 NONE_OF_THE_ABOVE = "none of the above"

@@ -38,6 +38,9 @@ REPORT_FILE = "ood_report.json"
 BOOTSTRAP_RESAMPLES = 1000
 
 
+IID_VAL = "IID val"  # VQA-VS's IID validation set, scored beside the IID test set (never in the gap)
+
+
 def _mean(values: np.ndarray) -> float | None:
     return float(values.mean()) if values.size else None
 
@@ -70,8 +73,10 @@ def _check_predictions(predictions: Predictions, known: Sequence[str], ood_dir: 
 
 def _read_stats(ood_dir: Path) -> dict[str, Any]:
     stats = read_json(ood_dir / STATS_FILE)
-    if not isinstance(stats, Mapping) or stats.get("benchmark") not in ("gqa-ood", "vqa-vs", "super-clevr"):
-        raise InputError("not a GQA-OOD, VQA-VS or Super-CLEVR directory (stats.json names no benchmark)",
+    if not isinstance(stats, Mapping) or stats.get("benchmark") not in ("gqa-ood", "vqa-vs", "super-clevr",
+                                                                        "gqa-redundancy"):
+        raise InputError("not a GQA-OOD, VQA-VS or Super-CLEVR directory, nor a GQA redundancy ladder "
+                         "(stats.json names no benchmark)",
                          path=str(ood_dir / STATS_FILE))
     return dict(stats)
 
@@ -133,6 +138,19 @@ def evaluate_gqa_ood(ood_dir: Path, stats: Mapping[str, Any], predictions: Predi
             "models": models}
 
 
+def _with_iid_val(ood_dir: Path, answers: Mapping[str, Any]) -> tuple[list[str], Mapping[str, Any]]:
+    """The IID validation set's ids and every answer, when the directory was split (`--iid-split`)."""
+    from contrastgen.ood.vqavs_iid import VAL_ANSWERS
+
+    path = ood_dir / VAL_ANSWERS
+    if not path.is_file():
+        return [], answers
+    val = read_json(path)
+    if not isinstance(val, Mapping) or not isinstance(val.get("ids"), list) or not isinstance(val.get("answers"), Mapping):
+        raise InputError("malformed IID validation set (expected {\"ids\": [...], \"answers\": {...}})", path=str(path))
+    return [str(q) for q in val["ids"]], {**answers, **val["answers"]}
+
+
 def evaluate_vqavs(ood_dir: Path, stats: Mapping[str, Any], predictions: Predictions, *,
                    seed: int = 0) -> dict[str, Any]:
     splits = read_json(ood_dir / "splits.json")
@@ -141,24 +159,26 @@ def evaluate_vqavs(ood_dir: Path, stats: Mapping[str, Any], predictions: Predict
         raise InputError("malformed VQA-VS directory (splits.json / answers.json)", path=str(ood_dir))
     iid = list(splits.get("iid", []))
     _check_predictions(predictions, iid, ood_dir)
-    index = {q: i for i, q in enumerate(iid)}
+    val_ids, answers = _with_iid_val(ood_dir, answers)
+    scored = iid + val_ids
+    index = {q: i for i, q in enumerate(scored)}
     try:
-        gold = [[normalize_vqa_answer(a) for a in answers[q]["answers"]] for q in iid]
+        gold = [[normalize_vqa_answer(a) for a in answers[q]["answers"]] for q in scored]
     except KeyError as exc:
         raise InputError("question has no answers", path=str(ood_dir / "answers.json"),
                          record=f"question {exc.args[0]}") from None
     # VQA-VS reports yes/no, number and other separately; GQA and older directories have no types
-    answer_type = {q: answers[q].get("answer_type") for q in iid}
+    answer_type = {q: answers[q].get("answer_type") for q in scored}
     types = sorted({t for t in answer_type.values() if isinstance(t, str)})
     ood_names = [n for n in SHORTCUT_NAMES if n in splits.get("ood", {})]
-    sets = {"IID": iid, **{n: splits["ood"][n] for n in ood_names}}
+    sets = {"IID": iid, **({IID_VAL: val_ids} if val_ids else {}), **{n: splits["ood"][n] for n in ood_names}}
     heads = {n: splits["head"][n] for n in SHORTCUT_NAMES if n in splits.get("head", {})}
     rng = np.random.default_rng(seed)
     models: dict[str, Any] = {}
     for name in sorted(predictions):
         preds = predictions[name]
         scores = np.array([accuracy_normalized(normalize_vqa_answer(preds[q]), gold[i]) if q in preds else 0.0
-                           for i, q in enumerate(iid)])
+                           for i, q in enumerate(scored)])
 
         def subset(ids: Sequence[str], scores: np.ndarray = scores) -> np.ndarray:
             return scores[[index[q] for q in ids]] if ids else np.zeros(0)
@@ -188,7 +208,8 @@ def evaluate_ood(ood_dir: str | os.PathLike[str], predictions: Predictions, *,
                  out_dir: Path | None = None, seed: int = 0) -> dict:
     """Score models' predictions ({model: {question id: raw answer}}) on an OOD directory.
 
-    Detects GQA-OOD, VQA-VS or Super-CLEVR from the directory's stats.json. With `out_dir`, writes
+    Detects GQA-OOD, VQA-VS, Super-CLEVR or a GQA redundancy ladder from the directory's
+    stats.json. With `out_dir`, writes
     `ood_report.json` and the figures (`ood_alpha_sweep.png` or `ood_vqavs_accuracy.png`) there.
     """
     from contrastgen.ood.plots import plot_alpha_sweep, plot_vqavs_accuracy
@@ -201,10 +222,14 @@ def evaluate_ood(ood_dir: str | os.PathLike[str], predictions: Predictions, *,
         from contrastgen.ood.superclevr_eval import evaluate_superclevr
 
         report = evaluate_superclevr(root, predictions, seed=seed, ci=bootstrap_ci)
+    elif stats["benchmark"] == "gqa-redundancy":
+        from contrastgen.ood.gqa_redundancy_eval import evaluate_ladder
+
+        report = evaluate_ladder(root, predictions, seed=seed, ci=bootstrap_ci)
     else:
         report = evaluate_vqavs(root, stats, predictions, seed=seed)
     report["seed"] = seed
-    if out_dir is not None and report["benchmark"] == "super-clevr":
+    if out_dir is not None and report["benchmark"] in ("super-clevr", "gqa-redundancy"):
         report["files"] = [REPORT_FILE]
         write_json(Path(out_dir) / REPORT_FILE, report, indent=True)
     elif out_dir is not None:

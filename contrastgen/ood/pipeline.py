@@ -6,12 +6,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from contrastgen.datasets.formats import OOD_FORMATS, resolve_format
+from contrastgen.datasets.samples import Sample, load_gqa_samples, load_vqa
 from contrastgen.errors import InputError
 from contrastgen.ood.gqa_ood import GqaOodConfig
 from contrastgen.ood.gqa_ood_stream import run_gqa_ood_streamed
 from contrastgen.ood.objects import load_image_objects
-from contrastgen.ood.samples import Sample, detect_format, load_gqa_samples, load_vqa
 from contrastgen.ood.vqavs import VqaVsConfig, build_vqavs, write_vqavs
+from contrastgen.ood.vqavs_iid import IidSplit, iid_stats, split_iid, write_iid_parts
 from contrastgen.ood.vqavs_stream import Workers, run_vqavs_gqa_streamed
 
 PathLike = str | os.PathLike[str]
@@ -25,7 +27,7 @@ def run_gqa_ood(questions: PathLike, out_dir: PathLike, config: GqaOodConfig | N
 
 
 def load_samples(questions: PathLike, annotations: PathLike | None, data_format: str = "auto") -> tuple[str, list[Sample]]:
-    fmt = detect_format(questions) if data_format == "auto" else data_format
+    fmt = resolve_format(data_format, questions, OOD_FORMATS)
     if fmt == "vqa":
         if annotations is None:
             raise InputError("VQA questions need --annotations (the ten human answers per question)",
@@ -44,26 +46,38 @@ def run_vqavs(questions: PathLike, out_dir: PathLike, *, annotations: PathLike |
               objects: PathLike | None = None, data_format: str = "auto",
               mi_questions: PathLike | None = None, mi_annotations: PathLike | None = None,
               mi_objects: PathLike | None = None, config: VqaVsConfig | None = None,
-              workers: Workers | None = None) -> dict[str, Any]:
+              workers: Workers | None = None, iid: IidSplit | None = None) -> dict[str, Any]:
     """Build VQA-VS from VQA v2 or GQA files; return its stats.
 
     `mi_questions` (+ `mi_annotations`, `mi_objects`) estimate the MI statistics on another split,
     typically training, as the paper does; by default they come from the input itself. GQA data
     streams, its counting and labelling run on `workers` (the local pool or Ray); VQA v2 is read
-    whole, in this process.
+    whole, in this process. With `iid`, the input is the pool the paper splits into IID training,
+    validation and test sets (`vqavs_iid`): the OOD sets come from the IID test set, and the MI
+    statistics from the training set unless `mi_questions` is given; the input is then read whole.
     """
-    fmt = detect_format(questions) if data_format == "auto" else data_format
+    fmt = resolve_format(data_format, questions, OOD_FORMATS)
     image_objects = load_image_objects(objects) if objects is not None else None
     # the MI split's own objects; without them, the input's (both builds read None so)
     mi_image_objects = None
     if image_objects is not None and mi_questions is not None and mi_objects is not None:
         mi_image_objects = load_image_objects(mi_objects)
-    if fmt == "gqa" and annotations is None and mi_annotations is None:
+    if fmt == "gqa" and annotations is None and mi_annotations is None and iid is None:
         return run_vqavs_gqa_streamed(questions, out_dir, objects=image_objects, mi_questions=mi_questions,
                                       mi_objects=mi_image_objects, config=config, workers=workers)
     fmt, samples = load_samples(questions, annotations, fmt)
     mi_samples = load_samples(mi_questions, mi_annotations, fmt)[1] if mi_questions is not None else None
-    build = build_vqavs(samples, config, data_format=fmt, objects=image_objects,
+    if iid is None:
+        build = build_vqavs(samples, config, data_format=fmt, objects=image_objects,
+                            mi_samples=mi_samples, mi_objects=mi_image_objects)
+        write_vqavs(build, Path(out_dir))
+        return build.stats()
+    parts = split_iid(samples, iid)
+    if mi_samples is None:
+        mi_samples, mi_image_objects = parts["train"], image_objects
+    build = build_vqavs(parts["test"], config, data_format=fmt, objects=image_objects,
                         mi_samples=mi_samples, mi_objects=mi_image_objects)
-    write_vqavs(build, Path(out_dir))
-    return build.stats()
+    extra = {"iid_split": iid_stats(iid, parts)}
+    write_vqavs(build, Path(out_dir), extra_stats=extra,
+                extra_files=lambda tmp: write_iid_parts(tmp, parts, fmt))
+    return {**build.stats(), **extra}

@@ -94,3 +94,45 @@ def plot_vqavs_accuracy(report: Mapping[str, Any], path: Path) -> None:
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
     _save(fig, path)
+
+
+def plot_variant_distribution(variant: str, entry: Mapping[str, Any], path: Path) -> None:
+    """A drawn Super-CLEVR variant against its target: per part (columns) and block (rows), the
+    share of each concept, target beside achieved; a shape x colour block as the colour
+    distribution of each shape, target and achieved side by side."""
+    parts = list(entry["parts"])
+    blocks = list(entry["target"])
+    fig = Figure(figsize=(7.0 * len(parts), 2.8 * len(blocks)))
+    axes = fig.subplots(len(blocks), len(parts), squeeze=False)
+    for j, part in enumerate(parts):
+        got = entry["parts"][part]
+        for i, block in enumerate(blocks):
+            ax = axes[i][j]
+            target, counts = entry["target"][block], got["counts"][block]
+            total = sum(counts.values()) or 1
+            labels = list(target)
+            title = f"{variant} {part}: {block}, KL {got['kl'][block]:.4f} ({got['objects']} objects)"
+            if " x " in block:
+                rows = list(dict.fromkeys(lbl.split(" ")[0] for lbl in labels))
+                cols = list(dict.fromkeys(lbl.split(" ")[1] for lbl in labels))
+                want = np.array([[target[f"{r} {c}"] for c in cols] for r in rows])
+                have = np.array([[counts[f"{r} {c}"] for c in cols] for r in rows], dtype=float)
+                want = want / np.maximum(want.sum(axis=1, keepdims=True), 1e-12)
+                have = have / np.maximum(have.sum(axis=1, keepdims=True), 1)
+                gap = np.full((len(rows), 1), np.nan)
+                ax.imshow(np.hstack([want, gap, have]), vmin=0, vmax=max(float(want.max()), 1e-9), cmap="Blues",
+                          aspect="auto")
+                ax.set_xticks(range(2 * len(cols) + 1), cols + [""] + cols, rotation=90, fontsize=6)
+                ax.set_yticks(range(len(rows)), rows, fontsize=6)
+                ax.set_title(title + "\ncolour per shape: target | achieved", fontsize=8)
+                continue
+            x = np.arange(len(labels))
+            ax.bar(x - 0.2, [target[lbl] for lbl in labels], 0.4, label="target", color="lightgray",
+                   edgecolor="black", linewidth=0.5)
+            ax.bar(x + 0.2, [counts[lbl] / total for lbl in labels], 0.4, label="achieved", color="tab:blue")
+            ax.set_xticks(x, labels, rotation=90 if len(labels) > 8 else 0, fontsize=7)
+            ax.set_ylabel("share of objects", fontsize=7)
+            ax.set_title(title, fontsize=8)
+            ax.legend(fontsize=6)
+    fig.tight_layout()
+    _save(fig, path)

@@ -22,7 +22,7 @@ from typing import Any
 
 from contrastgen.clevr.edits import Editor
 from contrastgen.clevr.executor import Invalid, execute
-from contrastgen.clevr.scene import ClevrScene, clevr_scene
+from contrastgen.clevr.scene_view import ClevrScene, clevr_scene
 from contrastgen.datasets.clevr_reading import Reading, read_question
 
 LEVELS = ("rd-", "rd", "rd+")
@@ -63,7 +63,7 @@ def redundancy_splits(questions: list[dict[str, Any]], graphs: Mapping[str, dict
             continue
         splits["rd"].append(_as_question(q, str(q["question"]), program, "rd"))
         said["rd"].append(attribute_filters(program))
-        editor = Editor(reading, scene, original, taken=set())
+        editor = Editor(reading, scene, original)
         at_level = {}
         for level in ("rd-", "rd+"):
             edit = editor.whole_question(level)

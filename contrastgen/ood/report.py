@@ -78,6 +78,10 @@ def render_ood_table(report: Mapping[str, Any]):
         from contrastgen.ood.superclevr_eval import superclevr_table
 
         return superclevr_table(report)
+    if report.get("benchmark") == "gqa-redundancy":
+        from contrastgen.ood.gqa_redundancy_eval import ladder_table
+
+        return ladder_table(report)
     return _gqa_table(report) if report.get("benchmark") == "gqa-ood" else _vqavs_table(report)
 
 

@@ -14,18 +14,18 @@ The output directory is self-contained for scoring: it carries every sample's hu
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from contrastgen.datasets.gqa import gqa_json
+from contrastgen.datasets.samples import Sample
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import keyed_object, write_chunks, write_json, write_jsonl, write_text
 from contrastgen.ood.concepts import SHORTCUT_NAMES, SHORTCUTS, SampleConcepts, label_samples
 from contrastgen.ood.imbalance import GroupSplit, answer_histograms, split_groups
-from contrastgen.ood.samples import Sample
 
 STATS_FILE = "stats.json"
 NO_OBJECTS = "skipped: no object annotations (pass --objects)"
@@ -205,11 +205,15 @@ def stats_markdown(stats: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_vqavs(build: VqaVsBuild, out_dir: str | os.PathLike[str]) -> Path:
-    """Write the OOD sets, concept labels, answers for scoring, stats and overlap, atomically."""
+def write_vqavs(build: VqaVsBuild, out_dir: str | os.PathLike[str], *, extra_stats: Mapping[str, Any] | None = None,
+                extra_files: Callable[[Path], None] | None = None) -> Path:
+    """Write the OOD sets, concept labels, answers for scoring, stats and overlap, atomically;
+    `extra_files` writes more into the same directory (the IID sets), `extra_stats` joins stats.json."""
     by_id = {s.question_id: s for s in build.samples}
-    stats = build.stats()
+    stats = {**build.stats(), **(extra_stats or {})}
     with atomic_dir(out_dir) as tmp:
+        if extra_files is not None:
+            extra_files(tmp)
         for name in build.built():
             chosen = [by_id[q] for q in build.splits[name].tail_ids]
             if build.data_format == "gqa":

@@ -12,7 +12,7 @@ needs much less at any one time:
    tail of each shortcut); the records of the OOD samples are then read again from the input and
    spilled.
 
-Passes 1 and 2 are batches of pure work (`parallel.ordered_map`): the local pool or Ray runs
+Passes 1 and 2 are batches of pure work (`parallel.tasks`): the local pool or Ray runs
 them, and the results come back in input order. What stays in memory is a `QuestionIndex` (the id
 at a fixed width and its file), the answer's number, two bit sets of places and a record's place
 in the spill: about 40 bytes a question. The outputs are then written from the spills, in the
@@ -42,6 +42,7 @@ from contrastgen.datasets.question_index import (
     RecordSpill,
     keyed_records,
 )
+from contrastgen.datasets.samples import Sample, iter_gqa_samples
 from contrastgen.errors import InputError
 from contrastgen.files import scratch
 from contrastgen.files.atomic import atomic_dir
@@ -54,7 +55,6 @@ from contrastgen.ood.group_columns import (
     split_partitions,
 )
 from contrastgen.ood.imbalance import GroupSplit
-from contrastgen.ood.samples import Sample, iter_gqa_samples
 from contrastgen.ood.vqavs import (
     ShortcutSplit,
     VqaVsConfig,
@@ -65,7 +65,7 @@ from contrastgen.ood.vqavs import (
     write_summary,
 )
 from contrastgen.parallel.backend import LOCAL, Backend
-from contrastgen.parallel.ordered_map import map_in_order, one_session
+from contrastgen.parallel.tasks import map_tasks, one_session
 
 PathLike = str | os.PathLike[str]
 _SPILL_BUFFER = 1 << 20
@@ -87,7 +87,7 @@ class _Labelled:
 
 @dataclass(frozen=True)
 class Workers:
-    """Where the counting and labelling run (`parallel.ordered_map`) and how many samples a task takes."""
+    """Where the counting and labelling run (`parallel.tasks`) and how many samples a task takes."""
 
     backend: Backend = LOCAL
     workers: int = 1
@@ -169,7 +169,7 @@ def _fit(source: PathLike, objects: Mapping[str, Sequence[str]] | None,
             yield sample
 
     words, seen_objects = MutualInformation(), MutualInformation() if objects is not None else None
-    for batch_words, batch_objects in map_in_order(
+    for batch_words, batch_objects in map_tasks(
             _count_batch, (source_objects if objects is not None else None, config.drop_stopwords),
             _batches(samples(), workers.batch), backend=workers.backend, workers=workers.workers):
         words.merge(batch_words)
@@ -219,7 +219,7 @@ def _label(questions: PathLike, files: list[Path], labeller: ConceptLabeller, bu
     row = 0
     with concept_lines.open("wb", buffering=_SPILL_BUFFER) as lines:
         try:
-            for batch_lines, batch_keys in map_in_order(_label_batch, (labeller, built),
+            for batch_lines, batch_keys in map_tasks(_label_batch, (labeller, built),
                                                         _batches(indexed(), workers.batch),
                                                         backend=workers.backend, workers=workers.workers):
                 lines.write(batch_lines)

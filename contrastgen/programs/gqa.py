@@ -20,6 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contrastgen.datasets.gqa_program import (
+    MalformedProgram,
+    Objects,
+    Step,
+    split_reference,
+)
+from contrastgen.datasets.gqa_program import parse_program as read_steps
 from contrastgen.language.lexicon import Lexicon, iter_data_lines, read_word_list
 from contrastgen.resources import rules_file
 from contrastgen.scene.ground import denoted_ids
@@ -29,7 +36,6 @@ SCENE = "scene"  # the value of `select: scene` (place, weather, room questions)
 MIDDLE = "middle"  # a box within 10% of the centre: what `filter vposition: middle` selects
 # GQA's programs select "he (12)" for "he": the ids say who, the word says nothing of the kind.
 PRONOUNS = frozenset(read_word_list(rules_file("pronouns.txt")))
-Objects = tuple[str, ...]
 Value = Objects | str
 
 # Scene-level attributes, read from the graph's own fields (GQA's graphs have `location`, `weather`).
@@ -51,52 +57,12 @@ REASONS = ("malformed_program", "unknown_operation", "program_mismatch", "empty"
            "not_decidable")
 
 
-@dataclass(frozen=True)
-class Step:
-    operation: str  # "select", "filter color", "verify rel", ...
-    argument: str
-    dependencies: tuple[int, ...]
-
-    @property
-    def head(self) -> str:
-        return self.operation.split(" ", 1)[0]
-
-    @property
-    def kind(self) -> str:
-        """The operation's type word: "color" in "filter color", "" in "filter"."""
-        return self.operation.split(" ", 1)[1] if " " in self.operation else ""
-
-
 def parse_program(semantic: Any) -> list[Step]:
-    """GQA's `semantic` as steps; a malformed one is refused, with what is wrong."""
-    if not isinstance(semantic, list) or not semantic:
-        raise ProgramRefusal("malformed_program", "no steps")
-    steps = []
-    for i, s in enumerate(semantic):
-        if not isinstance(s, dict) or not isinstance(s.get("operation"), str):
-            raise ProgramRefusal("malformed_program", f"step {i} has no operation")
-        deps = s.get("dependencies", [])
-        if not isinstance(deps, list) or not all(isinstance(d, int) and 0 <= d < i for d in deps):
-            raise ProgramRefusal("malformed_program", f"step {i} depends on a step not before it")
-        steps.append(Step(" ".join(s["operation"].split()), str(s.get("argument", "")).strip(), tuple(deps)))
-    return steps
-
-
-def step_of(step: dict[str, Any]) -> Step:
-    """One step of an already-validated program (an edit of a parsed one), as `parse_program` reads it."""
-    return Step(" ".join(step["operation"].split()), str(step.get("argument", "")).strip(),
-                tuple(step.get("dependencies", ())))
-
-
-@functools.lru_cache(maxsize=1 << 16)  # the same arguments are split for every candidate edit
-def split_reference(argument: str) -> tuple[str, Objects | None]:
-    """`"cat (12,13)"` -> ("cat", ("12", "13")); `"cat (-)"` -> ("cat", ()); `"cat"` -> ("cat", None)."""
-    text = argument.strip()
-    if text.endswith(")") and "(" in text:
-        body, _, inner = text[:-1].rpartition("(")
-        ids = tuple(i.strip() for i in inner.split(",") if i.strip() and i.strip() != "-")
-        return body.strip(), ids
-    return text, None
+    """GQA's `semantic` as steps (`datasets.gqa_program`); a malformed one is refused, with what is wrong."""
+    try:
+        return read_steps(semantic)
+    except MalformedProgram as exc:
+        raise ProgramRefusal("malformed_program", str(exc)) from None
 
 
 @functools.lru_cache(maxsize=4)

@@ -18,8 +18,8 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
 
+from contrastgen.datasets.gqa_program import REFERENCE_OPS
 from contrastgen.language.lexicon import Lexicon, attribute_opposites, read_word_list
-from contrastgen.programs.edit_base import REFERENCE_OPS
 from contrastgen.programs.gqa import (
     Execution,
     GqaExecutor,

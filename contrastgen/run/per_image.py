@@ -12,8 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from contrastgen.engine import Engine, PerturbResult, normalize_question
+from contrastgen.engine import Engine
 from contrastgen.groups.index import GroupIndex
+from contrastgen.perturb import PerturbResult, normalize_question
 from contrastgen.scene.corpus import Corpus
 from contrastgen.scene.index import SceneIndex
 from contrastgen.templates.patterns import Match

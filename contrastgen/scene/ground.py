@@ -96,7 +96,7 @@ def ground_slots(question: dict[str, Any], nps: dict[str, NounPhrase], scene: Sc
     """Ground every noun-phrase slot (x, y) of a matched question.
 
     `reading` is the question's program as the template reads it (already checked to agree with
-    the words, `templates.agreement`); its ids are exact. Without a program, the annotations, then
+    the words, `templates.program_agreement`); its ids are exact. Without a program, the annotations, then
     the lexicon.
     """
     out: dict[str, Grounding] = {}

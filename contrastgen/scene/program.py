@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from contrastgen.datasets.gqa_program import split_reference, well_formed
+
 # -- what a whole program asks -------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -49,12 +51,9 @@ READING_KINDS = ("relation", "exist_rel", "see", "color", "side")
 
 
 def _parse_named(arg: str) -> tuple[str, tuple[str, ...]] | None:
-    arg = arg.strip()
-    if not arg.endswith(")") or "(" not in arg:
-        return None
-    body, _, inner = arg[:-1].rpartition("(")
-    ids = tuple(x.strip() for x in inner.split(",") if x.strip() not in ("", "-"))
-    return body.strip(), ids
+    """A reference argument's name and ids; None without ids (`datasets.gqa_program`)."""
+    name, ids = split_reference(arg)
+    return None if ids is None else (name, ids)
 
 
 def _deps(step: dict) -> list[int]:
@@ -111,32 +110,9 @@ def _relation_arg(arg: str) -> tuple[str, str, str, tuple[str, ...]] | None:
     return parts[0].lower(), ",".join(parts[1:-1]).lower(), parts[-1], parsed[1]
 
 
-def well_formed(semantic: Any) -> bool:
-    """Steps are objects with a string operation and argument, depending only on earlier steps,
-    and every step but the last is read by a later one (GQA's programs have no dead steps).
-
-    Why: a program is read and edited by index; one that points forward, at a step that does not
-    exist, or that carries steps the answer does not depend on has no reading (the question is
-    refused, never guessed at or crashed on).
-    """
-    if not isinstance(semantic, list) or not semantic:
-        return False
-    used: set[int] = set()
-    for i, step in enumerate(semantic):
-        if not isinstance(step, dict) or not isinstance(step.get("operation"), str):
-            return False
-        if not isinstance(step.get("argument", ""), str):
-            return False
-        deps = step.get("dependencies") or []
-        if not isinstance(deps, list) or not all(
-                isinstance(d, int) and not isinstance(d, bool) and 0 <= d < i for d in deps):
-            return False
-        used.update(deps)
-    return used == set(range(len(semantic) - 1))
-
-
 def read_program(semantic: list[dict] | None) -> ProgramReading | None:
-    """The reading of a program whose shape is one the templates ask, else None."""
+    """The reading of a program whose shape is one the templates ask, else None (a malformed
+program among them: `datasets.gqa_program`)."""
     if not well_formed(semantic):
         return None
     assert semantic is not None

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from contrastgen.perturb import Proposal
 from contrastgen.templates.base import (
-    Candidate,
     Context,
     change,
     distinct_kind,
@@ -42,11 +42,11 @@ def definite_replacements(ctx: Context, names: list[str], *, distinct_from: tupl
 
 
 def replacing(ctx: Context, slot: str, name: str, oid: str, *, answer: str, query: dict[str, Any],
-              facts: list[dict[str, Any]]) -> Candidate:
+              facts: list[dict[str, Any]]) -> Proposal:
     """The candidate "the <name>" in place of the slot, proven by the object, its being the only
     one of its kind, and the template's own `facts`."""
     scene, lex = ctx.scene, ctx.lex
-    return Candidate(
+    return Proposal(
         question=rewrite(ctx, slot, f"the {name}", lex.is_plural(name)),
         answer=answer,
         change=change("object", slot, ctx.nps[slot].head, name),

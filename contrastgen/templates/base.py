@@ -1,9 +1,10 @@
-"""What every template handler shares: its input (a Context), its output (Candidates), refusals,
-and the evidence vocabulary of docs/output-formats.md's "Evidence schema (version 1)".
+"""What every template handler shares: its input (a Context), the evidence vocabulary of
+docs/output-formats.md's "Evidence schema (version 1)", and the checks of names and references.
 
-Each handler is a generator: it yields proven candidates in a seeded order and the engine keeps
-the first max-k that are not duplicates. Because the order does not depend on max-k, the k = 1
-set is a prefix of the k = 3 set, which is a prefix of the k = 5 set (nesting for free).
+Each handler is a generator: it yields proven `contrastgen.perturb.Proposal`s in a seeded order
+(or raises `contrastgen.perturb.Refusal`), and the driver (`perturb.Ranking`) keeps the first
+max-k that are not duplicates. Because the order does not depend on max-k, the k = 1 set is a
+prefix of the k = 3 set, which is a prefix of the k = 5 set (nesting for free).
 """
 
 from __future__ import annotations
@@ -17,21 +18,12 @@ from typing import Any, Protocol
 from contrastgen.language.lexicon import Lexicon, attribute_opposites
 from contrastgen.language.nounphrase import NounPhrase
 from contrastgen.language.phrase import agree, finish, replace_spans
+from contrastgen.perturb import EVIDENCE_VERSION, Proposal, Refusal
 from contrastgen.scene.corpus import Corpus
 from contrastgen.scene.ground import Grounding, denoted_ids, same_kind
 from contrastgen.scene.index import SceneIndex
 from contrastgen.scene.program import ProgramReading
 from contrastgen.templates.patterns import Match
-
-EVIDENCE_VERSION = 1
-
-
-class Refusal(Exception):
-    """Raised by a handler that cannot perturb this question; `reason` is counted in stats."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass
@@ -53,17 +45,8 @@ class Context:
         return s.start, s.end
 
 
-@dataclass(frozen=True)
-class Candidate:
-    question: str
-    answer: str
-    change: dict[str, str]
-    evidence: dict[str, Any]
-    ids: tuple[str, ...] = ()  # what the new words of an object change denote (for the program)
-
-
 class Handler(Protocol):
-    def __call__(self, ctx: Context) -> Iterator[Candidate]: ...
+    def __call__(self, ctx: Context) -> Iterator[Proposal]: ...
 
 
 # -- names ---------------------------------------------------------------------------------------

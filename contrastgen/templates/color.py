@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from contrastgen.perturb import Proposal, Refusal
 from contrastgen.templates._definite import definite_replacements, replacing
-from contrastgen.templates.base import (
-    Candidate,
-    Context,
-    Refusal,
-    fact_color,
-)
+from contrastgen.templates.base import Context, fact_color
 from contrastgen.templates.registry import template
 
 # Spelling variants that must not count as a different colour.
@@ -35,7 +31,7 @@ def answer_color(ctx: Context) -> str | None:
 
 
 @template("what_color_is_the_x", answer=answer_color)
-def perturb_color(ctx: Context) -> Iterator[Candidate]:
+def perturb_color(ctx: Context) -> Iterator[Proposal]:
     scene, lex = ctx.scene, ctx.lex
     if not lex.is_color(ctx.answer):
         raise Refusal("answer_mismatch")

@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from contrastgen.language.phrase import realise
+from contrastgen.perturb import Proposal, Refusal
 from contrastgen.scene.ground import denoted_ids
 from contrastgen.templates.base import (
-    Candidate,
     Context,
-    Refusal,
     absent_provably,
     change,
     distinct_kind,
@@ -50,7 +49,7 @@ def answer_near(ctx: Context) -> str | None:
 
 
 @template("are_there_x_near_the_y", answer=answer_near)
-def perturb_near(ctx: Context) -> Iterator[Candidate]:
+def perturb_near(ctx: Context) -> Iterator[Proposal]:
     scene, lex = ctx.scene, ctx.lex
     x, y = ctx.nps["x"], ctx.nps["y"]
     yid, neighbours, computed = _near(ctx)
@@ -80,7 +79,7 @@ def perturb_near(ctx: Context) -> Iterator[Candidate]:
             edge = (neighbour, NEAR, yid) if (neighbour, NEAR, yid) in scene.edges else (yid, NEAR, neighbour)
             facts = [fact_object(scene, neighbour), fact_object(scene, yid), fact_relation(*edge)]
         text, plural = realise(name, x, lex)
-        yield Candidate(
+        yield Proposal(
             question=rewrite(ctx, "x", text, plural),
             answer=new_answer,
             change=change("object", "x", x.head, name),

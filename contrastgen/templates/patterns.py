@@ -78,7 +78,7 @@ def _expand(pattern: str, fragments: dict[str, str], path: Path) -> str:
 def compile_pattern(pattern: str) -> re.Pattern[str] | regex.Pattern[str]:
     """A template pattern, case-insensitive: by the standard library's engine where it accepts the
     pattern (it matches the shipped ones in half the time of `regex`, with the same groups on
-    every GQA question tried: `tests/engine/test_templates.py`), else by `regex`, so a pattern
+    every GQA question tried: `tests/templates/test_templates.py`), else by `regex`, so a pattern
     may still use its extensions (\\p{L}, possessive quantifiers). `re` only warns where it reads
     a pattern otherwise than `regex` would ("[[:alpha:]]" is a set of brackets and letters to it,
     a class of letters to `regex`): a warning sends the pattern to `regex` too."""

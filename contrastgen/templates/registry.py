@@ -1,7 +1,7 @@
 """Binding each template of rules/templates.json to its handler, checked when the engine loads.
 
 A handler module registers itself with `@template(id, answer=...)`: the decorated function
-proposes and proves perturbations (`(Context) -> Iterator[Candidate]`), and `answer` answers the
+proposes and proves perturbations (`(Context) -> Iterator[Proposal]`), and `answer` answers the
 original question from the graph (the oracle baseline uses it; it raises Refusal where the graph
 cannot answer). Adding a template means a rules entry, one module here with a decorated handler,
 and its tests; `bind` refuses to load a rules entry without a handler or a handler without a
@@ -22,7 +22,7 @@ from contrastgen.templates.patterns import Template
 Answerer = Callable[[Context], "str | None"]
 
 # Modules of this package that hold no handler.
-_NOT_HANDLERS = frozenset({"agreement", "base", "patterns", "registry"})
+_NOT_HANDLERS = frozenset({"program_agreement", "base", "patterns", "registry"})
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from contrastgen.language.phrase import finish, replace_spans
+from contrastgen.perturb import Proposal, Refusal
 from contrastgen.templates._definite import definite_replacements, replacing
 from contrastgen.templates.base import (
-    Candidate,
     Context,
-    Refusal,
     change,
     evidence,
     fact_object,
@@ -70,7 +69,7 @@ def answer_relation(ctx: Context) -> str | None:
 
 
 @template("is_the_x_rel_the_y__relation", answer=answer_relation)
-def perturb_relation(ctx: Context) -> Iterator[Candidate]:
+def perturb_relation(ctx: Context) -> Iterator[Proposal]:
     xid, yid, rel, opp = _grounded_pair(ctx, x_kept=True)
     if opp is None:
         raise Refusal("no_opposite")
@@ -84,7 +83,7 @@ def perturb_relation(ctx: Context) -> Iterator[Candidate]:
     new_answer = "no" if has_rel else "yes"
     edge = (xid, rel, yid) if has_rel else (xid, opp, yid)
     start, end = ctx.span("rel")
-    yield Candidate(
+    yield Proposal(
         question=finish(replace_spans(ctx.match.question, [(start, end, opp)])),
         answer=new_answer,
         change=change("relation", "rel", rel, opp),
@@ -94,7 +93,7 @@ def perturb_relation(ctx: Context) -> Iterator[Candidate]:
 
 
 @template("is_the_x_rel_the_y__object", answer=answer_relation)
-def perturb_relation_object(ctx: Context) -> Iterator[Candidate]:
+def perturb_relation_object(ctx: Context) -> Iterator[Proposal]:
     xid, yid, rel, opp = _grounded_pair(ctx, x_kept=False)
     scene, lex = ctx.scene, ctx.lex
     has_rel = (xid, rel, yid) in scene.edges

@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from contrastgen.language.phrase import realise
+from contrastgen.perturb import Proposal, Refusal
 from contrastgen.scene.ground import denoted_ids
 from contrastgen.templates.base import (
-    Candidate,
     Context,
-    Refusal,
     absent_provably,
     change,
     distinct_kind,
@@ -48,7 +47,7 @@ def answer_see(ctx: Context) -> str | None:
 
 
 @template("do_you_see_x_or_y", answer=answer_see)
-def perturb_see(ctx: Context) -> Iterator[Candidate]:
+def perturb_see(ctx: Context) -> Iterator[Proposal]:
     scene, lex = ctx.scene, ctx.lex
     x, y = ctx.nps["x"], ctx.nps["y"]
     present = _presence(ctx)
@@ -93,7 +92,7 @@ def perturb_see(ctx: Context) -> Iterator[Candidate]:
         text, plural = realise(name, np, lex)
         options = {slot: kind_names(name, scene, lex),
                    ("y" if slot == "x" else "x"): kind_names(other_np.head, scene, lex)}
-        yield Candidate(
+        yield Proposal(
             question=rewrite(ctx, slot, text, plural, agree_verb=slot == "x"),  # "Is there X or Y"
             answer=new_answer,
             change=change("object", slot, np.head, name),

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from contrastgen.perturb import Proposal, Refusal
 from contrastgen.templates._definite import definite_replacements, replacing
-from contrastgen.templates.base import (
-    Candidate,
-    Context,
-    Refusal,
-    fact_side,
-)
+from contrastgen.templates.base import Context, fact_side
 from contrastgen.templates.registry import template
 
 SIDES = ("left", "right")
@@ -26,7 +22,7 @@ def answer_side(ctx: Context) -> str | None:
 
 
 @template("on_which_side_is_the_x", answer=answer_side)
-def perturb_side(ctx: Context) -> Iterator[Candidate]:
+def perturb_side(ctx: Context) -> Iterator[Proposal]:
     if ctx.answer not in SIDES:
         raise Refusal("answer_mismatch")
     x = ctx.nps["x"]

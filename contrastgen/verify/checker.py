@@ -131,6 +131,14 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
     return report
 
 
+def perturbation_problems(p: Any, record: dict[str, Any], graph: GraphIndex,
+                          rules: VerifyRules) -> list[Problem]:
+    """Every (check, sentence) problem of one perturbation of `record` (its question, answer and
+    program): what `verify_contrast_sets` checks of each perturbation, ids aside, for callers that
+    pair questions themselves (the GQA redundancy ladder's rungs)."""
+    return _perturbation_problems(p, str(record.get("answer", "")), graph, rules, record)
+
+
 class _IndexCache:
     """GraphIndex per image, built on first use; bounded so a 75k-image run stays small."""
 

@@ -57,10 +57,6 @@ def _words(raw: str) -> tuple[str, ...]:
     return tuple(sorted(parts))  # the same words in any order name the same part
 
 
-def _kind(raw: str) -> str:
-    return "_".join(w for w in raw.split("_") if w not in _POSITION)
-
-
 class _Scene:
     def __init__(self, objects: Mapping[str, Mapping[str, Any]]):
         types = _value_types()

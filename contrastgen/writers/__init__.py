@@ -9,7 +9,7 @@ from pathlib import Path
 
 from contrastgen.collector import no_gc
 from contrastgen.files.atomic import atomic_dir
-from contrastgen.run.generate import Generation
+from contrastgen.results.generation import Generation
 from contrastgen.writers import formats  # noqa: F401  (registers the built-in writers)
 from contrastgen.writers.base import WRITERS, ViewFile, ViewWriter, Writer, register, write_views
 

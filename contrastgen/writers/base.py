@@ -18,8 +18,9 @@ import orjson
 
 from contrastgen.files.atomic import atomic_file
 from contrastgen.jsonio import keyed_object
-from contrastgen.run.entries import ViewEntry
-from contrastgen.run.generate import Generation
+from contrastgen.registry import Registry
+from contrastgen.results.entries import ViewEntry
+from contrastgen.results.generation import Generation
 
 
 class Writer(ABC):
@@ -33,15 +34,12 @@ class Writer(ABC):
         """Write this format's files under `out`, which the caller renames into place."""
 
 
-WRITERS: dict[str, type[Writer]] = {}
+WRITERS: Registry[type[Writer]] = Registry("writer")
 
 
 def register(cls: type[Writer]) -> type[Writer]:
     """Class decorator: add a writer to the output directory of every run."""
-    if cls.name in WRITERS:
-        raise ValueError(f"two writers are named {cls.name!r}")
-    WRITERS[cls.name] = cls
-    return cls
+    return WRITERS.add(cls.name, cls)
 
 
 def view_names(max_k: int) -> dict[str, int | None]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from contrastgen.jsonio import write_chunks, write_json, write_text
-from contrastgen.run.generate import Generation
-from contrastgen.run.stats import stats_markdown
+from contrastgen.results.generation import Generation
+from contrastgen.results.stats import stats_markdown
 from contrastgen.writers.base import (
     ViewFile,
     ViewWriter,

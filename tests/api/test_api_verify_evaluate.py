@@ -97,9 +97,9 @@ def test_evaluate_errors_are_422(server, records):
 
 def test_clevr_records_verify_and_evaluate_over_http(server):
     """CLEVR contrast sets need nothing new of the service: the same routes, the data model."""
-    from contrastgen.clevr.generate import generate_clevr
     from contrastgen.datasets.clevr import load_questions, load_scenes
     from contrastgen.resources import clevr_sample_dir
+    from contrastgen.run.generate import generate_clevr
 
     sample = clevr_sample_dir()
     graphs = load_scenes(sample / "scenes")

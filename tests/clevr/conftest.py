@@ -26,8 +26,8 @@ def shared() -> Path:
 @pytest.fixture(scope="session")
 def generated(sample, tmp_path_factory) -> Path:
     """`contrastgen generate` on the bundled sample, once per session."""
-    from contrastgen.cli.engine_cmds import run_generate_clevr
+    from contrastgen.run.pipeline import CLEVR, RunRequest, run_generate
 
     out = tmp_path_factory.mktemp("clevr") / "out"
-    run_generate_clevr(sample / "questions", sample / "scenes", out, max_k=5, seed=0)
+    run_generate(RunRequest(sample / "questions", sample / "scenes", CLEVR, workers=1), out)
     return out

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from contrastgen.clevr.executor import execute
-from contrastgen.clevr.generate import generate_clevr
-from contrastgen.clevr.scene import clevr_scene
+from contrastgen.clevr.scene_view import clevr_scene
 from contrastgen.datasets.clevr import load_questions, load_scenes
 from contrastgen.datasets.clevr_reading import Reading, normalize_program, read_question
 from contrastgen.datasets.clevr_vocab import load_vocabulary
+from contrastgen.run.generate import generate_clevr
 from contrastgen.verify.checker import verify_contrast_sets
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "clevr10"

@@ -89,10 +89,10 @@ def test_verifier_catches_tampering(records, scenes, name, edit, check):
 
 
 def test_same_inputs_same_bytes(sample, generated, tmp_path):
-    from contrastgen.cli.engine_cmds import run_generate_clevr
+    from contrastgen.run.pipeline import CLEVR, RunRequest, run_generate
 
     again = tmp_path / "again"
-    run_generate_clevr(sample / "questions", sample / "scenes", again, max_k=5, seed=0)
+    run_generate(RunRequest(sample / "questions", sample / "scenes", CLEVR, workers=1), again)
     for name in ("contrast_sets.jsonl", "augmented.json", "stats.json"):
         assert (again / name).read_bytes() == (generated / name).read_bytes(), name
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contrastgen.clevr.executor import Execution, Invalid, execute
-from contrastgen.clevr.scene import clevr_scene
+from contrastgen.clevr.scene_view import clevr_scene
 from contrastgen.datasets.clevr import scene_graph
 
 

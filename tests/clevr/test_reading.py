@@ -9,7 +9,7 @@ import pytest
 
 from contrastgen.clevr.executor import Execution, execute
 from contrastgen.clevr.render import render
-from contrastgen.clevr.scene import clevr_scene
+from contrastgen.clevr.scene_view import clevr_scene
 from contrastgen.datasets.clevr import load_questions, load_scenes
 from contrastgen.datasets.clevr_reading import Reading, read_question
 from contrastgen.datasets.clevr_templates import PATTERNS_FILE, build_patterns, compiled_patterns
@@ -76,7 +76,7 @@ def test_every_shape_name_has_its_english_plural_and_both_spellings_read_back():
 
 
 def test_edits_of_superclevr_questions_never_write_the_generators_buss(sample):
-    from contrastgen.clevr.generate import generate_clevr
+    from contrastgen.run.generate import generate_clevr
 
     qs = load_questions(sample / "questions")
     buses = {k: q for k, q in qs.items() if " buss" in q["question"]}
@@ -121,7 +121,7 @@ def test_program_has_clevr_shape_with_every_value_filled(sample):
 
 
 def test_a_records_own_program_must_agree_with_its_words(sample, tmp_path):
-    from contrastgen.clevr.generate import perturb_question
+    from contrastgen.clevr.question import perturb_clevr_question
 
     scenes = load_scenes(sample / "scenes")
     qid, q = next((k, v) for k, v in load_questions(sample / "questions").items()
@@ -131,7 +131,7 @@ def test_a_records_own_program_must_agree_with_its_words(sample, tmp_path):
     i = next(i for i, n in enumerate(wrong) if n["type"].startswith("filter_"))
     wrong[i] = {**wrong[i], "value_inputs": ["__other__"]}
     scene = clevr_scene(q["imageId"], scenes[q["imageId"]])
-    record, reason, _ = perturb_question(qid, {**q, "program": wrong}, scene, max_k=3, seed=0, taken=set())
-    assert record is None and reason == "program_mismatch"
-    _, reason, _ = perturb_question(qid, {**q, "program": program}, scene, max_k=3, seed=0, taken=set())
-    assert reason in (None, "no_edit")
+    refused = perturb_clevr_question(qid, {**q, "program": wrong}, scene, max_k=3, seed=0, existing=set()).result
+    assert refused.to_record() is None and refused.reason == "program_mismatch"
+    agreed = perturb_clevr_question(qid, {**q, "program": program}, scene, max_k=3, seed=0, existing=set()).result
+    assert agreed.reason in (None, "no_edit")

@@ -11,8 +11,8 @@ import pytest
 from contrastgen.engine import Engine
 from contrastgen.evaluation.contrast import evaluate_contrast
 from contrastgen.resources import sample_dir
+from contrastgen.results.stats import stats_markdown
 from contrastgen.run.generate import generate
-from contrastgen.run.stats import stats_markdown
 
 
 @pytest.fixture(scope="module")

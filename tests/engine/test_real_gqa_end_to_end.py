@@ -4,15 +4,13 @@ perturbation must pass the verifier, the word and program checks included."""
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
+from graphs_from_programs import _answered, build  # benchmarks/, on pytest's pythonpath
+
 from contrastgen.run.generate import generate
 from contrastgen.verify.checker import verify_contrast_sets
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from graphs_from_programs import _answered, build  # noqa: E402
 
 
 def test_real_questions_are_perturbed_and_every_perturbation_verifies(real_gqa_questions, engine):

@@ -26,11 +26,11 @@ def gqa_output(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def clevr_output(tmp_path_factory) -> Path:
-    from contrastgen.cli.engine_cmds import run_generate_clevr
+    from contrastgen.run.pipeline import CLEVR, RunRequest, run_generate
 
     sample = clevr_sample_dir()
     out = tmp_path_factory.mktemp("export_clevr") / "out"
-    run_generate_clevr(sample / "questions", sample / "scenes", out, max_k=5, seed=0)
+    run_generate(RunRequest(sample / "questions", sample / "scenes", CLEVR, workers=1), out)
     return out
 
 
@@ -74,15 +74,15 @@ def shared_clevr_output(shared_clevr_images, tmp_path_factory) -> Path:
     """Contrast sets of every sixth question about ../shared's rendered Super-CLEVR scenes, each
     record naming its PNG (`generate --images`); 40 questions, k = 2, so that embedding the
     640x480 renders stays small."""
-    from contrastgen.cli.engine_cmds import run_generate_clevr
+    from contrastgen.run.pipeline import CLEVR, RunRequest, run_generate
 
     folder = tmp_path_factory.mktemp("shared_clevr")
     questions = orjson.loads((SHARED_CLEVR / "superCLEVR_questions_5.json").read_bytes())
     questions["questions"] = questions["questions"][::6]
     (folder / "questions.json").write_bytes(orjson.dumps(questions))
     out = folder / "out"
-    run_generate_clevr(folder / "questions.json", SHARED_CLEVR / "scenes", out, max_k=2, seed=0,
-                       images=shared_clevr_images)
+    run_generate(RunRequest(folder / "questions.json", SHARED_CLEVR / "scenes", CLEVR, max_k=2, workers=1), out,
+                 images=shared_clevr_images)
     return out
 
 

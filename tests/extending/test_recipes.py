@@ -8,14 +8,22 @@ fork.
 from __future__ import annotations
 
 import json
+import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import synth
 
 from contrastgen.datasets.base import Question, SceneGraph
+from contrastgen.datasets.gqa_program import Step, relation_of, split_reference
 from contrastgen.engine import Engine
 from contrastgen.errors import InputError
 from contrastgen.language.lexicon import Lexicon
+from contrastgen.perturb import Proposal
+from contrastgen.programs.edits import editor
+from contrastgen.programs.edits.question import EditedQuestion
+from contrastgen.programs.wording import replace, said_once
 from contrastgen.resources import rules_file
 from contrastgen.run.generate import generate
 from contrastgen.templates import registry
@@ -83,6 +91,55 @@ def _templates_in_rules():
     return load_templates_from(rules_file("templates.json"))
 
 
+class OppositeRelation:
+    """A program edit written as the README's recipe says: a `relate` or `verify rel` turned to
+    its opposite ("Is the post above the window?" -> "... below ...")."""
+
+    name = "opposite_relation"
+    last = False
+
+    def applies(self, step: Step) -> bool:
+        return step.operation in ("relate", "verify rel")
+
+    def propose(self, q: EditedQuestion, index: int, rng: random.Random, ranking) -> Iterator[Proposal]:
+        name, rel, role = relation_of(q.steps[index])
+        opposite = q.editor.lex.opposite_relation(rel) if rel else None
+        span = said_once(q.text, rel) if rel else None
+        if opposite is None or span is None or any(rel in s.argument for s in q.steps[index + 1:]):
+            return
+        # a `verify rel` keeps the ids its argument names after the reference
+        ids = "" if q.steps[index].operation == "relate" else q.semantic[index]["argument"].strip()[
+            len(split_reference(q.steps[index].argument)[0]):]
+        done = q.execute(index, f"{name},{opposite},{role}{ids}")
+        if done is None:
+            return
+        edited, run, rewritten = done
+        if run.answer == q.gold or (q.steps[index].operation == "relate" and len(run.refs.get(index, ())) != 1):
+            return
+        yield q.perturbation(edited, run, index, rewritten, replace(q.text, span, opposite),
+                             {"kind": "relation", "slot": f"step{index}", "from": rel, "to": opposite}, [],
+                             "contrast")
+
+
+def test_a_program_edit_is_one_object_listed_in_edits(monkeypatch):
+    """Listed alone in EDITS, the new edit is the program path: the driver numbers what it
+    proposes, and every output verifies."""
+    monkeypatch.setattr(editor, "EDITS", (OppositeRelation(),))
+    questions, graphs = synth.make_dataset(150, 2000, seed=4)
+    gen = generate(Engine.load(), questions, graphs, workers=1, mode="programs")
+    edited = [r for r in gen.records if r["template"] == "program"]  # (a question without a program: templates)
+    perturbations = [p for r in edited for p in r["perturbations"]]
+    assert len(perturbations) > 5
+    lex = Lexicon.load()
+    assert all(p["change"]["kind"] == "relation" and p["change"]["to"] == lex.opposite_relation(p["change"]["from"])
+               for p in perturbations)
+    for r in edited:
+        assert [p["question_id"] for p in r["perturbations"]] == [
+            f"{r['question_id']}_p{rank}" for rank in range(1, len(r["perturbations"]) + 1)]
+    report = verify_contrast_sets(gen.records, graphs)
+    assert report.ok, report.failures[:5]
+
+
 def test_a_writer_is_one_registered_class(tmp_path):
     @register
     class QuestionIds(Writer):
@@ -97,7 +154,7 @@ def test_a_writer_is_one_registered_class(tmp_path):
                                               "imageId": "img"}}, {"img": SCENE}, workers=1)
         out = write_outputs(gen, tmp_path / "out")
     finally:
-        WRITERS.pop("question_ids")
+        WRITERS.remove("question_ids")
     assert (out / "question_ids.txt").read_text() == "q1\nq1_c1\n"
     assert (out / "contrast_sets.jsonl").is_file()  # the built-in writers still run
 
@@ -130,7 +187,7 @@ def test_every_view_file_is_written_in_one_pass_over_the_entries(tmp_path):
 
         out = write_outputs(dataclasses.replace(gen, views=CountedPasses(gen.views)), tmp_path / "out")
     finally:
-        WRITERS.pop("keys")
+        WRITERS.remove("keys")
     assert CountedPasses.passes == 1
     assert json.loads((out / "keys.json").read_text()) == ["q1", "q1_c1"]
     assert set(json.loads((out / "augmented.json").read_text())) == {"q1", "q1_c1"}

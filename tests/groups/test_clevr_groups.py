@@ -10,9 +10,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from contrastgen.clevr.generate import generate_clevr
 from contrastgen.datasets.clevr import load_questions, load_scenes
 from contrastgen.resources import clevr_sample_dir
+from contrastgen.run.generate import generate_clevr
 from contrastgen.verify.checker import verify_contrast_sets
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "super-clevr"

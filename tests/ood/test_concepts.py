@@ -3,6 +3,7 @@ import random
 
 import pytest
 
+from contrastgen.datasets.samples import Sample
 from contrastgen.ood.concepts import (
     MutualInformation,
     keyword_candidates,
@@ -10,7 +11,6 @@ from contrastgen.ood.concepts import (
     question_type,
     tokenize,
 )
-from contrastgen.ood.samples import Sample
 
 
 def s(qid, question, answer, image="1", qt=None):

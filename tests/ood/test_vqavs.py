@@ -5,9 +5,9 @@ import pytest
 from click.testing import CliRunner
 
 from contrastgen.cli import cli
+from contrastgen.datasets.samples import load_vqa
 from contrastgen.errors import InputError
 from contrastgen.ood.pipeline import run_vqavs
-from contrastgen.ood.samples import load_vqa
 
 from .helpers import gqa_questions, vqa_files, write_json
 
@@ -159,8 +159,8 @@ def test_only_object_shortcuts_without_objects_is_an_error(tmp_path):
 def test_gqa_records_kept_serialised_are_written_as_parsed_ones_would_be():
     """GQA samples keep their records as bytes (a sixth of their parsed size); the OOD file made
     from them is the bytes `jsonio.dumps` writes for the parsed records, ids in order."""
+    from contrastgen.datasets.samples import Sample
     from contrastgen.jsonio import dumps
-    from contrastgen.ood.samples import Sample
     from contrastgen.ood.vqavs import _gqa_object
 
     records = {"q2": {"z": 1, "a": {"y": [2, 1], "b": "é"}}, "q\u00e910": {"question": "Q?"}, "q1": {}}
@@ -171,7 +171,7 @@ def test_gqa_records_kept_serialised_are_written_as_parsed_ones_would_be():
 
 
 def test_gqa_samples_stream_from_shards_and_refuse_an_id_given_twice(tmp_path):
-    from contrastgen.ood.samples import load_gqa_samples
+    from contrastgen.datasets.samples import load_gqa_samples
 
     items = list(gqa_questions().items())
     (tmp_path / "shards").mkdir()

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 import synth
 
+from contrastgen.datasets import formats as formats_module
+from contrastgen.datasets.formats import OOD_FORMATS, detect_format
+from contrastgen.datasets.samples import load_gqa_samples
 from contrastgen.errors import InputError
-from contrastgen.ood import samples as samples_module
 from contrastgen.ood.objects import load_image_objects
-from contrastgen.ood.samples import detect_format, load_gqa_samples
 from contrastgen.ood.vqavs import VqaVsConfig, build_vqavs, write_vqavs
 from contrastgen.ood.vqavs_stream import Workers, run_vqavs_gqa_streamed
 
@@ -123,8 +124,8 @@ def test_gqa_format_is_told_from_the_first_record_without_parsing_the_file(tmp_p
     def whole_file(path):
         raise AssertionError(f"{path} parsed whole")
 
-    monkeypatch.setattr(samples_module, "read_json", whole_file)
-    assert detect_format(tmp_path / "q.json") == "gqa"
+    monkeypatch.setattr(formats_module, "read_json", whole_file)
+    assert detect_format(tmp_path / "q.json", OOD_FORMATS) == "gqa"
 
 
 def test_an_id_given_twice_in_the_mi_split_is_refused(tmp_path):
@@ -142,7 +143,7 @@ def test_the_first_record_is_read_from_the_head_of_the_file_only(tmp_path, monke
     questions = [{"image_id": i, "question": f"What is {i}?", "question_id": i} for i in range(400)]
     write_json(tmp_path / "vqa.json", {"questions": questions, "info": {}})
     assert streaming.first_record(tmp_path / "vqa.json") is None
-    assert detect_format(tmp_path / "vqa.json") == "vqa"
+    assert detect_format(tmp_path / "vqa.json", OOD_FORMATS) == "vqa"
     write_json(tmp_path / "gqa.json", gqa_questions())
     assert streaming.first_record(tmp_path / "gqa.json") == gqa_questions()["q001"]
     for bad in (b"", b"[1, 2]", b'{"q1": {"question": "Is it', b"   "):

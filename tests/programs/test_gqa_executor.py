@@ -3,12 +3,12 @@ bundled sample, synthetic data and (when ../shared is there) real GQA questions.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import orjson
 import pytest
 import synth
+from execute_programs import execute_all  # benchmarks/, on pytest's pythonpath (pyproject.toml)
 
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal, short_relation, split_reference
@@ -17,8 +17,6 @@ from contrastgen.scene.index import SceneIndex
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO.parent / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
-sys.path.insert(0, str(REPO / "benchmarks"))
-from execute_programs import execute_all  # noqa: E402
 
 
 @pytest.fixture(scope="module")

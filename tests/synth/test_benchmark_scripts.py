@@ -6,7 +6,6 @@ import importlib.util
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 def _load(name: str):
     if not (BENCH / f"{name}.py").is_file():
         pytest.skip(f"benchmarks/{name}.py absent (installed package)")
-    sys.path.insert(0, str(BENCH))
     spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -9,18 +9,15 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import synth
+from synth_gqa_exec import execute  # beside this file: pytest puts a test's folder on sys.path
 
 from contrastgen.answers import normalize_answer
 from contrastgen.datasets.gqa import load_questions, load_scene_graphs
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synth_gqa_exec import execute  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "contrastgen" / "data" / "sample"

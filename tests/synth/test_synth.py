@@ -14,12 +14,10 @@ from pathlib import Path
 import orjson
 import pytest
 import synth
+from synth_gqa_exec import execute  # beside this file: pytest puts a test's folder on sys.path
 
 from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.jsonio import dumps
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synth_gqa_exec import execute  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 OPPOSITE = {"to the left of": "to the right of", "above": "below", "in front of": "behind"}

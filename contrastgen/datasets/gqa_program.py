@@ -1,0 +1,109 @@
+"""GQA's functional programs (`semantic`) as steps: the one reading of their syntax on the
+generator side. The template path (`scene.program`), the executor and the program edits
+(`programs/`) all read programs through it; the verifier keeps a reader of its own on purpose,
+so that a mistake here cannot hide itself there.
+
+A step is `{"operation": str, "argument": str, "dependencies": [int, ...]}`; a reference
+argument names objects and GQA's ids for them: `"cat (12,13)"`, `"cat (-)"` (GQA saying there
+is none), or a bare `"cat"` (an edited step: every object the name denotes); a relation argument
+says `"name,relation,role (ids)"`, the role `s` or `o` of the named object.
+
+What is malformed: anything but a non-empty list of steps; a step without a string operation, or
+with an argument that is not a string; a dependency that is not a whole number naming an
+earlier step; and a dead step, one no later step reads (only the last step may be read by none).
+GQA's programs have no dead steps: a program with one says something its answer does not rest
+on, so there is no reading of the question to perturb, and it is refused.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+REFERENCE_OPS = ("select", "relate", "verify rel", "choose rel")  # arguments that name objects
+RELATION_OPS = ("relate", "verify rel", "choose rel")  # arguments that also name a relation
+Objects = tuple[str, ...]
+
+
+class MalformedProgram(ValueError):
+    """A `semantic` that is not a program by the rules above; the message says what is wrong."""
+
+
+@dataclass(frozen=True)
+class Step:
+    operation: str  # "select", "filter color", "verify rel", ...
+    argument: str
+    dependencies: tuple[int, ...]
+
+    @property
+    def head(self) -> str:
+        return self.operation.split(" ", 1)[0]
+
+    @property
+    def kind(self) -> str:
+        """The operation's type word: "color" in "filter color", "" in "filter"."""
+        return self.operation.split(" ", 1)[1] if " " in self.operation else ""
+
+
+def parse_program(semantic: Any) -> list[Step]:
+    """GQA's `semantic` as steps; MalformedProgram names what is wrong with one that is not."""
+    if not isinstance(semantic, list) or not semantic:
+        raise MalformedProgram("no steps")
+    steps = []
+    read: set[int] = set()
+    for i, s in enumerate(semantic):
+        if not isinstance(s, dict) or not isinstance(s.get("operation"), str):
+            raise MalformedProgram(f"step {i} has no operation")
+        argument = s.get("argument", "")
+        if not isinstance(argument, str):
+            raise MalformedProgram(f"step {i}'s argument is not a string")
+        deps = s.get("dependencies") or []
+        if not isinstance(deps, list) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and 0 <= d < i for d in deps):
+            raise MalformedProgram(f"step {i} depends on a step not before it")
+        read.update(deps)
+        steps.append(Step(" ".join(s["operation"].split()), argument.strip(), tuple(deps)))
+    dead = set(range(len(steps) - 1)) - read
+    if dead:
+        raise MalformedProgram(f"step {min(dead)} is read by no later step")
+    return steps
+
+
+def well_formed(semantic: Any) -> bool:
+    """Whether `parse_program` reads `semantic`."""
+    try:
+        parse_program(semantic)
+    except MalformedProgram:
+        return False
+    return True
+
+
+def step_of(step: dict[str, Any]) -> Step:
+    """One step of an already-read program (an edit of a parsed one), as `parse_program` reads it."""
+    return Step(" ".join(step["operation"].split()), str(step.get("argument", "")).strip(),
+                tuple(step.get("dependencies", ())))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # the same arguments are split for every candidate edit
+def split_reference(argument: str) -> tuple[str, Objects | None]:
+    """`"cat (12,13)"` -> ("cat", ("12", "13")); `"cat (-)"` -> ("cat", ()); `"cat"` -> ("cat", None)."""
+    text = argument.strip()
+    if text.endswith(")") and "(" in text:
+        body, _, inner = text[:-1].rpartition("(")
+        ids = tuple(i.strip() for i in inner.split(",") if i.strip() and i.strip() != "-")
+        return body.strip(), ids
+    return text, None
+
+
+def reference_name(step: Step) -> str:
+    """The object name a reference argument gives: "man" in "man (12)" and in "man,wearing,s"."""
+    return split_reference(step.argument)[0].split(",")[0].strip()
+
+
+def relation_of(step: Step) -> tuple[str, str, str]:
+    """(name, relation, role) of a relation argument; relation "" when it has none."""
+    parts = [p.strip() for p in split_reference(step.argument)[0].split(",")]
+    if len(parts) < 3:
+        return parts[0], "", ""
+    return parts[0], ",".join(parts[1:-1]).strip(), parts[-1]

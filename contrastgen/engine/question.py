@@ -1,0 +1,181 @@
+"""`Engine`: the lexicon and the templates, loaded once, and one GQA question taken through the
+paths its `mode` asks (the templates it matches, its program's edits).
+
+Each path only proposes; `contrastgen.perturb.Ranking` ranks and numbers what it proposes. The
+template path's checks of the original (its program, its presuppositions) live in
+`engine.template_path`; the program path is `programs.edits`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from contrastgen.answers import normalize_answer
+from contrastgen.engine.template_path import NP_SLOTS, perturb_match
+from contrastgen.errors import InputError
+from contrastgen.language.lexicon import Lexicon
+from contrastgen.language.nounphrase import fits
+from contrastgen.language.nounphrase import parse_cached as parse
+from contrastgen.perturb import (
+    PROGRAM_PATH,
+    TEMPLATE_PATH,
+    PerturbResult,
+    Refusal,
+    normalize_question,
+    seeded_rng,
+)
+from contrastgen.programs.edits import ProgramEditor
+from contrastgen.scene.corpus import Corpus
+from contrastgen.scene.ground import ground_slots
+from contrastgen.scene.index import SceneIndex
+from contrastgen.scene.program import read_program
+from contrastgen.templates.base import Context
+from contrastgen.templates.patterns import Match, Template, load_templates, match_all
+from contrastgen.templates.program_agreement import agreeing_reading
+from contrastgen.templates.registry import Binding, bind
+
+MODES = ("templates", "programs", "both")
+
+
+class Engine:
+    """Lexicon and templates, loaded once; cheap to share across requests and worker processes."""
+
+    def __init__(self, lex: Lexicon, templates: tuple[Template, ...]):
+        self.lex = lex
+        self.templates = templates
+        self.template_by_id = {t.id: t for t in templates}
+        # Every template is bound to its handler here, so a rules entry without one fails at load.
+        self.bindings: dict[str, Binding] = bind(templates)
+
+    @classmethod
+    def load(cls) -> Engine:
+        return cls(Lexicon.load(), load_templates())
+
+    def build_corpus(self, scene_graphs: Mapping[str, dict]) -> Corpus:
+        return Corpus.from_graphs(scene_graphs, self.lex)
+
+    def select_templates(self, ids: Iterable[str] | None) -> tuple[Template, ...]:
+        if not ids:
+            return self.templates
+        unknown = [i for i in ids if i not in self.template_by_id]
+        if unknown:
+            raise InputError(f"unknown template id(s): {', '.join(unknown)}; "
+                             f"known: {', '.join(self.template_by_id)}")
+        wanted = set(ids)
+        return tuple(t for t in self.templates if t.id in wanted)
+
+    def match(self, text: str, templates: tuple[Template, ...] | None = None) -> list[Match]:
+        """Every template whose pattern matches and whose slots are read with certainty.
+
+        A pattern alone over-reads real phrasing ("Is the man near the catcher wearing jeans?"
+        would give Y = "the catcher wearing jeans"); a match counts only when each slot fits the
+        grammar its template gives it (`rules/templates.json`, `slots`).
+        """
+        found = match_all(text, self.templates if templates is None else templates)
+        return [m for m in found if self.readable(m)]
+
+    def readable(self, m: Match) -> bool:
+        return all(fits(parse(m.spans[s].text, self.lex), grammar, self.lex)
+                   for s, grammar in m.template.slots.items())
+
+    # -- one question ----------------------------------------------------------------------------
+    def perturb_question(self, question_id: str, question: dict[str, Any], scene_graph: dict | None, *,
+                         corpus: Corpus | None = None, max_k: int = 5, seed: int = 0,
+                         templates: Iterable[str] | None = None, scene: SceneIndex | None = None,
+                         existing: set[str] | None = None,
+                         matches: list[Match] | None = None, mode: str = "templates") -> list[PerturbResult]:
+        """Perturb one question under every template it matches (one result per template) and,
+        by `mode`, through its program (one more result, template "program").
+
+        `mode`: "templates" (the paper's templates only), "programs" (the program path for a
+        question that has a program, the templates for one that has none) or "both".
+        `scene`, `existing` (normalised texts of the image's questions) and `matches` let a
+        caller that processes a whole image share work between its questions.
+        """
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        image_id = str(question.get("imageId", ""))
+        text = str(question.get("question", ""))
+        raw_answer = question.get("answer")
+        types = question.get("types")
+        base = {"question_id": question_id, "image_id": image_id, "question": text,
+                "answer": raw_answer if isinstance(raw_answer, str) else "",
+                "types": types if isinstance(types, dict) else {}}
+        has_program = isinstance(question.get("semantic"), list) and bool(question.get("semantic"))
+        # the original's program, carried by every set of a question that has one (a template
+        # set's perturbations carry their edited programs; a reader compares the two)
+        program = question["semantic"] if has_program else None
+        by_program = mode != "templates" and has_program
+        if mode == "programs" and has_program:
+            matches = []
+        elif matches is None:
+            matches = self.match(text, self.select_templates(templates))
+        if not matches and not by_program:
+            return [PerturbResult(**base, template=None, reason="no_match")]
+        if existing is None:
+            existing = {normalize_question(text)}
+        results = []
+        for m in matches:
+            res = PerturbResult(**base, template=m.template.id, slots=self.slots_of(m), program=program)
+            if not isinstance(raw_answer, str) or not raw_answer.strip():
+                res.reason = "no_answer"
+            elif scene_graph is None and scene is None:
+                res.reason = "no_scene_graph"
+            else:
+                if scene is None:
+                    scene = SceneIndex.build(image_id, scene_graph, self.lex)
+                perturb_match(self, res, m, question, scene, corpus, max_k, seed, existing)
+            results.append(res)
+        if by_program:
+            res = PerturbResult(**base, template=PROGRAM_PATH, program=question["semantic"])
+            if not isinstance(raw_answer, str) or not raw_answer.strip():
+                res.reason = "no_answer"
+            elif scene_graph is None:
+                res.reason = "no_scene_graph"
+            else:
+                if scene is None:
+                    scene = SceneIndex.build(image_id, scene_graph, self.lex)
+                try:
+                    res.perturbations = ProgramEditor(scene, scene_graph, self.lex).perturb(
+                        question_id, question, max_k=max_k, seed=seed, existing=existing)
+                except Refusal as exc:
+                    res.reason = exc.reason
+            results.append(res)
+        return results
+
+    def perturb(self, question_id: str, question: dict[str, Any], scene_graph: dict | None, *,
+                corpus: Corpus | None = None, max_k: int = 5, seed: int = 0,
+                templates: Iterable[str] | None = None, mode: str = "templates") -> PerturbResult:
+        """The first result that has perturbations (else the first result)."""
+        results = self.perturb_question(question_id, question, scene_graph, corpus=corpus,
+                                        max_k=max_k, seed=seed, templates=templates, mode=mode)
+        return next((r for r in results if r.perturbations), results[0])
+
+    def slots_of(self, m: Match) -> dict[str, str]:
+        slots = dict(m.slots)
+        for s in NP_SLOTS:
+            if s in slots:
+                np = parse(slots[s], self.lex)
+                slots[f"{s}_head"] = np.head
+        return slots
+
+    def context(self, question_id: str, question: dict[str, Any], m: Match, scene: SceneIndex, *,
+                corpus: Corpus | None = None, seed: int = 0) -> Context:
+        """What a handler (or an answerer) works from: the slots read, checked against the
+        question's program when it has one (a disagreement raises Refusal("program_mismatch")),
+        and grounded."""
+        nps = {s: parse(m.spans[s].text, self.lex) for s in NP_SLOTS if s in m.spans}
+        semantic = question.get("semantic")
+        reading = None
+        if isinstance(semantic, list) and semantic:
+            reading = agreeing_reading(m, nps, read_program(semantic), self.lex)
+            if reading is None:
+                raise Refusal("program_mismatch")
+            if any(i not in scene.objects for ref in reading.slots.values() for i in ref.ids):
+                raise Refusal("not_grounded")  # the program names an object the graph lacks
+        return Context(question_id=question_id, question=question,
+                       answer=normalize_answer(question.get("answer")), match=m, nps=nps,
+                       grounding=ground_slots(question, nps, scene, self.lex, reading),
+                       scene=scene, lex=self.lex, corpus=corpus,
+                       rng=seeded_rng(TEMPLATE_PATH, seed, question_id, m.template.id), reading=reading)

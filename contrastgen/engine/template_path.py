@@ -1,0 +1,114 @@
+"""The template path for one (question, template) match: the checks the original must pass, the
+handler's proposals ranked, and each kept perturbation's edited program.
+
+Why the checks are here and not in the handlers: they are about the original question (its
+program executes to its answer, its references pick out what its program says, no slot runs on
+into a noun of the graph), the same for every template, and a set headed by an original that
+fails them compares a model against a question with no certain answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from contrastgen.answers import normalize_answer
+from contrastgen.perturb import PerturbResult, Proposal, Ranking, Refusal
+from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal
+from contrastgen.scene.corpus import Corpus
+from contrastgen.scene.ground import denoted_ids
+from contrastgen.scene.index import SceneIndex
+from contrastgen.scene.program import ProgramReading, edit_program
+from contrastgen.templates.base import Context
+from contrastgen.templates.patterns import Match
+
+if TYPE_CHECKING:
+    from contrastgen.engine.question import Engine
+
+NP_SLOTS = ("x", "y")
+
+
+def perturb_match(engine: Engine, res: PerturbResult, m: Match, question: dict[str, Any], scene: SceneIndex,
+                  corpus: Corpus | None, max_k: int, seed: int, existing: set[str]) -> None:
+    """Fill `res` (one question under template `m`) with its perturbations or its reason."""
+    try:
+        ctx = engine.context(res.question_id, question, m, scene, corpus=corpus, seed=seed)
+    except Refusal as r:
+        res.reason = r.reason
+        return
+    res.grounding = {"via": next((g.via for g in ctx.grounding.values()), "none"),
+                     **{s: list(g.ids) for s, g in ctx.grounding.items() if g.ok}}
+    if ctx.reading is not None and (why := program_refusal(engine, question, scene)) is not None:
+        res.reason = why  # each perturbation carries the edited program, which must execute too
+        return
+    if presupposition_fails(ctx):
+        res.reason = "original_presupposition"
+        return
+    if slot_runs_on(ctx):
+        res.reason = "unsupported_phrase"
+        return
+    ranking = Ranking(existing, max_k)
+    try:
+        ranking.take(engine.bindings[m.template.id].perturb(ctx))
+    except Refusal as r:
+        res.reason = r.reason  # what was kept before the refusal stays
+    semantic, reading = question.get("semantic"), ctx.reading
+    for p in ranking.numbered(res.question_id, m.template.id_suffix):
+        proposal = p.proposal
+        if reading is not None:
+            proposal = replace(proposal, program={"semantic": edited_program(engine, semantic, reading, proposal,
+                                                                             scene)})
+        res.perturbations.append(replace(p, proposal=proposal).to_dict())
+    if res.reason is None and not res.perturbations:
+        res.reason = "duplicate" if ranking.duplicates else "no_distractor"
+
+
+def slot_runs_on(ctx: Context) -> bool:
+    """Is the word right after a noun slot the name of an object of the graph ("Do you see any
+    sculptures or sky there?" in a graph with an object named "there")? The slot could then
+    be read as running on to that noun, and the words would not say one thing."""
+    words = ctx.match.question
+    names = ctx.scene.by_name
+    for slot in NP_SLOTS:
+        if slot in ctx.match.spans:
+            after = words[ctx.match.spans[slot].end:].split()
+            if after and after[0].strip("?,.!").lower() in names:
+                return True
+    return False
+
+
+def program_refusal(engine: Engine, question: dict[str, Any], scene: SceneIndex) -> str | None:
+    """Why the question's own program does not execute to its gold answer on the graph, with
+    its ids read as the verifier reads them (an object the step's name does not denote is a
+    `program_mismatch`); None when it does."""
+    try:
+        got = GqaExecutor(scene, engine.lex, scene.graph).run(question["semantic"]).answer
+    except ProgramRefusal as exc:
+        return "program_mismatch" if exc.reason in ("program_mismatch", "malformed_program") else "not_executable"
+    return None if got == normalize_answer(question.get("answer")) else "answer_mismatch"
+
+
+def presupposition_fails(ctx: Context) -> bool:
+    """Does the original say "the X" where the words alone denote more objects than the one
+    it is grounded to ("What color is the player?" with a catcher there too: a catcher is a
+    player)? Its perturbations' kept references must denote one object under the words; the
+    original must too, or its set compares a model against a question it cannot answer."""
+    for slot, np in ctx.nps.items():
+        g = ctx.grounding.get(slot)
+        if not np.definite or np.modifier is not None or g is None or not g.ok or not g.ids:
+            continue
+        ids = {i for i in denoted_ids(np.head, ctx.scene, ctx.lex)
+               if all(a in ctx.scene.objects[i].attributes for a in np.attributes)}
+        if ids - set(g.ids):
+            return True
+    return False
+
+
+def edited_program(engine: Engine, semantic: list[dict], reading: ProgramReading, proposal: Proposal,
+                   scene: SceneIndex) -> list[dict]:
+    """The program of the perturbed question; a new object is named as the graph names it
+    (GQA's programs do), or by its singular when the graph has none."""
+    change = proposal.change
+    name = change["to"] if change["to"] in scene.by_name else engine.lex.singular(change["to"])
+    return edit_program(semantic, reading, change["kind"], change["slot"],
+                        name=name, ids=proposal.ids, relation=change["to"])

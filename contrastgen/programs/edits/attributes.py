@@ -1,0 +1,103 @@
+"""Edits of an attribute value: a `filter`, `verify` or either option of a `choose`, changed to
+another value of its type that the graph's objects have.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from contrastgen.datasets.gqa_program import Step
+from contrastgen.language.noun_classes import attribute_kinds
+from contrastgen.perturb import Proposal, Ranking
+from contrastgen.programs.edits.base import POSITION_VALUES
+from contrastgen.programs.edits.question import EditedQuestion
+from contrastgen.programs.proofs import negated, shades
+from contrastgen.programs.wording import Span, replace, said_once
+
+
+class AttributeEdit:
+    """Another value of the type a `filter`, `verify` or `choose` asks (colour, material, pose...)."""
+
+    name = "attribute"
+    last = False
+
+    def applies(self, step: Step) -> bool:
+        return step.head in ("filter", "verify", "choose") and step.kind not in ("", "rel", "name")
+
+    def propose(self, q: EditedQuestion, index: int, rng: random.Random, ranking: Ranking) -> Iterator[Proposal]:
+        """Another value of the type a `filter`, `verify` or `choose` asks, said where the words
+        say the old one. A `choose` may change either option: the held one (a contrast, when
+        the object has the new value instead) or the rejected one (an invariance, when the graph
+        excludes the new value too)."""
+        step = q.steps[index]
+        value = step.argument.strip().lower()
+        if negated(value):
+            return
+        options = [o.strip() for o in value.split("|")] if step.head == "choose" else [value]
+        if step.head == "choose" and len(options) != 2:
+            return
+        pool = self._values_of_type(q, step.kind, rng)
+        noun = q.said_noun(step.dependencies[0]) if step.dependencies else None
+        category = q.editor.lex.category(noun) if noun else None
+        kinds = attribute_kinds()
+        fitting = [v for v in pool if kinds.allows(category, step.kind, v)]
+        q.unfit_refused |= len(fitting) < len(pool)
+        pool = fitting  # "Are the sneakers brunette?": a hair colour is no colour of shoes
+        for position, old in enumerate(options):
+            span = said_once(q.text, old)
+            if span is None:
+                continue
+            q.aligned = True
+            held = step.head == "choose" and old == q.gold
+            for new in pool:
+                if step.head == "choose" and not held and not ranking.wants_invariance:
+                    break  # a choice's rejected option only ever gives an invariance, and none has a rank left
+                if any(shades(new, o) for o in options):
+                    continue  # "blue or light blue" asks nothing
+                if held and not self._all_have(q, step, new):
+                    continue  # neither option would hold: refused, so not tried
+                argument = "|".join(new if i == position else o for i, o in enumerate(options))
+                p = self._try_value(q, index, span, old, new, argument)
+                if p is not None:
+                    yield p
+
+    def _all_have(self, q: EditedQuestion, step: Step, value: str) -> bool:
+        inputs = q.original.values[step.dependencies[0]] if step.dependencies else ()
+        ex = q.editor.executor()
+        return not isinstance(inputs, str) and all(value in ex.values_of(o, step.kind) for o in inputs)
+
+    def _values_of_type(self, q: EditedQuestion, kind: str, rng: random.Random) -> list[str]:
+        """The values of one attribute type that the graph's objects have, in a seeded order."""
+        if kind in POSITION_VALUES:
+            values = list(POSITION_VALUES[kind])
+        else:
+            ex = q.editor.executor()
+            values = sorted({v for o in q.editor.scene.objects for v in ex.values_of(o, kind)})
+        rng.shuffle(values)
+        return values
+
+    def _try_value(self, q: EditedQuestion, index: int, span: Span, old: str, new: str, argument: str) -> Proposal | None:
+        step = q.steps[index]
+        done = q.execute(index, argument)
+        if done is None:
+            return None
+        edited, run, rewritten = done
+        invariance = run.answer == q.gold
+        if invariance and step.head != "choose":
+            return None  # only a choice's rejected option is worth keeping the answer for
+        if step.head == "filter":
+            kept = run.values[index]
+            reads_all = any(q.steps[i].operation == "exist" and index in q.steps[i].dependencies
+                            for i in rewritten)
+            if not kept or (len(kept) != 1 and not reads_all):
+                return None  # "the red car" must still be one car
+        words = replace(q.text, span, new)
+        if not q.reads_well(words):
+            return None
+        inputs = run.values[step.dependencies[0]] if step.dependencies else ()
+        attributes = {o: q.attributes_shown(o, step.kind, (old, new)) for o in inputs} \
+            if not isinstance(inputs, str) else {}
+        return q.perturbation(edited, run, index, rewritten, words,
+                                 {"kind": "attribute", "slot": f"step{index}", "from": old, "to": new},
+                                 [], "invariance" if invariance else "contrast", attributes)

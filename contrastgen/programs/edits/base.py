@@ -1,0 +1,105 @@
+"""What every kind of program edit shares: the protocol an edit follows, reading a step's
+argument, the steps that read another, and the word lists the name edits consult.
+
+Why apart from the edits: each kind of edit has a module of its own (`objects`, `relations`,
+`attributes`, `redundancy`), and they all need these.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Protocol
+
+from contrastgen.datasets.gqa_program import REFERENCE_OPS, Step, split_reference
+from contrastgen.language.lexicon import Lexicon, iter_data_lines, normalize, read_word_list
+from contrastgen.resources import lexicon_dir, rules_file
+
+if TYPE_CHECKING:
+    from contrastgen.perturb import Proposal, Ranking
+    from contrastgen.programs.edits.question import EditedQuestion
+
+class ProgramEdit(Protocol):
+    """One kind of edit of one step's argument (`programs.edits.EDITS` lists them in the order
+    they are tried).
+
+    `applies(step)`: whether the step has an argument this edit changes. `propose(q, index, rng,
+    ranking)`: the proven proposals for step `index` of the question `q` (its program, words,
+    graph and the executor, `EditedQuestion`), in an order drawn from `rng`; `ranking` is the
+    driver's, read only to skip work it would not keep (`ranking.wants_invariance`). An edit
+    with `last` set is tried only after every other edit has been tried at every step (the
+    redundancy edits, which only give invariances)."""
+
+    name: str
+    last: bool
+
+    def applies(self, step: Step) -> bool: ...
+
+    def propose(self, q: EditedQuestion, index: int, rng: random.Random,
+                ranking: Ranking) -> Iterator[Proposal]: ...
+
+
+POSITION_VALUES = {"hposition": ("left", "right"), "vposition": ("top", "bottom")}
+# rd+ says an object's attributes before its noun in English adjective order (size, age, shape,
+# colour, material: rules/adjective_order.tsv)
+RD_PLUS_TYPES = ("size", "age", "shape", "color", "material")
+
+
+@functools.cache
+def adjective_order() -> dict[str, int]:
+    """rules/adjective_order.tsv: GQA attribute type -> its rank in English adjective order."""
+    out = {}
+    for line in rules_file("adjective_order.tsv").read_text(encoding="utf-8").splitlines():
+        cols = line.split("#", 1)[0].split("\t")
+        if len(cols) >= 2 and cols[0].strip():
+            out[cols[0].strip()] = int(cols[1])
+    return out
+
+
+@functools.cache
+def referring_kinds() -> frozenset[str]:
+    """rules/lexicon/referring_kinds.txt: the general nouns an invariance may call an object by."""
+    return frozenset(read_word_list(lexicon_dir() / "referring_kinds.txt"))
+
+
+@functools.cache
+def kinds_not_said() -> frozenset[tuple[str, str]]:
+    """rules/lexicon/kinds_not_said.tsv: (name, general noun) pairs no reader would take for the
+    object ("the container" for a spoon)."""
+    return frozenset((normalize(f[0]), normalize(f[1])) for _, f in iter_data_lines(lexicon_dir() / "kinds_not_said.tsv")
+                     if len(f) >= 2)
+
+
+def said_as_kind(name: str, kind: str, lex: Lexicon) -> bool:
+    """May an object called `name` be called by the general noun `kind` ("the person" for a man)?
+
+    Only for the words an edit writes. What a written word may denote stays WordNet's whole
+    reading (a spoon is among "the containers" when uniqueness or absence is judged), so a
+    question the words make is checked against every object a reader might take it for."""
+    return (lex.canonical(name), kind) not in kinds_not_said()
+
+
+@functools.cache
+def determinerless() -> frozenset[str]:
+    """rules/lexicon/determinerless.txt: nouns that never take "the"."""
+    return frozenset(read_word_list(lexicon_dir() / "determinerless.txt"))
+
+
+def dependents(steps: list[Step], index: int) -> set[int]:
+    """Steps that read `index`'s value, directly or through others."""
+    out: set[int] = set()
+    for i, s in enumerate(steps):
+        if i > index and any(d == index or d in out for d in s.dependencies):
+            out.add(i)
+    return out
+
+
+def with_ids(step: dict[str, Any], ids: tuple[str, ...] | None) -> dict[str, Any]:
+    """A reference step with the ids an execution found; any other step as it is ("not(red)")."""
+    if step["operation"] not in REFERENCE_OPS:
+        return step
+    name, old = split_reference(step["argument"])
+    if old is None and ids is None:
+        return step
+    return {**step, "argument": f"{name} ({','.join(ids) if ids else '-'})"}

@@ -1,0 +1,307 @@
+"""Edits of an object's name: the object a `select`, `relate`, `verify rel` or `choose rel` refers to.
+
+Why their own module: finding the words that name an object, choosing names that may replace it
+(and those that name the same object: the invariances) and the shortcuts that skip sure refusals are
+one job, apart from relations and attributes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import regex
+
+from contrastgen.datasets.gqa_program import (
+    REFERENCE_OPS,
+    RELATION_OPS,
+    Step,
+    reference_name,
+    relation_of,
+    split_reference,
+)
+from contrastgen.language.nounphrase import phrase_words
+from contrastgen.perturb import Proposal, Ranking
+from contrastgen.programs.edits.base import (
+    dependents,
+    determinerless,
+    referring_kinds,
+    said_as_kind,
+)
+from contrastgen.programs.edits.question import EditedQuestion
+from contrastgen.programs.gqa import (
+    MIDDLE,
+    PRONOUNS,
+    SCENE,
+    ProgramRefusal,
+)
+from contrastgen.programs.name_words import SaidName, read_name, said_plural
+from contrastgen.programs.proofs import negated
+from contrastgen.programs.wording import aligned_span, replace
+from contrastgen.scene.ground import denoted_ids, same_kind, squashed
+
+_WORD = regex.compile(r"[\w'-]+")
+
+
+class NameEdit:
+    """Another name for the object a `select`, `relate`, `verify rel` or `choose rel` refers to."""
+
+    name = "object"
+    last = False
+
+    def applies(self, step: Step) -> bool:
+        return step.operation in REFERENCE_OPS and reference_name(step) not in ("_", "", SCENE)
+
+    def propose(self, q: EditedQuestion, index: int, rng: random.Random, ranking: Ranking) -> Iterator[Proposal]:
+        """Another name for the object a step refers to, where the words name it."""
+        lex, step = q.editor.lex, q.steps[index]
+        name = reference_name(step)
+        if name in ("_", "", SCENE) or name in PRONOUNS:
+            return
+        ids = split_reference(step.argument)[1] or ()
+        span = aligned_span(q.question, q.text, ids) or q.named_span(name)
+        said = span and read_name(q.text, span, name, lex,
+                                  {w for value in self._filter_values(q, index) for w in value.split()})
+        if not said:
+            return  # the words for this object are not the program's name for it
+        q.aligned = True
+        if self._said_as_other(q, name):
+            return  # "the car to the left of the other car": renaming either leaves "other" unanchored
+        relations = {relation_of(q.steps[i])[1] for i in dependents(q.steps, index) | {index}
+                     if q.steps[i].operation in RELATION_OPS}
+        # "What is the man wearing?" asks it of a person, not of a table; "to the left of" of anything
+        same_category = any(r and not self._spatial(q, r) for r in relations)
+        asks_kind = bool(lex.hyponyms(name)) and lex.is_a(q.gold, name)
+        candidates = self._candidates(q, name, rng, same_category=same_category, asks_kind=asks_kind,
+                                      plural=said.plural)
+        # the names this step is or has been said by, without spaces (the canonical one is never offered)
+        spellings = {squashed(name), squashed(lex.canonical(name))}
+        for cand, invariance in self._with_invariants(q, name, ids, candidates, plural=said.plural):
+            if invariance and (not ranking.wants_invariance or squashed(cand) in spellings):
+                continue  # its rank is taken, or it is a name already said, spaced otherwise (that
+                # would test the tokenizer, not the reading)
+            p = self._try_name(q, index, said, name, cand, invariance=invariance, asks_kind=asks_kind)
+            if p is not None:
+                if invariance:
+                    spellings.add(squashed(cand))
+                yield p
+
+    def _filter_values(self, q: EditedQuestion, index: int) -> list[str]:
+        """The values of the filters that narrow step `index`'s objects (a chain of filters)."""
+        chain, values = {index}, []
+        for j in range(index + 1, len(q.steps)):
+            s = q.steps[j]
+            if s.head == "filter" and s.dependencies[:1] and s.dependencies[0] in chain:
+                chain.add(j)
+                value = s.argument.strip().lower()
+                if not negated(value):
+                    values.append(value)
+        return values
+
+    def _said_as_other(self, q: EditedQuestion, name: str) -> bool:
+        """Do the words say the name after "other" or "another" ("the cow next to the other cow")?
+        Then two references are tied by sharing it, and a new name for one of them is a second
+        change, or a question about "the other bench" where no first bench was said."""
+        lex = q.editor.lex
+        words = [w.lower() for w in _WORD.findall(q.text)]
+        for i, w in enumerate(words[:-1]):
+            if w in phrase_words().contrastive:
+                for noun in (" ".join(words[i + 1:i + 3]), words[i + 1]):
+                    if noun == name or (lex.is_known(noun) and lex.canonical(noun) == lex.canonical(name)):
+                        return True
+        return False
+
+    def _spatial(self, q: EditedQuestion, rel: str) -> bool:
+        return all(r.strip() in q.editor.lex.relations for r in rel.split("|"))
+
+    def _candidates(self, q: EditedQuestion, name: str, rng: random.Random, *, same_category: bool,
+                    asks_kind: bool, plural: bool) -> Iterator[str]:
+        """Names that may replace `name`: the graph's objects' names (only those of its category
+        where a non-spatial relation is asked of it; where the words say the name in the plural,
+        also the names of objects named in the plural, "flowers"), and where the question asks
+        which kind of thing something is ("What vehicle is it?"), the kinds the graph's objects
+        are. The executor then refuses a candidate that lacks what the question asks of it."""
+        lex = q.editor.lex
+        category = lex.category(name)
+        if same_category and category is None:
+            return
+        named = [reference_name(s) for s in q.steps if s.operation in REFERENCE_OPS]
+        own, kinds, groups = self._renamable(q)
+        names = {n for n in (own | groups if plural else own) if not same_category or lex.category(n) == category}
+        if asks_kind:
+            names.update(kinds)
+        def new_kind(n: str) -> bool:
+            return all(not same_kind(n, m, lex) for m in named if m not in ("_", ""))
+
+        pool = sorted(n for n in names if new_kind(n))
+        if not pool and same_category and any(lex.category(n) == category and new_kind(n) for n in self._prone_names(q)):
+            q.prone_refused = True  # "Who is wearing a shirt?": the other clothing is all unannotated-prone
+        rng.shuffle(pool)
+        yield from pool
+
+    def _with_invariants(self, q: EditedQuestion, name: str, ids: tuple[str, ...], contrasts: Iterator[str], *,
+                         plural: bool) -> Iterator[tuple[str, bool]]:
+        """First the names that denote the same one object in other words (a synonym, or a
+        general noun for a kind it is, when it is the only one: "the man" -> "the person"), whose
+        answer must not change; then the contrast candidates. A plural noun may say the object
+        only where the words say it in the plural ("the pants" -> "the trousers")."""
+        lex, scene = q.editor.lex, q.editor.scene
+        if len(ids) == 1:
+            kinds = {k for k in set(lex.kinds(name)) & referring_kinds()
+                     if said_as_kind(name, k, lex) and said_as_kind(scene.objects[ids[0]].name, k, lex)}
+            same = (set(lex.synonyms(name)) | kinds) - determinerless()
+            for cand in sorted(same - {name, lex.canonical(name)}):
+                if (lex.is_known(cand) and (plural or not lex.is_plural(cand)) and not lex.is_unannotated_prone(cand)
+                        and not lex.is_uncountable(cand) and denoted_ids(cand, scene, lex) == list(ids)):
+                    yield cand, True
+        for cand in contrasts:
+            yield cand, False
+
+    def _shares_first_word(self, q: EditedQuestion, said: SaidName, cand: str) -> bool:
+        """Do the old words and the new name open with the same word ("sign post" / "sign",
+        "game controller" / "game")? A reader comparing the questions word by word then sees that
+        word kept before the new noun, saying of it what no step of the program checks."""
+        old = q.text[said.span.start:said.span.end].lower().split()
+        new = cand.lower().split()
+        return bool(old) and bool(new) and old[0] == new[0] and old != new
+
+    def _try_name(self, q: EditedQuestion, index: int, said: SaidName, name: str, cand: str, *, invariance: bool,
+                  asks_kind: bool) -> Proposal | None:
+        lex, scene = q.editor.lex, q.editor.scene
+        if not said.takes(cand, lex):
+            return None  # "a board" cannot become "a fog", nor "both cheese and meat" "both cheese and vase"
+        if said.possessed and not invariance:
+            return None  # "her racket" -> "her kite": nothing shows whose the kite is
+        if not invariance and self._shares_first_word(q, said, cand):
+            return None  # "the sign post" -> "the sign": read word by word, "sign" stays as an adjective
+        ids = denoted_ids(cand, scene, lex)
+        if len(ids) != 1:
+            return None  # "the <cand>" must be one object
+        if said.plural and said.definite and not said_plural(scene.objects[ids[0]].name, lex):
+            return None  # "the flowers" are one object named so; "the lamps" would be several
+        if self._cannot_answer(q, index, ids[0]):
+            return None
+        step = q.steps[index]
+        argument = cand
+        if step.operation in RELATION_OPS:
+            _, rel, role = relation_of(step)
+            argument = f"{cand},{rel},{role}"
+        done = q.execute(index, argument)
+        if done is None:
+            return None
+        edited, run, rewritten = done
+        answer = run.answer
+        if (answer == q.gold) != invariance or run.refs.get(index) != tuple(ids):
+            return None
+        if not invariance and self._gives_away(q, answer, cand, asks_kind):
+            return None
+        facts = [{"fact": "only", "names": q.kind_names(cand), "ids": [ids[0]]}]
+        words = replace(q.text, said.span, said.as_said(cand, lex), noun=True)
+        if not q.reads_well(words):
+            return None
+        # what the filters narrowing it hold of the new object ("the happy woman", "a woman that
+        # is happy"): the words say it, so the evidence does
+        held = sorted(v for v in self._filter_values(q, index) if v in scene.objects[ids[0]].attributes)
+        return q.perturbation(edited, run, index, rewritten, words,
+                                 {"kind": "object", "slot": f"step{index}", "from": name, "to": cand},
+                                 facts, "invariance" if invariance else "contrast",
+                                 {ids[0]: held} if held else None)
+
+    def _renamable(self, q: EditedQuestion) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        """The names a reference may take in this scene, whatever the question: its objects'
+        names, and the general kinds they are, that the lexicon knows as singular nouns said
+        with an article and rarely left unannotated; and apart, its objects' names that are
+        plural ("jeans", "flowers": one object, a garment or a group), which only words in the
+        plural may take (kept per scene: every question asks)."""
+        lex, scene = q.editor.lex, q.editor.scene
+        key = ("renamable", lex)
+        found = scene.memo.get(key)
+        if found is None:
+            def usable(names: set[str]) -> frozenset[str]:
+                return frozenset(n for n in names if lex.is_known(n) and not lex.is_unannotated_prone(n)
+                                 and n not in determinerless())
+            own = {o.name for o in scene.objects.values()}
+            kinds = {k for o in scene.objects.values() for k in (*lex.kinds(o.name), lex.category(o.name))
+                     if k in referring_kinds() and said_as_kind(o.name, k, lex)}
+            singular = {n for n in own if not lex.is_plural(n)}
+            found = scene.memo[key] = (usable(singular), usable({k for k in kinds if not lex.is_plural(k)}),
+                                       usable({n for n in own if said_plural(n, lex)}))
+        return found
+
+    def _prone_names(self, q: EditedQuestion) -> frozenset[str]:
+        """The scene's names of kinds annotators leave out, which no reference may take."""
+        lex, scene = q.editor.lex, q.editor.scene
+        key = ("prone names", lex)
+        found = scene.memo.get(key)
+        if found is None:
+            found = scene.memo[key] = frozenset(o.name for o in scene.objects.values()
+                                                if lex.is_known(o.name) and lex.is_unannotated_prone(o.name))
+        return found
+
+    def _cannot_answer(self, q: EditedQuestion, index: int, oid: str) -> bool:
+        """A shortcut, never a decision: True only where executing the edit would surely be
+        refused, because the step reading the new object asks what it lacks (its one colour, an
+        edge of the relation) and nothing downstream could turn the empty result into an answer."""
+        step, scene, proofs = q.steps[index], q.editor.scene, q.editor.proofs
+        if step.operation == "choose rel":  # the new object against the one it is asked of
+            sources = q.original.values[step.dependencies[0]] if step.dependencies else ()
+            _, rels, role = relation_of(step)
+            return not isinstance(sources, str) and not any(
+                self._linked(q, oid, rel, x, role) for rel in rels.split("|") for x in sources)
+        if step.head != "select":
+            return False
+        exist_after = any(q.steps[i].operation == "exist" for i in dependents(q.steps, index))
+        for s in q.steps[index + 1:]:
+            if s.dependencies != (index,):
+                continue
+            if s.head == "query" and s.argument not in ("name", ""):
+                values = q.editor.executor().values_of(oid, s.argument)
+                if len(values) != 1 or values == {MIDDLE}:
+                    return True
+            elif s.operation == "relate":
+                name, rel, role = relation_of(s)
+                edges = scene.in_edges if role == "s" else scene.out_edges
+                if not any(r == rel for r, _ in edges.get(oid, ())) and (
+                        not exist_after or (name not in ("_", "") and not proofs.absence_shown(name))):
+                    return True  # nothing so related, and no answer could rest on that
+            elif s.operation == "verify rel":
+                name, rel, role = relation_of(s)
+                named = denoted_ids(name, scene, q.editor.lex)
+                if len(named) != 1:
+                    return True
+                subject, obj = (named[0], oid) if role == "s" else (oid, named[0])
+                if proofs.relation_decided(subject, rel, obj) is None:
+                    return True
+            elif s.head in ("filter", "verify") and s.kind not in ("", "rel", "name", "hposition", "vposition"):
+                value = s.argument.strip().lower()
+                if negated(value):
+                    continue
+                try:  # as the executor reads the step: a filter any attribute, a verify its type
+                    held = q.editor.executor().has(oid, "attribute" if s.head == "filter" else s.kind, value)
+                except ProgramRefusal:
+                    return True
+                if not held and not proofs.excluded(oid, s.kind, value):
+                    return True  # its "no" could not be shown
+            elif s.operation == "choose rel":  # its own object (by GQA's ids) against the new one
+                named = split_reference(s.argument)[1] or ()
+                _, rels, role = relation_of(s)
+                if not any(self._linked(q, n, rel, oid, role) for rel in rels.split("|") for n in named):
+                    return True
+            elif s.head == "choose" and s.kind not in ("", "rel", "name"):
+                values = q.editor.executor().values_of(oid, s.kind)
+                if not any(o.strip().lower() in values for o in s.argument.split("|")):
+                    return True
+        return False
+
+    def _linked(self, q: EditedQuestion, named: str, rel: str, source: str, role: str) -> bool:
+        """Is there the edge a relation argument asks: `named` its subject (s) or object (o)?"""
+        edge = (named, rel.strip(), source) if role == "s" else (source, rel.strip(), named)
+        return edge in q.editor.scene.edges
+
+    def _gives_away(self, q: EditedQuestion, answer: str, cand: str, asks_kind: bool) -> bool:
+        """"What kind of clock is it? clock": the new words say the answer. Where the question
+        asks which kind of a thing it is, the answer is a kind of the new word by design."""
+        lex = q.editor.lex
+        if answer in {f.lower() for f in lex.forms(cand)} or lex.canonical(answer) == lex.canonical(cand):
+            return True
+        return not asks_kind and lex.is_a(answer, cand)

@@ -1,0 +1,223 @@
+"""One question as its program edits see it: the program, the words, the gold answer and the
+original's run, shared by every edit (`EditedQuestion`), with what they all need: executing an
+edited program and checking its claims, and building a proposal with its evidence.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from contrastgen.datasets.gqa_program import (
+    REFERENCE_OPS,
+    Step,
+    reference_name,
+    split_reference,
+    step_of,
+)
+from contrastgen.language.lexicon import attribute_opposites
+from contrastgen.perturb import EVIDENCE_VERSION, Proposal
+from contrastgen.programs.edits.base import POSITION_VALUES, dependents, with_ids
+from contrastgen.programs.gqa import PRONOUNS, SCENE, Execution, ProgramRefusal
+from contrastgen.programs.proofs import bare, claimed_whole
+from contrastgen.programs.wording import Span, doubled_words, said_once
+
+if TYPE_CHECKING:
+    from contrastgen.programs.edits.editor import ProgramEditor
+
+_ASKING = ("query", "verify", "choose", "same", "different", "common")  # steps that ask of objects
+
+
+@dataclass
+class EditedQuestion:
+    """What every edit of one question reads and shares: its program, its words, its gold answer,
+    the original program's run, the image's editor (graph, lexicon, executor, proofs), and what
+    the edits found out about why nothing may come of them (`aligned`, `prone_refused`,
+    `unfit_refused`: the question's reason when no edit holds)."""
+
+    editor: ProgramEditor
+    question: dict[str, Any]
+    steps: list[Step]
+    semantic: list[dict[str, Any]]
+    gold: str
+    original: Execution  # the original program's run: the values upstream of an edit stay these
+    # an edit was refused only for saying "the" of an object of a kind annotators leave out: the
+    # question's reason, if nothing is found, is that rule rather than a want of candidates
+    prone_refused: bool = field(default=False, init=False)
+    # an attribute value was not offered only because the object's kind does not take it
+    unfit_refused: bool = field(default=False, init=False)
+    aligned: bool = field(default=False, init=False)  # some step's argument was found in the words
+
+    @functools.cached_property
+    def claimed(self) -> set[int]:
+        """The steps whose objects the words say as "the" ones (`proofs.claimed_whole`): the same
+        for every argument edit of the question, so found once."""
+        return claimed_whole([s.operation for s in self.steps], [s.dependencies for s in self.steps])
+
+    @property
+    def text(self) -> str:
+        return str(self.question.get("question", ""))
+
+    def said_noun(self, index: int) -> str | None:
+        """The noun the words say of the objects step `index` reads or names: the reference of
+        its `select` or `relate`, back through filters."""
+        j = index
+        while self.steps[j].operation not in REFERENCE_OPS:
+            if not self.steps[j].dependencies:
+                return None
+            j = self.steps[j].dependencies[0]
+        name = reference_name(self.steps[j])
+        return None if name in ("_", "", SCENE) or name in PRONOUNS else name
+
+    def presupposition_fails(self) -> bool:
+        """Do the original's words pick out other objects than its program's ids, where it asks
+        something of them ("What color is the player?" with a catcher there too: a catcher is a
+        player)? Run with every `select` and `relate` by name instead of ids, the program must
+        give the steps a query, verify, choose or comparison reads the same objects. What its
+        perturbations must meet, the original must."""
+        by_words = []
+        for s in self.steps:
+            name, ids = split_reference(s.argument)
+            if s.operation in ("select", "relate") and ids and name not in PRONOUNS and name != "_":
+                by_words.append(Step(s.operation, name, s.dependencies))
+            else:
+                by_words.append(s)
+        if by_words == self.steps:
+            return False
+        try:
+            again = self.editor.executor().run_steps(by_words)
+        except ProgramRefusal:
+            return True
+        asked = {d for s in self.steps if s.head in _ASKING for d in s.dependencies}
+        for i in asked:
+            mine, theirs = self.original.values[i], again.values[i]
+            if not isinstance(mine, str) and not isinstance(theirs, str) and set(mine) != set(theirs):
+                return True
+        return False
+
+    def says_nothing(self, p: Proposal) -> bool:
+        """Is a `query: name` answer the question's own category word or a kind above it ("What
+        animal is black? animal", "the piece of furniture ...? furniture")? It tells nothing."""
+        semantic = p.program["semantic"]
+        last = semantic[-1] if semantic else {}
+        if last.get("operation") != "query" or str(last.get("argument", "")).strip() != "name":
+            return False
+        deps = last.get("dependencies") or []
+        if not deps:
+            return False
+        parsed = [step_of(s) for s in semantic]
+        j = deps[0]
+        while parsed[j].operation not in REFERENCE_OPS and parsed[j].dependencies:
+            j = parsed[j].dependencies[0]
+        noun = reference_name(parsed[j]) if parsed[j].operation in REFERENCE_OPS else ""
+        answer = str(p.answer).strip().lower()
+        lex = self.editor.lex
+        return bool(noun) and noun not in ("_", SCENE) and (answer == noun.lower() or lex.is_a(noun, answer))
+
+    def execute(self, index: int, argument: str) -> tuple[list[dict[str, Any]], Execution, set[int]] | None:
+        """The program with step `index`'s argument replaced and the steps that read it by name,
+        executed; None where the result cannot be proven. Returned with it: the steps whose ids
+        the execution rewrites.
+
+        A `choose rel` downstream keeps its ids: they name its own object, which the edit does
+        not change. An edited `filter` also frees the reference it narrows: GQA's ids there are
+        the objects the old value picked ("select: clothing (12)" is the white glove), and
+        "clothing that is blue" must be looked for among all the clothing."""
+        downstream = dependents(self.steps, index)
+        rewritten = downstream | {index} | self._narrowed(index)
+        edited = list(self.semantic)
+        parsed = list(self.steps)
+        edited[index] = {**edited[index], "argument": argument}
+        parsed[index] = step_of(edited[index])
+        for i in rewritten - {index}:
+            if self.steps[i].operation != "choose rel":
+                edited[i] = bare(edited[i])
+                parsed[i] = step_of(edited[i])
+        try:
+            run = self.editor.executor().run_steps(parsed, prefix=self.original, start=min(rewritten))
+        except ProgramRefusal:
+            return None
+        if not self.editor.proofs.holds(edited, parsed, self.steps, downstream, run):
+            return None
+        why = self.editor.proofs.new_references_unshown(self.claimed, parsed, run, self.original)
+        if why is not None:
+            self.prone_refused |= why == "unannotated_prone"
+            return None
+        return edited, run, rewritten
+
+    def _narrowed(self, index: int) -> set[int]:
+        """The `select` or `relate` whose objects a `filter` at `index` narrows (through other
+        filters), if any."""
+        j = index
+        while self.steps[j].head == "filter" and self.steps[j].dependencies:
+            j = self.steps[j].dependencies[0]
+        return {j} if j != index and self.steps[j].operation in ("select", "relate") else set()
+
+    def perturbation(self, edited: list[dict[str, Any]], run: Execution, index: int, rewritten: set[int],
+                     words: str, change: dict[str, str], facts: list[dict[str, Any]],
+                     kind: str, attributes: dict[str, list[str]] | None = None) -> Proposal:
+        """The perturbation of an executed edit: its program with every reference's ids from the
+        execution, and evidence listing every object the program touched (with the attributes
+        the edit's answer rests on)."""
+        out = [with_ids(s, run.refs.get(i)) if i in rewritten else s for i, s in enumerate(edited)]
+        scene = self.editor.scene
+        attributes = self._compared(edited, run, attributes or {})
+        touched = {o for ids in run.refs.values() for o in ids} | set(attributes)
+        objects = []
+        for o in sorted(touched):
+            fact: dict[str, Any] = {"fact": "object", "id": o, "name": scene.objects[o].name}
+            if attributes and attributes.get(o):
+                fact["attributes"] = attributes[o]
+            objects.append(fact)
+        return Proposal(question=words, answer=run.answer, change=change,
+                        evidence={"version": EVIDENCE_VERSION,
+                                  "query": {"op": "program", "step": index if index >= 0 else int(change["slot"][4:])},
+                                  "facts": objects + facts, "answer": run.answer},
+                        kind=kind, program={"semantic": out})
+
+    def _compared(self, edited: list[dict[str, Any]], run: Execution,
+                  attributes: dict[str, list[str]]) -> dict[str, list[str]]:
+        """`attributes`, with the values a `same`, `different` or `common` step compared of each
+        of its objects: the colours "Do the cup and the pants have the same color? no" rests on."""
+        out = {o: list(v) for o, v in attributes.items()}
+        executor = self.editor.executor()
+        for step in edited:
+            head, _, kind = step["operation"].partition(" ")
+            if head not in ("same", "different", "common"):
+                continue
+            kinds = ["color", "material", "shape"] if head == "common" else [kind or step["argument"].strip()]
+            for d in step["dependencies"]:
+                value = run.values[d]
+                for o in () if isinstance(value, str) else value:
+                    held = {v for k in kinds for v in executor.values_of(o, k)} & self.editor.scene.objects[o].attributes
+                    out[o] = sorted(set(out.get(o, ())) | held)
+        return out
+
+    def reads_well(self, words: str) -> bool:
+        """The new words add no doubled word ("the grass the person is near near the umbrella")."""
+        return doubled_words(words) <= doubled_words(self.text)
+
+    def named_span(self, name: str) -> Span | None:
+        """Without annotations: the name's one occurrence (or its plural's: "Are there any traffic
+        lights?"), when no other step names the same thing (then the words cannot be about
+        another object of the program)."""
+        if sum(1 for s in self.steps if reference_name(s) == name) != 1:
+            return None
+        return said_once(self.text, name) or said_once(self.text, self.editor.lex.plural(name))
+
+    def kind_names(self, word: str) -> list[str]:
+        """Every surface name of the kinds `word` denotes, and no name of another kind ("glasses"
+        is a form of "glass" but names spectacles): what an `only` fact must list."""
+        kinds, names = self.editor.lex.names_of_kinds(word)
+        return sorted(names | {o.name for o in self.editor.scene.objects.values() if o.canonical in kinds})
+
+    def attributes_shown(self, oid: str, kind: str, values: tuple[str, ...]) -> list[str]:
+        """The object's attributes an attribute edit rests on: its values of the type, and any
+        opposite of the old or new value it carries."""
+        if kind in POSITION_VALUES:
+            return []
+        attrs = set(self.editor.scene.objects[oid].attributes)
+        shown = set(self.editor.executor().values_of(oid, kind)) & attrs
+        shown |= {a for v in values for a in attribute_opposites().get(v, frozenset()) if a in attrs}
+        return sorted(shown)

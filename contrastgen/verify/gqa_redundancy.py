@@ -1,0 +1,119 @@
+"""Re-proving a GQA redundancy ladder (`contrastgen ood gqa-redundancy`), rung by rung.
+
+A ladder directory holds `level_<n>.json` files, GQA question records each with a `ladder` block:
+level 0 is the original question, level n (id `<original>_rd<n>`) the question with n redundant
+operations removed, each made from level n - 1 by dropping one `filter` (Super-CLEVR's rd-). Each
+rung is checked here as the program-path invariance it claims to be, with the verifier's own code
+(`checker.perturbation_problems`): level n - 1 is the original, level n the perturbation, so its
+words differ from the level below by the dropped value only, its program is the one below less
+that filter step, the program re-executed on the graph gives the same answer, and an `only` fact
+shows the name alone still says the same objects. Around that, what makes it a ladder:
+- level 0 is the original as given (the ladder claims nothing of it but that it is the original:
+  its answer is GQA's gold answer, which every rung is proven to keep);
+- each rung names the level below (`previous_id`), which exists; its chain is the one below plus
+  this removal, its level is its place in the chain; its answer is level 0's;
+- the change is a dropped attribute (`to` empty) and the rung an invariance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from contrastgen.datasets.gqa import load_scene_graphs
+from contrastgen.datasets.ladder_files import LADDER, read_levels
+from contrastgen.jsonio import read_json
+from contrastgen.records import Failure, VerifyReport
+from contrastgen.verify.checker import CHECKS, index_graph, perturbation_problems
+from contrastgen.verify.rules import VerifyRules, load_rules, normalize_name
+
+BENCHMARK = "gqa-redundancy"
+# LADDER also names a problem with the ladder's shape: a missing level, a chain that does not follow
+
+
+def is_ladder_dir(path: Path) -> bool:
+    """Is `path` a directory `ood gqa-redundancy` wrote (its stats.json names the benchmark)?"""
+    stats = path / "stats.json"
+    if not path.is_dir() or not stats.is_file():
+        return False
+    data = read_json(stats)
+    return isinstance(data, Mapping) and data.get("benchmark") == BENCHMARK
+
+
+def _base_problems(qid: str, record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Level 0 is the original as given: its ladder says so and names it."""
+    ladder = record[LADDER]
+    if ladder.get("level") != 0 or ladder.get("chain") != [] or ladder.get("original_id") != qid:
+        return [(LADDER, "a level-0 record is its own original, with no removals")]
+    return []
+
+
+def _shape_problems(qid: str, record: Mapping[str, Any], level: int, below: Mapping[str, Any] | None,
+                    base: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    ladder = record[LADDER]
+    chain = ladder.get("chain") if isinstance(ladder.get("chain"), list) else None
+    problems = []
+    if ladder.get("level") != level or chain is None or len(chain) != level:
+        problems.append((LADDER, f"in level_{level}.json, but its ladder says level {ladder.get('level')!r} "
+                         f"with {len(chain) if chain is not None else 'no'} removals"))
+    if base is None:
+        return problems + [(LADDER, f"its original {ladder.get('original_id')!r} is not in level_0.json")]
+    if below is None:
+        return problems + [(LADDER, f"the level below, {ladder.get('previous_id')!r}, is not in "
+                            f"level_{level - 1}.json")]
+    below_ladder = below[LADDER]
+    if below_ladder.get("original_id") != ladder.get("original_id"):
+        problems.append((LADDER, "the level below is another question's"))
+    if chain is not None and (chain[:-1] != below_ladder.get("chain") or not chain
+                              or normalize_name(str(chain[-1].get("value", ""))) !=
+                              normalize_name(str((ladder.get("change") or {}).get("from", "")))):
+        problems.append((LADDER, "its chain is not the level below's plus this removal"))
+    if normalize_name(str(record.get("answer", ""))) != normalize_name(str(base.get("answer", ""))):
+        problems.append(("answer", f"its answer {record.get('answer')!r} is not the original's {base.get('answer')!r}"))
+    change = ladder.get("change") if isinstance(ladder.get("change"), Mapping) else {}
+    if ladder.get("kind") != "invariance" or change.get("kind") != "attribute" or change.get("to") != "":
+        problems.append(("change", "a rung is an invariance that drops an attribute (change.to empty)"))
+    if record.get("imageId") != base.get("imageId"):
+        problems.append((LADDER, "its image is not the original's"))
+    if qid == ladder.get("previous_id"):
+        problems.append((LADDER, "it names itself as the level below"))
+    return problems
+
+
+def verify_ladder(path: Path, scene_graphs: Mapping[str, dict[str, Any]], *,
+                  rules: VerifyRules | None = None) -> VerifyReport:
+    """Every rung of the ladder in `path` re-proven against the level below it; `checked` counts
+    the rungs (level 0 is the original as given, its gold answer GQA's: only its shape is
+    checked, and each rung's answer is re-proven equal to the one below)."""
+    rules = rules or load_rules()
+    levels = read_levels(path)
+    report = VerifyReport(checked=0, check_order=(*CHECKS, LADDER))
+    graphs: dict[str, Any] = {}
+    for level, records in enumerate(levels):
+        for qid, record in records.items():
+            if level == 0:
+                found = _base_problems(qid, record)
+                report.failures.extend(Failure(qid, None, message, check) for check, message in found)
+                continue
+            report.checked += 1
+            image = str(record.get("imageId", ""))
+            if image not in scene_graphs:
+                report.failures.append(Failure(qid, None, f"image {image!r} is not among the scene graphs", "image"))
+                continue
+            graph = graphs.get(image) or graphs.setdefault(image, index_graph(image, scene_graphs[image]))
+            ladder = record[LADDER]
+            below = levels[level - 1].get(str(ladder.get("previous_id")))
+            base = levels[0].get(str(ladder.get("original_id")))
+            found = _shape_problems(qid, record, level, below, base)
+            if below is not None:
+                rung = {"question_id": qid, "question": record.get("question"), "answer": record.get("answer"),
+                        "semantic": record.get("semantic"), "change": ladder.get("change"),
+                        "evidence": ladder.get("evidence"), "kind": ladder.get("kind"), "rank": 1}
+                found += perturbation_problems(rung, dict(below), graph, rules)
+            report.failures.extend(Failure(qid, None, message, check) for check, message in found)
+    return report
+
+
+def verify_ladder_dir(path: Path, scene_graphs_path: Path) -> VerifyReport:
+    return verify_ladder(path, load_scene_graphs(scene_graphs_path))
