@@ -155,9 +155,10 @@ def count_questions(path: Path) -> int:
 
 def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
         n_questions: int | None = None, mode: str = "templates", source: Path | None = None,
-        probe: bool = True) -> dict[str, object]:
+        probe: bool = True, extra: tuple[str, ...] = ()) -> dict[str, object]:
     """One `contrastgen generate` in a child process; `source`: run that checkout's code instead;
-    `probe`: time the host after it (not while another run is still going)."""
+    `probe`: time the host after it (not while another run is still going); `extra`: more
+    options for `generate` (`--groups`)."""
     out_parent = Path(tempfile.mkdtemp(prefix="bench-generate-"))
     out = keep or out_parent / "out"
     exe = shutil.which("contrastgen", path=str(Path(sys.executable).parent)) or "contrastgen"
@@ -166,6 +167,7 @@ def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
            "--max-k", str(max_k), "--no-progress", "--mode", mode]
     if workers:
         cmd += ["--workers", str(workers)]
+    cmd += list(extra)
     print("running:", " ".join(cmd), flush=True)
     start = time.perf_counter()
     log = out_parent / "generate.log"

@@ -319,6 +319,7 @@ class VerifyReport:
     checked: int
     failures: list[Failure] = field(default_factory=list)
     check_order: tuple[str, ...] = ()
+    groups: int = 0  # two-image groups re-proven (`generate --groups`), each with its four cells
 
     @property
     def ok(self) -> bool:
@@ -341,6 +342,7 @@ class VerifyReport:
         out: dict[str, Any] = {} if file is None else {"file": file}
         out.update({
             "checked": self.checked,
+            **({"groups": self.groups} if self.groups else {}),
             "failed": self.failed_perturbations,
             "ok": self.ok,
             "unannotated_prone_rules": unannotated_prone_rules,

@@ -20,8 +20,8 @@ SOURCES = {"contrastgen": REPO / "contrastgen", "contrastgen.api": REPO / "api",
 
 # Stage -> the stages it may import (itself always). Order is the README's, lowest first.
 CORE = "core"  # the root modules of contrastgen/ (errors, jsonio, collector, ...) and contrastgen/files/
-GENERATOR = ("language", "scene", "perturb", "templates", "programs", "engine", "results", "clevr", "run",
-             "writers", "captions")
+GENERATOR = ("language", "scene", "perturb", "templates", "programs", "engine", "results", "clevr", "groups",
+             "run", "writers", "captions")
 ALLOWED: dict[str, set[str]] = {
     CORE: set(),
     "datasets": {CORE},
@@ -35,9 +35,10 @@ ALLOWED: dict[str, set[str]] = {
     "engine": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs"},
     "results": {CORE, "datasets", "perturb"},
     "clevr": {CORE, "datasets", "perturb"},
+    "groups": {CORE, "datasets", "language", "scene", "perturb", "programs", "clevr"},
     "writers": {CORE, "datasets", "results"},
     "run": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results",
-            "clevr", "writers", "parallel"},
+            "clevr", "groups", "writers", "parallel"},
     "captions": {CORE, "datasets", "language", "scene", "parallel"},
     "mturk": {CORE},
     "export": {CORE},

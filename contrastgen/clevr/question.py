@@ -50,6 +50,7 @@ class ClevrOutcome:
 
     result: PerturbResult
     program: list[dict[str, Any]] | None
+    reading: Reading | None = None  # the original's words read back (`--groups` executes its program elsewhere)
 
 
 def types_of(reading: Reading) -> dict[str, str]:
@@ -87,7 +88,7 @@ def perturb_clevr_question(question_id: str, q: Mapping[str, Any], scene: ClevrS
         result.reason = r.reason
     else:
         result.perturbations, result.record_extra = perturbations, extra
-    return ClevrOutcome(result, reading.program())
+    return ClevrOutcome(result, reading.program(), reading)
 
 
 def _perturbations(question_id: str, q: Mapping[str, Any], reading: Reading, scene: ClevrScene, max_k: int,

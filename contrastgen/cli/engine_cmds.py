@@ -87,20 +87,27 @@ _format_option = click.option(
 @click.option("--images", type=click.Path(path_type=Path), default=None,
               help="The folder of the images ({image_id}.jpg|jpeg|png): each record names its file "
                    "(`image_file`); a missing image is an error.")
+@click.option("--groups", is_flag=True,
+              help="Also look for two-image groups: for each pair with programs, another image on which both "
+                   "questions are proven and the original's answer differs (docs/groups.md).")
 def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path, max_k: int, seed: int,
                  workers: int | None, no_progress: bool, templates: tuple[str, ...], mode: str,
-                 backend: str, address: str | None, data_format: str, images: Path | None) -> None:
+                 backend: str, address: str | None, data_format: str, images: Path | None, groups: bool) -> None:
     """Generate contrast sets with proven answers; writes OUT atomically."""
     from contrastgen.run.pipeline import run_generate
 
     questions = _one_or_all(question_paths)
     request = RunRequest(questions, scene_graphs, resolve_format(data_format, questions), max_k=max_k, seed=seed,
                          workers=workers, progress=not no_progress, templates=_split(templates), mode=mode,
-                         backend=backend_from(backend, address))
+                         backend=backend_from(backend, address), groups=groups)
     gen, timings = run_generate(request, out, images=images)
     from contrastgen.results.stats import stats_table
     console = Console(stderr=True)
     console.print(stats_table(gen.stats))
+    if "groups" in gen.stats:
+        g = gen.stats["groups"]
+        console.print(f"groups: {g['grouped']:,} of {g['pairs']:,} pairs ({g['swap']:,} swaps, {g['differs']:,} "
+                      "partial); reasons in stats.json")
     _warn_missing_graphs(gen.stats)
     _warn_no_programs(gen.stats, mode)
     click.echo("seconds: " + ", ".join(f"{name} {sec:.1f}" for name, sec in timings.items()), err=True)

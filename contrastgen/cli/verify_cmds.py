@@ -85,7 +85,8 @@ def _print_summary(report: VerifyReport, path: Path, prone_source: str | None, s
         click.echo("warning: rules/lexicon/unannotated_prone.txt is absent; absences of "
                    "unannotated-prone objects were not checked", err=True)
     status = "OK" if report.ok else "FAILED"
-    click.echo(f"{path}: {status}: checked {report.checked} {what}, "
+    groups = f" and {report.groups} two-image groups" if report.groups else ""
+    click.echo(f"{path}: {status}: checked {report.checked} {what}{groups}, "
                f"{report.failed_perturbations} failed ({len(report.failures)} problems)")
     if report.failures:
         click.echo("  problems by check: " + ", ".join(f"{k} {n}" for k, n in report.by_check().items()))

@@ -24,6 +24,7 @@ import numpy as np
 from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError
 from contrastgen.evaluation.bootstrap import bootstrap_many, bootstrap_sums
+from contrastgen.evaluation.groups import group_metrics, has_groups
 from contrastgen.records import ContrastSet, Perturbation, parse_contrast_sets
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5)
@@ -334,6 +335,8 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
     if any(p.invariance for cs in parsed for p in cs.perturbations):
         report["invariance"] = {name: invariance_consistency(parsed, preds)
                                 for name, preds in predictions.items()}
+    if has_groups(parsed):  # `generate --groups`: NaturalBench's metrics over the two-image groups
+        report["groups"] = {name: group_metrics(parsed, preds) for name, preds in predictions.items()}
     return report
 
 

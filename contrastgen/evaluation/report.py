@@ -419,6 +419,14 @@ def render_report(report: Mapping[str, Any]) -> RenderableType:
         parts.append(Text(f"Oracle '{oracle['model']}' disagrees with the gold answers on "
                           f"{pct(rate, ci=isinstance(rate, Mapping))}% of the originals it answered "
                           "(annotation noise a model's drop may contain)."))
+    for model, groups in report.get("groups", {}).items():
+        g = groups["overall"]
+        if g["groups"]:
+            parts.append(Text(f"{model}: two-image groups ({g['groups']:,}): question accuracy "
+                              f"{pct(g['question_accuracy'])}%, image accuracy {pct(g['image_accuracy'])}%, "
+                              f"group accuracy {pct(g['group_accuracy'])}%"
+                              + (f" ({groups['missing_cells']} cells without a prediction, counted wrong)"
+                                 if groups["missing_cells"] else "")))
     for model, examples in report.get("examples", {}).items():
         if examples:
             parts.append(_examples_table(model, examples))

@@ -10,8 +10,11 @@ a run split over ranks, shuffled or cut short still scores each set from its own
 
 `role` says how a row is scored: `original` and `perturbation` against their gold answers
 (accuracy, and contrast consistency over a set), `invariance` against the model's own answer to
-the original (the answer must not change). A row kind added later (a cell of a two-image group)
-is a new role with its own columns; these columns keep their meaning.
+the original (the answer must not change), `group cell` against its gold answer in its two-image
+group only (`generate --groups`: a pair's two questions asked of a second image). `groups` lists
+the groups a row is a cell of, as `<group id>:<cell>` (NaturalBench's order: 0 the original, 1
+the perturbation, both on the record's image; 2 and 3 the same two questions on the second
+image), so the group metrics are rebuilt from ids, as the contrast sets are.
 
 The contrast file is read twice, so memory holds the originals' memberships, not the rows: the
 first pass gathers which sets each original heads, the second writes each question once, an
@@ -25,10 +28,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError
 from contrastgen.records import (
     ContrastSet,
+    Perturbation,
     contrast_file,
     iter_contrast_sets,
     read_contrast_records,
@@ -37,7 +43,9 @@ from contrastgen.records import (
 ORIGINAL = "original"
 PERTURBATION = "perturbation"
 INVARIANCE = "invariance"
-ROLES = (ORIGINAL, PERTURBATION, INVARIANCE)
+GROUP_CELL = "group cell"
+ROLES = (ORIGINAL, PERTURBATION, INVARIANCE, GROUP_CELL)
+_IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
 _NAME = re.compile(r"[A-Za-z0-9_]+")
 
 
@@ -85,6 +93,8 @@ class HarnessQuestion:
     rank: int
     image_file: str | None
     set_template: str
+    groups: tuple[str, ...] = ()  # `<group id>:<cell>` of every two-image group the row is a cell of
+    group_id: str = ""  # a `group cell` row's group
 
 
 @dataclass
@@ -94,6 +104,7 @@ class _Membership:
     contrast_ids: list[str] = field(default_factory=list)
     templates: list[str] = field(default_factory=list)  # of the sets with contrast perturbations
     kinds: set[str] = field(default_factory=set)
+    groups: list[str] = field(default_factory=list)  # the groups it is cell 0 of
 
 
 def _sets(source: Path) -> Iterator[ContrastSet]:
@@ -109,7 +120,40 @@ def _memberships(source: Path) -> dict[str, _Membership]:
         if kinds and cs.template not in m.templates:
             m.templates.append(cs.template)
         m.kinds.update(kinds)
+        m.groups += [f"{g['id']}:0" for p in cs.perturbations if (g := group_of(p)) is not None]
     return out
+
+
+def group_of(p: Perturbation) -> dict[str, Any] | None:
+    """A perturbation's two-image group, checked to be shaped as `generate --groups` writes it."""
+    g = p.record.get("group")
+    if g is None:
+        return None
+    cells = g.get("cells") if isinstance(g, dict) else None
+    if not (isinstance(g.get("id"), str) and isinstance(g.get("images"), list) and len(g["images"]) == 2
+            and isinstance(cells, list) and len(cells) == 4
+            and all(isinstance(c, dict) and isinstance(c.get("question_id"), str) and isinstance(c.get("question"), str)
+                    and isinstance(c.get("answer"), str) for c in cells)):
+        raise InputError("the perturbation's group is not shaped as `generate --groups` writes it "
+                         "(id, two images, four cells with question_id, question and answer)",
+                         record=f"question {p.question_id}")
+    return g
+
+
+def has_groups(source: str | os.PathLike[str]) -> bool:
+    """Whether any pair of `source` has a two-image group (the exports then add their columns)."""
+    return any(p.record.get("group") is not None for cs in _sets(Path(source)) for p in cs.perturbations)
+
+
+def _sibling_image(image_file: str | None, image_id: str) -> str | None:
+    """The second image's file beside the record's own (`generate --images` names only that)."""
+    if image_file is None:
+        return None
+    folder, suffix = Path(image_file).parent, Path(image_file).suffix
+    for ext in dict.fromkeys((suffix, *_IMAGE_SUFFIXES)):
+        if (folder / f"{image_id}{ext}").is_file():
+            return str(folder / f"{image_id}{ext}")
+    return None
 
 
 def harness_questions(source: str | os.PathLike[str]) -> Iterator[HarnessQuestion]:
@@ -130,12 +174,24 @@ def harness_questions(source: str | os.PathLike[str]) -> Iterator[HarnessQuestio
                 question=cs.question, answer=cs.answer, role=ORIGINAL,
                 contrast_ids=tuple(m.contrast_ids), templates=tuple(m.templates),
                 question_type=cs.question_type, edit_kinds=tuple(sorted(m.kinds)), rank=0,
-                image_file=image_file, set_template=cs.template)
+                image_file=image_file, set_template=cs.template, groups=tuple(m.groups))
         for p in sorted(cs.perturbations, key=lambda p: p.rank):
+            group = group_of(p)
             yield HarnessQuestion(
                 question_id=p.question_id, image_id=cs.image_id, dataset=dataset,
                 question=p.question, answer=p.answer,
                 role=INVARIANCE if p.invariance else PERTURBATION,
                 contrast_ids=(contrast_id(cs),), templates=(cs.template,),
                 question_type=cs.question_type, edit_kinds=(p.kind,), rank=p.rank,
-                image_file=image_file, set_template=cs.template)
+                image_file=image_file, set_template=cs.template,
+                groups=() if group is None else (f"{group['id']}:1",))
+            if group is not None:
+                other = str(group["images"][1])
+                for cell in (2, 3):
+                    c = group["cells"][cell]
+                    yield HarnessQuestion(
+                        question_id=c["question_id"], image_id=other, dataset=dataset,
+                        question=c["question"], answer=normalize_answer(c["answer"]), role=GROUP_CELL,
+                        contrast_ids=(), templates=(cs.template,), question_type=cs.question_type,
+                        edit_kinds=(), rank=0, image_file=_sibling_image(image_file, other),
+                        set_template=cs.template, groups=(f"{group['id']}:{cell}",), group_id=group["id"])

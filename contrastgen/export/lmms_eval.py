@@ -40,6 +40,7 @@ from contrastgen.export.harness import (
     HarnessQuestion,
     check_name,
     harness_questions,
+    has_groups,
 )
 from contrastgen.export.images import ImageSource
 from contrastgen.files.atomic import atomic_dir, atomic_file
@@ -72,7 +73,7 @@ class _Dumper(yaml.SafeDumper):
 _Dumper.add_representer(_Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
 
 
-def _features(embed: bool) -> Any:
+def _features(embed: bool, groups: bool = False) -> Any:
     try:
         import datasets
     except ImportError:
@@ -83,6 +84,8 @@ def _features(embed: bool) -> Any:
     columns = {"question_id": text, "image_id": text, "dataset": text, "question": text,
                "answer": text, "role": text, "contrast_ids": texts, "templates": texts,
                "question_type": text, "edit_kinds": texts, "rank": datasets.Value("int32")}
+    if groups:  # `generate --groups`: the two-image groups' cells and ids (harness.py)
+        columns.update({"groups": texts, "group_id": text})
     columns["image" if embed else "image_path"] = datasets.Image() if embed else text
     return datasets.Features(columns)
 
@@ -95,22 +98,26 @@ class _Tally:
         self.sets: set[str] = set()
         self.values: dict[str, set[str]] = {dimension: set() for dimension in task_functions.DIMENSIONS}
         self.invariance = False
+        self.groups: set[str] = set()
 
     def add(self, q: HarnessQuestion, row: dict[str, Any]) -> None:
         self.questions += 1
         self.sets.update(q.contrast_ids)
         self.invariance |= q.role == INVARIANCE
+        self.groups.update(g.rpartition(":")[0] for g in q.groups)
         for dimension, value in task_functions.breakdowns(row):
             self.values[dimension].add(value)
 
 
-def _row(q: HarnessQuestion, images: ImageSource) -> dict[str, Any]:
+def _row(q: HarnessQuestion, images: ImageSource, groups: bool) -> dict[str, Any]:
     path = images.path(q.image_id, q.image_file, q.question_id)
     row: dict[str, Any] = {
         "question_id": q.question_id, "image_id": q.image_id, "dataset": q.dataset,
         "question": q.question, "answer": q.answer, "role": q.role,
         "contrast_ids": list(q.contrast_ids), "templates": list(q.templates),
         "question_type": q.question_type, "edit_kinds": list(q.edit_kinds), "rank": q.rank}
+    if groups:
+        row.update({"groups": list(q.groups), "group_id": q.group_id})
     if images.embeds:
         row["image"] = {"bytes": images.read(path, q.question_id), "path": path.name}
     else:
@@ -119,11 +126,11 @@ def _row(q: HarnessQuestion, images: ImageSource) -> dict[str, Any]:
     return row
 
 
-def _batches(source: Path, images: ImageSource, tally: _Tally) -> Iterator[list[dict[str, Any]]]:
+def _batches(source: Path, images: ImageSource, tally: _Tally, groups: bool) -> Iterator[list[dict[str, Any]]]:
     batch: list[dict[str, Any]] = []
     held = 0
     for q in harness_questions(source):
-        row = _row(q, images)
+        row = _row(q, images, groups)
         tally.add(q, row)
         batch.append(row)
         held += len(row["image"]["bytes"]) if "image" in row else 0
@@ -152,6 +159,8 @@ def metric_list(tally: _Tally) -> list[dict[str, Any]]:
     out = [entry(m, m) for m in task_functions.OVERALL_METRICS]
     if tally.invariance:
         out.append(entry(task_functions.INVARIANCE_METRIC, task_functions.INVARIANCE_METRIC))
+    if tally.groups:
+        out += [entry(m, m) for m in task_functions.GROUP_METRICS]
     for dimension in task_functions.DIMENSIONS:
         slugs: dict[str, str] = {}
         for value in sorted(tally.values[dimension]):
@@ -201,7 +210,7 @@ def _readme(task: str, out: Path, tally: _Tally, embed: bool) -> str:
               else "referenced by absolute path (`image_path`); they must be readable where lmms-eval runs")
     return f"""# {task}: a contrastgen contrast set as an lmms-eval task
 
-{tally.questions:,} questions of {len(tally.sets):,} contrast sets; images {images}.
+{tally.questions:,} questions of {len(tally.sets):,} contrast sets{_groups_said(tally)}; images {images}.
 
 ```bash
 python -m lmms_eval --model MODEL --model_args ... \\
@@ -216,17 +225,22 @@ described in contrastgen's docs/harnesses.md.
 """
 
 
+def _groups_said(tally: _Tally) -> str:
+    return f" and {len(tally.groups):,} two-image groups" if tally.groups else ""
+
+
 def export_lmms_eval(source: str | os.PathLike[str], out: str | os.PathLike[str], *, name: str,
                      images: str | os.PathLike[str] | None = None) -> HarnessExport:
     """Write the task folder for the contrast sets of `source` to `out` (replaced whole)."""
     task = TASK_PREFIX + check_name(name)
     image_source = ImageSource(images)
-    features = _features(image_source.embeds)
+    groups = has_groups(source)
+    features = _features(image_source.embeds, groups)
     out = Path(out).absolute()
     tally = _Tally()
     with atomic_dir(out) as tmp:
         (tmp / "data").mkdir()
-        _write_parquet(_batches(Path(source), image_source, tally), features, tmp / DATA_FILE)
+        _write_parquet(_batches(Path(source), image_source, tally, groups), features, tmp / DATA_FILE)
         config = task_config(task, out / DATA_FILE, tally)
         write_text(tmp / f"{task}.yaml", task_yaml(config))
         write_text(tmp / "utils.py", utils_source())

@@ -24,6 +24,17 @@ perturbations are among the items (a `--limit`ed run scores the sets it asked in
 A request lmms-eval gave up on (its answer text starts `[LMMS_EVAL_REQUEST_FAILED`) is wrong, and
 no answer to compare: two failures are not one answer kept.
 These are `contrastgen evaluate --contrast`'s figures for the largest k, per breakdown.
+
+Two-image groups (`generate --groups`; NaturalBench's metrics, Li et al. 2024): a row's `groups`
+lists `<group id>:<cell>`, cells 0 and 1 the pair's two questions on its image, 2 and 3 the same
+questions on a second image (rows of role `group cell`, scored only here). A group is scored when
+its four cells are among the items:
+- `group_question_accuracy`: questions right on both images, over the groups' questions (two
+  per group);
+- `group_image_accuracy`: images whose two questions are both right, over the groups' images;
+- `group_accuracy`: groups with all four cells right.
+A model that ignores the image gives a question one answer on both images, and a group's first
+question has two: it can never score a group.
 """
 
 from __future__ import annotations
@@ -35,11 +46,16 @@ import unicodedata
 ORIGINAL = "original"
 PERTURBATION = "perturbation"
 INVARIANCE = "invariance"
+GROUP_CELL = "group cell"
 
 OVERALL_METRICS = ("original_accuracy", "perturbed_accuracy", "drop", "consistency")
 INVARIANCE_METRIC = "invariance_consistency"
 BREAKDOWN_METRICS = ("original_accuracy", "perturbed_accuracy", "consistency")
 DIMENSIONS = ("template", "type", "kind")
+GROUP_METRICS = ("group_question_accuracy", "group_image_accuracy", "group_accuracy")
+# cells (question, image): NaturalBench's order
+_QUESTIONS_OF_GROUP = ((0, 2), (1, 3))
+_IMAGES_OF_GROUP = ((0, 1), (2, 3))
 
 FAILED_REQUEST = "[LMMS_EVAL_REQUEST_FAILED"
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+")
@@ -81,9 +97,12 @@ def metric_names(doc: dict) -> list[str]:
     """The metrics a row counts towards: an invariance perturbation only towards
     `invariance_consistency`; an original towards that and, like a contrast perturbation, towards
     every overall metric and the metrics of its breakdowns."""
+    grouped = list(GROUP_METRICS) if doc.get("groups") else []
+    if doc["role"] == GROUP_CELL:
+        return grouped
     if doc["role"] == INVARIANCE:
         return [INVARIANCE_METRIC]
-    names = list(OVERALL_METRICS)
+    names = list(OVERALL_METRICS) + grouped
     if doc["role"] == ORIGINAL:
         names.append(INVARIANCE_METRIC)
     for dimension, value in breakdowns(doc):
@@ -122,6 +141,8 @@ def process_results(doc: dict, results: list) -> dict:
     item = {"question_id": str(doc["question_id"]), "role": doc["role"],
             "contrast_ids": [str(c) for c in doc["contrast_ids"]], "prediction": prediction,
             "correct": int(not failed and prediction == normalize_answer(doc["answer"]))}
+    if doc.get("groups"):
+        item["groups"] = [str(g) for g in doc["groups"]]
     return {name: item for name in metric_names(doc)}
 
 
@@ -181,3 +202,28 @@ def invariance_consistency(items: list) -> float:
     kept = sum(1 for s in sets if s.original_prediction is not None
                and all(p == s.original_prediction for p in s.invariance))
     return _share(kept, len(sets))
+
+
+def _groups(items: list) -> list[dict[int, int]]:
+    """Each group whose four cells are among the items: cell -> right (1) or wrong (0)."""
+    groups: dict[str, dict[int, int]] = {}
+    for item in items:
+        for entry in item.get("groups") or ():
+            group, _, cell = str(entry).rpartition(":")
+            groups.setdefault(group, {})[int(cell)] = int(item["correct"])
+    return [groups[g] for g in sorted(groups) if len(groups[g]) == 4]
+
+
+def group_question_accuracy(items: list) -> float:
+    groups = _groups(items)
+    return _share(sum(all(g[c] for c in cells) for g in groups for cells in _QUESTIONS_OF_GROUP), 2 * len(groups))
+
+
+def group_image_accuracy(items: list) -> float:
+    groups = _groups(items)
+    return _share(sum(all(g[c] for c in cells) for g in groups for cells in _IMAGES_OF_GROUP), 2 * len(groups))
+
+
+def group_accuracy(items: list) -> float:
+    groups = _groups(items)
+    return _share(sum(all(g.values()) for g in groups), len(groups))

@@ -38,12 +38,14 @@ from typing import Any
 
 from contrastgen.errors import InputError
 from contrastgen.export.harness import (
+    GROUP_CELL,
     INVARIANCE,
     ORIGINAL,
     HarnessExport,
     HarnessQuestion,
     check_name,
     harness_questions,
+    has_groups,
 )
 from contrastgen.export.images import ImageSource
 from contrastgen.files.atomic import atomic_dir, atomic_file
@@ -63,6 +65,7 @@ VQA_COLUMNS = ("index", "image", "image_path", "question", "answer", "question_k
                "role", "contrast_ids", "templates", "question_type", "edit_kinds")
 MCQ_COLUMNS = ("index", "image", "image_path", "question", "A", "B", "answer", "category",
                "l2-category", "question_key", "image_id", "role", "contrast_ids", "question_type")
+GROUP_COLUMNS = ("groups", "group_id")  # with two-image groups (`generate --groups`) only
 
 
 def _rules_lines(name: str) -> list[list[str]]:
@@ -104,7 +107,7 @@ def mcq_options(question: str, answer: str, dataset: str) -> tuple[str, str] | N
 
 
 def l2_category(q: HarnessQuestion) -> str:
-    if q.role in (ORIGINAL, INVARIANCE):
+    if q.role in (ORIGINAL, INVARIANCE, GROUP_CELL):
         return q.role
     return q.edit_kinds[0]
 
@@ -156,7 +159,7 @@ def _vqa_row(index: int, q: HarnessQuestion, image: dict[str, Any]) -> dict[str,
     return {"index": index, **image, "question": q.question + POST_PROMPT, "answer": q.answer,
             "question_key": KEY_PREFIX + q.question_id, "image_id": q.image_id, "role": q.role,
             "contrast_ids": _json_list(q.contrast_ids), "templates": _json_list(q.templates),
-            "question_type": q.question_type, "edit_kinds": _json_list(q.edit_kinds)}
+            "question_type": q.question_type, "edit_kinds": _json_list(q.edit_kinds), **_group_columns(q)}
 
 
 def _mcq_row(index: int, q: HarnessQuestion, image: dict[str, Any], options: tuple[str, str]) -> dict[str, Any]:
@@ -164,7 +167,12 @@ def _mcq_row(index: int, q: HarnessQuestion, image: dict[str, Any], options: tup
             "answer": "AB"[options.index(q.answer)], "category": q.set_template,
             "l2-category": l2_category(q), "question_key": KEY_PREFIX + q.question_id,
             "image_id": q.image_id, "role": q.role, "contrast_ids": _json_list(q.contrast_ids),
-            "question_type": q.question_type}
+            "question_type": q.question_type, **_group_columns(q)}
+
+
+def _group_columns(q: HarnessQuestion) -> dict[str, str]:
+    """`groups` and `group_id` (written only by an export of `generate --groups` output)."""
+    return {"groups": _json_list(q.groups), "group_id": q.group_id}
 
 
 def _write_rows(source: Path, images: ImageSource, vqa: _File, mcq: _File) -> set[str]:
@@ -253,8 +261,9 @@ def export_vlmevalkit(source: str | os.PathLike[str], out: str | os.PathLike[str
     """Write the TSVs for the contrast sets of `source` to the folder `out` (replaced whole)."""
     vqa_name, mcq_name = dataset_names(name)
     image_source = ImageSource(images)
-    vqa = _File(vqa_name, VQA_COLUMNS, image_source.embeds)
-    mcq = _File(mcq_name, MCQ_COLUMNS, image_source.embeds)
+    grouped = GROUP_COLUMNS if has_groups(source) else ()
+    vqa = _File(vqa_name, VQA_COLUMNS + grouped, image_source.embeds)
+    mcq = _File(mcq_name, MCQ_COLUMNS + grouped, image_source.embeds)
     out = Path(out).absolute()
     with atomic_dir(out) as tmp:
         vqa_file, mcq_file = tmp / f"{vqa_name}.tsv", tmp / f"{mcq_name}.tsv"

@@ -6,6 +6,7 @@ without importing process pools.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,3 +53,4 @@ class ShardResult:
     lines: list[tuple[str, tuple[bytes, ...]]] = field(default_factory=list)  # (question id, its JSONL lines)
     views: list[ViewEntry] = field(default_factory=list)
     positions: list[int] = field(default_factory=list)  # input position of each `lines` entry (spilled input)
+    groups: Counter = field(default_factory=Counter)  # `--groups`: pairs, groups and the reasons for none

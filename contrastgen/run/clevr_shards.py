@@ -16,6 +16,8 @@ from contrastgen.clevr.question import perturb_clevr_question, unread
 from contrastgen.clevr.scene_view import clevr_scene
 from contrastgen.datasets.base import QuestionSource
 from contrastgen.datasets.lxmert import lxmert_item
+from contrastgen.groups.clevr import add_clevr_groups, scene_reader
+from contrastgen.groups.index import GroupIndex
 from contrastgen.jsonio import dumps
 from contrastgen.perturb import normalize_question
 from contrastgen.results.entries import ViewEntry
@@ -28,6 +30,7 @@ from contrastgen.run.shards import ShardPayload, ShardQuestions
 class ClevrOptions:
     max_k: int
     seed: int
+    groups: GroupIndex | None = None  # `--groups`: the corpus's index (and scenes), to look for two-image groups
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,8 @@ class ClevrContext:
 def run_clevr_shard(context: ClevrContext, images: list[str]) -> ShardResult:
     """The questions of some images, perturbed and serialised."""
     out = ShardResult(questions=0)
-    max_k, seed = context.options.max_k, context.options.seed
+    max_k, seed, index = context.options.max_k, context.options.seed, context.options.groups
+    scene_of = scene_reader(index.graphs, {}) if index is not None else None
     for image_id in images:
         items = context.questions.questions_of(image_id)
         out.questions += len(items)
@@ -51,13 +55,16 @@ def run_clevr_shard(context: ClevrContext, images: list[str]) -> ShardResult:
         scene = clevr_scene(image_id, graph) if graph is not None else None
         for qid, _, q in items:
             assert isinstance(q, Mapping)
+            reading = None
             if scene is None:
                 result, program = unread(qid, q, "no_scene_graph"), None
             else:
                 done = perturb_clevr_question(qid, q, scene, max_k=max_k, seed=seed, existing=existing)
-                result, program = done.result, done.program
+                result, program, reading = done.result, done.program, done.reading
             out.outcomes.append(outcome(result))
             record = result.to_record()
+            if record is not None and index is not None and reading is not None:
+                add_clevr_groups(record, reading, index, scene_of, seed, out.groups)
             if record is not None:
                 out.lines.append((qid, (dumps(record),)))
             out.views += _views(qid, q, record, program)

@@ -29,6 +29,8 @@ from contrastgen.datasets.question_spill import (
 )
 from contrastgen.engine import MODES, Engine
 from contrastgen.files import scratch
+from contrastgen.groups.index import GroupIndex
+from contrastgen.groups.search import REASONS as GROUP_REASONS
 from contrastgen.parallel.backend import LOCAL, Backend, default_workers
 from contrastgen.parallel.lifetime import die_with_parent
 from contrastgen.perturb import PROGRAM_PATH
@@ -50,19 +52,22 @@ from contrastgen.templates.patterns import Template, load_templates, screener
 def generate(engine: Engine, questions: dict[str, dict], scene_graphs: dict[str, dict], *, max_k: int = 5,
              seed: int = 0, templates: Iterable[str] | None = None, workers: int | None = None,
              progress: bool = False, corpus: Corpus | None = None, mode: str = "templates",
-             backend: Backend = LOCAL) -> Generation:
+             backend: Backend = LOCAL, groups: bool = False) -> Generation:
     """Perturb every question of a loaded dataset; results in input order, independent of `workers`
-    and of the backend."""
+    and of the backend. `groups`: also look for each contrast pair's two-image group."""
     return run_generation(engine, questions, scene_graphs, max_k=max_k, seed=seed,
                           templates=list(templates) if templates else None,
-                          workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend)
+                          workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend,
+                          groups=groups)
 
 
 def run_generation(engine: Engine, questions: dict[str, dict] | SpilledQuestions,
                    scene_graphs: Mapping[str, dict], *, max_k: int, seed: int, templates: list[str] | None,
                    workers: int | None, progress: bool, corpus: Corpus | None,
-                   mode: str = "templates", backend: Backend = LOCAL) -> Generation:
-    """A GQA run over loaded (or spilled) questions."""
+                   mode: str = "templates", backend: Backend = LOCAL,
+                   groups: bool | GroupIndex = False) -> Generation:
+    """A GQA run over loaded (or spilled) questions. `groups`: look for two-image groups (True),
+    with this index of the graphs if it is built already."""
     _check_max_k(max_k)
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -71,9 +76,11 @@ def run_generation(engine: Engine, questions: dict[str, dict] | SpilledQuestions
     with _frozen():
         corpus = corpus if corpus is not None else engine.build_corpus(scene_graphs)
         source = questions if isinstance(questions, SpilledQuestions) else DictQuestions(questions)
-        options = RunOptions(corpus=corpus, max_k=max_k, seed=seed, templates=templates, mode=mode)
+        index = _index(groups, scene_graphs, engine)
+        options = RunOptions(corpus=corpus, max_k=max_k, seed=seed, templates=templates, mode=mode, groups=index)
         family = Family(local=forked_shard, context=ShardContext(engine, source, scene_graphs, options),
-                        remote=remote_shard, options=options)
+                        remote=remote_shard, options=options,
+                        group_reasons=GROUP_REASONS if index is not None else None)
         template_ids = ([t.id for t in engine.select_templates(templates)]
                         + ([PROGRAM_PATH] if mode != "templates" else []))
         return run_shards(family, source, scene_graphs, template_ids=template_ids, max_k=max_k, seed=seed,
@@ -82,20 +89,34 @@ def run_generation(engine: Engine, questions: dict[str, dict] | SpilledQuestions
 
 def generate_clevr(questions: dict[str, dict[str, Any]], scenes: Mapping[str, dict[str, Any]], *, max_k: int = 5,
                    seed: int = 0, workers: int | None = 1, progress: bool = False,
-                   backend: Backend = LOCAL) -> Generation:
+                   backend: Backend = LOCAL, groups: bool = False) -> Generation:
     """Contrast sets for CLEVR-family questions (`datasets.clevr.load_questions`) on their scenes,
-    in input order; independent of `workers` and of the backend."""
+    in input order; independent of `workers` and of the backend. `groups`: also look for each
+    contrast pair's two-image group (`groups.clevr`)."""
     _check_max_k(max_k)
     workers = default_workers() if workers is None else max(1, workers)
     with _frozen():
         source = DictQuestions(questions)
-        options = ClevrOptions(max_k=max_k, seed=seed)
+        index = _index(groups, scenes, None)
+        options = ClevrOptions(max_k=max_k, seed=seed, groups=index)
         family = Family(local=run_clevr_shard, context=ClevrContext(source, scenes, options),
-                        remote=remote_clevr_shard, options=options)
+                        remote=remote_clevr_shard, options=options,
+                        group_reasons=(*GROUP_REASONS, "unreadable") if index is not None else None)
         gen = run_shards(family, source, scenes, template_ids=None, max_k=max_k, seed=seed, workers=workers,
                          progress=progress, backend=backend)
     gen.stats["dataset"] = "clevr"
     return gen
+
+
+def _index(groups: bool | GroupIndex, graphs: Mapping[str, Any], engine: Engine | None) -> GroupIndex | None:
+    """The corpus's inverted index when groups are asked for (built here unless given)."""
+    if isinstance(groups, GroupIndex):
+        return groups
+    if not groups:
+        return None
+    from contrastgen.language.lexicon import Lexicon
+
+    return GroupIndex.build(graphs, engine.lex if engine is not None else Lexicon.load())
 
 
 def _check_max_k(max_k: int) -> None:
@@ -120,7 +141,7 @@ def _frozen() -> Iterator[None]:
 def generate_from_files(engine: Engine, questions: InputPaths, scene_graphs: Path, *, max_k: int, seed: int,
                         templates: list[str] | None, workers: int | None, progress: bool,
                         lap: Callable[[str], None] = lambda phase: None, mode: str = "templates",
-                        backend: Backend = LOCAL) -> Generation:
+                        backend: Backend = LOCAL, groups: bool = False) -> Generation:
     """`contrastgen generate`'s GQA run: load both inputs at once, then generate.
 
     The questions are streamed into a file of the run's shards (`datasets.question_spill`) in a
@@ -140,14 +161,18 @@ def generate_from_files(engine: Engine, questions: InputPaths, scene_graphs: Pat
                     pending = pool.apply_async(_spill_questions, (questions, chosen, mode, folder))
                     graphs = spill_scene_graphs(scene_graphs, folder)
                     corpus = engine.build_corpus(graphs)
+                    # while the questions are still being read (the longer of the two loads)
+                    index = GroupIndex.build(graphs, engine.lex) if groups else None
                     spilled = pending.get()
             else:
                 spilled = _spill_questions(questions, chosen, mode, folder)
                 graphs = spill_scene_graphs(scene_graphs, folder)
                 corpus = engine.build_corpus(graphs)
+                index = GroupIndex.build(graphs, engine.lex) if groups else None
         lap("load")
         gen = run_generation(engine, spilled, graphs, max_k=max_k, seed=seed, templates=templates,
-                             workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend)
+                             workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend,
+                             groups=index or False)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     lap("generation")

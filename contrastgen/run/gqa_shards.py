@@ -20,6 +20,8 @@ import orjson
 from contrastgen.collector import one_collection
 from contrastgen.datasets.base import QuestionSource
 from contrastgen.engine import Engine
+from contrastgen.groups.record import add_groups
+from contrastgen.groups.search import finder_for
 from contrastgen.jsonio import dumps
 from contrastgen.results.entries import view_entries
 from contrastgen.results.generation import ShardResult
@@ -61,6 +63,8 @@ def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
             results = perturb_in_image(work, qid, q, options, matches)
             out.outcomes.extend(outcome(r) for r in results)
             records = [rec for r in results if (rec := r.to_record()) is not None]
+            if options.groups is not None:
+                add_groups(records, work.scene, finder_for(options.groups, engine.lex), options.seed, out.groups)
             if records:
                 out.lines.append((qid, tuple(map(dumps, records))))
                 if position_of is not None and (position := position_of(image_id, qid)) is not None:

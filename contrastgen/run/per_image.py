@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contrastgen.engine import Engine
+from contrastgen.groups.index import GroupIndex
 from contrastgen.perturb import PerturbResult, normalize_question
 from contrastgen.scene.corpus import Corpus
 from contrastgen.scene.index import SceneIndex
@@ -28,6 +29,7 @@ class RunOptions:
     seed: int
     templates: list[str] | None = None  # template ids; None: all
     mode: str = "templates"  # engine.MODES: the templates, the program path, or both
+    groups: GroupIndex | None = None  # `--groups`: the corpus's index, to look for two-image groups
 
 
 class ImageWork:

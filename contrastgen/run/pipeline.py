@@ -31,6 +31,7 @@ class RunRequest:
     templates: list[str] | None = None  # GQA only
     mode: str = "templates"  # GQA only
     backend: Backend = LOCAL
+    groups: bool = False  # also look for two-image groups (`contrastgen.groups`)
 
 
 class _Clock:
@@ -59,7 +60,7 @@ def generate_files(request: RunRequest, lap: Callable[[str], None] = lambda phas
         questions, scenes = load_questions(request.questions), load_scenes(request.scene_graphs)
         lap("load")
         gen = generate_clevr(questions, scenes, max_k=request.max_k, seed=request.seed, workers=request.workers,
-                             backend=request.backend)
+                             backend=request.backend, groups=request.groups)
         lap("generate")
         return gen
     from contrastgen.engine import Engine
@@ -73,7 +74,8 @@ def generate_files(request: RunRequest, lap: Callable[[str], None] = lambda phas
     lap("engine")
     return generate_from_files(engine, request.questions, request.scene_graphs, max_k=request.max_k,
                                seed=request.seed, templates=request.templates, workers=request.workers,
-                               progress=request.progress, lap=lap, mode=request.mode, backend=request.backend)
+                               progress=request.progress, lap=lap, mode=request.mode, backend=request.backend,
+                               groups=request.groups)
 
 
 def run_generate(request: RunRequest, out: Path, *, images: Path | None = None

@@ -14,6 +14,7 @@ memory.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from contrastgen.datasets.base import QuestionItem, QuestionSource
 from contrastgen.datasets.packing import GraphJson
 from contrastgen.datasets.question_spill import SpilledQuestions
 from contrastgen.errors import InputError
+from contrastgen.groups.record import group_stats
 from contrastgen.parallel.backend import LOCAL, Backend
 from contrastgen.parallel.tasks import map_tasks
 from contrastgen.results.entries import ViewEntry
@@ -85,6 +87,7 @@ class Family:
     context: Any
     remote: Callable[[Any, ShardPayload], ShardResult]
     options: Any
+    group_reasons: tuple[str, ...] | None = None  # `--groups`: the reasons a pair may go ungrouped
 
 
 def run_shards(family: Family, source: QuestionSource, graphs: Mapping[str, Any], *, template_ids: list[str] | None,
@@ -113,7 +116,10 @@ def run_shards(family: Family, source: QuestionSource, graphs: Mapping[str, Any]
                     # freed here, not after the next shard froze what it keeps: a shard run in
                     # this process then freezes only its own survivors
                     del result
-    return merge.finish(source, images, graphs, max_k, seed)
+    gen = merge.finish(source, images, graphs, max_k, seed)
+    if family.group_reasons is not None:
+        gen.stats["groups"] = group_stats(merge.groups, family.group_reasons)
+    return gen
 
 
 class _Merge:
@@ -122,9 +128,11 @@ class _Merge:
         self.lines: dict[str, tuple[bytes, ...]] = {}
         self.views: list[ViewEntry] = []
         self.sink = ResultSpill() if spill else None
+        self.groups: Counter = Counter()
 
     def add(self, shard: ShardResult) -> None:
         self.tally.add(shard.outcomes)
+        self.groups.update(shard.groups)
         if self.sink is not None:
             self.sink.add(shard.lines, shard.views, shard.positions)
         else:

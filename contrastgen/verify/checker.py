@@ -36,6 +36,7 @@ from contrastgen.records import Failure, VerifyReport
 from contrastgen.verify.clevr import clevr_problems
 from contrastgen.verify.facts import check_fact
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex, object_id
+from contrastgen.verify.groups import GROUP, group_problems
 from contrastgen.verify.program import execute_program
 from contrastgen.verify.program_edits import program_edit_problems
 from contrastgen.verify.query import execute_query
@@ -65,7 +66,7 @@ IMAGE = "image"  # the record's image is not among the scene graphs
 TEXT = "text_mismatch"  # the question's words, re-read, are not the evidence's query (or unreadable)
 PROGRAM = "program"  # the perturbation's program does not execute to its answer
 CHECKS = (STRUCTURE, FACT, QUERY, ANSWER, REFERENCE, UNANNOTATED, RELATION_TABLE, CHANGE, TEXT, PROGRAM,
-          IDS, IMAGE)
+          IDS, IMAGE, GROUP)
 
 Problem = tuple[str, str]  # (check, human-readable sentence)
 
@@ -123,6 +124,9 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
             # CLEVR perturbations are program edits and are numbered as the program path's are
             template = "program" if record.get("dataset") == "clevr" else record.get("template")
             found += _identity_problems(p, qid, pid, template, seen_perturbations, rules)
+            if isinstance(p, dict) and "group" in p:  # `generate --groups`: its four cells, re-proven
+                report.groups += 1
+                found += group_problems(record, p, indexes.get, rules)
             report.failures.extend(Failure(qid, pid, message, check) for check, message in found)
     return report
 

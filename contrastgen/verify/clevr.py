@@ -174,7 +174,7 @@ def _shape_names() -> dict[str, str]:
     return orjson.loads(rules_resource("clevr", "metadata_superclevr.json").read_bytes())["types"]["Shapename"]
 
 
-def _comparable(program: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def comparable_program(program: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Part names compared by their words: the generator writes each as the scene's raw name."""
     return [{**n, "value_inputs": [_words(v) for v in n.get("value_inputs") or []]}
             if n["type"] == "partfilter_partname" else n for n in program]
@@ -183,7 +183,7 @@ def _comparable(program: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _edit_problems(original: Any, edited: list[dict[str, Any]], invariance: bool) -> list[Problem]:
     if not isinstance(original, list):
         return [("program", "record has no original 'program' to compare the edit with")]
-    original, edited = _comparable(original), _comparable(edited)
+    original, edited = comparable_program(original), comparable_program(edited)
     if invariance:
         core = [(n["type"], n["value_inputs"]) for n in original if n["type"] not in _FILTERS]
         core_new = [(n["type"], n["value_inputs"]) for n in edited if n["type"] not in _FILTERS]
@@ -228,6 +228,6 @@ def clevr_problems(record: Mapping[str, Any], p: Mapping[str, Any], graph: Graph
     reading = read_question({"question": p.get("question", ""), **family})
     if not isinstance(reading, Reading):
         problems.append(("text_mismatch", f"the question cannot be read with its family: {reading.reason}"))
-    elif _comparable(reading.program()) != _comparable(program):
+    elif comparable_program(reading.program()) != comparable_program(program):
         problems.append(("text_mismatch", "the words say a different program from the perturbation's"))
     return problems

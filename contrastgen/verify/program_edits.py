@@ -352,7 +352,7 @@ def new_reference_problems(original: Any, semantic: Any, values: list[Any], chan
         return []
     named = _original_objects(original)
     problems = []
-    for i in sorted(_said_as_the(semantic)):
+    for i in sorted(said_as_the(semantic)):
         now = values[i] if i < len(values) else None
         if not isinstance(now, set) or not now or (i < len(named) and named[i] == now):
             continue
@@ -360,7 +360,7 @@ def new_reference_problems(original: Any, semantic: Any, values: list[Any], chan
         if prone:
             problems.append(("reference", f"step {i} now refers to {prone}, of a kind scene graphs leave out: "
                              "that no other is there is not shown"))
-        problems += _left_out_problems(semantic, i, now, values, graph, rules)
+        problems += left_out_problems(semantic, i, now, values, graph, rules)
     return problems
 
 
@@ -384,7 +384,7 @@ def _widened_problems(original: list[Any], semantic: list[Any], values: list[Any
     return []
 
 
-def _left_out_problems(semantic: list[Any], i: int, kept: set[str], values: list[Any], graph: GraphIndex,
+def left_out_problems(semantic: list[Any], i: int, kept: set[str], values: list[Any], graph: GraphIndex,
                        rules: VerifyRules) -> list[Problem]:
     """A filter's objects said as the ones there are: each object its input holds by the words
     (a `select`'s: every object its name denotes, whatever ids it lists) that it left out must be
@@ -406,7 +406,7 @@ def _left_out_problems(semantic: list[Any], i: int, kept: set[str], values: list
         graph, rules, sorted(given - kept), kind, value, f"step {i} says its objects are the only {value!r} ones")]
 
 
-def _said_as_the(semantic: list[Any]) -> set[int]:
+def said_as_the(semantic: list[Any]) -> set[int]:
     """Steps whose objects a later step asks something of (not only whether any is there),
     directly or through `filter` and `relate` steps that hand them on."""
     asked: set[int] = set()

@@ -48,9 +48,10 @@ pytestmark = [
 ]
 
 
-def _local(questions: Path, graphs: Path, out: Path) -> None:
+def _local(questions: Path, graphs: Path, out: Path, *extra: str) -> None:
     result = CliRunner().invoke(cli, ["generate", "--questions", str(questions), "--scene-graphs", str(graphs),
-                                      "--out", str(out), "--no-progress", "--mode", "both", "--workers", "2"])
+                                      "--out", str(out), "--no-progress", "--mode", "both", "--workers", "2",
+                                      *extra])
     assert result.exit_code == 0, result.output
 
 
@@ -103,6 +104,7 @@ def test_a_ray_cluster_writes_what_the_local_pool_writes_even_when_a_worker_dies
     questions, graphs = synth.write_dataset(data, 600, 3000, seed=3, workers=1)  # 3 shards of images
     _local(sample / "questions.json", sample / "scene_graphs.json", tmp_path / "local-sample")
     _local(questions, graphs, tmp_path / "local-synth")
+    _local(questions, graphs, tmp_path / "local-groups", "--groups")  # the index travels with the options
     local_ood = CliRunner().invoke(cli, [*_vqavs(questions, graphs, tmp_path / "local-ood"), "--workers", "2"])
     assert local_ood.exit_code == 0, local_ood.output
     local_aug = CliRunner().invoke(cli, [*_augment(questions, graphs, tmp_path / "local-aug"), "--workers", "2"])
@@ -122,6 +124,7 @@ def test_a_ray_cluster_writes_what_the_local_pool_writes_even_when_a_worker_dies
         (_vqavs(questions, graphs, tmp_path / "ray-ood-crash"),
          {CRASH_ENV: "3", CRASH_MARKER_ENV: str(ood_marker), IN_FLIGHT_ENV: "2"}),
         (_augment(questions, graphs, tmp_path / "ray-aug"), {}),
+        ([*_generate(questions, graphs, tmp_path / "ray-groups", {})[0], "--groups"], {}),
         ([*clevr_args, "--out", str(tmp_path / "ray-clevr")], {}),
     ])
     assert done.returncode == 0, done.stderr[-3000:]
@@ -133,6 +136,8 @@ def test_a_ray_cluster_writes_what_the_local_pool_writes_even_when_a_worker_dies
     _same(tmp_path / "local-synth", tmp_path / "ray-crash")
     _same(tmp_path / "local-ood", tmp_path / "ray-ood-crash")
     _same(tmp_path / "local-aug", tmp_path / "ray-aug")
+    _same(tmp_path / "local-groups", tmp_path / "ray-groups")
+    assert b'"group"' in (tmp_path / "ray-groups" / "contrast_sets.jsonl").read_bytes()
     _same(tmp_path / "local-clevr", tmp_path / "ray-clevr")  # CLEVR-family input runs on Ray too
 
 

@@ -1,0 +1,72 @@
+"""NaturalBench's metrics over the two-image groups of a contrast set (`generate --groups`).
+
+A group is a contrast pair's two questions, each asked of two images: cells 0 and 1 on the
+record's image (the original and the perturbation), 2 and 3 on the second image, and the first
+question's answer differs between the two. Following NaturalBench (Li et al., 2024):
+- question accuracy: a question is right when it is right on both images (two per group);
+- image accuracy: an image is right when both its questions are right (two per group);
+- group accuracy: all four cells right.
+A model that ignores the image answers a question the same on both images, so it scores no group;
+where each answer is yes or no, always-"yes" scores 0% group accuracy. A cell without a prediction
+counts as wrong (as `evaluate` counts missing answers), and is counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from contrastgen.answers import normalize_answer
+from contrastgen.errors import InputError
+from contrastgen.records import ContrastSet
+
+QUESTIONS_OF_GROUP = ((0, 2), (1, 3))  # (cell on the record's image, cell on the second)
+IMAGES_OF_GROUP = ((0, 1), (2, 3))
+
+
+def has_groups(sets: Iterable[ContrastSet]) -> bool:
+    return any("group" in p.record for cs in sets for p in cs.perturbations)
+
+
+def group_cells(sets: Iterable[ContrastSet]) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(group id, kind, [(question id, normalised gold answer)] x 4) of every group, in file order."""
+    out = []
+    for cs in sets:
+        for p in cs.perturbations:
+            g = p.record.get("group")
+            if g is None:
+                continue
+            try:
+                cells = [(str(c["question_id"]), normalize_answer(c["answer"])) for c in g["cells"]]
+                if len(cells) != 4:
+                    raise ValueError("not four cells")
+                out.append((str(g["id"]), str(g["kind"]), cells))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise InputError(f"the perturbation's group is not shaped as `generate --groups` writes it ({exc})",
+                                 record=f"question {p.question_id}") from None
+    return out
+
+
+def group_metrics(sets: Sequence[ContrastSet], preds: Mapping[str, str]) -> dict[str, Any]:
+    """The three accuracies over every group, and per kind (a full `swap`, or `differs`)."""
+    counts: dict[str, list[int]] = {}
+    missing = 0
+    for _, kind, cells in group_cells(sets):
+        right = []
+        for qid, gold in cells:
+            missing += qid not in preds
+            right.append(qid in preds and normalize_answer(preds[qid]) == gold)
+        for c in (counts.setdefault("overall", [0, 0, 0, 0]), counts.setdefault(kind, [0, 0, 0, 0])):
+            c[0] += 1
+            c[1] += sum(right[a] and right[b] for a, b in QUESTIONS_OF_GROUP)
+            c[2] += sum(right[a] and right[b] for a, b in IMAGES_OF_GROUP)
+            c[3] += all(right)
+
+    def shares(c: list[int]) -> dict[str, Any]:
+        n = c[0]
+        return {"groups": n, "question_accuracy": c[1] / (2 * n) if n else None,
+                "image_accuracy": c[2] / (2 * n) if n else None, "group_accuracy": c[3] / n if n else None}
+
+    overall = counts.pop("overall", [0, 0, 0, 0])
+    return {"overall": shares(overall), "by_kind": {k: shares(c) for k, c in sorted(counts.items())},
+            "missing_cells": missing}

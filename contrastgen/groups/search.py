@@ -1,0 +1,320 @@
+"""Finding and proving a group's second image.
+
+For a contrast pair, Q (answer a) and Q' (answer a') on image I, a candidate image J is any image
+the index says has what both programs need; on J both programs are executed with their
+references by name (the words' objects: GQA's ids belong to I) and proven under the rules an
+edited program meets on its own image (`programs.proofs`: a "no" needs an opposite, an absence
+needs a name whose absence a graph can show, the objects the words say as "the" ones must be all
+there are and none of a kind annotators leave out). A reference that denotes one object on I
+must denote one on J. J is kept when Q's answer there is not a: a full swap (Q says a', Q' says
+a) is preferred to a partial one. Candidates are tried from a start drawn from (seed, pair id), at
+most `MAX_TRIED` of them, so the same inputs and seed give the same J and the cost per pair is
+bounded whatever the corpus. The candidates are walked in the corpus's order from the record's
+own image's place, shifted by an amount drawn from the seed: nearby images (those of one shard)
+then try nearby candidates, and the process's cache of scene indexes serves most of them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter, OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from contrastgen.datasets.gqa_program import (
+    REFERENCE_OPS,
+    Step,
+    relation_of,
+    split_reference,
+    step_of,
+)
+from contrastgen.groups.index import ATTRIBUTE, NAME, RELATION, GroupIndex, key
+from contrastgen.language.lexicon import Lexicon
+from contrastgen.programs.edits.base import with_ids
+from contrastgen.programs.gqa import (
+    PRONOUNS,
+    SCENE,
+    Execution,
+    GqaExecutor,
+    ProgramRefusal,
+)
+from contrastgen.programs.proofs import EditProofs, bare, claimed_whole, negated
+from contrastgen.scene.index import SceneIndex
+
+MAX_TRIED = 2  # candidate images executed per pair, at most
+SCENE_CACHE = 2048  # scene indexes kept per process (a candidate is often another pair's too)
+SWAP, DIFFERS = "swap", "differs"
+_POSITIONS = ("hposition", "vposition")
+EVIDENCE_VERSION = 1
+
+# Why a candidate image or a pair was not grouped: the stats count them.
+REASONS = ("no_program", "unnameable", "original_unproven", "no_candidate", "other_kind", "same_answer", "unproven", "unannotated_prone",
+           "no_distractor", "ambiguous", "empty", "not_decidable", "program_mismatch", "malformed_program",
+           "unknown_operation", "uniqueness", "not_grouped")
+
+
+@dataclass(frozen=True)
+class ProvenCell:
+    """One question proven on one image: its answer, its program with that image's ids, and the
+    objects it touched."""
+
+    answer: str
+    semantic: list[dict[str, Any]]
+    evidence: dict[str, Any]
+
+
+_UNTRIED = object()
+
+
+@dataclass
+class Original:
+    """A record's original question, read once for all its pairs; `on` remembers its cell on each
+    candidate image tried (None where it was not proven), which the record's other pairs reuse."""
+
+    semantic: list[dict[str, Any]]
+    steps: list[Step]
+    counts: dict[int, int]
+    answer: str
+    required: frozenset[frozenset[str]]
+    scene: SceneIndex  # its image's
+    kinds: dict[int, frozenset[str]]  # `listed_kinds` on its image
+    on: dict[str, Any] = field(default_factory=dict)
+    holds: bool | None = None  # `GroupFinder.original_holds`, once asked
+
+    @property
+    def image_id(self) -> str:
+        return self.scene.image_id
+
+
+class GroupFinder:
+    """The search, for one process: the index, the lexicon and a bounded cache of scene indexes."""
+
+    def __init__(self, index: GroupIndex, lex: Lexicon):
+        self.index = index
+        self.lex = lex
+        self._scenes: OrderedDict[str, SceneIndex] = OrderedDict()
+
+    def scene(self, image_id: str) -> SceneIndex:
+        hit = self._scenes.get(image_id)
+        if hit is not None:
+            self._scenes.move_to_end(image_id)
+            return hit
+        built = self._scenes[image_id] = SceneIndex.build(image_id, self.index.graphs[image_id], self.lex)
+        if len(self._scenes) > SCENE_CACHE:
+            self._scenes.popitem(last=False)
+        return built
+
+    def original(self, semantic: list[dict[str, Any]], answer: str, scene_i: SceneIndex,
+                 reasons: Counter) -> Original | None:
+        """The record's question, read once for all its pairs; None (the reason counted) where no
+        pair of it can be grouped."""
+        steps = self._steps(semantic, reasons)
+        if steps is None:
+            return None
+        return Original(semantic, steps, listed_counts(steps), answer, requirements(steps, self.lex), scene_i,
+                        listed_kinds(steps, scene_i))
+
+    def original_holds(self, q: Original) -> bool:
+        """Is the original proven on its image as every other cell is? It is GQA's, its answer
+        GQA's gold, which "Do you see gloves or balls? no" rests on no glove being annotated.
+        Asked once a group is found (most pairs find none), remembered for the record's others."""
+        if q.holds is None:
+            scene = q.scene
+            executor = functools.partial(GqaExecutor, scene, self.lex, scene.graph)
+            try:
+                run = executor().run_steps(q.steps)
+                q.holds = run.answer == q.answer and EditProofs(scene, self.lex, executor).holds(
+                    q.semantic, q.steps, q.steps, set(range(len(q.steps))), run)
+            except ProgramRefusal:
+                q.holds = False
+        return q.holds
+
+    def _steps(self, semantic: list[dict[str, Any]], reasons: Counter) -> list[Step] | None:
+        try:
+            steps = [step_of(s) for s in semantic]
+        except (KeyError, TypeError, AttributeError):
+            reasons["no_program"] += 1
+            return None
+        if _unnameable(steps):
+            reasons["unnameable"] += 1
+            return None
+        return steps
+
+    def find(self, q: Original, perturbed: list[dict[str, Any]], answer_perturbed: str, seed: int,
+             reasons: Counter) -> tuple[str, str, ProvenCell, ProvenCell] | None:
+        """(kind, J, Q's cell on J, Q''s cell on J) for the pair (q, perturbed), or None with the
+        reasons counted."""
+        steps_p = self._steps(perturbed, reasons)
+        if steps_p is None:
+            return None
+        if said_unannotated(q.steps, self.lex) or said_unannotated(steps_p, self.lex):
+            reasons["unannotated_prone"] += 1
+            return None
+        counts_p, kinds_p = listed_counts(steps_p), listed_kinds(steps_p, q.scene)
+        positions = self.index.images_with_all(q.required | requirements(steps_p, self.lex))
+        n = len(positions)
+        if n == 0 or (n == 1 and self.index.image_ids[int(positions[0])] == q.image_id):
+            reasons["no_candidate"] += 1
+            return None
+        start = int(np.searchsorted(positions, self.index.start_of(q.image_id, seed))) % n
+        tried = 0
+        for t in range(n):
+            j = self.index.image_ids[int(positions[(start + t) % n])]
+            if j == q.image_id:
+                continue
+            if tried == MAX_TRIED:
+                break
+            tried += 1
+            cell_q = q.on.get(j, _UNTRIED)
+            if cell_q is _UNTRIED:
+                cell_q = q.on[j] = self.prove(q.semantic, q.steps, q.counts, q.kinds, self.scene(j), reasons)
+            if cell_q is None:
+                continue
+            if cell_q.answer == q.answer:
+                reasons["same_answer"] += 1
+                continue
+            cell_p = self.prove(perturbed, steps_p, counts_p, kinds_p, self.scene(j), reasons)
+            if cell_p is None:
+                continue
+            if not self.original_holds(q):
+                reasons["original_unproven"] += 1
+                return None
+            # the first group found is kept: a swap where Q and Q' exchange their answers, else a
+            # partial one (Q's answer differs); looking on for a swap would double the cost
+            return (SWAP if cell_q.answer == answer_perturbed and cell_p.answer == q.answer else DIFFERS,
+                    j, cell_q, cell_p)
+        reasons["not_grouped"] += 1
+        return None
+
+    def prove(self, semantic: list[dict[str, Any]], steps: list[Step], counts: Mapping[int, int],
+              kinds: Mapping[int, frozenset[str]], scene: SceneIndex, reasons: Counter) -> ProvenCell | None:
+        """The program on another image, by its words, proven as an edited program is; None (the
+        reason counted) where it cannot be."""
+        bared = [bare(s) for s in semantic]
+        parsed = [step_of(s) if b is not s else steps[i] for i, (s, b) in enumerate(zip(bared, semantic, strict=True))]
+        executor = functools.partial(GqaExecutor, scene, self.lex, scene.graph)
+        try:
+            run = executor().run_steps(parsed)
+            answer = run.answer
+        except ProgramRefusal as exc:
+            reasons[exc.reason] += 1
+            return None
+        proofs = EditProofs(scene, self.lex, executor)
+        if not proofs.holds(bared, parsed, parsed, set(range(len(parsed))), run):
+            reasons["unproven"] += 1
+            return None
+        claimed = claimed_whole([s.operation for s in parsed], [s.dependencies for s in parsed])
+        why = proofs.new_references_unshown(claimed, parsed, run, Execution())
+        if why is not None:
+            reasons[why] += 1
+            return None
+        for i in claimed:
+            value = run.values[i]
+            if not isinstance(value, str) and counts.get(i) == 1 and len(value) != 1:
+                reasons["uniqueness"] += 1  # "the cat" on I is one cat; on J it must be one too
+                return None
+        for i, ids in run.refs.items():
+            # "the cake" on J is a cake, or of a kind the same words named on I: a kind below the
+            # name only where I had one ("dessert" for a doughnut there and here), since whether
+            # a doughnut is a cake is where word lists part ways
+            allowed = kinds.get(i, frozenset()) | {self.lex.canonical(relation_of(parsed[i])[0])}
+            if any(scene.objects[o].canonical not in allowed for o in ids):
+                reasons["other_kind"] += 1
+                return None
+        cell = [with_ids(s, run.refs.get(i)) if s["operation"] in REFERENCE_OPS else s for i, s in enumerate(bared)]
+        touched = sorted({o for ids in run.refs.values() for o in ids})
+        facts = [{"fact": "object", "id": o, "name": scene.objects[o].name} for o in touched]
+        return ProvenCell(answer, cell, {"version": EVIDENCE_VERSION, "facts": facts, "answer": answer})
+
+
+def requirements(steps: list[Step], lex: Lexicon) -> frozenset[frozenset[str]]:
+    """What an image must have for the program to refer to anything where its words say "the":
+    each such object's name (any kind it denotes), each filter's value and each relation that
+    leads to it. Steps that only `exist` reads may be empty: there the answer may be "no"."""
+    needed = claimed_whole([s.operation for s in steps], [s.dependencies for s in steps])
+    todo = list(needed)
+    while todo:  # what hands objects on to a claimed step is needed too
+        i = todo.pop()
+        if steps[i].head in ("filter", "relate"):
+            for d in steps[i].dependencies:
+                if d not in needed:
+                    needed.add(d)
+                    todo.append(d)
+    # a relation step asks of one named object, and its answer, yes or no, rests on an edge of
+    # the relation or of its opposite
+    needed.update(i for i, s in enumerate(steps) if s.operation in ("verify rel", "choose rel"))
+    out: set[frozenset[str]] = set()
+    for i in sorted(needed):
+        s = steps[i]
+        if s.operation in REFERENCE_OPS:
+            name, rel, _ = relation_of(s)
+            if name not in ("_", "", SCENE):
+                kinds = {lex.canonical(name), *lex.hyponyms(name)}
+                out.add(frozenset(key(NAME, k) for k in kinds))
+            if rel:
+                rels = {r.strip() for r in rel.split("|")}
+                rels |= {o for r in rels if (o := lex.opposite_relation(r))}
+                out.add(frozenset(key(RELATION, r) for r in rels))
+        elif s.head == "filter" and s.kind not in _POSITIONS and not negated(s.argument.strip()):
+            out.add(frozenset({key(ATTRIBUTE, s.argument.strip().lower())}))
+    return frozenset(out)
+
+
+def said_unannotated(steps: list[Step], lex: Lexicon) -> bool:
+    """Do the words say "the" ones of a kind annotators leave out ("What is the man wearing?"
+    asks of his clothes)? On another image nothing shows they are all there are: every
+    candidate would be turned down for it."""
+    claimed = claimed_whole([s.operation for s in steps], [s.dependencies for s in steps])
+    for i in claimed:
+        j = i
+        while steps[j].head == "filter" and steps[j].dependencies:
+            j = steps[j].dependencies[0]
+        if steps[j].operation in ("select", "relate") and lex.is_unannotated_prone(relation_of(steps[j])[0]):
+            return True
+    return False
+
+
+def _unnameable(steps: list[Step]) -> bool:
+    """Is an object referred to by a word that does not say its kind away from its ids? "he (12)":
+    the ids say who, on another image nothing does; "scene (12)", an object so named, would read
+    there as the whole scene."""
+    return any(s.operation in REFERENCE_OPS and relation_of(s)[0] in (*PRONOUNS, SCENE)
+               and split_reference(s.argument)[1] is not None for s in steps)
+
+
+def listed_kinds(steps: list[Step], scene: SceneIndex) -> dict[int, frozenset[str]]:
+    """The kinds (canonical names) of the objects each reference lists by id on its own image."""
+    out: dict[int, frozenset[str]] = {}
+    for i, s in enumerate(steps):
+        ids = split_reference(s.argument)[1] if s.operation in REFERENCE_OPS else None
+        if ids:
+            out[i] = frozenset(scene.objects[o].canonical for o in ids if o in scene.objects)
+    return out
+
+
+def listed_counts(steps: list[Step]) -> dict[int, int]:
+    """How many objects each reference names on its own image, by its ids (a filter: those of
+    the reference it narrows, which the ids list after the filtering). An edited program's ids
+    are its execution's; the original's are GQA's, which its proof on the image vouched for."""
+    out: dict[int, int] = {}
+    for i, s in enumerate(steps):
+        if s.operation in ("select", "relate"):
+            ids = split_reference(s.argument)[1]
+            if ids:
+                out[i] = len(ids)
+        elif s.head == "filter" and s.dependencies and s.dependencies[0] in out:
+            out[i] = out[s.dependencies[0]]
+    return out
+
+
+_FINDER: list[GroupFinder] = []  # this process's finder: its scene cache outlives a shard
+
+
+def finder_for(index: GroupIndex, lex: Lexicon) -> GroupFinder:
+    """The process's finder for `index` (a worker runs many shards of one run)."""
+    if not _FINDER or _FINDER[0].index is not index:
+        _FINDER[:] = [GroupFinder(index, lex)]
+    return _FINDER[0]
