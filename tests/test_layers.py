@@ -39,7 +39,7 @@ ALLOWED: dict[str, set[str]] = {
     "writers": {CORE, "datasets", "results"},
     "run": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results",
             "clevr", "groups", "writers", "parallel"},
-    "captions": {CORE, "datasets", "language", "scene", "parallel"},
+    "captions": {CORE, "datasets", "language", "scene", "perturb", "parallel"},
     "mturk": {CORE},
     "export": {CORE},
     "ood": {CORE, "datasets", "language", "scene", "perturb", "programs", "clevr", "parallel"},

@@ -22,8 +22,10 @@ from contrastgen.captions.candidates import KINDS, Candidate
 from contrastgen.captions.caption import caption_text, reading
 from contrastgen.captions.world import World
 from contrastgen.language.lexicon import Lexicon
+from contrastgen.perturb import (
+    EVIDENCE_VERSION,  # one evidence schema version for every proof the generator writes
+)
 
-CAPTION_EVIDENCE_VERSION = 1
 _ID_HASH_CHARS = 10
 
 
@@ -68,14 +70,14 @@ def caption_record(image_id: str, world: World, lex: Lexicon,
         negatives.append({
             "id": negative_id(pid, cand.kind), "kind": cand.kind, "caption": caption_text(cand.negative, lex),
             "change": cand.change, "plausibility": _score(plausibility),
-            "evidence": {"version": CAPTION_EVIDENCE_VERSION, "reading": reading(cand.negative, lex),
+            "evidence": {"version": EVIDENCE_VERSION, "reading": reading(cand.negative, lex),
                          "proof": cand.proof.kind, "facts": cand.proof.facts},
         })
     return {
         "id": pid, "image_id": image_id, "dataset": world.dataset, "shape": first.positive.shape,
         "caption": text, "plausibility": _score(chosen[0][1]),
         "region": region(world, first.witnesses), "image_size": [int(world.width), int(world.height)],
-        "evidence": {"version": CAPTION_EVIDENCE_VERSION, "reading": reading(first.positive, lex),
+        "evidence": {"version": EVIDENCE_VERSION, "reading": reading(first.positive, lex),
                      "facts": list(first.positive_facts)},
         "negatives": negatives,
     }

@@ -33,6 +33,7 @@ from contrastgen.datasets.gqa_program import (
 )
 from contrastgen.groups.index import ATTRIBUTE, NAME, RELATION, GroupIndex, key
 from contrastgen.language.lexicon import Lexicon
+from contrastgen.perturb import EVIDENCE_VERSION
 from contrastgen.programs.edits.base import with_ids
 from contrastgen.programs.gqa import (
     PRONOUNS,
@@ -48,7 +49,6 @@ MAX_TRIED = 2  # candidate images executed per pair, at most
 SCENE_CACHE = 2048  # scene indexes kept per process (a candidate is often another pair's too)
 SWAP, DIFFERS = "swap", "differs"
 _POSITIONS = ("hposition", "vposition")
-EVIDENCE_VERSION = 1
 
 # Why a candidate image or a pair was not grouped: the stats count them.
 REASONS = ("no_program", "unnameable", "original_unproven", "no_candidate", "other_kind", "same_answer", "unproven", "unannotated_prone",
