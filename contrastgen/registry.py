@@ -1,6 +1,7 @@
 """One way to make something pluggable: a named collection that its plug-ins add themselves to.
 
-Why one mechanism: writers, dataset formats and export formats each need the same three things (a name given once, a clear error naming the choices when an
+Why one mechanism: template handlers, writers, dataset formats and export formats each need the same
+three things (a name given once, a clear error naming the choices when an
 unknown name is asked for, and the names in the order they were added, for `--help` and for
 detection), so they share this rather than each keeping a dict and an if-chain of its own.
 """

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from contrastgen.errors import InputError
+from contrastgen.registry import Registry
 from contrastgen.templates.base import Context, Handler
 from contrastgen.templates.patterns import Template
 
@@ -34,29 +35,27 @@ class Binding:
     answer: Answerer
 
 
-_BINDINGS: dict[str, Binding] = {}
+HANDLERS: Registry[Binding] = Registry("template handler")  # filled as handler modules are imported
 
 
 def template(template_id: str, *, answer: Answerer) -> Callable[[Handler], Handler]:
     """Decorator: `fn` is the handler of `template_id` (an id of rules/templates.json)."""
 
     def register(fn: Handler) -> Handler:
-        if template_id in _BINDINGS:
-            raise ValueError(f"two handlers for template {template_id!r}")
-        _BINDINGS[template_id] = Binding(template_id, fn, answer)
+        HANDLERS.add(template_id, Binding(template_id, fn, answer))  # a second handler for one id: ValueError
         return fn
 
     return register
 
 
-def registered() -> dict[str, Binding]:
+def registered() -> Registry[Binding]:
     """Every handler of the package, importing each handler module once."""
     import contrastgen.templates as package
 
     for info in pkgutil.iter_modules(package.__path__):
         if info.name not in _NOT_HANDLERS and not info.name.startswith("_"):
             importlib.import_module(f"{package.__name__}.{info.name}")
-    return _BINDINGS
+    return HANDLERS
 
 
 def bind(templates: Iterable[Template], *, source: str = "rules/templates.json") -> dict[str, Binding]:

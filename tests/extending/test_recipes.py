@@ -68,7 +68,8 @@ def test_a_template_is_a_rules_entry_plus_a_decorated_handler(tmp_path):
         [result] = engine.perturb_question("q1", {"question": "Where in the picture is the cat?",
                                                   "answer": "left", "imageId": "img"}, SCENE)
     finally:
-        registry._BINDINGS.pop(NEW_ID, None)
+        if NEW_ID in registry.HANDLERS:
+            registry.HANDLERS.remove(NEW_ID)
     assert result.template == NEW_ID and result.reason is None
     [p] = result.perturbations
     assert p["question"] == "Where in the picture is the dog?" and p["answer"] == "right"
