@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from contrastgen.captions.vocabulary import CaptionVocabulary, load_vocabulary
-from contrastgen.captions.world import ClevrWorld, GqaWorld, World
+from contrastgen.captions.world import ClevrWorld, GqaWorld, GraphNames, World
 from contrastgen.datasets.clevr_vocab import RELATION_NAMES, Vocabulary
 from contrastgen.datasets.clevr_vocab import load_vocabulary as load_clevr_vocabulary
 from contrastgen.language.lexicon import Lexicon
@@ -62,6 +62,7 @@ class GqaDomain:
     _antisymmetric: dict[str, bool] = field(default_factory=dict, repr=False)
     _may_kinds: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _allows: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
+    _names: GraphNames | None = field(default=None, repr=False)
 
     @classmethod
     def load(cls) -> GqaDomain:
@@ -72,7 +73,9 @@ class GqaDomain:
         return tuple(sorted(r for r in self.lex.relations if self.lex.opposite_relation(r)))
 
     def world(self, image_id: str, graph: Mapping[str, Any]) -> World:
-        return GqaWorld(graph, self.lex, self.vocab, self.may_kinds)
+        if self._names is None:
+            self._names = GraphNames(self.lex, self.vocab)
+        return GqaWorld(graph, self.lex, self.vocab, self.may_kinds, self._names)
 
     def kind_of(self, noun: str) -> str:
         """The kind a caption's noun names (what the plausibility counts are kept under)."""

@@ -33,6 +33,48 @@ _KNOWN_COMPOUNDS: dict[str, bool] = {}  # "glass window" -> is it a noun of the 
 
 
 @dataclass(frozen=True)
+class GraphName:
+    """What the lexicon says of one object name of a graph, as `GqaWorld` needs it."""
+
+    readings: frozenset[str]  # every kind an object so named may be
+    decidable: bool  # False: the name says nothing certain, the object may be anything
+    kind: str | None  # the kind a caption calls it by; None where a caption cannot say the name
+
+
+class GraphNames:
+    """The lexicon's answers about graph names and attribute lists, remembered for a run.
+
+    Why: a corpus says the same few thousand names and attribute lists over and over (75,000
+    graphs of ~16 objects each), and each answer costs several lexicon look-ups. One of these
+    lives on the domain, so every image of a run shares it; the answers depend only on the
+    lexicon and the caption vocabulary, which a run does not change."""
+
+    def __init__(self, lex: Lexicon, vocab: CaptionVocabulary):
+        self.lex, self.vocab = lex, vocab
+        self._names: dict[str, GraphName] = {}
+        self._sayable: dict[frozenset[str], tuple[str, ...]] = {}
+
+    def name(self, name: str) -> GraphName:
+        found = self._names.get(name)
+        if found is None:
+            lex = self.lex
+            decidable = lex.absence_decidable(name)
+            kind = lex.canonical(name) if decidable and name.replace(" ", "").isalpha() else None
+            found = self._names[name] = GraphName(lex.readings(name), decidable, kind)
+        return found
+
+    def sayable(self, attributes: frozenset[str]) -> tuple[str, ...]:
+        """The attributes a caption may say of an object: sayable words the graph does not
+        contradict (an object listed both "open" and "closed" is said to be neither)."""
+        found = self._sayable.get(attributes)
+        if found is None:
+            opposites = self.vocab.opposites
+            found = self._sayable[attributes] = tuple(sorted(
+                a for a in attributes if self.vocab.sayable(a) and not attributes & opposites.get(a, frozenset())))
+        return found
+
+
+@dataclass(frozen=True)
 class Thing:
     """An object a caption may name: its id, the noun a caption calls it by, its kind (what the
     plausibility counts are kept under) and the attributes a caption may say of it."""
@@ -78,8 +120,9 @@ class GqaWorld:
     dataset = "gqa"
 
     def __init__(self, graph: Mapping[str, Any], lex: Lexicon, vocab: CaptionVocabulary,
-                 may_kinds: Callable[[str], frozenset[str]]):
+                 may_kinds: Callable[[str], frozenset[str]], names: GraphNames | None = None):
         self.lex, self.vocab, self.may_kinds = lex, vocab, may_kinds
+        names = names or GraphNames(lex, vocab)
         self.width, self.height = float(graph["width"]), float(graph.get("height") or 0.0)
         self._may: dict[str, tuple[str, ...] | None] = {}
         self.memo: dict[Any, Any] = {}
@@ -92,13 +135,14 @@ class GqaWorld:
             name = " ".join(str(o["name"]).lower().split())
             attrs = frozenset(" ".join(a.lower().split()) for a in o.get("attributes") or ())
             self.names[oid], self.attributes[oid] = name, attrs
-            readings.append((oid, lex.readings(name)))
-            if not lex.absence_decidable(name):
+            said = names.name(name)
+            readings.append((oid, said.readings))
+            if not said.decidable:
                 # a name that says nothing certain (unknown, too vague): the object may be
                 # whatever a caption names
                 anything.append(oid)
-            elif name.replace(" ", "").isalpha():
-                things.append(Thing(oid, name, lex.canonical(name), self._sayable(attrs),
+            elif said.kind is not None:
+                things.append(Thing(oid, name, said.kind, names.sayable(attrs),
                                     (float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"]))))
             for r in o.get("relations") or ():
                 edge = (oid, " ".join(r["name"].lower().split()), str(r["object"]))
@@ -111,13 +155,6 @@ class GqaWorld:
         self.edges = [e for e in edges if e[0] != e[2] and e[0] in self._things and e[2] in self._things
                       and sayable_relation(e[1])]
         self._by_name = frozenset(self.names.values())
-
-    def _sayable(self, attributes: frozenset[str]) -> tuple[str, ...]:
-        """The attributes a caption may say of an object: sayable words the graph does not
-        contradict (an object listed both "open" and "closed" is said to be neither)."""
-        opposites = self.vocab.opposites
-        return tuple(sorted(a for a in attributes
-                            if self.vocab.sayable(a) and not attributes & opposites.get(a, frozenset())))
 
     def compound(self, attribute: str, noun: str) -> bool:
         """Would "ATTRIBUTE NOUN" read as one noun ("glass window", "hot dog")? Then the attribute
