@@ -14,8 +14,6 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from contrastgen.clevr.evidence import engine_program, evidence
 from contrastgen.clevr.executor import Execution, Invalid, execute
 from contrastgen.clevr.scene_view import ClevrScene, clevr_scene
@@ -61,18 +59,10 @@ def add_clevr_groups(record: dict[str, Any], reading: Reading, index: GroupIndex
             counts["unreadable"] += 1
             continue
         edited = perturbed.program()
-        positions = index.images_with_all(requirements(original) | requirements(edited))
-        n = len(positions)
-        start = int(np.searchsorted(positions, index.start_of(record["image_id"], seed))) % n if n else 0
+        candidates, met = index.candidates(requirements(original) | requirements(edited), record["image_id"], seed,
+                                           MAX_TRIED)
         found = None
-        tried = 0
-        for t in range(n):
-            j = index.image_ids[int(positions[(start + t) % n])]
-            if j == record["image_id"]:
-                continue
-            if tried == MAX_TRIED:
-                break
-            tried += 1
+        for j in candidates:
             scene = scene_of(j)
             run_q = on.get(j) or on.setdefault(j, execute(original, scene))
             if isinstance(run_q, Invalid):
@@ -94,7 +84,7 @@ def add_clevr_groups(record: dict[str, Any], reading: Reading, index: GroupIndex
                                      answer_p)])
             break
         if found is None:
-            counts["no_candidate" if n <= 1 else "not_grouped"] += 1
+            counts["no_candidate" if met <= 1 else "not_grouped"] += 1
             continue
         kind, j, cells = found
         counts[kind] += 1

@@ -11,9 +11,10 @@ they are shared copy-on-write; the graphs themselves stay where the run keeps th
 from __future__ import annotations
 
 import bisect
+import itertools
 import random
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ from contrastgen.datasets.packing import GraphJson
 from contrastgen.language.lexicon import Lexicon
 
 NAME, ATTRIBUTE, RELATION = "n", "a", "r"  # the three kinds of key
-UNION_CACHE = 256  # merged postings, and intersections, kept per process
+WINDOW_ENTRIES = 16  # of the leading postings in a walk's first window (a pair executes 2 candidates)
 
 
 def key(kind: str, value: str) -> str:
@@ -37,10 +38,6 @@ class GroupIndex:
     image_ids: list[str]  # sorted: a posting's entries are positions in this list
     postings: dict[str, np.ndarray]  # key -> sorted int32 positions
     graphs: Mapping[str, dict[str, Any]]
-    # a name's kinds' postings merged, for the names asked most ("animal": every kind of one)
-    _unions: dict[frozenset[str], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
-    # the intersections asked last (a record's pairs mostly need what its original needs)
-    _found: dict[frozenset[frozenset[str]], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     _shifts: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -66,41 +63,53 @@ class GroupIndex:
         postings = {k: np.asarray(v, dtype=np.int32) for k, v in sorted(lists.items())}
         return cls(image_ids, postings, graphs)
 
-    def images_with_all(self, required: frozenset[frozenset[str]]) -> np.ndarray:
-        """Positions of the images that have, for every requirement, at least one of its keys
-        (a name may be said by any kind it denotes: the union of their postings). Intersected
-        smallest first, so the cost follows the rarest requirement, not the corpus."""
-        found = self._found.get(required)
-        if found is None:
-            found = self._intersect(required)
-            if len(self._found) >= UNION_CACHE:
-                self._found.pop(next(iter(self._found)))
-            self._found[required] = found
-        return found
+    def walk(self, required: frozenset[frozenset[str]], start: int) -> Iterator[int]:
+        """Positions of the images that have, for every requirement, at least one of its keys (a
+        name may be said by any kind it denotes), ascending from `start` to the corpus's end,
+        then from its beginning up to `start`: each once.
 
-    def _intersect(self, required: frozenset[frozenset[str]]) -> np.ndarray:
-        sets = []
-        for alternatives in required:
-            union = self._unions.get(alternatives)
-            if union is None:
-                found = [self.postings[k] for k in sorted(alternatives) if k in self.postings]
-                union = (np.empty(0, dtype=np.int32) if not found else found[0] if len(found) == 1
-                         else np.unique(np.concatenate(found)))
-                if len(self._unions) >= UNION_CACHE:
-                    self._unions.pop(next(iter(self._unions)))
-                self._unions[alternatives] = union
-            if not len(union):
-                return union
-            sets.append(union)
-        if not sets:
-            return np.arange(len(self.image_ids), dtype=np.int32)
-        sets.sort(key=len)
-        out = sets[0]
-        for s in sets[1:]:
-            if not len(out):
-                break
-            out = np.intersect1d(out, s, assume_unique=True)
-        return out
+        Lazy, because a pair executes at most a few candidates: the requirement with the shortest
+        postings leads, read window by window from `start` (each window twice as wide as the one
+        before), and its entries in a window are kept where every other requirement's postings
+        hold them, found by binary search. A walk that stops early costs a few windows whatever
+        the corpus size; one that reads to the end (no image has everything) costs the leading
+        postings' length times a logarithm, never the merging of a common name's long postings.
+        """
+        size = len(self.image_ids)
+        if not size:
+            return
+        start %= size
+        if not required:
+            yield from range(start, size)
+            yield from range(start)
+            return
+        sets = [[self.postings[k] for k in sorted(alternatives) if k in self.postings] for alternatives in required]
+        if not all(sets):
+            return
+        sets.sort(key=lambda postings: sum(len(p) for p in postings))
+        lead, others = sets[0], sets[1:]
+        # a first window that holds about WINDOW_ENTRIES of the leading postings' entries
+        width = max(1, WINDOW_ENTRIES * size // sum(len(p) for p in lead))
+        for low, high in ((start, size), (0, start)):
+            while low < high:
+                end = min(high, low + width)
+                found = _within(lead, low, end)
+                for postings in others:
+                    if not len(found):
+                        break
+                    found = found[_held(postings, found)]
+                yield from found.tolist()
+                low, width = end, 2 * width
+
+    def candidates(self, required: frozenset[frozenset[str]], image_id: str, seed: int,
+                   limit: int) -> tuple[list[str], int]:
+        """The first `limit` images other than `image_id` on its walk (from `start_of`), and how
+        many images the walk met to find them (the image itself included: a count of at most one
+        says the corpus has no image but that one with everything asked)."""
+        # the image itself is met at most once, so limit + 1 images hold every candidate
+        met = [self.image_ids[p] for p in itertools.islice(self.walk(required, self.start_of(image_id, seed)),
+                                                              limit + 1)]
+        return [j for j in met if j != image_id][:limit], len(met)
 
     def start_of(self, image_id: str, seed: int) -> int:
         """Where an image's walk over its candidates begins: its own place in the corpus, shifted
@@ -115,3 +124,19 @@ class GroupIndex:
         # in another process or node); dicts travel as they are
         graphs = self.graphs.subset(self.image_ids) if isinstance(self.graphs, GraphJson) else self.graphs
         return (GroupIndex, (self.image_ids, self.postings, graphs))
+
+
+def _within(postings: list[np.ndarray], low: int, high: int) -> np.ndarray:
+    """The positions in [low, high) of any of the postings, sorted, each once."""
+    parts = [p[np.searchsorted(p, low):np.searchsorted(p, high)] for p in postings]
+    return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+
+
+def _held(postings: list[np.ndarray], positions: np.ndarray) -> np.ndarray:
+    """Which of the sorted positions any of the postings holds (a mask)."""
+    held = np.zeros(len(positions), dtype=bool)
+    for p in postings:
+        if len(p):
+            at = np.minimum(np.searchsorted(p, positions), len(p) - 1)
+            held |= p[at] == positions
+    return held

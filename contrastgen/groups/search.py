@@ -22,8 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from contrastgen.datasets.gqa_program import (
     REFERENCE_OPS,
     Step,
@@ -154,20 +152,12 @@ class GroupFinder:
             reasons["unannotated_prone"] += 1
             return None
         counts_p, kinds_p = listed_counts(steps_p), listed_kinds(steps_p, q.scene)
-        positions = self.index.images_with_all(q.required | requirements(steps_p, self.lex))
-        n = len(positions)
-        if n == 0 or (n == 1 and self.index.image_ids[int(positions[0])] == q.image_id):
+        candidates, _ = self.index.candidates(q.required | requirements(steps_p, self.lex), q.image_id, seed,
+                                              MAX_TRIED)
+        if not candidates:
             reasons["no_candidate"] += 1
             return None
-        start = int(np.searchsorted(positions, self.index.start_of(q.image_id, seed))) % n
-        tried = 0
-        for t in range(n):
-            j = self.index.image_ids[int(positions[(start + t) % n])]
-            if j == q.image_id:
-                continue
-            if tried == MAX_TRIED:
-                break
-            tried += 1
+        for j in candidates:
             cell_q = q.on.get(j, _UNTRIED)
             if cell_q is _UNTRIED:
                 cell_q = q.on[j] = self.prove(q.semantic, q.steps, q.counts, q.kinds, self.scene(j), reasons)

@@ -153,9 +153,12 @@ def test_the_index_finds_exactly_the_images_that_have_what_is_asked(engine, samp
     for _ in range(200):
         asked = frozenset(frozenset(rng.choice(common, size=rng.integers(1, 3), replace=False).tolist())
                           for _ in range(rng.integers(1, 3)))
-        want = sorted(i for i, ks in keys.items() if all(ks & alt for alt in asked))
-        assert [index.image_ids[p] for p in index.images_with_all(asked)] == want
-    assert len(index.images_with_all(frozenset())) == len(graphs)
+        want = [i for i, ks in sorted(keys.items()) if all(ks & alt for alt in asked)]
+        start = int(rng.integers(0, len(graphs)))
+        # the walk begins at the first image at or after `start` and goes round once
+        after = [i for i in want if index.image_ids.index(i) >= start]
+        assert [index.image_ids[p] for p in index.walk(asked, start)] == after + want[:len(want) - len(after)]
+    assert list(index.walk(frozenset(), 3)) == [*range(3, len(graphs)), *range(3)]
 
 
 def test_the_search_is_bounded_and_depends_only_on_the_seed(engine, sample, grouped):
@@ -168,3 +171,20 @@ def test_the_search_is_bounded_and_depends_only_on_the_seed(engine, sample, grou
     assert images != moved  # the seed decides where the walk over the candidates begins
     assert MAX_TRIED <= 4
     json.dumps(grouped.stats["groups"])  # the stats stay plain JSON
+
+
+def test_the_walk_over_a_large_corpus_meets_what_the_whole_intersection_holds_in_its_order():
+    # postings from dense to rare, so the walk reads many windows of its leading postings
+    rng = np.random.default_rng(1)
+    size = 20_000
+    postings = {f"n:{d}": np.flatnonzero(rng.random(size) < d).astype(np.int32)
+                for d in (0.9, 0.5, 0.2, 0.05, 0.01, 0.001)}
+    index = GroupIndex([f"{i:06d}" for i in range(size)], postings, {})
+    held = {k: set(v.tolist()) for k, v in postings.items()}
+    for _ in range(60):
+        asked = frozenset(frozenset(rng.choice(sorted(postings), size=rng.integers(1, 3), replace=False).tolist())
+                          for _ in range(rng.integers(1, 4)))
+        want = [p for p in range(size) if all(any(p in held[k] for k in alt) for alt in asked)]
+        start = int(rng.integers(0, size))
+        assert list(index.walk(asked, start)) == [p for p in want if p >= start] + [p for p in want if p < start]
+    assert list(index.walk(frozenset({frozenset({"n:absent"})}), 5)) == []
