@@ -65,8 +65,8 @@ class GroupIndex:
 
     def walk(self, required: frozenset[frozenset[str]], start: int) -> Iterator[int]:
         """Positions of the images that have, for every requirement, at least one of its keys (a
-        name may be said by any kind it denotes), ascending from `start` and on from the first
-        position after the last, each once.
+        name may be said by any kind it denotes), ascending from `start` to the corpus's end,
+        then from its beginning up to `start`: each once.
 
         Lazy, because a pair executes at most a few candidates: the requirement with the shortest
         postings leads, read window by window from `start` (each window twice as wide as the one
