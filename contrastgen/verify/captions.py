@@ -25,7 +25,7 @@ scene (`"dataset": "clevr"`) is closed: its shapes are all it has.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import product
 from typing import Any
 
@@ -337,6 +337,25 @@ def verify_captions(records: Iterable[Any], scene_graphs: dict[str, dict[str, An
     return report
 
 
+def _once(rid: str, what: str, pid: str | None, seen: set[str], fail: Callable[[str | None, str, str], None]) -> None:
+    """Ids name one caption or negative across the whole file."""
+    if rid in seen:
+        fail(pid, IDS, f"{what} id {rid!r} is given twice")
+    seen.add(rid)
+
+
+def _read(evidence: Any, text: Any, graph: CaptionGraph, pid: str | None,
+          fail: Callable[[str | None, str, str], None]) -> tuple[dict[str, Any], Any] | None:
+    """The evidence (its version checked) and the words read back into its structure; None, with
+    the failure recorded, where either cannot be read."""
+    try:
+        checked = _version(evidence)
+        return checked, _reading_of(text, checked["reading"], graph)
+    except EvidenceProblem as exc:
+        fail(pid, READING if "read" in str(exc) else STRUCTURE, str(exc))
+        return None
+
+
 def _record_failures(record: dict[str, Any], rid: str, image_id: str, graph: CaptionGraph,
                      seen: set[str]) -> list[Failure]:
     out: list[Failure] = []
@@ -347,15 +366,11 @@ def _record_failures(record: dict[str, Any], rid: str, image_id: str, graph: Cap
     text = record.get("caption")
     if not isinstance(text, str) or rid != caption_id(image_id, text):
         fail(None, IDS, f"id {rid!r} is not the image and the caption's hash ({caption_id(image_id, str(text))})")
-    if rid in seen:
-        fail(None, IDS, f"caption id {rid!r} is given twice")
-    seen.add(rid)
-    try:
-        evidence = _version(record.get("evidence"))
-        pos = _reading_of(text, evidence["reading"], graph)
-    except EvidenceProblem as exc:
-        fail(None, READING if "read" in str(exc) else STRUCTURE, str(exc))
+    _once(rid, "caption", None, seen, fail)
+    read = _read(record.get("evidence"), text, graph, None, fail)
+    if read is None:
         return out
+    evidence, pos = read
     _run(lambda: graph.true(pos), fail, None, TRUE)
     for fact in evidence["facts"]:
         _run(lambda f=fact: graph.check_fact(f), fail, None, FACT)
@@ -367,15 +382,11 @@ def _record_failures(record: dict[str, Any], rid: str, image_id: str, graph: Cap
         pid = str(neg.get("id", f"negative {i}"))
         if kind not in KINDS or pid != f"{rid}_{kind}":
             fail(pid, IDS, f"negative id {pid!r} is not the caption's id and its kind ({kind!r})")
-        if pid in seen:
-            fail(pid, IDS, f"negative id {pid!r} is given twice")
-        seen.add(pid)
-        try:
-            nev = _version(neg.get("evidence"))
-            reading = _reading_of(neg.get("caption"), nev["reading"], graph)
-        except EvidenceProblem as exc:
-            fail(pid, READING if "read" in str(exc) else STRUCTURE, str(exc))
+        _once(pid, "negative", pid, seen, fail)
+        read = _read(neg.get("evidence"), neg.get("caption"), graph, pid, fail)
+        if read is None:
             continue
+        nev, reading = read
         if nev.get("proof") not in PROOFS:
             fail(pid, STRUCTURE, f"unknown proof {nev.get('proof')!r}")
         problem = change_problem(str(kind), pos, reading) if kind in KINDS else None

@@ -106,3 +106,12 @@ def test_ids_given_twice_are_refused_with_exit_2(tmp_path, recs):
 def test_an_image_not_among_the_graphs(recs, graphs):
     recs[0]["image_id"] = "nowhere"
     assert "image" in checks(recs[:1], graphs)
+
+
+def test_a_negative_given_twice_and_one_of_another_evidence_version(recs, graphs):
+    r = next(r for r in recs if len(r["negatives"]) >= 2)
+    r["negatives"].append(copy.deepcopy(r["negatives"][0]))  # the same id again
+    r["negatives"][1]["evidence"]["version"] = 99
+    failures = verify_captions(recs, graphs).failures
+    assert any(f.check == "ids" and "given twice" in f.problem for f in failures)
+    assert any(f.check == "structure" and "evidence version" in f.problem for f in failures)
