@@ -177,14 +177,15 @@ def build_vqavs(samples: Sequence[Sample], config: VqaVsConfig | None = None, *,
                       "input" if mi_samples is None else "separate", without)
 
 
-def _gqa_object(samples: Sequence[Sample]) -> Iterator[bytes]:
+def gqa_questions_object(samples: Sequence[Sample]) -> Iterator[bytes]:
     """{question id: record} as `jsonio.dumps` writes it, from records kept serialised
     (`load_gqa_samples`) or parsed."""
     return keyed_object((s.question_id, s.question_record if isinstance(s.question_record, bytes)
                          else gqa_json(s.question_record)) for s in sorted(samples, key=lambda s: s.question_id))
 
 
-def _vqa_files(samples: Sequence[Sample]) -> tuple[list[dict], list[dict]]:
+def vqa_question_files(samples: Sequence[Sample]) -> tuple[list[dict], list[dict]]:
+    """VQA v2's two files for a set of samples: the questions and their annotations, in order."""
     return [s.question_record for s in samples], [s.annotation_record or {} for s in samples]
 
 
@@ -217,9 +218,9 @@ def write_vqavs(build: VqaVsBuild, out_dir: str | os.PathLike[str], *, extra_sta
         for name in build.built():
             chosen = [by_id[q] for q in build.splits[name].tail_ids]
             if build.data_format == "gqa":
-                write_chunks(tmp / "ood" / f"{name}.json", _gqa_object(chosen))
+                write_chunks(tmp / "ood" / f"{name}.json", gqa_questions_object(chosen))
             else:
-                ques, ans = _vqa_files(chosen)
+                ques, ans = vqa_question_files(chosen)
                 write_json(tmp / "ood" / f"{name}-Ques.json", ques)
                 write_json(tmp / "ood" / f"{name}-Ans.json", ans)
         write_json(tmp / "splits.json", {

@@ -79,13 +79,13 @@ def write_iid_parts(tmp: Path, parts: Mapping[str, Sequence[Sample]], data_forma
     """`iid/<part>-Ques.json` and `-Ans.json` (VQA v2's files) or `iid/<part>.json` (GQA's), for
     training and model selection; and `iid_val.json`, the validation answers `evaluate` scores."""
     from contrastgen.jsonio import write_chunks
-    from contrastgen.ood.vqavs import _gqa_object, _vqa_files
+    from contrastgen.ood.vqavs import gqa_questions_object, vqa_question_files
 
     for part, samples in parts.items():
         if data_format == "gqa":
-            write_chunks(tmp / "iid" / f"{part}.json", _gqa_object(samples))
+            write_chunks(tmp / "iid" / f"{part}.json", gqa_questions_object(samples))
         else:
-            ques, ans = _vqa_files(samples)
+            ques, ans = vqa_question_files(samples)
             write_json(tmp / "iid" / f"{part}-Ques.json", ques)
             write_json(tmp / "iid" / f"{part}-Ans.json", ans)
     val = parts["val"]

@@ -161,13 +161,13 @@ def test_gqa_records_kept_serialised_are_written_as_parsed_ones_would_be():
     from them is the bytes `jsonio.dumps` writes for the parsed records, ids in order."""
     from contrastgen.datasets.samples import Sample
     from contrastgen.jsonio import dumps
-    from contrastgen.ood.vqavs import _gqa_object
+    from contrastgen.ood.vqavs import gqa_questions_object
 
     records = {"q2": {"z": 1, "a": {"y": [2, 1], "b": "é"}}, "q\u00e910": {"question": "Q?"}, "q1": {}}
     parsed = [Sample(qid, "1", "Q?", "a", ["a"], question_record=r) for qid, r in records.items()]
     kept = [Sample(s.question_id, "1", "Q?", "a", ["a"], question_record=dumps(s.question_record)[:-1])
             for s in parsed]
-    assert b"".join(_gqa_object(parsed)) == b"".join(_gqa_object(kept)) == dumps(records)
+    assert b"".join(gqa_questions_object(parsed)) == b"".join(gqa_questions_object(kept)) == dumps(records)
 
 
 def test_gqa_samples_stream_from_shards_and_refuse_an_id_given_twice(tmp_path):

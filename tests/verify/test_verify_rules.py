@@ -100,3 +100,14 @@ def test_shipped_prone_list_is_expanded_by_the_noun_table():
     assert "nouns.tsv" in rules.unannotated_prone_source
     assert rules.is_unannotated_prone("hands"), "the prone list's own example: 'body part' covers 'hand'"
     assert not rules.is_unannotated_prone("cup")
+
+
+def test_shipped_relations_table_is_consistent():
+    """rules/relations.tsv: every opposite is listed both ways round, and no relation is both
+    symmetric and the opposite of another (a swap over it would then be both true and false)."""
+    rules = load_rules()
+    assert rules.opposites, "the shipped table lists no opposites"
+    for relation, opposite in rules.opposites.items():
+        assert relation != opposite
+        assert rules.opposites.get(opposite) == relation, (relation, opposite)
+    assert not rules.symmetric & set(rules.opposites)
