@@ -218,6 +218,8 @@ class ImageCandidates:
                    change: dict[str, Any]) -> Candidate | None:
         if any(p.attribute and self.world.compound(p.attribute, p.noun) for p in negative.phrases):
             return None  # "a glass window" reads as one noun
+        if any(p.attribute and p.noun.split(" ", 1)[0] == p.attribute for c in (positive, negative) for p in c.phrases):
+            return None  # "a glass glass", "an orange orange": the word said twice
         key = (positive, witnesses)
         if key not in self._true:
             found = prove_true(positive, self.world, witnesses)
