@@ -101,6 +101,7 @@ class ImageCandidates:
         self._said: dict[tuple[str, bool], list[str]] = {}
         self._edge_lists: dict[str, list[tuple[str, str, str]]] = {}
         self._between: dict[tuple[str, str], list[str]] | None = None
+        self._partners_of: dict[str, list[Thing]] = {}
 
     def of_kind(self, kind: str, limit: int) -> list[Candidate]:
         rng = self.rng
@@ -356,8 +357,11 @@ class ImageCandidates:
         """The objects a matched add_obj caption may add to `thing`'s phrase: ones a pair may name
         with it, called by a noun whose absence the graph could show elsewhere (the class of noun
         a negative adds, so that no noun is one a text-only model could learn is always true)."""
-        return [t for t in self.things.values()
-                if t.id != thing.id and self._decidable(t.noun) and self._distinct(thing, t)]
+        found = self._partners_of.get(thing.id)
+        if found is None:
+            found = self._partners_of[thing.id] = [
+                t for t in self.things.values() if t.id != thing.id and self._decidable(t.noun) and self._distinct(thing, t)]
+        return found
 
     def _add_att(self, rng: random.Random) -> Iterator[Candidate]:
         sources = [self._relation_positive(rng, "any", chance=0.3), self._pair_positive(rng, chance=0.3)]
