@@ -86,7 +86,8 @@ class NounPool:
 
 class ImageCandidates:
     """Every kind's candidate pairs for one image, drawn with the image's seeded generator (asked
-    for the kinds in one fixed order, so the same image and seed give the same candidates)."""
+    for the kinds in one fixed order, so the same image and seed give the same candidates; the
+    add kinds with a generator seeded from it)."""
 
     def __init__(self, world: World, domain: Domain, pool: NounPool, rng: random.Random, *,
                  add_form: str = MATCHED):

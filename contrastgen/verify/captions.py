@@ -294,10 +294,10 @@ def change_problem(kind: str, pos: dict[str, Any], neg: dict[str, Any]) -> str |
 
 def _added_object(pos: dict[str, Any], neg: dict[str, Any]) -> str | None:
     """An add_obj negative is the base object's phrase "and" a bare noun. Its caption is the base
-    itself (SugarCrepe's form) or the base "and" another bare noun (the matched form, where
-    `true` re-proves the added object present and `false` the negative's absent)."""
+    itself (SugarCrepe's form) or the base "and" another bare noun (the matched form: the caption
+    is re-proven true as every caption is, which proves its added object present)."""
     pp, np_ = pos["phrases"], neg["phrases"]
-    if neg["shape"] != "pair" or np_[1]["attribute"]:
+    if neg["shape"] != "pair" or len(np_) != 2 or np_[1]["attribute"]:
         return "the negative is not a bare noun added to a phrase"
     if pos["shape"] == "object" and np_[0] == pp[0]:
         return None
