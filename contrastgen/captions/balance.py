@@ -15,7 +15,8 @@ them least:
 Ties go to the pair whose two captions are closest in plausibility, then to the seeded order.
 
 Without balancing (`balanced=False`) each image's pair is drawn uniformly from its candidates:
-the same candidates, so the two modes differ only in the choice.
+the same candidates, so the two modes differ only in the choice (but for the add kinds, whose
+form each mode sets by default: `candidates`).
 
 The tallies are kept per shard of images (`generate.SHARD_IMAGES`), which keeps the choice the
 same whatever the number of workers; shards are balanced each on its own, so the whole is too.

@@ -9,8 +9,8 @@ The kinds are SugarCrepe's seven and ARO's two swaps:
 | replace_rel | "a dog to the left of a car" | "a dog to the right of a car" | no pair stands so |
 | swap_obj | "a dog to the left of a car" | "a car to the left of a dog" | no pair stands so |
 | swap_att | "a white plate and a brown table" | "a brown plate and a white table" | no brown plate (or no white table) |
-| add_obj | "a black dog" | "a black dog and a cat" | no object may be a cat |
-| add_att | "a dog to the left of a car" | "a dog to the left of a red car" | no car is red (or no pair) |
+| add_obj | "a black dog and a car" | "a black dog and a cat" | no object may be a cat |
+| add_att | "a dog to the left of a blue car" | "a dog to the left of a red car" | no car is red (or no pair) |
 | aro_relation | "the dog is to the left of the car" | "the car is to the left of the dog" | the one car is not so |
 | aro_attribute | "the white plate and the brown table" | "the brown plate and the white table" | the one plate is not brown |
 
@@ -20,6 +20,16 @@ a word of the same class the negative may put there: a replaced noun is one whos
 graph could show, a replaced attribute a basic colour or one side of an opposite pair, a
 replaced relation one with an opposite; substitute nouns are drawn by their frequency in the
 corpus, as positives' nouns are. Which candidate becomes the image's pair is `balance`'s choice.
+
+The add kinds have two forms. SugarCrepe's (`sugarcrepe`) adds to a true caption, the base, and
+keeps the base as the positive ("a black dog" / "a black dog and a cat"); every word of the
+positive is then in the negative too, so a classifier trained on such pairs learns that the
+longer caption is false, whatever is added. The `matched` form keeps the negative (the base and
+an addition the graph proves false) and makes the positive the same base with a *true* addition
+in the same place and of the same class of word: another object of the image, called by a noun
+whose absence could be proven ("and a car" / "and a cat"), or a provable attribute the object
+has, the negative's being one of its alternatives ("blue car" / "red car"). The pair still asks
+whether a model notices content that is not in the image, and the length no longer tells.
 
 A swap is tried only over a relation that cannot hold both ways, and is kept only where the graph
 shows the swapped relation does not hold (so "near" is never swapped, and neither is a pair the
@@ -43,6 +53,9 @@ KINDS = ("replace_obj", "replace_att", "replace_rel", "swap_obj", "swap_att", "a
 CHANGE_OF = {"replace_obj": "object", "replace_att": "attribute", "replace_rel": "relation",
              "swap_obj": "object", "swap_att": "attribute", "add_obj": "object", "add_att": "attribute",
              "aro_relation": "relation", "aro_attribute": "attribute"}
+MATCHED, SUGARCREPE = "matched", "sugarcrepe"
+ADD_FORMS = (MATCHED, SUGARCREPE)  # how add_obj and add_att pairs are formed (see the module's docstring)
+ADD_KINDS = ("add_obj", "add_att")
 TRIES = 8  # positives tried per kind and image
 ALTERNATIVES = 4  # negatives tried per positive
 
@@ -73,18 +86,30 @@ class NounPool:
 
 class ImageCandidates:
     """Every kind's candidate pairs for one image, drawn with the image's seeded generator (asked
-    for the kinds in one fixed order, so the same image and seed give the same candidates)."""
+    for the kinds in one fixed order, so the same image and seed give the same candidates; the
+    add kinds with a generator seeded from it)."""
 
-    def __init__(self, world: World, domain: Domain, pool: NounPool, rng: random.Random):
+    def __init__(self, world: World, domain: Domain, pool: NounPool, rng: random.Random, *,
+                 add_form: str = MATCHED):
         self.world, self.domain, self.pool, self.rng = world, domain, pool, rng
+        self.add_form = add_form
+        # the add kinds draw from a generator of their own, so that their form, which changes how
+        # much they draw, leaves every other kind's candidates as they are
+        self._add_seed = rng.getrandbits(64)
+        self._add_rng: random.Random | None = None
         self.things = {t.id: t for t in world.things}
         self._true: dict[tuple[Caption, tuple[str, ...]], tuple[dict[str, Any], ...] | None] = {}
         self._said: dict[tuple[str, bool], list[str]] = {}
         self._edge_lists: dict[str, list[tuple[str, str, str]]] = {}
         self._between: dict[tuple[str, str], list[str]] | None = None
+        self._partners_of: dict[str, list[Thing]] = {}
 
     def of_kind(self, kind: str, limit: int) -> list[Candidate]:
         rng = self.rng
+        if kind in ADD_KINDS:
+            if self._add_rng is None:
+                self._add_rng = random.Random(self._add_seed)
+            rng = self._add_rng
         make: Callable[[random.Random], Iterator[Candidate]] = getattr(self, "_" + kind)
         out: list[Candidate] = []
         seen: set[tuple[Caption, Caption]] = set()
@@ -195,6 +220,8 @@ class ImageCandidates:
                    change: dict[str, Any]) -> Candidate | None:
         if any(p.attribute and self.world.compound(p.attribute, p.noun) for p in negative.phrases):
             return None  # "a glass window" reads as one noun
+        if any(p.attribute and p.noun.split(" ", 1)[0] == p.attribute for c in (positive, negative) for p in c.phrases):
+            return None  # "a glass glass", "an orange orange": the word said twice
         key = (positive, witnesses)
         if key not in self._true:
             found = prove_true(positive, self.world, witnesses)
@@ -308,32 +335,65 @@ class ImageCandidates:
                     yield cand
 
     def _add_obj(self, rng: random.Random) -> Iterator[Candidate]:
-        for positive, witnesses in self._object_positive(rng, chance=0.5):
-            present = positive.phrases[0]
+        for base, witnesses in self._object_positive(rng, chance=0.5):
+            present = base.phrases[0]
+            partners = self._partners(self.things[witnesses[0]]) if self.add_form == MATCHED else []
+            if self.add_form == MATCHED and not partners:
+                continue
             for noun in self.pool.draw(rng, ALTERNATIVES * 2)[:ALTERNATIVES]:
                 if self.world.may_be(noun) != () or self.domain.kind_of(noun) == self.domain.kind_of(present.noun):
                     continue
                 negative = Caption("pair", (present, Phrase(noun)))
-                cand = self._candidate("add_obj", positive, witnesses, negative, {"phrase": 1, "to": noun})
+                change: dict[str, Any] = {"phrase": 1, "to": noun}
+                positive = base
+                if partners:
+                    partner = rng.choice(partners)
+                    positive, witnesses = Caption("pair", (present, Phrase(partner.noun))), (witnesses[0], partner.id)
+                    change["true"] = partner.noun
+                cand = self._candidate("add_obj", positive, witnesses, negative, change)
                 if cand is not None:
                     yield cand
+
+    def _partners(self, thing: Thing) -> list[Thing]:
+        """The objects a matched add_obj caption may add to `thing`'s phrase: ones a pair may name
+        with it, called by a noun whose absence the graph could show elsewhere (the class of noun
+        a negative adds, so that no noun is one a text-only model could learn is always true)."""
+        found = self._partners_of.get(thing.id)
+        if found is None:
+            found = self._partners_of[thing.id] = [
+                t for t in self.things.values() if t.id != thing.id and self._decidable(t.noun) and self._distinct(thing, t)]
+        return found
 
     def _add_att(self, rng: random.Random) -> Iterator[Candidate]:
         sources = [self._relation_positive(rng, "any", chance=0.3), self._pair_positive(rng, chance=0.3)]
         for source in sources:
-            for positive, witnesses in source:
-                bare = [i for i, p in enumerate(positive.phrases) if not p.attribute and self._decidable(p.noun)]
+            for base, witnesses in source:
+                bare = [i for i, p in enumerate(base.phrases) if not p.attribute and self._decidable(p.noun)]
                 if not bare:
                     continue
                 i = rng.choice(bare)
-                phrase = positive.phrases[i]
-                options = [a for a in self._added_options(witnesses[i]) if self.domain.allows(phrase.noun, a)]
-                for attribute in rng.sample(options, min(ALTERNATIVES, len(options))):
+                phrase = base.phrases[i]
+                for true, attribute in self._added_attributes(witnesses[i], phrase.noun, rng):
+                    positive = base if true is None else base.with_phrase(i, phrase.with_attribute(true))
+                    change: dict[str, Any] = {"phrase": i, "to": attribute}
+                    if true is not None:
+                        change["true"] = true
                     cand = self._candidate("add_att", positive, witnesses,
-                                           positive.with_phrase(i, phrase.with_attribute(attribute)),
-                                           {"phrase": i, "to": attribute})
+                                           base.with_phrase(i, phrase.with_attribute(attribute)), change)
                     if cand is not None:
                         yield cand
+
+    def _added_attributes(self, oid: str, noun: str, rng: random.Random) -> list[tuple[str | None, str]]:
+        """Up to ALTERNATIVES (the true attribute the caption adds, the one its negative adds):
+        in the matched form a provable attribute the object has and one of its alternatives ("red"
+        and "blue"; the same class of word in the same place), in SugarCrepe's form (None, an
+        alternative of any provable attribute it has)."""
+        if self.add_form == MATCHED:
+            options = [(a, b) for a in self._attributes(self.things[oid], provable=True)
+                       for b in self.domain.alternatives(a) if self.domain.allows(noun, b)]
+        else:
+            options = [(None, b) for b in self._added_options(oid) if self.domain.allows(noun, b)]
+        return rng.sample(options, min(ALTERNATIVES, len(options)))
 
     def _added_options(self, oid: str) -> list[str]:
         """Attributes a negative may add to a phrase: the alternatives of the provable attributes

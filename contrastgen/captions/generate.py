@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from contrastgen.captions.balance import Balancer, Scored
-from contrastgen.captions.candidates import KINDS, ImageCandidates, NounPool
+from contrastgen.captions.candidates import KINDS, MATCHED, SUGARCREPE, ImageCandidates, NounPool
 from contrastgen.captions.caption import Caption, caption_text
 from contrastgen.captions.domain import Domain, load_domain
 from contrastgen.captions.plausibility import Plausibility, count_graph
@@ -52,6 +52,13 @@ class CaptionOptions:
     balanced: bool = True
     seed: int = 0
     kinds: tuple[str, ...] = KINDS
+    add_form: str | None = None  # `candidates.ADD_FORMS`; None: matched when balanced, SugarCrepe's when not
+
+    @property
+    def adds(self) -> str:
+        """The form of add_obj and add_att pairs: unbalanced output is SugarCrepe's benchmark as
+        defined, the "before" a balanced set is compared with."""
+        return self.add_form or (MATCHED if self.balanced else SUGARCREPE)
 
 
 @dataclass
@@ -74,7 +81,7 @@ class CaptionStats:
         kinds = [k for k in KINDS if k in options.kinds]
         return {
             "images": self.images, "records": self.records, "balanced": options.balanced,
-            "per_image": options.per_image, "seed": options.seed,
+            "per_image": options.per_image, "seed": options.seed, "add_form": options.adds,
             "kinds": {k: {"pairs": self.pairs[k], "images_with_a_candidate": self.images_with[k],
                           "images_without": self.images - self.images_with[k],
                           "scorer_picks_positive": round(self.scorer_right[k] / self.pairs[k], 4) if self.pairs[k] else None,
@@ -200,7 +207,8 @@ def _caption_shard(state: _State, image_ids: list[str]) -> tuple[bytes, CaptionS
             world = domain.world(image_id, graph)
             score = _memo(state.plausibility.scorer(count_graph(graph, domain.graph_kind), domain.kind_of))
             text = _memo(functools.partial(caption_text, lex=domain.lex))
-            image = ImageCandidates(world, domain, state.pool, random.Random(f"{options.seed}:{image_id}"))
+            image = ImageCandidates(world, domain, state.pool, random.Random(f"{options.seed}:{image_id}"),
+                                   add_form=options.adds)
             choice = random.Random(f"{options.seed}:{image_id}:choice")
             by_positive: dict[Any, list[tuple[Any, float, float]]] = {}
             stats.images += 1

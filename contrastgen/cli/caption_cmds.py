@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from contrastgen.captions.candidates import KINDS
+from contrastgen.captions.candidates import ADD_FORMS, KINDS
 from contrastgen.captions.generate import CaptionOptions, generate_captions
 from contrastgen.cli.options import comma_list
 from contrastgen.errors import require_extra
@@ -42,17 +42,23 @@ def captions() -> None:
               help="Candidate pairs per kind and image the balancing chooses among.")
 @click.option("--unbalanced", is_flag=True,
               help="Draw each image's pair from its candidates at random (to measure what balancing does).")
+@click.option("--add-form", type=click.Choice(ADD_FORMS),
+              help="add_obj / add_att pairs. matched: the caption is the base plus a true addition, the "
+                   "negative the base plus a false one, as long as each other. sugarcrepe: SugarCrepe's "
+                   "definition, the caption is the base itself (a text-only classifier picks it by its "
+                   "length). [default: matched; sugarcrepe with --unbalanced]")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--workers", type=click.IntRange(1, 64), help="Processes [default: the CPUs, at most 8].")
 def generate_cmd(scene_graphs: Path, out: Path, kinds: tuple[str, ...], per_image: int, candidates: int,
-                 unbalanced: bool, seed: int, workers: int | None) -> None:
+                 unbalanced: bool, add_form: str | None, seed: int, workers: int | None) -> None:
     """Write OUT/captions.jsonl: per image, true captions each with its negatives and their proofs."""
     options = CaptionOptions(per_image=per_image, candidates=max(candidates, per_image),
-                             balanced=not unbalanced, seed=seed, kinds=kinds)
+                             balanced=not unbalanced, seed=seed, kinds=kinds,
+                             add_form=add_form)
     stats = generate_captions(scene_graphs, out, options, workers=workers)
     summary = stats.as_dict(options)
     click.echo(f"{stats.images} images, {stats.records} captions, {sum(stats.pairs.values())} negatives "
-               f"({'balanced' if options.balanced else 'unbalanced'})")
+               f"({'balanced' if options.balanced else 'unbalanced'}; add kinds {options.adds})")
     for kind, row in summary["kinds"].items():
         scorer = row["scorer_picks_positive"]
         click.echo(f"  {kind:<14} {row['pairs']:>7} pairs, {row['images_without']:>6} images without one"

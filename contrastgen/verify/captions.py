@@ -284,15 +284,36 @@ def change_problem(kind: str, pos: dict[str, Any], neg: dict[str, Any]) -> str |
                 or [p["attribute"] for p in np_] != [p["attribute"] for p in pp][::-1]:
             return "not the two attributes swapped"
     elif kind == "add_obj":
-        if pos["shape"] != "object" or neg["shape"] != "pair" or np_[0] != pp[0]:
-            return "not a phrase added to the caption's object"
+        return _added_object(pos, neg)
     elif kind == "add_att":
-        changed = [i for i, (a, b) in enumerate(zip(pp, np_, strict=False)) if a != b]
-        if not same_frame or len(changed) != 1 or pp[changed[0]]["attribute"] or not np_[changed[0]]["attribute"] \
-                or not _same_except(pp[changed[0]], np_[changed[0]], "attribute"):
-            return "not an attribute added to one bare phrase"
+        return _added_attribute(pp, np_, same_frame)
     else:
         return f"unknown kind {kind!r}"
+    return None
+
+
+def _added_object(pos: dict[str, Any], neg: dict[str, Any]) -> str | None:
+    """An add_obj negative is the base object's phrase "and" a bare noun. Its caption is the base
+    itself (SugarCrepe's form) or the base "and" another bare noun (the matched form: the caption
+    is re-proven true as every caption is, which proves its added object present)."""
+    pp, np_ = pos["phrases"], neg["phrases"]
+    if neg["shape"] != "pair" or len(np_) != 2 or np_[1]["attribute"]:
+        return "the negative is not a bare noun added to a phrase"
+    if pos["shape"] == "object" and np_[0] == pp[0]:
+        return None
+    if pos["shape"] == "pair" and pp[0] == np_[0] and not pp[1]["attribute"] and pp[1]["noun"] != np_[1]["noun"]:
+        return None
+    return "not the caption's object with a noun added (nor its base with another noun added)"
+
+
+def _added_attribute(pp: list[dict[str, Any]], np_: list[dict[str, Any]], same_frame: bool) -> str | None:
+    """An add_att negative is the base with an attribute on one bare phrase. Its caption is the
+    base itself (SugarCrepe's form) or the base with another attribute on the same phrase (the
+    matched form)."""
+    changed = [i for i, (a, b) in enumerate(zip(pp, np_, strict=False)) if a != b]
+    if not same_frame or len(changed) != 1 or not np_[changed[0]]["attribute"] \
+            or not _same_except(pp[changed[0]], np_[changed[0]], "attribute"):
+        return "not an attribute added to one bare phrase of the caption's base"
     return None
 
 

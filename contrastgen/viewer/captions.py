@@ -83,12 +83,22 @@ def _picture(record: Mapping[str, Any], images: str | None) -> str:
             f'onerror="{fallback}">{box}</div>')
 
 
+def added_words(change: Mapping[str, Any]) -> str:
+    """What a matched add pair adds to its base on each side (the caption a true object or
+    attribute, the negative a false one), or "" for any other pair."""
+    if not isinstance(change, Mapping) or "true" not in change:
+        return ""
+    return (f' <span class="meta">the same base with \u201c{_e(change.get("to"))}\u201d added, where the caption '
+            f'adds \u201c{_e(change["true"])}\u201d</span>')
+
+
 def record_html(record: Mapping[str, Any], images: str | None = None) -> str:
     negatives = []
     for n in record["negatives"]:
         ev = n.get("evidence") or {}
         negatives.append(
             f'<div class="neg"><span class="kind">{_e(n["kind"])}</span> <span class="false">{_e(n["caption"])}</span>'
+            f'{added_words(n.get("change") or {})}'
             f' <span class="meta">false because {_e(PROOF_WORDS.get(ev.get("proof"), ev.get("proof")))}</span>'
             f'{_facts(ev.get("facts") or [])}</div>')
     return (f'<div class="rec" id="{_e(record["id"])}">{_picture(record, images)}<div>'

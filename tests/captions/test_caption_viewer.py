@@ -28,6 +28,8 @@ def test_the_site_shows_every_caption_negative_and_falsifying_fact(tmp_path, gqa
     assert "is not to the right of" in html or "is not to the left of" in html  # a relation's proof in words
     assert re.search(r"objects \u201c[a-z ]+\u201d may denote: none", html)  # an absent noun's proof
     assert 'class="box"' in html  # the caption's region over the image
+    added = next(n["change"] for r in recs for n in r["negatives"] if n["kind"] == "add_obj")
+    assert f"\u201c{added['to']}\u201d added, where the caption adds \u201c{added['true']}\u201d" in html
     index = (tmp_path / "site" / "index.html").read_text()
     assert "replace_obj" in index and "aro_relation" in index
 

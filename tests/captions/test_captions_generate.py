@@ -169,3 +169,20 @@ def test_people_nouns_cross_classify(tmp_path):
                     said_absent[kind].append(f["ids"])
     assert said_absent["empty"] and all(ids == [] for ids in said_absent["empty"])
     assert all("1" in ids for ids in said_absent["player"])
+
+
+def test_an_attribute_that_is_its_nouns_word_is_never_said(tmp_path):
+    """An orange listed "orange", a glass listed "glass": "an orange orange" says a word twice."""
+
+    def thing(name: str, x: int, attributes: list[str]) -> dict:
+        return {"name": name, "x": x, "y": 0, "w": 9, "h": 9, "attributes": attributes,
+                "relations": [{"name": "to the left of", "object": "2"}] if name == "orange" else []}
+
+    objects = {"1": thing("orange", 0, ["orange", "round"]), "2": thing("glass", 20, ["glass", "clear"]),
+               "3": thing("table", 40, ["brown", "wooden"])}
+    graphs = {f"img{i}": {"width": 100, "height": 100, "objects": objects} for i in range(30)}
+    (tmp_path / "g.json").write_bytes(orjson.dumps(graphs))
+    out = generate(tmp_path / "g.json", tmp_path / "out", "--candidates", "8")
+    texts = [t for r in records(out) for t in (r["caption"], *(n["caption"] for n in r["negatives"]))]
+    assert texts and any("orange" in t for t in texts)
+    assert [t for t in texts if any(a == b for a, b in zip(t.split(), t.split()[1:], strict=False))] == []

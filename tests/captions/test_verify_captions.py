@@ -115,3 +115,41 @@ def test_a_negative_given_twice_and_one_of_another_evidence_version(recs, graphs
     failures = verify_captions(recs, graphs).failures
     assert any(f.check == "ids" and "given twice" in f.problem for f in failures)
     assert any(f.check == "structure" and "evidence version" in f.problem for f in failures)
+
+
+def _phrases(*nouns: tuple[str, str]) -> list[dict]:
+    return [{"determiner": "a", "attribute": a, "noun": n} for a, n in nouns]
+
+
+@pytest.fixture()
+def dog_and_car() -> dict:
+    """A black dog and a red car; no cat, no bench."""
+    return {"img": {"width": 100, "height": 100, "objects": {
+        "1": {"name": "dog", "x": 0, "y": 0, "w": 5, "h": 5, "attributes": ["black"], "relations": []},
+        "2": {"name": "car", "x": 9, "y": 0, "w": 5, "h": 5, "attributes": ["red"], "relations": []}}}}
+
+
+def _add_obj(caption: str, added: str, negative: str, false_added: tuple[str, str]) -> dict:
+    return _record("img", caption, {"shape": "pair", "phrases": _phrases(("", "dog"), ("", added))},
+                   negative, {"shape": "pair", "phrases": _phrases(("", "dog"), false_added)}, "add_obj")
+
+
+def test_a_matched_add_pair_is_reproven_on_both_sides(dog_and_car):
+    assert checks([_add_obj("a dog and a car", "car", "a dog and a cat", ("", "cat"))], dog_and_car) == set()
+    # the caption's addition is what the graph must prove present
+    assert checks([_add_obj("a dog and a bench", "bench", "a dog and a cat", ("", "cat"))],
+                  dog_and_car) == {"caption_not_true"}
+    # the two additions are bare nouns in the same place: an attribute on one side only is no add pair
+    assert checks([_add_obj("a dog and a car", "car", "a dog and a white cat", ("white", "cat"))],
+                  dog_and_car) == {"change"}
+
+
+def test_a_matched_add_att_pair_is_reproven_on_both_sides(dog_and_car):
+    def pair(true: str, false: str) -> dict:
+        return _record("img", f"a dog and a {true} car", {"shape": "pair", "phrases": _phrases(("", "dog"), (true, "car"))},
+                       f"a dog and a {false} car", {"shape": "pair", "phrases": _phrases(("", "dog"), (false, "car"))},
+                       "add_att")
+
+    assert checks([pair("red", "blue")], dog_and_car) == set()
+    assert checks([pair("green", "blue")], dog_and_car) == {"caption_not_true"}
+    assert checks([pair("blue", "red")], dog_and_car) == {"caption_not_true", "negative_not_false"}
