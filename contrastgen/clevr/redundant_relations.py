@@ -2,24 +2,30 @@
 dropping one (rd-), with the proof that the reference still denotes what it did.
 
 A reference gains a relation by the question being written in the family that words it with one
-(`datasets.clevr_hops`): "What color is the bus?" becomes "What color is the bus [that is] left of
-the large cyan metal car?". The relation is redundant, and so kept, only when on this scene:
+(`datasets.clevr_hops`): "What color is the bus?" becomes "What color is the large metallic bus
+that is left of the small cyan rubber sedan?". The relation is redundant, and so kept, only when
+on this scene:
 - the object related to is described by all its attributes (the family's NULL parameters left
   open) and that description denotes it alone;
 - the reference's set is unchanged: the objects it denotes with the relation are the objects it
   denoted without it (the same unique object; the same set for a count or exist), and every other
   reference of the question denotes what it did, so the answer is the original's;
 - the family's constraints hold, and the words, written from the family's first text with every
-  optional word kept, read back (`read_question`) to exactly the rewritten program.
-Among the relations and objects that pass, one is chosen by a hash of the question's key, so the
-choice is deterministic but not always the first relation. Super-CLEVR's generator, for rd+,
-keeps a relation family's question whose relation changes nothing; it never turns a question of
-one family into another, which existing questions need, and which is why the proof above is made
-on the scene rather than assumed.
+  optional word kept (its next text when that one does not read back), read back
+  (`read_question`) to exactly the rewritten program.
+Every reference of the original that some family relates gets one relation (the objects related
+to get none); then every attribute the final family leaves sayable is said, as rd+ says them.
+Among the relations and objects that pass, one is chosen by a hash of the question's key: the
+choice is deterministic, and not always the first relation in the list.
+
+Super-CLEVR's generator makes rd+'s relations by keeping a relation family's question whose
+relation changes nothing (a "degenerate" one, which it otherwise rejects); it never turns a
+question of one family into another, which existing questions need, hence the proof on the scene.
 
 Dropping is the same step backwards: a question of a relation family whose relation leaves its
-reference's set unchanged is written in the family without it. CLEVR's generator rejects such
-"degenerate" questions (Super-CLEVR keeps them only in rd+), so questions it made at rd have none.
+reference's set unchanged is written in the family without it. CLEVR's generator tests
+degeneracy only for families with a bare `relate` node (single_and), so questions of the
+relate_filter families (one_hop, comparison, compare_integer, ...) can carry such a relation at rd.
 """
 
 from __future__ import annotations

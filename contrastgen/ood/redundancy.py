@@ -14,8 +14,9 @@ Relations move too, as far as the proof allows (`clevr.redundant_relations`): rd
 redundant relation to every reference that a family words with one ("the bus" -> "the bus that is
 left of the large cyan metal car"), proven on the scene graph to leave what the reference denotes
 unchanged, the question written in that family and read back; rd- drops a relation that changes
-nothing the same way (CLEVR's generator never keeps one at rd, so its questions have none). The
-record then names its new family and carries the evidence (`relations_added` / `relations_dropped`).
+nothing the same way, then the attributes the shorter question does not need. The record then
+names its new family and carries the evidence (`relations_added` / `relations_dropped`), which
+`contrastgen verify` re-proves (`verify.superclevr_redundancy`).
 """
 
 from __future__ import annotations
