@@ -25,13 +25,13 @@ from collections.abc import Iterator
 
 import regex
 
-from contrastgen.datasets.gqa_program import Step, reference_name, relation_of, step_of
+from contrastgen.datasets.gqa_program import Step, reference_name, relation_of
 from contrastgen.language.lexicon import read_word_list
 from contrastgen.perturb import Proposal, Ranking
 from contrastgen.programs.edits.question import EditedQuestion
-from contrastgen.programs.gqa import PRONOUNS, SCENE, ProgramRefusal
+from contrastgen.programs.gqa import PRONOUNS, SCENE
 from contrastgen.programs.proofs import negated
-from contrastgen.programs.wording import Span, without
+from contrastgen.programs.wording import Span
 from contrastgen.resources import rules_file
 from contrastgen.scene.ground import denoted_ids
 
@@ -128,16 +128,10 @@ class DropRedundantRelation:
                                "dependencies": []})
             else:
                 edited.append({**s, "dependencies": [renumber[d] for d in s["dependencies"]]})
-        parsed = [step_of(s) for s in edited]
-        try:
-            run = q.editor.executor().run_steps(parsed)
-        except ProgramRefusal:
+        proven = q.removal_proven(edited, span)
+        if proven is None:
             return
-        if run.answer != q.gold or not q.editor.proofs.holds(edited, parsed, parsed, set(), run):
-            return
-        words = without(q.text, span)
-        if not q.reads_well(words):
-            return
+        run, words = proven
         said = q.text[span.start:span.end].strip().lower()
         facts = [{"fact": "only", "names": q.kind_names(name), "ids": sorted(subject)}]
         yield q.perturbation(edited, run, -1, set(), words,
