@@ -3,7 +3,8 @@
 Usage: python benchmarks/superclevr_engine_check.py ENGINE_DIR OUT_DIR SCENES (a folder of scene files,
 or CLEVR's {"scenes": [...]} file)
 ENGINE_DIR holds Super-CLEVR's `question_generation/question_engine.py` (github.com/Lizw14/Super-CLEVR;
-not shipped with contrastgen); OUT_DIR is a `contrastgen generate` output on Super-CLEVR data.
+not shipped with contrastgen); OUT_DIR is a `contrastgen generate` output on Super-CLEVR data, or a
+`contrastgen ood superclevr` output (its rd-, rd and rd+ questions, each with its program).
 Prints how many original and perturbed programs the engine executes to the answer contrastgen
 recorded, and lists the others: the check that the programs are CLEVR's format "as they are".
 """
@@ -45,6 +46,25 @@ def _with_parts(scene: dict, meta: dict) -> dict:
     return scene
 
 
+def _items(out_dir: Path):
+    """(image, [(id, program, answer)]) per record: a contrast set's original and perturbations, or
+    each question of the redundancy splits rd-, rd, rd+."""
+    if (out_dir / "rd+.json").is_file():
+        for level in ("rd-", "rd", "rd+"):
+            for q in json.loads((out_dir / f"{level}.json").read_text())["questions"]:
+                yield q["image"], [(f"{level}/{q['question_index']}", q["program"], _words(q["answer"]))]
+        return
+    for line in Path(out_dir, "contrast_sets.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        items = [(record["question_id"], record["program"], record["answer"])]
+        items += [(p["question_id"], p["program"], p["answer"]) for p in record["perturbations"]]
+        yield record["image_id"], items
+
+
+def _words(answer) -> str:
+    return load_vocabulary().answer_words(answer)
+
+
 def main(engine_dir: str, out_dir: str, scenes_dir: str) -> int:
     engine = _engine(Path(engine_dir))
     meta = _metadata()
@@ -55,11 +75,8 @@ def main(engine_dir: str, out_dir: str, scenes_dir: str) -> int:
         for scene in data.get("scenes", [data]):
             scenes[Path(scene["image_filename"]).stem] = scene
     ok = bad = 0
-    for line in Path(out_dir, "contrast_sets.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        scene = _with_parts(scenes[record["image_id"]], meta)
-        items = [(record["question_id"], record["program"], record["answer"])]
-        items += [(p["question_id"], p["program"], p["answer"]) for p in record["perturbations"]]
+    for image, items in _items(Path(out_dir)):
+        scene = _with_parts(scenes[image], meta)
         for qid, program, answer in items:
             nodes = [{"type": n["type"], "inputs": n["inputs"], "side_inputs": n["value_inputs"]} for n in program]
             got = engine.answer_question({"nodes": nodes}, meta, copy.deepcopy(scene), cache_outputs=False)

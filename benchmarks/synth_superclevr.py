@@ -52,7 +52,7 @@ from typing import Any
 
 from contrastgen.clevr.edits import (  # the checks every question is held to
     _degenerate,
-    _out_neq_holds,
+    out_neq_holds,
 )
 from contrastgen.clevr.executor import Invalid, execute
 from contrastgen.clevr.render import render
@@ -281,7 +281,7 @@ def question_on(family: Family, scene: ClevrScene, rng: random.Random) -> tuple[
     optionals = family.texts[text_index].count("[")
     reading = Reading(family, text_index, values, _words(values, rng),
                       {f"opt{i}": "x" if rng.random() < 0.5 else None for i in range(optionals)})
-    if not _out_neq_holds(reading, at, execution) or _degenerate(program, scene, execution.answer):
+    if not out_neq_holds(reading.family, at, execution) or _degenerate(program, scene, execution.answer):
         return None
     text = render(reading, values)
     reread = read_question({"question": text, "template_filename": family.file,

@@ -32,6 +32,7 @@ from contrastgen.datasets.clevr_reading import (
     null_value,
     read_question,
 )
+from contrastgen.datasets.clevr_templates import Family
 from contrastgen.datasets.clevr_vocab import load_vocabulary
 
 EDITABLE = ("Size", "Color", "Material", "Shape", "Relation")
@@ -86,8 +87,9 @@ def _degenerate(program: list[dict[str, Any]], scene: ClevrScene, answer: Any) -
     return False
 
 
-def _out_neq_holds(reading: Reading, at: Mapping[int, int], execution: Execution) -> bool:
-    for c in reading.family.constraints:
+def out_neq_holds(family: Family, at: Mapping[int, int], execution: Execution) -> bool:
+    """The family's OUT_NEQ constraints on an execution: the references they name differ."""
+    for c in family.constraints:
         if c["type"] == "OUT_NEQ":
             i, j = c["params"]
             if execution.outputs[at[i]] == execution.outputs[at[j]]:
@@ -113,7 +115,7 @@ class Editor:
             return None
         program, at = template_outputs(reading, values)
         execution = execute(program, self.scene)
-        if isinstance(execution, Invalid) or not _out_neq_holds(reading, at, execution):
+        if isinstance(execution, Invalid) or not out_neq_holds(reading.family, at, execution):
             return None
         new_answer = self.vocab.answer_words(execution.answer)
         old_answer = self.vocab.answer_words(self.original.answer)

@@ -40,7 +40,9 @@ def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int) -> N
     """Re-check every perturbation in OUT_DIR/contrast_sets.jsonl from its evidence and the graphs.
 
     OUT_DIR may also be a contrast_sets.jsonl file itself (e.g. a filtered copy), a GQA
-    redundancy ladder (`ood gqa-redundancy`), each rung re-proven against the level below it, or
+    redundancy ladder (`ood gqa-redundancy`), each rung re-proven against the level below it, the
+    redundancy splits of `ood superclevr` (rd-, rd, rd+: each question's words read back to its
+    program, its answer re-run, each added or dropped relation re-proven to change nothing), or
     the output of `contrastgen captions generate` (or its captions.jsonl): every caption re-read
     and re-proven true, every negative re-proven false, from the graphs.
 
@@ -49,10 +51,15 @@ def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int) -> N
     references, no absence of unannotated-prone objects, consistent ranks and ids).
     """
     from contrastgen.verify.gqa_redundancy import is_ladder_dir, verify_ladder_dir
+    from contrastgen.verify.superclevr_redundancy import is_superclevr_dir, verify_redundancy_dir
 
     if is_ladder_dir(out_dir):  # `ood gqa-redundancy`: each rung against the level below it
         report = verify_ladder_dir(out_dir, scene_graphs)
         _report(report, out_dir, load_rules().unannotated_prone_source, as_json, show, "perturbations")
+        return
+    if is_superclevr_dir(out_dir):  # `ood superclevr`: rd-, rd, rd+ read back and re-run
+        report = verify_redundancy_dir(out_dir, scene_graphs)
+        _report(report, out_dir, load_rules().unannotated_prone_source, as_json, show, "questions")
         return
     if is_caption_output(out_dir):  # `captions generate`: captions true, negatives false
         from contrastgen.verify.captions import verify_captions

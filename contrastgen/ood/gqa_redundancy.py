@@ -18,9 +18,11 @@ attribute): `first` takes the earliest step of the program, `last` the latest, `
 one with an RNG seeded by (seed, question id, level). Each rung is re-proven from the level it
 edits, so the order changes which words go first, never whether a rung holds.
 
-What the paper removes and this does not: redundant relations ("the bus behind the cyan car"
--> "the bus"). The program path proves attribute drops only; a relation's removal would need
-its own proof that the related object narrows nothing, which the editor does not make.
+A rung may also remove a redundant relation with the object it relates to ("the bus behind the
+cyan car" -> "the bus", `programs.edits.relation_removal`): the subject's name alone must denote
+on the graph the objects the relation picked, and the relation must be said as one run of words
+after the subject's noun. That edit is the ladder's own (the editor here is given it beside
+`EDITS`), so `generate` makes what it made.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import write_json, write_text
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.perturb import Refusal, normalize_question
-from contrastgen.programs.edits import ProgramEditor
+from contrastgen.programs.edits import EDITS, ProgramEditor
+from contrastgen.programs.edits.relation_removal import DropRedundantRelation
 from contrastgen.scene.index import SceneIndex
 
 BENCHMARK = "gqa-redundancy"
@@ -53,6 +56,8 @@ _ALL_EDITS = 1_000_000
 _UNPROVEN = ("program_mismatch", "not_executable", "answer_mismatch", "original_presupposition")
 # what GQA records say of the original's words, which no longer fit a rung's words
 _ORIGINAL_ONLY = ("annotations", "entailed", "equivalent", "fullAnswer", "semanticStr")
+# the program path's edits and the relation removal, which only the ladder makes
+LADDER_EDITS = (*EDITS, DropRedundantRelation())
 _SCENES_KEPT = 256  # scene indexes kept for the next questions: questions come roughly by image
 
 PathLike = str | os.PathLike[str]
@@ -122,10 +127,15 @@ def level_id(question_id: str, level: int) -> str:
 
 
 def _is_removal(p: Mapping[str, Any], below: list[dict[str, Any]]) -> bool:
-    """An editor result that is the rd- edit: a proven invariance that drops one filter step."""
+    """An editor result that is an rd- edit: a proven invariance that drops one filter step, or a
+    relation with the steps that make its object."""
     change = p.get("change") or {}
-    return (p.get("kind") == "invariance" and change.get("kind") == "attribute" and change.get("to") == ""
-            and str(change.get("from", "")) != "" and len(p.get("semantic") or []) == len(below) - 1)
+    if p.get("kind") != "invariance" or change.get("to") != "" or str(change.get("from", "")) == "":
+        return False
+    steps = len(p.get("semantic") or [])
+    if change.get("kind") == "attribute":
+        return steps == len(below) - 1
+    return change.get("kind") == "relation" and steps < len(below)
 
 
 def _step_of(change: Mapping[str, Any]) -> int:
@@ -223,7 +233,7 @@ def build_ladder(questions: Mapping[str, dict[str, Any]], graphs: Mapping[str, d
                 scenes.clear()
             scene = scenes.setdefault(image, SceneIndex.build(image, graph, lex))
         try:
-            ladder = climb(ProgramEditor(scene, graph, lex), qid, q, config)
+            ladder = climb(ProgramEditor(scene, graph, lex, edits=LADDER_EDITS), qid, q, config)
         except Refusal as exc:
             build.refused[exc.reason] += 1
             continue

@@ -10,8 +10,13 @@ unchanged, the family's constraints hold, and the words read back to the program
 is already at a level stands for itself there; one whose rewrite fails those checks is left out of
 that split and counted, never approximated.
 
-What the paper varies and this cannot: relationships. rd+ adds redundant relations and rd- drops
-them in the paper; a template family fixes its relations, so only attributes move here.
+Relations move too, as far as the proof allows (`clevr.redundant_relations`): rd+ adds a
+redundant relation to every reference that a family words with one ("the bus" -> "the bus that is
+left of the large cyan metal car"), proven on the scene graph to leave what the reference denotes
+unchanged, the question written in that family and read back; rd- drops a relation that changes
+nothing the same way, then the attributes the shorter question does not need. The record then
+names its new family and carries the evidence (`relations_added` / `relations_dropped`), which
+`contrastgen verify` re-proves (`verify.superclevr_redundancy`).
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from contrastgen.clevr.edits import Editor
-from contrastgen.clevr.executor import Invalid, execute
+from contrastgen.clevr.edits import Edit, Editor
+from contrastgen.clevr.executor import Execution, Invalid, execute
+from contrastgen.clevr.redundant_relations import RelationRewriter, Rewrite, relations_said
 from contrastgen.clevr.scene_view import ClevrScene, clevr_scene
 from contrastgen.datasets.clevr_reading import Reading, read_question
 
@@ -35,10 +41,28 @@ def attribute_filters(program: list[dict[str, Any]]) -> int:
     return sum(1 for n in program if n["type"] in _ATTRIBUTE_FILTERS)
 
 
-def _as_question(q: Mapping[str, Any], question: str, program: list[dict[str, Any]], level: str) -> dict[str, Any]:
+def _as_question(q: Mapping[str, Any], question: str, program: list[dict[str, Any]], level: str,
+                 rewrite: dict[str, Any] | None = None) -> dict[str, Any]:
     out = {k: v for k, v in q.items() if k not in ("imageId", "program")}
     out.update({"question": question, "program": program, "redundancy": level})
+    out.update(rewrite or {})
     return out
+
+
+def _with_relations_added(reading: Reading, edit: Edit | None, rewriter: RelationRewriter) -> Rewrite | None:
+    """rd+'s relations, added to the question with rd+'s attributes (`edit`, or the question
+    itself when it says every attribute already)."""
+    return rewriter.add(edit.values if edit is not None else reading.values)
+
+
+def _with_relations_dropped(rewriter: RelationRewriter, scene: ClevrScene) -> tuple[Rewrite, Edit | None] | None:
+    """rd-'s dropped relations, then the attributes the shorter question does not need."""
+    dropped = rewriter.drop()
+    if dropped is None:
+        return None
+    execution = execute(dropped.program, scene)
+    assert isinstance(execution, Execution)  # proven by the rewriter
+    return dropped, Editor(dropped.reading, scene, execution).whole_question("rd-")
 
 
 def redundancy_splits(questions: list[dict[str, Any]], graphs: Mapping[str, dict[str, Any]]
@@ -46,9 +70,24 @@ def redundancy_splits(questions: list[dict[str, Any]], graphs: Mapping[str, dict
     """The three splits (CLEVR question records with their programs) and their statistics."""
     splits: dict[str, list[dict[str, Any]]] = {level: [] for level in LEVELS}
     said: dict[str, list[int]] = {level: [] for level in LEVELS}
+    related: dict[str, list[int]] = {level: [] for level in LEVELS}
     original_level: Counter[str] = Counter()
     left_out: dict[str, Counter[str]] = {"rd-": Counter(), "rd+": Counter()}
+    relation_changes: dict[str, Counter[str]] = {"rd-": Counter(), "rd+": Counter()}
+    refused: dict[str, Counter[str]] = {"rd-": Counter(), "rd+": Counter()}
     scenes: dict[str, ClevrScene] = {}
+
+    def emit(level: str, question: str, said_program: list[dict[str, Any]], rewrite: Rewrite | None = None) -> None:
+        fields = rewrite.record_fields(reading.family, program, level) if rewrite is not None else None
+        splits[level].append(_as_question(q, question, said_program, level, fields))
+        said[level].append(attribute_filters(said_program))
+        related[level].append(relations_said(said_program))
+        if rewrite is not None:
+            relation_changes[level]["questions"] += 1
+            relation_changes[level]["relations"] += len(rewrite.changes)
+            # a count or exist of nothing stays nothing under any relation: redundant, but say how often
+            relation_changes[level]["relations of an empty set"] += sum(1 for c in rewrite.changes if c.denotes == [])
+
     for q in questions:
         image = str(q.get("image") or q.get("imageId"))
         reading = read_question(q)
@@ -61,28 +100,53 @@ def redundancy_splits(questions: list[dict[str, Any]], graphs: Mapping[str, dict
         if isinstance(original, Invalid):
             original_level["unread (program does not run)"] += 1
             continue
-        splits["rd"].append(_as_question(q, str(q["question"]), program, "rd"))
-        said["rd"].append(attribute_filters(program))
+        emit("rd", str(q["question"]), program)
         editor = Editor(reading, scene, original)
+        key = f"{image}|{q.get('question_index', '')}|{q['question']}"
         at_level = {}
         for level in ("rd-", "rd+"):
+            rewriter = RelationRewriter(reading, scene, original, key)
             edit = editor.whole_question(level)
-            nothing_to_do = edit is None and editor.at_level(level)
+            if level == "rd+":
+                rewrite = _with_relations_added(reading, edit, rewriter) \
+                    if edit is not None or editor.at_level(level) else None
+            else:
+                both = _with_relations_dropped(rewriter, scene)
+                rewrite, edit = (both[0], both[1]) if both is not None else (None, edit)
+            refused[level].update(rewriter.refused)
+            nothing_to_do = edit is None and rewrite is None and editor.at_level(level)
             at_level[level] = nothing_to_do
-            if edit is not None:
-                splits[level].append(_as_question(q, edit.question, edit.program, level))
-                said[level].append(attribute_filters(edit.program))
+            if rewrite is not None and edit is not None and level == "rd-":
+                emit(level, edit.question, edit.program, Rewrite(edit_reading(rewrite, edit), edit.program,
+                                                                  edit.question, rewrite.changes))
+            elif rewrite is not None:
+                emit(level, rewrite.question, rewrite.program, rewrite)
+            elif edit is not None:
+                emit(level, edit.question, edit.program)
             elif nothing_to_do:
-                splits[level].append(_as_question(q, str(q["question"]), program, level))
-                said[level].append(attribute_filters(program))
+                emit(level, str(q["question"]), program)
             else:
                 left_out[level]["the rewrite fails a check"] += 1
         original_level["minimal (already rd-)" if at_level["rd-"] else
                        "full (already rd+)" if at_level["rd+"] else "some redundancy (rd)"] += 1
     stats = {
         "questions": {level: len(splits[level]) for level in LEVELS},
-        "mean_attributes_said": {level: round(sum(v) / len(v), 3) if v else None for level, v in said.items()},
+        "mean_attributes_said": {level: _mean(v) for level, v in said.items()},
+        "mean_relations_said": {level: _mean(v) for level, v in related.items()},
+        "relations_added": dict(sorted(relation_changes["rd+"].items())),
+        "relations_dropped": dict(sorted(relation_changes["rd-"].items())),
+        "relations_not_changed": {level: dict(sorted(c.items())) for level, c in refused.items()},
         "originals": dict(sorted(original_level.items())),
         "left_out": {level: dict(c) for level, c in left_out.items()},
     }
     return splits, stats
+
+
+def _mean(values: list[int]) -> float | None:
+    return round(sum(values) / len(values), 3) if values else None
+
+
+def edit_reading(rewrite: Rewrite, edit: Edit) -> Reading:
+    """The reading of an attribute edit made on a rewritten question (its family and text)."""
+    return Reading(rewrite.reading.family, rewrite.reading.text_index, edit.values, rewrite.reading.words,
+                   rewrite.reading.choices)

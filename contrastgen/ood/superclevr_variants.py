@@ -254,14 +254,18 @@ def _redundancy_variants(bal: Mapping[str, Part], by_image: Mapping[str, list[di
             out[lvl][part] = Part(list(p.scenes), [_as_variant(q, lvl) for q in kept])
         notes[part] = {"questions": len(originals), "kept": len(common), "left_out": len(originals) - len(common),
                        "originals": stats["originals"],
-                       "mean_attributes_said": {lvl: _mean_said(out[lvl][part].questions) for lvl in REDUNDANCY_VARIANTS}}
+                       "mean_attributes_said": {lvl: _mean_said(out[lvl][part].questions) for lvl in REDUNDANCY_VARIANTS},
+                       "mean_relations_said": {lvl: _mean_said(out[lvl][part].questions, relations=True)
+                                               for lvl in REDUNDANCY_VARIANTS}}
     return out, notes
 
 
-def _mean_said(questions: Sequence[Mapping[str, Any]]) -> float | None:
+def _mean_said(questions: Sequence[Mapping[str, Any]], *, relations: bool = False) -> float | None:
+    from contrastgen.clevr.redundant_relations import relations_said
     from contrastgen.ood.redundancy import attribute_filters
 
-    said = [attribute_filters(q["program"]) for q in questions]
+    count = relations_said if relations else attribute_filters
+    said = [count(q["program"]) for q in questions]
     return round(sum(said) / len(said), 3) if said else None
 
 

@@ -2,7 +2,8 @@
 
 A ladder directory holds `level_<n>.json` files, GQA question records each with a `ladder` block:
 level 0 is the original question, level n (id `<original>_rd<n>`) the question with n redundant
-operations removed, each made from level n - 1 by dropping one `filter` (Super-CLEVR's rd-). Each
+operations removed, each made from level n - 1 by dropping one `filter` (Super-CLEVR's rd-), or a
+`relate` with the steps that make its object (`verify.program_edits.relation_removal_problems`). Each
 rung is checked here as the program-path invariance it claims to be, with the verifier's own code
 (`checker.perturbation_problems`): level n - 1 is the original, level n the perturbation, so its
 words differ from the level below by the dropped value only, its program is the one below less
@@ -12,7 +13,7 @@ shows the name alone still says the same objects. Around that, what makes it a l
   its answer is GQA's gold answer, which every rung is proven to keep);
 - each rung names the level below (`previous_id`), which exists; its chain is the one below plus
   this removal, its level is its place in the chain; its answer is level 0's;
-- the change is a dropped attribute (`to` empty) and the rung an invariance.
+- the change is a dropped attribute or relation (`to` empty) and the rung an invariance.
 """
 
 from __future__ import annotations
@@ -72,8 +73,9 @@ def _shape_problems(qid: str, record: Mapping[str, Any], level: int, below: Mapp
     if normalize_name(str(record.get("answer", ""))) != normalize_name(str(base.get("answer", ""))):
         problems.append(("answer", f"its answer {record.get('answer')!r} is not the original's {base.get('answer')!r}"))
     change = ladder.get("change") if isinstance(ladder.get("change"), Mapping) else {}
-    if ladder.get("kind") != "invariance" or change.get("kind") != "attribute" or change.get("to") != "":
-        problems.append(("change", "a rung is an invariance that drops an attribute (change.to empty)"))
+    if ladder.get("kind") != "invariance" or change.get("kind") not in ("attribute", "relation") \
+            or change.get("to") != "":
+        problems.append(("change", "a rung is an invariance that drops an attribute or a relation (change.to empty)"))
     if record.get("imageId") != base.get("imageId"):
         problems.append((LADDER, "its image is not the original's"))
     if qid == ladder.get("previous_id"):

@@ -18,6 +18,10 @@ checked here with the verifier's own code:
   new relation or filter value still picks out one object; objects the program now says as "the"
   ones that the original's ids did not name are of no kind annotators leave out, and what a filter
   left out of them is shown to lack its value; a dropped attribute leaves no such kind said alone;
+- a removed relation (the GQA ladder's rd- of a relation): step i was `relate: name,rel,s`, the
+  steps that made its object (a `select` and its filters, read by nothing else) are gone and step i
+  is `select: name`; `change.from` is the relation and the object as said ("[that is] rel the
+  <filter values> <object>"); an `only` fact shows the name alone says the objects the relation did;
 - the words around a contrast's new name: no possessive ("her kite"), and no attribute word that
   no filter of the program checks ("the black cup").
 """
@@ -127,8 +131,8 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
     while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
         end_a, end_b = end_a - 1, end_b - 1
     before, after = normalize_name(str(change.get("from", ""))), normalize_name(str(change.get("to", "")))
-    if change.get("kind") in ("relation", "attribute"):  # said in the program's own words
-        old_names, new_names = {before}, {after}
+    if change.get("kind") in ("relation", "attribute"):  # said in the program's own words, split as the questions are
+        old_names, new_names = {" ".join(_WORD.findall(before))}, {" ".join(_WORD.findall(after))}
         readings = _literal_reading
     else:
         nouns = load_nouns()
@@ -228,6 +232,95 @@ def _dropped(original: list[Any], step: int) -> list[Any]:
     return out
 
 
+@functools.cache
+def _clause_openers() -> tuple[str, ...]:
+    """rules/relation_clause_openers.txt ("that is"), read with the verifier's own code."""
+    text = rules_resource("relation_clause_openers.txt").read_text(encoding="utf-8")
+    return tuple(normalize_name(line.split("#", 1)[0]) for line in text.splitlines()
+                 if line.split("#", 1)[0].strip())
+
+
+def relation_object_steps(program: list[Any], step: int) -> list[int] | None:
+    """The steps that make a `relate`'s object: a `select` and the filters on it, each read only
+    by the next (the last by the relate), in program order; None when it is anything else."""
+    chain, j = [], step
+    while True:
+        deps = _dependencies(program[j]) if 0 <= j < len(program) else []
+        if len(deps) != 1 or not 0 <= deps[0] < j:
+            return None
+        source = deps[0]
+        if [k for k, s in enumerate(program) if source in _dependencies(s)] != [j]:
+            return None
+        chain.append(source)
+        op = str(program[source].get("operation", "")) if isinstance(program[source], dict) else ""
+        if op == "select":
+            return sorted(chain)
+        if not op.startswith("filter"):
+            return None
+        j = source
+
+
+def _relation_words_problems(original: list[Any], chain: list[int], relation: str, said: str) -> list[Problem]:
+    """`change.from` says the relation and its object: an optional opener ("that is"), the
+    relation, an article, the object's filter values (any order) and its noun (any form)."""
+    words = said.split()
+    for opener in sorted(_clause_openers(), key=len, reverse=True):
+        if words[:len(opener.split())] == opener.split():
+            words = words[len(opener.split()):]
+            break
+    rel = relation.split()
+    if words[:len(rel)] != rel or len(words) < len(rel) + 2 or words[len(rel)] not in ("the", "a", "an", "this", "that"):
+        return [("text_mismatch", f"the removed words {said!r} do not say the relation {relation!r} and an object")]
+    rest = words[len(rel) + 1:]
+    obj = _name(str(original[chain[0]].get("argument", "")))
+    values = sorted(w for c in chain[1:] for w in normalize_name(str(original[c].get("argument", ""))).split())
+    for form in sorted(load_nouns().names(obj) | {obj}, key=len, reverse=True):
+        n = len(form.split())
+        if rest[-n:] == form.split() and sorted(rest[:-n]) == values:
+            return []
+    return [("text_mismatch", f"the removed words {said!r} are not the object {obj!r} with its attributes {values}")]
+
+
+def relation_removal_problems(original: list[Any], edited: list[Any], change: dict[str, Any],
+                              step: int) -> list[Problem]:
+    """A relation removed with its object: step i was `relate: name,rel,s` over a `select` and its
+    filters that nothing else reads; they are gone and step i is `select: name`, the rest as it was."""
+    gone = original[step] if 0 <= step < len(original) and isinstance(original[step], dict) else {}
+    argument = str(gone.get("argument", ""))
+    body = argument[:-1].rpartition("(")[0] if argument.strip().endswith(")") else argument
+    if gone.get("operation") != "relate" or body.split(",")[-1].strip() != "s":
+        return [("program", f"step {step} is not a relation of a subject to remove")]
+    chain = relation_object_steps(original, step)
+    if chain is None:
+        return [("program", f"step {step}'s object is not a select and its filters that only it reads")]
+    want, renumber = [], {}
+    for j, s in enumerate(original):
+        if j in chain:
+            continue
+        renumber[j] = len(want)
+        if j == step:
+            want.append(("select", _name(argument), []))
+        else:
+            want.append((s.get("operation"), _said(s), [renumber.get(d, -1) for d in _dependencies(s)]))
+    got = [(e.get("operation"), _said(e), _dependencies(e)) if isinstance(e, dict) else None for e in edited]
+    if got != want:
+        return [("program", f"the edited program is not the original with step {step}'s relation and its "
+                 "object removed")]
+    return _relation_words_problems(original, chain, _relation(argument), normalize_name(str(change.get("from"))))
+
+
+def _removed_relation(original: Any, change: dict[str, Any]) -> tuple[int, str] | None:
+    """For a removed relation: the edited program's `select` that took the relate's place, and its
+    name; None for any other change."""
+    step = _edited_step(change)
+    if change.get("kind") != "relation" or change.get("to") != "" or step is None or not isinstance(original, list):
+        return None
+    chain = relation_object_steps(original, step) if 0 <= step < len(original) else None
+    if chain is None:
+        return None
+    return step - len(chain), _name(str(original[step].get("argument", "")))
+
+
 def removal_problems(original: list[Any], edited: list[Any], change: dict[str, Any], step: int) -> list[Problem]:
     """An attribute dropped (Super-CLEVR's rd-): step i was a filter of that value, and the edited
     program is the original without it, names and all."""
@@ -278,6 +371,8 @@ def program_diff_problems(original: Any, edited: Any, change: dict[str, Any]) ->
                  "and change.slot 'step<i>'")]
     if change.get("kind") == "attribute" and change.get("to") == "":
         return removal_problems(original, edited, change, step)
+    if change.get("kind") == "relation" and change.get("to") == "":
+        return relation_removal_problems(original, edited, change, step)
     if change.get("kind") == "attribute" and change.get("from") == "":
         return addition_problems(original, edited, change, step)
     if len(original) != len(edited) or not 0 <= step < len(edited):
@@ -370,11 +465,17 @@ def _widened_problems(original: list[Any], semantic: list[Any], values: list[Any
     "the clothing item"): that says nothing else so named is there, which a graph does not show
     of a kind annotators leave out."""
     step = _edited_step(change)
-    gone = original[step] if step is not None and step < len(original) and isinstance(original[step], dict) else {}
-    source = (_dependencies(gone) or [None])[0]
-    if source is None or source >= min(len(semantic), len(values)):
-        return []
-    name = _name(str(semantic[source].get("argument", ""))) if isinstance(semantic[source], dict) else ""
+    removed = _removed_relation(original, change)
+    if removed is not None:  # the relation's subject, said by its name alone
+        source, name = removed
+        if not 0 <= source < len(values):
+            return []
+    else:
+        gone = original[step] if step is not None and step < len(original) and isinstance(original[step], dict) else {}
+        source = (_dependencies(gone) or [None])[0]
+        if source is None or source >= min(len(semantic), len(values)):
+            return []
+        name = _name(str(semantic[source].get("argument", ""))) if isinstance(semantic[source], dict) else ""
     objects = values[source] if isinstance(values[source], set) else set()
     prone = sorted({name} if rules.is_unannotated_prone(name) else set()
                    | {graph.name_of(o) for o in objects if rules.is_unannotated_prone(graph.name_of(o))})
@@ -441,6 +542,14 @@ def reference_problems(semantic: Any, values: list[Any], change: dict[str, Any],
     a new filter value picks out one object (a filter read by `exist` may keep several), and a
     new name denotes the one object the step refers to, as an `only` fact shows."""
     step = _edited_step(change)
+    removed = _removed_relation(original, change)
+    if removed is not None:  # a relation removed: the name alone says the objects, as an `only` fact shows
+        kept = values[removed[0]] if 0 <= removed[0] < len(values) else None
+        onlys = [f for f in evidence.get("facts") or [] if isinstance(f, dict) and f.get("fact") == "only"]
+        if not (isinstance(kept, set) and kept and
+                any(sorted(str(i) for i in f.get("ids", [])) == sorted(kept) for f in onlys)):
+            return [("reference", "no 'only' fact shows the name without its relation says the same objects")]
+        return []
     if step is None or not isinstance(semantic, list) or step >= min(len(values), len(semantic)):
         return [("reference", "change.slot names no step of the program")]
     selected, op = values[step], str(semantic[step].get("operation", "")) if isinstance(semantic[step], dict) else ""

@@ -60,7 +60,7 @@ QUESTIONS = {
                [_step("select", "vehicle (101)", []), _step("filter color", "white", [0]),
                 _step("filter size", "large", [1]), _step("query", "material", [2])]),
     "bare": _q("What color is the car?", "white", [_step("select", "car (101)", []), _step("query", "color", [0])]),
-    # GQA says the fence is wood, but the relation narrows nothing the editor proves removable
+    # the only fence: the relation goes (level 1), then "wood" (level 2)
     "related": _q("Which color is the wood fence to the right of the car?", "brown",
                   [_step("select", "car (101)", []), _step("relate", "fence,to the right of,s (102)", [0]),
                    _step("filter material", "wood", [1]), _step("query", "color", [2])]),
@@ -85,16 +85,18 @@ def _texts(build, level: int) -> dict[str, str]:
     return {r["ladder"]["original_id"]: r["question"] for r in build.levels[level].values()}
 
 
-def test_each_level_removes_one_redundant_attribute_and_keeps_the_answer(built):
-    assert [len(level) for level in built.levels] == [6, 4, 4, 1]
+def test_each_level_removes_one_redundant_operation_and_keeps_the_answer(built):
+    assert [len(level) for level in built.levels] == [6, 5, 5, 1]
     assert _texts(built, 1) == {"side": "On which side of the picture is the large car?",
                                 "both": "Are there both a large car and a wood fence in the picture?",
                                 "or": "Do you see any cars or wood fences?",
-                                "made": "What is the large vehicle made of?"}
+                                "made": "What is the large vehicle made of?",
+                                "related": "Which color is the wood fence?"}
     assert _texts(built, 2) == {"side": "On which side of the picture is the car?",
                                 "both": "Are there both a car and a wood fence in the picture?",
                                 "or": "Do you see any cars or fences?",
-                                "made": "What is the vehicle made of?"}
+                                "made": "What is the vehicle made of?",
+                                "related": "Which color is the fence?"}
     assert _texts(built, 3) == {"both": "Are there both a car and a fence in the picture?"}
     for level in built.levels[1:]:
         for qid, r in level.items():
@@ -106,15 +108,19 @@ def test_each_level_removes_one_redundant_attribute_and_keeps_the_answer(built):
     chain = built.levels[3]["both_rd3"]["ladder"]["chain"]
     assert [(c["operation"], c["value"]) for c in chain] == [("filter color", "white"), ("filter size", "large"),
                                                               ("filter material", "wood")]
+    chain = built.levels[2]["related_rd2"]["ladder"]["chain"]
+    assert [(c["operation"], c["value"]) for c in chain] == [("relate", "to the right of the car"),
+                                                              ("filter material", "wood")]
+    assert built.levels[1]["related_rd1"]["semantic"][0] == _step("select", "fence (102)", [])
 
 
 def test_questions_without_a_removal_stay_at_level_0_and_unproven_ones_are_refused(built):
     stats = built.stats()
     assert stats["refused"] == {"answer_mismatch": 1, "no program": 1}
     assert set(built.levels[0]) == {"side", "both", "or", "made", "bare", "related"}
-    assert stats["deepest_level"] == {"0": 2, "2": 3, "3": 1}
-    assert stats["reaching"] == {"1": 4, "2": 4, "3+": 1}
-    assert stats["questions_per_level"] == {"0": 6, "1": 4, "2": 4, "3": 1}
+    assert stats["deepest_level"] == {"0": 1, "2": 4, "3": 1}
+    assert stats["reaching"] == {"1": 5, "2": 5, "3+": 1}
+    assert stats["questions_per_level"] == {"0": 6, "1": 5, "2": 5, "3": 1}
     assert stats["stopped"] == {"no redundant operation left": 6}
 
 
@@ -123,7 +129,7 @@ def test_the_removal_order_is_a_stated_rule(lex):
     assert _texts(last, 1)["both"] == "Are there both a large white car and a fence in the picture?"
     assert _texts(last, 3)["both"] == "Are there both a car and a fence in the picture?"
     capped = build_ladder(copy.deepcopy(QUESTIONS), GRAPHS, LadderConfig(max_level=1), lex=lex)
-    assert len(capped.levels) == 2 and capped.stats()["stopped"]["max level"] == 4
+    assert len(capped.levels) == 2 and capped.stats()["stopped"]["max level"] == 5
 
 
 def test_the_same_inputs_and_seed_give_byte_identical_files(lex, tmp_path):
@@ -139,7 +145,7 @@ def test_every_rung_verifies(built, tmp_path):
     write_ladder(built, tmp_path / "ladder")
     report = verify_ladder(tmp_path / "ladder", GRAPHS)
     assert report.ok, report.failures
-    assert report.checked == 4 + 4 + 1
+    assert report.checked == 5 + 5 + 1
 
 
 def _tampered(built, tmp_path, level: int, qid: str, edit) -> list[str]:
@@ -210,16 +216,16 @@ def test_evaluate_scores_each_level_and_its_drop_on_the_questions_that_reach_it(
     write_ladder(built, tmp_path / "ladder")
     gold = _predictions(built, {n: set(built.levels[0]) for n in range(4)})
     # right on every original; at level 1 wrong on "or", at level 2 wrong on "or" and "side"
-    model = _predictions(built, {0: set(built.levels[0]), 1: {"side", "both", "made"}, 2: {"both", "made"},
-                                 3: {"both"}})
+    model = _predictions(built, {0: set(built.levels[0]), 1: {"side", "both", "made", "related"},
+                                 2: {"both", "made", "related"}, 3: {"both"}})
     report = evaluate_ood(tmp_path / "ladder", {"oracle": gold, "model": model}, out_dir=tmp_path / "report")
-    assert report["benchmark"] == "gqa-redundancy" and report["sizes"] == {"0": 6, "1": 4, "2": 4, "3": 1}
+    assert report["benchmark"] == "gqa-redundancy" and report["sizes"] == {"0": 6, "1": 5, "2": 5, "3": 1}
     oracle = report["models"]["oracle"]
     assert [r["accuracy"] for r in oracle["levels"]] == [1.0] * 4 and oracle["deepest"]["drop"] == 0
     levels = report["models"]["model"]["levels"]
-    assert levels[1]["accuracy"] == 0.75 and levels[1]["level_0_accuracy_same_questions"] == 1.0
-    assert levels[1]["drop"] == pytest.approx(0.25)
-    assert levels[2]["drop"] == pytest.approx(2 / 4) and levels[3]["drop"] == 0
+    assert levels[1]["accuracy"] == 0.8 and levels[1]["level_0_accuracy_same_questions"] == 1.0
+    assert levels[1]["drop"] == pytest.approx(0.2)
+    assert levels[2]["drop"] == pytest.approx(2 / 5) and levels[3]["drop"] == 0
     # every question at its deepest level: wrong on "or" and "side" (level 2) of 6
     assert report["models"]["model"]["deepest"]["drop"] == pytest.approx(2 / 6)
     assert (tmp_path / "report" / "ood_report.json").is_file()
@@ -232,9 +238,9 @@ def test_the_cli_builds_verifies_and_scores(tmp_path):
     res = runner.invoke(cli, ["ood", "gqa-redundancy", "--questions", str(tmp_path / "q.json"),
                               "--scene-graphs", str(tmp_path / "sg.json"), "--out", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output
-    assert "Reaching level 1: 4, level 2: 4, level 3 or more: 1." in res.output
+    assert "Reaching level 1: 5, level 2: 5, level 3 or more: 1." in res.output
     res = runner.invoke(cli, ["verify", str(tmp_path / "out"), "--scene-graphs", str(tmp_path / "sg.json")])
-    assert res.exit_code == 0 and "checked 9 perturbations, 0 failed" in res.output, res.output
+    assert res.exit_code == 0 and "checked 11 perturbations, 0 failed" in res.output, res.output
     levels = [json.loads((tmp_path / "out" / f"level_{n}.json").read_text()) for n in range(4)]
     (tmp_path / "p.json").write_text(json.dumps({q: r["answer"] for level in levels for q, r in level.items()}))
     res = runner.invoke(cli, ["evaluate", "--ood", str(tmp_path / "out"), "-p", f"oracle={tmp_path / 'p.json'}"])
@@ -272,11 +278,14 @@ def test_real_gqa_ladders_verify(lex, density, tmp_path):
     questions = orjson.loads(REAL.read_bytes())
     graphs = graphs_from_programs.build(questions, density=density)
     build = build_ladder(questions, graphs, LadderConfig(), lex=lex)
-    # the sample says at most one attribute before a noun per reference: level 1 at most
-    assert len(build.levels) == 2 and len(build.levels[1]) >= 10 and len(build.levels[0]) >= 1000
+    # at most one attribute before a noun per reference, so the higher levels are relations removed
+    assert len(build.levels) == 4 and len(build.levels[1]) >= 50 and len(build.levels[0]) >= 1000
+    relations = sum(1 for level in build.levels[1:] for r in level.values()
+                    if r["ladder"]["change"]["kind"] == "relation")
+    assert relations >= 40
     write_ladder(build, tmp_path / "ladder")
     report = verify_ladder(tmp_path / "ladder", graphs)
-    assert report.ok and report.checked == len(build.levels[1]), report.failures[:3]
+    assert report.ok and report.checked == sum(len(level) for level in build.levels[1:]), report.failures[:3]
 
 
 def test_a_malformed_ladder_is_named_with_exit_2(built, tmp_path):

@@ -21,7 +21,7 @@ from contrastgen.perturb import EVIDENCE_VERSION, Proposal
 from contrastgen.programs.edits.base import POSITION_VALUES, dependents, with_ids
 from contrastgen.programs.gqa import PRONOUNS, SCENE, Execution, ProgramRefusal
 from contrastgen.programs.proofs import bare, claimed_whole
-from contrastgen.programs.wording import Span, doubled_words, said_once
+from contrastgen.programs.wording import Span, doubled_words, said_once, without
 
 if TYPE_CHECKING:
     from contrastgen.programs.edits.editor import ProgramEditor
@@ -193,6 +193,20 @@ class EditedQuestion:
                     held = {v for k in kinds for v in executor.values_of(o, k)} & self.editor.scene.objects[o].attributes
                     out[o] = sorted(set(out.get(o, ())) | held)
         return out
+
+    def removal_proven(self, edited: list[dict[str, Any]], span: Span) -> tuple[Execution, str] | None:
+        """A redundancy edit that removes steps and the words `span` says them with: the shorter
+        program's run and the shorter words, where the run gives the gold answer, every claim it
+        rests on is shown, and the words read well; None otherwise."""
+        parsed = [step_of(s) for s in edited]
+        try:
+            run = self.editor.executor().run_steps(parsed)
+        except ProgramRefusal:
+            return None
+        if run.answer != self.gold or not self.editor.proofs.holds(edited, parsed, parsed, set(), run):
+            return None
+        words = without(self.text, span)
+        return (run, words) if self.reads_well(words) else None
 
     def reads_well(self, words: str) -> bool:
         """The new words add no doubled word ("the grass the person is near near the umbrella")."""

@@ -16,7 +16,7 @@ from contrastgen.programs.edits.base import RD_PLUS_TYPES, adjective_order
 from contrastgen.programs.edits.question import EditedQuestion
 from contrastgen.programs.gqa import PRONOUNS, ProgramRefusal
 from contrastgen.programs.proofs import negated
-from contrastgen.programs.wording import Span, aligned_span, replace, said_once, without
+from contrastgen.programs.wording import Span, aligned_span, replace, said_once
 from contrastgen.scene.ground import denoted_ids
 
 _WORD = regex.compile(r"[\p{L}\p{N}'-]+")
@@ -77,16 +77,10 @@ class DropRedundantAttribute:
             if j != index:
                 deps = [source if d == index else d - 1 if d > index else d for d in s["dependencies"]]
                 edited.append({**s, "dependencies": deps})
-        parsed = [step_of(s) for s in edited]
-        try:
-            run = q.editor.executor().run_steps(parsed)
-        except ProgramRefusal:
+        proven = q.removal_proven(edited, span)
+        if proven is None:
             return
-        if run.answer != q.gold or not q.editor.proofs.holds(edited, parsed, parsed, set(), run):
-            return
-        words = without(q.text, span)
-        if not q.reads_well(words):
-            return
+        run, words = proven
         ids = sorted(narrowed)
         facts = [{"fact": "only", "names": q.kind_names(name), "ids": ids}]
         attributes = {o: q.attributes_shown(o, step.kind, (value,)) for o in ids}
