@@ -33,12 +33,14 @@ SMOOTHING = 0.5
 Key = tuple[str, ...]
 
 
-def count_graph(graph: Mapping[str, Any], kind_of: Callable[[str], str]) -> Counter[Key]:
+def count_graph(graph: Mapping[str, Any], kind_of: Callable[[str], str],
+                into: dict[Key, int] | None = None) -> dict[Key, int]:
     """The counts one image contributes, from its graph as given: objects per kind, attributes
     per kind, relations from and to each kind, and (once per image) each kind and each pair of
-    kinds. Read straight from the graph (no index is built): it runs once per image before any
-    caption is made, and again for each image's own counts."""
-    counts: dict[Key, int] = {}
+    kinds; added to `into` where given (a shard's counts summed in place, never copied). Read
+    straight from the graph (no index is built): it runs once per image before any caption is
+    made, and again for each image's own counts."""
+    counts: dict[Key, int] = {} if into is None else into
     get = counts.get
     objects = graph["objects"]
     kind = {oid: kind_of(str(o["name"]).strip().lower()) for oid, o in objects.items()}
@@ -60,11 +62,13 @@ def count_graph(graph: Mapping[str, Any], kind_of: Callable[[str], str]) -> Coun
             counts[key] = get(key, 0) + 1
     kinds = sorted(set(kind.values()))
     for i, a in enumerate(kinds):
-        counts["i", a] = 1
+        key = ("i", a)
+        counts[key] = get(key, 0) + 1
         for b in kinds[i + 1:]:
-            counts["c", a, b] = 1
-    counts["images",] = 1
-    return Counter(counts)
+            key = ("c", a, b)
+            counts[key] = get(key, 0) + 1
+    counts["images",] = get(("images",), 0) + 1
+    return counts
 
 
 @dataclass
@@ -75,16 +79,16 @@ class Plausibility:
     totals: Counter[Key] = field(default_factory=Counter)
 
     @classmethod
-    def fit(cls, parts: Iterable[Counter[Key]]) -> Plausibility:
+    def fit(cls, parts: Iterable[Mapping[Key, int]]) -> Plausibility:
         counts: Counter[Key] = Counter()
         for part in parts:
             counts.update(part)
         return cls(counts, _totals(counts))
 
-    def scorer(self, own: Counter[Key], kind_of: Callable[[str], str]) -> Callable[[Caption], float]:
+    def scorer(self, own: Mapping[Key, int], kind_of: Callable[[str], str]) -> Callable[[Caption], float]:
         """A scorer of one image's captions: the corpus counts less `own`, that image's."""
         counts, totals = self.counts, self.totals
-        own_totals = _totals(own)
+        own_totals = _image_totals(own)
         vocab = {name: max(1, totals["vocab", name]) for name in ("n", "a", "r")}
 
         def n(key: Key) -> int:
@@ -127,7 +131,26 @@ class Plausibility:
         return score
 
 
-def _totals(counts: Counter[Key]) -> Counter[Key]:
+def _image_totals(counts: Mapping[Key, int]) -> dict[Key, int]:
+    """`_totals` of one image's counts, less the vocabulary sizes (a scorer takes those from the
+    corpus alone): what each image's scorer subtracts, so it is kept to one pass."""
+    totals: dict[Key, int] = {}
+    get = totals.get
+    for key, value in counts.items():
+        head = key[0]
+        if head == "n":
+            total: Key = ("objects",)
+        elif head == "s":
+            total = ("out", key[1])
+        elif head == "o":
+            total = ("in", key[2])
+        else:
+            continue
+        totals[total] = get(total, 0) + value
+    return totals
+
+
+def _totals(counts: Mapping[Key, int]) -> Counter[Key]:
     """Sums the probabilities are normalised by: objects, relations out of and into each kind,
     and the vocabulary sizes (kinds, attributes, relations)."""
     totals: Counter[Key] = Counter()
