@@ -29,6 +29,7 @@ from contrastgen.datasets.clevr_vocab import ATTRIBUTE_TYPES, Vocabulary
 from contrastgen.language.lexicon import Lexicon
 
 Fact = dict[str, Any]
+_UNASKED = object()  # a noun `GqaWorld.may_be` has not yet answered for (None is an answer)
 _KNOWN_COMPOUNDS: dict[str, bool] = {}  # "glass window" -> is it a noun of the lexicon (one lexicon per process)
 
 
@@ -169,8 +170,9 @@ class GqaWorld:
         return self._things.get(oid)
 
     def may_be(self, noun: str) -> tuple[str, ...] | None:
-        if noun in self._may:
-            return self._may[noun]
+        found = self._may.get(noun, _UNASKED)
+        if found is not _UNASKED:
+            return found  # type: ignore[return-value]
         lex = self.lex
         if not lex.absence_decidable(noun) or lex.is_unannotated_prone(noun):
             found = None
