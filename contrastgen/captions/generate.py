@@ -40,7 +40,9 @@ from contrastgen.parallel.tasks import map_tasks
 from contrastgen.records import CAPTIONS_FILE
 
 SHARD_IMAGES = 256  # images per unit of work; fixed, so the choice does not depend on the workers
-COUNT_IMAGES = 1024  # images per unit of counting (sums, so any size gives the same counts)
+# Images per unit of counting. Each unit's counts come back as 10^5 keys or more, which the
+# driver adds up one by one while it reads, so units are few and large; any size gives the same sums.
+COUNT_IMAGES = 8192
 STATS_FILE = "stats.json"
 MAX_ABSENCE_BOOST = 20.0
 T = TypeVar("T")

@@ -4,8 +4,10 @@ workers, no swap over a relation that may hold both ways, and grammar as questio
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import orjson
@@ -13,6 +15,7 @@ import pytest
 from caption_cli import generate, run
 
 from contrastgen.captions.candidates import KINDS
+from contrastgen.captions.generate import CaptionOptions, generate_captions
 from contrastgen.jsonio import read_jsonl
 from contrastgen.resources import sample_dir
 
@@ -169,3 +172,37 @@ def test_people_nouns_cross_classify(tmp_path):
                     said_absent[kind].append(f["ids"])
     assert said_absent["empty"] and all(ids == [] for ids in said_absent["empty"])
     assert all("1" in ids for ids in said_absent["player"])
+
+
+def _cyclic_garbage_of_a_caption_run(out: Path) -> Counter:
+    """What a caption run leaves for the collector: the types of the objects only a cycle kept."""
+    options = CaptionOptions()
+    generate_captions(sample_dir() / "scene_graphs.json", out / "first", options, workers=1)  # fills the caches
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds stays in gc.garbage
+    try:
+        stats = generate_captions(sample_dir() / "scene_graphs.json", out / "second", options, workers=1)
+        assert stats.records, "the run wrote nothing, so it shows nothing about its garbage"
+        gc.collect()
+        return Counter(type(o).__qualname__ for o in gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+
+
+def test_a_caption_run_leaves_no_cyclic_garbage(tmp_path):
+    """The caption pass runs with the collector paused throughout (its collections walked the
+    workers' caches and freed nothing): that holds only while an image's worlds, candidates and
+    proofs go when their last reference does. A cycle among them would hold every image's
+    garbage until the worker ends."""
+    garbage = _cyclic_garbage_of_a_caption_run(tmp_path)
+    assert not garbage, f"objects freed only by the collector: {garbage.most_common(8)}"
+
+
+def test_a_caption_run_leaves_the_collector_as_it_was(tmp_path):
+    """Run in this process, the passes pause the collector and freeze nothing: the caller's
+    collector is as it was, so a later run here (the question generator unfreezes only what it
+    froze) is not left with this run's objects frozen."""
+    frozen, enabled = gc.get_freeze_count(), gc.isenabled()
+    generate_captions(sample_dir() / "scene_graphs.json", tmp_path / "out", CaptionOptions(), workers=1)
+    assert gc.get_freeze_count() == frozen and gc.isenabled() == enabled
