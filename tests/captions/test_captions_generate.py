@@ -7,12 +7,12 @@ from __future__ import annotations
 import gc
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 import orjson
 import pytest
 from caption_cli import generate, run
+from cyclic_garbage import cyclic_garbage
 
 from contrastgen.captions.candidates import KINDS
 from contrastgen.captions.generate import CaptionOptions, generate_captions
@@ -174,28 +174,14 @@ def test_people_nouns_cross_classify(tmp_path):
     assert all("1" in ids for ids in said_absent["player"])
 
 
-def _cyclic_garbage_of_a_caption_run(out: Path) -> Counter:
-    """What a caption run leaves for the collector: the types of the objects only a cycle kept."""
-    options = CaptionOptions()
-    generate_captions(sample_dir() / "scene_graphs.json", out / "first", options, workers=1)  # fills the caches
-    gc.collect()
-    gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds stays in gc.garbage
-    try:
-        stats = generate_captions(sample_dir() / "scene_graphs.json", out / "second", options, workers=1)
-        assert stats.records, "the run wrote nothing, so it shows nothing about its garbage"
-        gc.collect()
-        return Counter(type(o).__qualname__ for o in gc.garbage)
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-
-
 def test_a_caption_run_leaves_no_cyclic_garbage(tmp_path):
-    """The caption pass runs with the collector paused throughout (its collections walked the
-    workers' caches and freed nothing): that holds only while an image's worlds, candidates and
+    """The caption pass runs with the collector paused throughout (a collection would walk the
+    workers' caches and free nothing): that holds only while an image's worlds, candidates and
     proofs go when their last reference does. A cycle among them would hold every image's
     garbage until the worker ends."""
-    garbage = _cyclic_garbage_of_a_caption_run(tmp_path)
+    graphs = sample_dir() / "scene_graphs.json"
+    runs = iter(("first", "second"))
+    garbage = cyclic_garbage(lambda: generate_captions(graphs, tmp_path / next(runs), CaptionOptions(), workers=1).records)
     assert not garbage, f"objects freed only by the collector: {garbage.most_common(8)}"
 
 
