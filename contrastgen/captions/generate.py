@@ -209,7 +209,7 @@ def _count_shard(state: _State, image_ids: list[str]) -> Counter:
 
 @dataclass
 class _Counting:
-    """What a worker counting spilled graphs needs: the graphs' names and where they are."""
+    """What a worker counting spilled graphs needs: the domain (the kind each object name is) and the spill's file."""
 
     domain: Domain
     store: Path
