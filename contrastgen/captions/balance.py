@@ -24,6 +24,7 @@ same whatever the number of workers; shards are balanced each on its own, so the
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ class Scored:
         return (d > 0) - (d < 0)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a positive's text recurs across its kinds' candidates
 def ngrams(text: str) -> frozenset[str | tuple[str, str]]:
     """The words of a caption and its pairs of adjacent words, as a text-only classifier sees them
     (each once: a caption rarely says a word twice, and the tally only needs which it says)."""

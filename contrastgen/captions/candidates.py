@@ -99,7 +99,8 @@ class ImageCandidates:
         self._add_rng: random.Random | None = None
         self.things = {t.id: t for t in world.things}
         self._true: dict[tuple[Caption, tuple[str, ...]], tuple[dict[str, Any], ...] | None] = {}
-        self._said: dict[tuple[str, bool], list[str]] = {}
+        self._said: dict[str, list[str]] = {}  # thing id -> what a caption may say of it
+        self._provable: dict[str, list[str]] = {}  # thing id -> what a negative could say in its place
         self._edge_lists: dict[str, list[tuple[str, str, str]]] = {}
         self._between: dict[tuple[str, str], list[str]] | None = None
         self._partners_of: dict[str, list[Thing]] = {}
@@ -134,11 +135,11 @@ class ImageCandidates:
     def _attributes(self, thing: Thing, *, provable: bool = False) -> list[str]:
         """The attributes a caption may say of the thing (the world leaves out what the graph
         contradicts); with `provable`, only those a negative could say in its place."""
-        key = (thing.id, provable)
-        found = self._said.get(key)
+        said = self._provable if provable else self._said
+        found = said.get(thing.id)
         if found is None:
-            found = self._said[key] = [a for a in thing.attributes if (not provable or self.domain.provable(a))
-                                       and not self.world.compound(a, thing.noun)]
+            found = said[thing.id] = [a for a in thing.attributes if (not provable or self.domain.provable(a))
+                                      and not self.world.compound(a, thing.noun)]
         return found
 
     def _phrase(self, thing: Thing, rng: random.Random, *, attribute: str | None = None,
@@ -218,8 +219,10 @@ class ImageCandidates:
 
     def _candidate(self, kind: str, positive: Caption, witnesses: tuple[str, ...], negative: Caption,
                    change: dict[str, Any]) -> Candidate | None:
-        if any(p.attribute and self.world.compound(p.attribute, p.noun) for p in negative.phrases):
-            return None  # "a glass window" reads as one noun
+        compound = self.world.compound
+        for p in negative.phrases:
+            if p.attribute and compound(p.attribute, p.noun):
+                return None  # "a glass window" reads as one noun
         if any(p.attribute and p.noun.split(" ", 1)[0] == p.attribute for c in (positive, negative) for p in c.phrases):
             return None  # "a glass glass", "an orange orange": the word said twice
         key = (positive, witnesses)

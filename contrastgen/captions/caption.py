@@ -48,7 +48,8 @@ class Caption(NamedTuple):
 
     @property
     def definite(self) -> bool:
-        return any(p.definite for p in self.phrases)
+        phrases = self.phrases  # one or two; no generator: asked of every candidate's captions
+        return phrases[0].definite or (len(phrases) > 1 and phrases[1].definite)
 
     def with_phrase(self, i: int, phrase: Phrase) -> Caption:
         return self._replace(phrases=self.phrases[:i] + (phrase,) + self.phrases[i + 1:])
@@ -83,6 +84,7 @@ def phrase_text(phrase: Phrase, lex: Lexicon) -> str:
     return " ".join(w for w in (determiner(phrase, lex), phrase.attribute, phrase.noun) if w)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a caption recurs across its image's kinds and across images
 def caption_text(caption: Caption, lex: Lexicon) -> str:
     """The caption in words, lower case, without a final full stop (SugarCrepe's and ARO's
     captions are compared as given; a stop would be one more token a text-only model reads)."""

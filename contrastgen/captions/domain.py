@@ -62,6 +62,7 @@ class GqaDomain:
     _antisymmetric: dict[str, bool] = field(default_factory=dict, repr=False)
     _may_kinds: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _allows: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
+    _kinds: dict[str, str] = field(default_factory=dict, repr=False)
     _names: GraphNames | None = field(default=None, repr=False)
 
     @classmethod
@@ -79,11 +80,14 @@ class GqaDomain:
 
     def kind_of(self, noun: str) -> str:
         """The kind a caption's noun names (what the plausibility counts are kept under)."""
-        return self.lex.canonical(noun)
+        found = self._kinds.get(noun)
+        if found is None:
+            found = self._kinds[noun] = self.lex.canonical(noun)
+        return found
 
     def graph_kind(self, name: str) -> str:
         """The kind of an object the graph names so."""
-        return self.lex.canonical(name)
+        return self.kind_of(name)
 
     def may_kinds(self, noun: str) -> frozenset[str]:
         """The kinds of object the noun may denote (`world.GqaWorld.may_be` lists their objects)."""

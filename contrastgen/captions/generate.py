@@ -1,26 +1,26 @@
 """`contrastgen captions generate`: captions and their proven negatives for every graph of an input.
 
-A run has three steps:
+A run has two steps:
 1. the graphs are read (GQA's file streamed into a temporary file, so the driver's memory does not
-   grow with it; CLEVR's scenes whole, they are small);
-2. the corpus counts the plausibility scorer needs, per shard of images, summed;
-3. per shard: each image's candidate pairs of every kind (`candidates`), scored by the corpus
+   grow with it; CLEVR's scenes whole, they are small) and counted for the corpus counts the
+   plausibility scorer needs: per batch of images in the workers, summed, GQA's batches counted
+   while the driver reads on;
+2. per shard: each image's candidate pairs of every kind (`candidates`), scored by the corpus
    without the image's own counts (`plausibility`), one chosen per kind (`balance`), written as
-   records (`records`).
+   records (`records`), each shard's written as it comes back.
 Shards run in worker processes (`parallel.tasks.map_tasks`), come back in input order and are
 fixed by the input, not the number of workers: the same input and seed give the same bytes.
 """
 
 from __future__ import annotations
 
-import functools
 import random
 import shutil
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from contrastgen.captions.balance import Balancer, Scored
 from contrastgen.captions.candidates import KINDS, MATCHED, SUGARCREPE, ImageCandidates, NounPool
@@ -28,9 +28,9 @@ from contrastgen.captions.caption import Caption, caption_text
 from contrastgen.captions.domain import Domain, load_domain
 from contrastgen.captions.plausibility import Plausibility, count_graph
 from contrastgen.captions.records import caption_record
-from contrastgen.collector import no_gc, one_collection
+from contrastgen.collector import no_gc
 from contrastgen.datasets.clevr import is_clevr_scenes, load_scenes
-from contrastgen.datasets.question_spill import spill_scene_graphs
+from contrastgen.datasets.question_spill import GraphSlice, GraphSpill, read_graph_slices
 from contrastgen.errors import InputError
 from contrastgen.files import scratch
 from contrastgen.files.atomic import atomic_dir
@@ -40,6 +40,9 @@ from contrastgen.parallel.tasks import map_tasks
 from contrastgen.records import CAPTIONS_FILE
 
 SHARD_IMAGES = 256  # images per unit of work; fixed, so the choice does not depend on the workers
+# Images per unit of counting. Each unit's counts come back as 10^5 keys or more, which the
+# driver adds up one by one while it reads, so units are few and large; any size gives the same sums.
+COUNT_IMAGES = 8192
 STATS_FILE = "stats.json"
 MAX_ABSENCE_BOOST = 20.0
 T = TypeVar("T")
@@ -102,49 +105,66 @@ class _State:
     pool: NounPool | None = None
 
 
-def read_graphs(path: Path, folder: Path) -> tuple[str, Mapping[str, Any]]:
-    """(the family, the graphs by image id): CLEVR scenes in memory, GQA graphs spilled to `folder`."""
-    if is_clevr_scenes(path):
-        return "clevr", load_scenes(path)
-    graphs = spill_scene_graphs(path, folder)
-    return "gqa", graphs
+def read_graphs(path: Path, folder: Path, domain: Domain, workers: int) -> tuple[Mapping[str, Any], Plausibility]:
+    """(the graphs by image id, the corpus counts): CLEVR scenes in memory, GQA graphs spilled to
+    `folder`. GQA's graphs are counted by the workers while the driver is still reading the rest
+    of the file (`GraphSpill` gives them out in batches as they land), so the reading, one
+    process's work, does not leave the other cores idle."""
+    if domain.name == "clevr":
+        graphs = load_scenes(path)
+        return graphs, count_corpus(domain, graphs, workers)
+    spill = GraphSpill(path, folder)
+    with no_gc():
+        plausibility = Plausibility.fit(map_tasks(_count_slices, _Counting(domain, spill.out_path),
+                                                  spill.batches(COUNT_IMAGES), workers=workers, ordered=False))
+    return spill.graphs(), plausibility
+
+
+def count_corpus(domain: Domain, graphs: Mapping[str, Any], workers: int) -> Plausibility:
+    """The corpus counts of graphs in memory."""
+    state = _State(domain, graphs, CaptionOptions())
+    with no_gc():
+        return Plausibility.fit(map_tasks(_count_shard, state, _shards(list(graphs), COUNT_IMAGES), workers=workers))
 
 
 def generate_captions(scene_graphs: Path, out: Path, options: CaptionOptions, *,
                       workers: int | None = None) -> CaptionStats:
     """Write `out/captions.jsonl` and `out/stats.json` (the directory replaced atomically)."""
     workers = default_workers() if workers is None else max(1, workers)
+    domain = load_domain("clevr" if is_clevr_scenes(scene_graphs) else "gqa")
     folder = scratch.make_dir("captions-")
     try:
-        with no_gc(), scratch.writing(folder):
-            family, graphs = read_graphs(scene_graphs, folder)
-        chunks, stats = caption_chunks(family, graphs, options, workers=workers)
+        with scratch.writing(folder):
+            graphs, plausibility = read_graphs(scene_graphs, folder, domain, workers)
+        if not graphs:
+            raise InputError("no scene graphs to caption")
         with atomic_dir(out) as tmp:
             with (tmp / CAPTIONS_FILE).open("wb") as fh:
-                fh.writelines(chunks)
+                stats = write_captions(fh, domain, graphs, options, plausibility, workers=workers)
             (tmp / STATS_FILE).write_bytes(dumps(stats.as_dict(options), indent=True))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return stats
 
 
-def caption_chunks(family: str, graphs: Mapping[str, Any], options: CaptionOptions, *,
-                   workers: int = 1) -> tuple[list[bytes], CaptionStats]:
-    """Every shard's records as JSON lines, in input order, and the run's counts."""
-    if not graphs:
-        raise InputError("no scene graphs to caption")
-    domain = load_domain(family)
-    state = _State(domain, graphs, options)
-    ids = list(graphs)
-    shards = [ids[i:i + SHARD_IMAGES] for i in range(0, len(ids), SHARD_IMAGES)]
-    state.plausibility = Plausibility.fit(map_tasks(_count_shard, state, shards, workers=workers))
-    state.pool = noun_pool(state.plausibility, domain)
+def write_captions(fh: BinaryIO, domain: Domain, graphs: Mapping[str, Any], options: CaptionOptions,
+                   plausibility: Plausibility, *, workers: int = 1) -> CaptionStats:
+    """Every shard's records as JSON lines into `fh`, in input order, and the run's counts."""
+    state = _State(domain, graphs, options, plausibility, noun_pool(plausibility, domain))
     stats = CaptionStats()
-    chunks = []
-    for chunk, shard_stats in map_tasks(_caption_shard, state, shards, workers=workers):
-        chunks.append(chunk)
-        stats.add(shard_stats)
-    return chunks, stats
+    # The collector stays paused for the whole pass (forked workers inherit the pause): a caption
+    # shard makes no reference cycles (tests/captions/test_captions_generate.py holds it to that),
+    # so each collection would only walk the workers' caches and free nothing.
+    with no_gc():
+        for chunk, shard_stats in map_tasks(_caption_shard, state, _shards(list(graphs), SHARD_IMAGES),
+                                            workers=workers):
+            fh.write(chunk)
+            stats.add(shard_stats)
+    return stats
+
+
+def _shards(ids: list[str], size: int) -> list[list[str]]:
+    return [ids[i:i + size] for i in range(0, len(ids), size)]
 
 
 def noun_pool(plausibility: Plausibility, domain: Domain) -> NounPool:
@@ -189,44 +209,56 @@ def _memo(fn: Callable[[Caption], T]) -> Callable[[Caption], T]:
 
 def _count_shard(state: _State, image_ids: list[str]) -> Counter:
     counts: Counter = Counter()
-    with one_collection():
-        for image_id in image_ids:
-            counts.update(count_graph(state.graphs[image_id], state.domain.graph_kind))
+    for image_id in image_ids:
+        count_graph(state.graphs[image_id], state.domain.graph_kind, counts)
+    return counts
+
+
+@dataclass
+class _Counting:
+    """What a worker counting spilled graphs needs: the domain (the kind each object name is) and the spill's file."""
+
+    domain: Domain
+    store: Path
+
+
+def _count_slices(state: _Counting, slices: list[GraphSlice]) -> Counter:
+    counts: Counter = Counter()
+    for graph in read_graph_slices(state.store, slices):
+        count_graph(graph, state.domain.graph_kind, counts)
     return counts
 
 
 def _caption_shard(state: _State, image_ids: list[str]) -> tuple[bytes, CaptionStats]:
     assert state.plausibility is not None and state.pool is not None
-    domain, options = state.domain, state.options
+    domain, options, lex = state.domain, state.options, state.domain.lex
     balancer = Balancer(balanced=options.balanced, per_image=options.per_image)
     stats = CaptionStats()
     out = bytearray()
-    with one_collection():
-        for image_id in image_ids:
-            graph = state.graphs[image_id]
-            world = domain.world(image_id, graph)
-            score = _memo(state.plausibility.scorer(count_graph(graph, domain.graph_kind), domain.kind_of))
-            text = _memo(functools.partial(caption_text, lex=domain.lex))
-            image = ImageCandidates(world, domain, state.pool, random.Random(f"{options.seed}:{image_id}"),
-                                   add_form=options.adds)
-            choice = random.Random(f"{options.seed}:{image_id}:choice")
-            by_positive: dict[Any, list[tuple[Any, float, float]]] = {}
-            stats.images += 1
-            for kind in options.kinds:
-                found = image.of_kind(kind, max(options.candidates, options.per_image))
-                if not found:
-                    continue
-                stats.images_with[kind] += 1
-                scored = [Scored(c, text(c.positive), text(c.negative), score(c.positive), score(c.negative))
-                          for c in found]
-                for s in balancer.choose(kind, scored, choice):
-                    c = s.candidate
-                    by_positive.setdefault(c.positive, []).append(
-                        (c, s.positive_plausibility, s.negative_plausibility))
-                    stats.pairs[kind] += 1
-                    stats.proofs[f"{kind} {c.proof.kind}"] += 1
-                    stats.scorer_right[kind] += (s.scorer_verdict + 1) / 2
-            for chosen in by_positive.values():
-                out += dumps(caption_record(image_id, world, domain.lex, chosen))
-                stats.records += 1
+    for image_id in image_ids:
+        graph = state.graphs[image_id]
+        world = domain.world(image_id, graph)
+        score = _memo(state.plausibility.scorer(count_graph(graph, domain.graph_kind), domain.kind_of))
+        image = ImageCandidates(world, domain, state.pool, random.Random(f"{options.seed}:{image_id}"),
+                               add_form=options.adds)
+        choice = random.Random(f"{options.seed}:{image_id}:choice")
+        by_positive: dict[Any, list[tuple[Any, float, float]]] = {}
+        stats.images += 1
+        for kind in options.kinds:
+            found = image.of_kind(kind, max(options.candidates, options.per_image))
+            if not found:
+                continue
+            stats.images_with[kind] += 1
+            scored = [Scored(c, caption_text(c.positive, lex), caption_text(c.negative, lex), score(c.positive),
+                             score(c.negative)) for c in found]
+            for s in balancer.choose(kind, scored, choice):
+                c = s.candidate
+                by_positive.setdefault(c.positive, []).append(
+                    (c, s.positive_plausibility, s.negative_plausibility))
+                stats.pairs[kind] += 1
+                stats.proofs[f"{kind} {c.proof.kind}"] += 1
+                stats.scorer_right[kind] += (s.scorer_verdict + 1) / 2
+        for chosen in by_positive.values():
+            out += dumps(caption_record(image_id, world, lex, chosen))
+            stats.records += 1
     return bytes(out), stats

@@ -33,38 +33,37 @@ SMOOTHING = 0.5
 Key = tuple[str, ...]
 
 
-def count_graph(graph: Mapping[str, Any], kind_of: Callable[[str], str]) -> Counter[Key]:
+def count_graph(graph: Mapping[str, Any], kind_of: Callable[[str], str],
+                into: Counter[Key] | None = None) -> Counter[Key]:
     """The counts one image contributes, from its graph as given: objects per kind, attributes
     per kind, relations from and to each kind, and (once per image) each kind and each pair of
-    kinds. Read straight from the graph (no index is built): it runs once per image before any
-    caption is made, and again for each image's own counts."""
-    counts: dict[Key, int] = {}
-    get = counts.get
+    kinds; added to `into` where given (a batch's counts summed in place, never copied). Read
+    straight from the graph (no index is built): it runs once per image before any caption is
+    made, and again for each image's own counts. The keys are listed and then counted at once
+    (`Counter.update` counts an iterable in C): a graph has hundreds of them."""
+    counts: Counter[Key] = Counter() if into is None else into
     objects = graph["objects"]
     kind = {oid: kind_of(str(o["name"]).strip().lower()) for oid, o in objects.items()}
+    keys: list[Key] = []
+    add = keys.append
     for oid, o in objects.items():
         k = kind[oid]
-        key: Key = ("n", k)
-        counts[key] = get(key, 0) + 1
+        add(("n", k))
         for a in o.get("attributes") or ():
-            key = ("a", a.strip().lower(), k)
-            counts[key] = get(key, 0) + 1
+            add(("a", a.strip().lower(), k))
         for r in o.get("relations") or ():
             other = kind.get(str(r["object"]))
-            if other is None:
-                continue
-            name = r["name"].strip().lower()
-            key = ("s", k, name)
-            counts[key] = get(key, 0) + 1
-            key = ("o", name, other)
-            counts[key] = get(key, 0) + 1
+            if other is not None:
+                name = r["name"].strip().lower()
+                add(("s", k, name))
+                add(("o", name, other))
     kinds = sorted(set(kind.values()))
     for i, a in enumerate(kinds):
-        counts["i", a] = 1
-        for b in kinds[i + 1:]:
-            counts["c", a, b] = 1
-    counts["images",] = 1
-    return Counter(counts)
+        add(("i", a))
+        keys.extend([("c", a, b) for b in kinds[i + 1:]])
+    add(("images",))
+    counts.update(keys)
+    return counts
 
 
 @dataclass
@@ -75,20 +74,23 @@ class Plausibility:
     totals: Counter[Key] = field(default_factory=Counter)
 
     @classmethod
-    def fit(cls, parts: Iterable[Counter[Key]]) -> Plausibility:
+    def fit(cls, parts: Iterable[Mapping[Key, int]]) -> Plausibility:
         counts: Counter[Key] = Counter()
         for part in parts:
             counts.update(part)
         return cls(counts, _totals(counts))
 
-    def scorer(self, own: Counter[Key], kind_of: Callable[[str], str]) -> Callable[[Caption], float]:
+    def scorer(self, own: Mapping[Key, int], kind_of: Callable[[str], str]) -> Callable[[Caption], float]:
         """A scorer of one image's captions: the corpus counts less `own`, that image's."""
         counts, totals = self.counts, self.totals
-        own_totals = _totals(own)
+        own_totals = _image_totals(own)
         vocab = {name: max(1, totals["vocab", name]) for name in ("n", "a", "r")}
 
+        count, own_count = counts.get, own.get  # bound once: a run scores millions of links
+        n_size, a_size, r_size = vocab["n"], vocab["a"], vocab["r"]
+
         def n(key: Key) -> int:
-            return counts.get(key, 0) - own.get(key, 0)
+            return count(key, 0) - own_count(key, 0)
 
         def total(key: Key) -> int:
             return totals.get(key, 0) - own_totals.get(key, 0)
@@ -96,38 +98,60 @@ class Plausibility:
         def logp(hits: int, of: int, size: int) -> float:
             return math.log((max(hits, 0) + SMOOTHING) / (max(of, 0) + SMOOTHING * size))
 
+        objects = total(("objects",))
         phrase_links: dict[tuple[str, str], tuple[str, list[float]]] = {}
 
         def phrase(noun: str, attribute: str) -> tuple[str, list[float]]:
             found = phrase_links.get((noun, attribute))
             if found is None:
                 k = kind_of(noun)
-                links = [logp(n(("n", k)), total(("objects",)), vocab["n"])]
+                of_kind = n(("n", k))
+                links = [logp(of_kind, objects, n_size)]
                 if attribute:
-                    links.append(logp(n(("a", attribute, k)), n(("n", k)), vocab["a"]))
+                    links.append(logp(n(("a", attribute, k)), of_kind, a_size))
                 found = phrase_links[noun, attribute] = (k, links)
             return found
 
         def score(caption: Caption) -> float:
-            kinds, links = [], []
-            for p in caption.phrases:
-                k, own_links = phrase(p.noun, p.attribute)
-                kinds.append(k)
-                links += own_links
+            phrases = caption.phrases
+            first, links = phrase(phrases[0].noun, phrases[0].attribute)
+            if len(phrases) == 1:
+                return sum(links) / len(links)
+            second, more = phrase(phrases[1].noun, phrases[1].attribute)
+            links = links + more
             if caption.shape == "relation":
-                a, b = kinds
-                links.append(logp(n(("s", a, caption.relation)), total(("out", a)), vocab["r"]))
-                links.append(logp(n(("o", caption.relation, b)), total(("in", b)), vocab["r"]))
+                relation = caption.relation
+                links.append(logp(n(("s", first, relation)), total(("out", first)), r_size))
+                links.append(logp(n(("o", relation, second)), total(("in", second)), r_size))
             elif caption.shape == "pair":
-                a, b = sorted(kinds)
+                a, b = (first, second) if first <= second else (second, first)
                 both = n(("c", a, b))
-                links.append((logp(both, n(("i", a)), vocab["n"]) + logp(both, n(("i", b)), vocab["n"])) / 2)
+                links.append((logp(both, n(("i", a)), n_size) + logp(both, n(("i", b)), n_size)) / 2)
             return sum(links) / len(links)
 
         return score
 
 
-def _totals(counts: Counter[Key]) -> Counter[Key]:
+def _image_totals(counts: Mapping[Key, int]) -> dict[Key, int]:
+    """`_totals` of one image's counts, less the vocabulary sizes (a scorer takes those from the
+    corpus alone): what each image's scorer subtracts, so it is kept to one pass."""
+    totals: dict[Key, int] = {}
+    get = totals.get
+    for key, value in counts.items():
+        head = key[0]
+        if head == "n":
+            total: Key = ("objects",)
+        elif head == "s":
+            total = ("out", key[1])
+        elif head == "o":
+            total = ("in", key[2])
+        else:
+            continue
+        totals[total] = get(total, 0) + value
+    return totals
+
+
+def _totals(counts: Mapping[Key, int]) -> Counter[Key]:
     """Sums the probabilities are normalised by: objects, relations out of and into each kind,
     and the vocabulary sizes (kinds, attributes, relations)."""
     totals: Counter[Key] = Counter()

@@ -29,6 +29,8 @@ from contrastgen.datasets.clevr_vocab import ATTRIBUTE_TYPES, Vocabulary
 from contrastgen.language.lexicon import Lexicon
 
 Fact = dict[str, Any]
+MAX_REMEMBERED = 1 << 16  # spellings of relations `GraphNames` keeps for a run
+_UNASKED = object()  # a noun `GqaWorld.may_be` has not yet answered for (None is an answer)
 _KNOWN_COMPOUNDS: dict[str, bool] = {}  # "glass window" -> is it a noun of the lexicon (one lexicon per process)
 
 
@@ -53,6 +55,15 @@ class GraphNames:
         self.lex, self.vocab = lex, vocab
         self._names: dict[str, GraphName] = {}
         self._sayable: dict[frozenset[str], tuple[str, ...]] = {}
+        self.relations: dict[str, str] = {}  # a relation as a graph writes it -> as a caption says it
+
+    def relation(self, written: str) -> str:
+        """The relation in lower case with single spaces ("to the left of"); remembered for the
+        first `MAX_REMEMBERED` spellings (a corpus has a few hundred; a hostile one any number)."""
+        said = " ".join(written.lower().split())
+        if len(self.relations) < MAX_REMEMBERED:
+            self.relations[written] = said
+        return said
 
     def name(self, name: str) -> GraphName:
         found = self._names.get(name)
@@ -131,6 +142,7 @@ class GqaWorld:
         self._edges: set[tuple[str, str, str]] = set()
         things, edges = [], []
         readings, anything = [], []
+        relation_names = names.relations
         for oid, o in graph["objects"].items():
             name = " ".join(str(o["name"]).lower().split())
             attrs = frozenset(" ".join(a.lower().split()) for a in o.get("attributes") or ())
@@ -145,7 +157,11 @@ class GqaWorld:
                 things.append(Thing(oid, name, said.kind, names.sayable(attrs),
                                     (float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"]))))
             for r in o.get("relations") or ():
-                edge = (oid, " ".join(r["name"].lower().split()), str(r["object"]))
+                said_name = r["name"]
+                relation = relation_names.get(said_name)
+                if relation is None:
+                    relation = names.relation(said_name)
+                edge = (oid, relation, str(r["object"]))
                 if edge not in self._edges:
                     self._edges.add(edge)
                     edges.append(edge)
@@ -169,8 +185,9 @@ class GqaWorld:
         return self._things.get(oid)
 
     def may_be(self, noun: str) -> tuple[str, ...] | None:
-        if noun in self._may:
-            return self._may[noun]
+        found = self._may.get(noun, _UNASKED)
+        if found is not _UNASKED:
+            return found  # type: ignore[return-value]
         lex = self.lex
         if not lex.absence_decidable(noun) or lex.is_unannotated_prone(noun):
             found = None

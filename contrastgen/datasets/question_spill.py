@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,23 +182,72 @@ class SpilledGraphs(GraphJson):
 def spill_scene_graphs(path: str | os.PathLike[str], folder: Path) -> SpilledGraphs:
     """Stream GQA scene graphs into `folder`/graphs.bin, each validated as `gqa.load_scene_graphs`
     validates it; memory holds one parsed graph at a time."""
-    index: dict[str, tuple[int, int]] = {}
-    names: dict[str, list[str]] = {}
-    seen_in: dict[str, tuple[Path, int]] = {}  # image id -> where it was first given
-    out_path = folder / "graphs.bin"
-    with out_path.open("wb") as fh:
-        for file in json_files(path):
-            for n, (image_id, g) in enumerate(stream_records(file, "image"), 1):
-                if image_id in seen_in:
-                    first, m = seen_in[image_id]
-                    raise InputError(duplicate_id("image", image_id, f"record {m} of {first}", f"record {n} of {file}"),
-                                     path=str(file), record=f"image {image_id}")
-                seen_in[image_id] = (file, n)
-                g = validate_scene_graph(image_id, g, path=str(file))
-                data = orjson.dumps(g)
-                index[image_id] = (fh.tell(), len(data))
-                fh.write(data)
-                names[image_id] = [sys.intern(o["name"]) for o in g["objects"].values()]
-    if not index:
-        raise InputError("no scene graphs found", path=str(path))
-    return SpilledGraphs(_Store(out_path), index, names)
+    spill = GraphSpill(path, folder)
+    for _ in spill.batches(1 << 30):
+        pass
+    return spill.graphs()
+
+
+GraphSlice = tuple[int, int]  # (offset, length) of one graph's JSON in the spill's file
+
+
+class GraphSpill:
+    """GQA scene graphs streamed into `folder`/graphs.bin, given out in batches as they land.
+
+    Why batches: a caller whose workers read graphs back can start them on the first batch while
+    the rest of the file is still being read (the reading is one process's work), and a batch's
+    slices are on disk, flushed, when it is given; workers forked before the spill ends know
+    only what the batch tells them, so a batch is the slices themselves."""
+
+    def __init__(self, path: str | os.PathLike[str], folder: Path):
+        self.path, self.out_path = path, folder / "graphs.bin"
+        self.index: dict[str, GraphSlice] = {}
+        self.names: dict[str, list[str]] = {}
+        self._done = False
+
+    def batches(self, size: int) -> Iterator[list[GraphSlice]]:
+        """The slices of every `size` graphs, in input order, each batch readable once given."""
+        index, names, path = self.index, self.names, self.path
+        seen_in: dict[str, tuple[Path, int]] = {}  # image id -> where it was first given
+        batch: list[GraphSlice] = []
+        with self.out_path.open("wb") as fh:
+            for file in json_files(path):
+                for n, (image_id, g) in enumerate(stream_records(file, "image"), 1):
+                    if image_id in seen_in:
+                        first, m = seen_in[image_id]
+                        raise InputError(duplicate_id("image", image_id, f"record {m} of {first}", f"record {n} of {file}"),
+                                         path=str(file), record=f"image {image_id}")
+                    seen_in[image_id] = (file, n)
+                    g = validate_scene_graph(image_id, g, path=str(file))
+                    data = orjson.dumps(g)
+                    where = index[image_id] = (fh.tell(), len(data))
+                    fh.write(data)
+                    names[image_id] = [sys.intern(o["name"]) for o in g["objects"].values()]
+                    batch.append(where)
+                    if len(batch) >= size:
+                        fh.flush()
+                        yield batch
+                        batch = []
+            if not index:
+                raise InputError("no scene graphs found", path=str(path))
+            fh.flush()
+            if batch:
+                yield batch
+        self._done = True
+
+    def graphs(self) -> SpilledGraphs:
+        """Every graph by image id; once `batches` has run to its end."""
+        assert self._done, "the spill has not been read to its end"
+        return SpilledGraphs(_Store(self.out_path), self.index, self.names)
+
+
+def read_graph_slices(store_path: Path, slices: list[GraphSlice]) -> Iterator[dict[str, Any]]:
+    """The graphs at `slices` of a spill's file, parsed, in the slices' order (one read for a
+    batch: its slices are contiguous in the file)."""
+    with store_path.open("rb") as fh:
+        start = slices[0][0]
+        end = slices[-1][0] + slices[-1][1]
+        fh.seek(start)
+        data = memoryview(fh.read(end - start))
+    for offset, length in slices:
+        yield orjson.loads(data[offset - start:offset - start + length])

@@ -4,6 +4,7 @@ workers, no swap over a relation that may hold both ways, and grammar as questio
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from pathlib import Path
@@ -11,8 +12,10 @@ from pathlib import Path
 import orjson
 import pytest
 from caption_cli import generate, run
+from cyclic_garbage import cyclic_garbage
 
 from contrastgen.captions.candidates import KINDS
+from contrastgen.captions.generate import CaptionOptions, generate_captions
 from contrastgen.jsonio import read_jsonl
 from contrastgen.resources import sample_dir
 
@@ -186,3 +189,23 @@ def test_an_attribute_that_is_its_nouns_word_is_never_said(tmp_path):
     texts = [t for r in records(out) for t in (r["caption"], *(n["caption"] for n in r["negatives"]))]
     assert texts and any("orange" in t for t in texts)
     assert [t for t in texts if any(a == b for a, b in zip(t.split(), t.split()[1:], strict=False))] == []
+
+
+def test_a_caption_run_leaves_no_cyclic_garbage(tmp_path):
+    """The caption pass runs with the collector paused throughout (a collection would walk the
+    workers' caches and free nothing): that holds only while an image's worlds, candidates and
+    proofs go when their last reference does. A cycle among them would hold every image's
+    garbage until the worker ends."""
+    graphs = sample_dir() / "scene_graphs.json"
+    runs = iter(("first", "second"))
+    garbage = cyclic_garbage(lambda: generate_captions(graphs, tmp_path / next(runs), CaptionOptions(), workers=1).records)
+    assert not garbage, f"objects freed only by the collector: {garbage.most_common(8)}"
+
+
+def test_a_caption_run_leaves_the_collector_as_it_was(tmp_path):
+    """Run in this process, the passes pause the collector and freeze nothing: the caller's
+    collector is as it was, so a later run here (the question generator unfreezes only what it
+    froze) is not left with this run's objects frozen."""
+    frozen, enabled = gc.get_freeze_count(), gc.isenabled()
+    generate_captions(sample_dir() / "scene_graphs.json", tmp_path / "out", CaptionOptions(), workers=1)
+    assert gc.get_freeze_count() == frozen and gc.isenabled() == enabled

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from cyclic_garbage import cyclic_garbage
 
 from contrastgen.cli.engine_cmds import sample_paths
 from contrastgen.datasets.gqa import load_questions, load_scene_graphs
@@ -307,17 +308,7 @@ def test_spill_cursors_read_frames_across_their_buffers(tmp_path, buffer):
 def _cyclic_garbage_of_a_run(engine, mode: str) -> Counter:
     """What a run leaves for the collector: the types of the objects only a cycle kept alive."""
     questions, graphs = load_questions(QUESTIONS), load_scene_graphs(GRAPHS)
-    generate(engine, questions, graphs, mode=mode, workers=1)  # first use fills the caches
-    gc.collect()
-    gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds stays in gc.garbage
-    try:
-        gen = generate(engine, questions, graphs, mode=mode, workers=1)
-        assert gen.lines, "the run perturbed nothing, so it shows nothing about its garbage"
-        gc.collect()
-        return Counter(type(o).__qualname__ for o in gc.garbage)
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
+    return cyclic_garbage(lambda: generate(engine, questions, graphs, mode=mode, workers=1).lines)
 
 
 @pytest.mark.parametrize("mode", ["templates", "both"])
