@@ -15,7 +15,6 @@ the lists would triple what each such scene allocates and what the collector wal
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from contrastgen.language.lexicon import Lexicon
@@ -116,23 +115,19 @@ class SceneIndex:
                    dict(by_name), dict(by_canonical), graph)
 
     # -- edges ----------------------------------------------------------------------------------
-    def _relations(self) -> Iterator[Edge]:
-        """Every edge as the graph lists it (repeats included), in its order."""
-        clean = _CLEAN.__getitem__
-        for oid, o in self._graph["objects"].items():
-            for rel in o.get("relations", ()):
-                yield oid, clean(rel["name"]), str(rel["object"])
-
     def _index_adjacency(self) -> None:
         edges: set[Edge] = set()
         out_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
         in_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        for edge in self._relations():
-            if edge in edges:
-                continue
-            edges.add(edge)
-            out_edges[edge[0]].append((edge[1], edge[2]))
-            in_edges[edge[2]].append((edge[1], edge[0]))
+        clean = _CLEAN.__getitem__
+        for oid, o in self._graph["objects"].items():
+            for rel in o.get("relations", ()):
+                edge = (oid, clean(rel["name"]), str(rel["object"]))
+                if edge in edges:
+                    continue
+                edges.add(edge)
+                out_edges[oid].append((edge[1], edge[2]))
+                in_edges[edge[2]].append((edge[1], oid))
         self._out_edges, self._in_edges = dict(out_edges), dict(in_edges)
         if self._edges is None:
             self._edges = edges
@@ -140,7 +135,9 @@ class SceneIndex:
     @property
     def edges(self) -> set[Edge]:
         if self._edges is None:
-            self._edges = set(self._relations())
+            clean = _CLEAN.__getitem__
+            self._edges = {(oid, clean(rel["name"]), str(rel["object"]))
+                           for oid, o in self._graph["objects"].items() for rel in o.get("relations", ())}
         return self._edges
 
     @property
