@@ -44,21 +44,29 @@ class GroupIndex:
     def build(cls, graphs: Mapping[str, dict[str, Any]], lex: Lexicon) -> GroupIndex:
         image_ids = sorted(graphs)
         lists: dict[str, list[int]] = defaultdict(list)
-        keys_of_value: dict[tuple[str, str], str] = {}  # (kind, value as written) -> its key
+        # (value as written) -> its key, one table per kind: most values recur in every graph
+        keys_of_value: dict[str, dict[Any, str]] = {NAME: {}, ATTRIBUTE: {}, RELATION: {}}
 
-        def keyed(kind: str, value: str) -> str:
-            found = keys_of_value.get((kind, value))
-            if found is None:
-                clean = value.strip().lower()
-                found = keys_of_value[kind, value] = key(kind, lex.canonical(clean) if kind == NAME else clean)
+        def keyed(kind: str, value: Any) -> str:
+            """The key of a value not yet in its kind's table."""
+            clean = str(value).strip().lower()
+            found = key(kind, lex.canonical(clean) if kind == NAME else clean)
+            if type(value) is str:  # only a string keys the table: 1, 1.0 and True are equal yet written apart
+                keys_of_value[kind][value] = found
             return found
 
+        names, attributes, relations = (keys_of_value[k] for k in (NAME, ATTRIBUTE, RELATION))
         for position, image_id in enumerate(image_ids):
-            objects = graphs[image_id].get("objects", {}).values()
-            values = {(NAME, o.get("name", "")) for o in objects}
-            values.update((ATTRIBUTE, a) for o in objects for a in o.get("attributes") or ())
-            values.update((RELATION, r.get("name", "")) for o in objects for r in o.get("relations") or ())
-            for k in {keyed(kind, str(v)) for kind, v in values}:
+            keys: set[str] = set()
+            for o in graphs[image_id].get("objects", {}).values():
+                name = o.get("name", "")
+                keys.add(names.get(name) or keyed(NAME, name))
+                for a in o.get("attributes") or ():
+                    keys.add(attributes.get(a) or keyed(ATTRIBUTE, a))
+                for r in o.get("relations") or ():
+                    rel = r.get("name", "")
+                    keys.add(relations.get(rel) or keyed(RELATION, rel))
+            for k in keys:
                 lists[k].append(position)
         postings = {k: np.asarray(v, dtype=np.int32) for k, v in sorted(lists.items())}
         return cls(image_ids, postings, graphs)

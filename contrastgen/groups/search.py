@@ -94,6 +94,10 @@ class GroupFinder:
         self.index = index
         self.lex = lex
         self._scenes: OrderedDict[str, SceneIndex] = OrderedDict()
+        # the walks of the image whose records are being grouped, by what they require: pairs of
+        # one question often require the same (an edit to a relation's opposite, a yes/no flip)
+        self._walks: dict[frozenset[frozenset[str]], list[str]] = {}
+        self._walks_of: tuple[str, int] | None = None
 
     def scene(self, image_id: str) -> SceneIndex:
         hit = self._scenes.get(image_id)
@@ -152,8 +156,7 @@ class GroupFinder:
             reasons["unannotated_prone"] += 1
             return None
         counts_p, kinds_p = listed_counts(steps_p), listed_kinds(steps_p, q.scene)
-        candidates, _ = self.index.candidates(q.required | requirements(steps_p, self.lex), q.image_id, seed,
-                                              MAX_TRIED)
+        candidates = self._candidates(q.required | requirements(steps_p, self.lex), q.image_id, seed)
         if not candidates:
             reasons["no_candidate"] += 1
             return None
@@ -178,6 +181,17 @@ class GroupFinder:
                     j, cell_q, cell_p)
         reasons["not_grouped"] += 1
         return None
+
+    def _candidates(self, required: frozenset[frozenset[str]], image_id: str, seed: int) -> list[str]:
+        """`GroupIndex.candidates` for a pair of `image_id`, remembered while that image's records
+        are grouped (a run's seed is one; a new image or seed forgets them)."""
+        if (image_id, seed) != self._walks_of:
+            self._walks.clear()
+            self._walks_of = (image_id, seed)
+        found = self._walks.get(required)
+        if found is None:
+            found = self._walks[required] = self.index.candidates(required, image_id, seed, MAX_TRIED)[0]
+        return found
 
     def prove(self, semantic: list[dict[str, Any]], steps: list[Step], counts: Mapping[int, int],
               kinds: Mapping[int, frozenset[str]], scene: SceneIndex, reasons: Counter) -> ProvenCell | None:

@@ -7,7 +7,9 @@ image and shared by all of that image's questions.
 
 Why the edges are indexed lazily: building the index is a measurable share of a GQA-scale run
 (relations outnumber objects several times over), and the colour, side and "do you see" templates
-never look at an edge.
+never look at an edge. The set of edges and the lists by subject and object are built apart: a
+program executed on another image (a group's candidate) asks only whether an edge is there, and
+the lists would triple what each such scene allocates and what the collector walks.
 """
 
 from __future__ import annotations
@@ -28,6 +30,23 @@ def _clean(text: str) -> str:
     """Lower-case and trim; the common already-clean case costs one comparison."""
     low = text.lower()
     return low if low == low.strip() else low.strip()
+
+
+class _CleanWords(dict[str, str]):
+    """`_clean` of each name, attribute and relation as written, remembered: a corpus writes a
+    few thousand words millions of times, and a lookup that hits costs no Python call. Emptied
+    when full, so a corpus of unique words costs bounded memory."""
+
+    LIMIT = 1 << 16
+
+    def __missing__(self, text: str) -> str:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        clean = self[text] = _clean(text)
+        return clean
+
+
+_CLEAN = _CleanWords()
 
 
 class SceneObject(NamedTuple):
@@ -64,8 +83,8 @@ class SceneIndex:
         self.by_canonical = by_canonical
         self._graph = graph
         self._edges: set[Edge] | None = None
-        self._out_edges: dict[str, list[tuple[str, str]]] = {}
-        self._in_edges: dict[str, list[tuple[str, str]]] = {}
+        self._out_edges: dict[str, list[tuple[str, str]]] | None = None
+        self._in_edges: dict[str, list[tuple[str, str]]] | None = None
         # answers of pure lookups about this scene (the objects a name denotes, the names an object
         # may be renamed to), keyed by what they depend on: a program edit asks them of every
         # candidate, dozens of times per question
@@ -81,13 +100,13 @@ class SceneIndex:
         objects: dict[str, SceneObject] = {}
         by_name: dict[str, list[str]] = defaultdict(list)
         by_canonical: dict[str, list[str]] = defaultdict(list)
-        canonical = lex.canonical
+        canonical, clean = lex.canonical, _CLEAN.__getitem__
         # the graph's own order (JSON order, hence deterministic); lists are sorted where it matters
         for oid, o in graph["objects"].items():
-            name = _clean(o["name"])
+            name = clean(o["name"])
             attrs = o.get("attributes")
             obj = SceneObject(oid, name, canonical(name),
-                              frozenset(map(_clean, attrs)) if attrs else frozenset(),
+                              frozenset(map(clean, attrs)) if attrs else frozenset(),
                               float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"]))
             objects[oid] = obj
             by_name[name].append(oid)
@@ -96,37 +115,43 @@ class SceneIndex:
                    dict(by_name), dict(by_canonical), graph)
 
     # -- edges ----------------------------------------------------------------------------------
-    def _index_edges(self) -> set[Edge]:
+    def _index_adjacency(self) -> None:
         edges: set[Edge] = set()
         out_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
         in_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        clean = _CLEAN.__getitem__
         for oid, o in self._graph["objects"].items():
             for rel in o.get("relations", ()):
-                edge = (oid, _clean(rel["name"]), str(rel["object"]))
+                edge = (oid, clean(rel["name"]), str(rel["object"]))
                 if edge in edges:
                     continue
                 edges.add(edge)
                 out_edges[oid].append((edge[1], edge[2]))
                 in_edges[edge[2]].append((edge[1], oid))
-        self._edges, self._out_edges, self._in_edges = edges, dict(out_edges), dict(in_edges)
-        return edges
+        self._out_edges, self._in_edges = dict(out_edges), dict(in_edges)
+        if self._edges is None:
+            self._edges = edges
 
     @property
     def edges(self) -> set[Edge]:
-        return self._edges if self._edges is not None else self._index_edges()
+        if self._edges is None:
+            clean = _CLEAN.__getitem__
+            self._edges = {(oid, clean(rel["name"]), str(rel["object"]))
+                           for oid, o in self._graph["objects"].items() for rel in o.get("relations", ())}
+        return self._edges
 
     @property
     def out_edges(self) -> dict[str, list[tuple[str, str]]]:
         """id -> [(relation, object id)]"""
-        if self._edges is None:
-            self._index_edges()
+        if self._out_edges is None:
+            self._index_adjacency()
         return self._out_edges
 
     @property
     def in_edges(self) -> dict[str, list[tuple[str, str]]]:
         """id -> [(relation, subject id)]"""
-        if self._edges is None:
-            self._index_edges()
+        if self._in_edges is None:
+            self._index_adjacency()
         return self._in_edges
 
     def has_any_name(self, names: frozenset[str]) -> bool:

@@ -1,0 +1,55 @@
+"""The scene index's edges: the set (all a program run on a group's candidate asks) and the lists
+by subject and object (what edits and templates walk) are built apart, and must agree whichever
+is asked first."""
+
+from __future__ import annotations
+
+import pytest
+
+from contrastgen.language.lexicon import Lexicon
+from contrastgen.scene import index as scene_index
+from contrastgen.scene.index import SceneIndex
+
+
+@pytest.fixture(scope="module")
+def lex() -> Lexicon:
+    return Lexicon.load()
+
+
+def _graph() -> dict:
+    box = {"x": 0, "y": 0, "w": 10, "h": 10}
+    return {"width": 100, "height": 80, "objects": {
+        "1": {"name": "Man ", **box, "attributes": ["Tall", " young"],
+              "relations": [{"name": "to the left of", "object": "2"}, {"name": " On", "object": "3"},
+                            {"name": "to the left of", "object": "2"}]},  # a repeated edge, as GQA has
+        "2": {"name": "dog", **box, "relations": [{"name": "to the right of", "object": "1"}]},
+        "3": {"name": "skateboard", **box, "relations": [{"name": "under", "object": "1"},
+                                                         {"name": "near", "object": "2"}]},
+    }}
+
+
+def test_the_edge_set_alone_and_the_lists_agree_whichever_is_built_first(lex):
+    set_first = SceneIndex.build("i", _graph(), lex)
+    edges = set_first.edges
+    lists_first = SceneIndex.build("i", _graph(), lex)
+    out_edges, in_edges = lists_first.out_edges, lists_first.in_edges
+    assert edges == lists_first.edges == {("1", "to the left of", "2"), ("1", "on", "3"), ("2", "to the right of", "1"),
+                                          ("3", "under", "1"), ("3", "near", "2")}
+    # the lists keep the graph's order and each edge once
+    assert out_edges == set_first.out_edges == {"1": [("to the left of", "2"), ("on", "3")],
+                                                "2": [("to the right of", "1")],
+                                                "3": [("under", "1"), ("near", "2")]}
+    assert in_edges == set_first.in_edges == {"2": [("to the left of", "1"), ("near", "3")],
+                                              "3": [("on", "1")], "1": [("to the right of", "2"), ("under", "3")]}
+    assert {(s, r, o) for s, pairs in out_edges.items() for r, o in pairs} == edges
+    assert set_first.neighbours("1", "to the left of", symmetric=False) == set()
+    assert set_first.neighbours("2", "to the left of", symmetric=False) == {"1"}
+
+
+def test_words_are_cleaned_alike_and_the_memory_of_them_stays_bounded(lex, monkeypatch):
+    scene = SceneIndex.build("i", _graph(), lex)
+    assert scene.objects["1"].name == "man" and scene.objects["1"].attributes == {"tall", "young"}
+    words = scene_index._CleanWords()
+    monkeypatch.setattr(scene_index._CleanWords, "LIMIT", 2)
+    assert [words[w] for w in (" A", "b ", "C", " A")] == ["a", "b", "c", "a"]
+    assert len(words) <= 2
