@@ -10,6 +10,10 @@ choices it leaves open made explicit (docs/clevr.md has the table):
   "the front wheel" is only unique when it is in English.
 - `unique` of anything but exactly one object or part is not an answer: execution stops with
   `Invalid`, the reason naming the node, so a caller refuses instead of guessing.
+- a filter whose value is no value of its attribute (`filter_size[""]`, `filter_shape["thing"]`:
+  an open parameter, which CLEVR's generators never write into a filter node) is not an answer
+  either: Super-CLEVR's engine keeps every object under an empty value and none under "thing",
+  so the program has no one meaning (`datasets.clevr_reading` writes no node for it).
 - `relate[r]` of object i is the objects in relation r to i (`relationships[r][i]`);
   `same_<attr>` of i is the other objects sharing i's value (never i itself).
 - `object2part` lists the parts a scene describes of the object(s), `part2object` their objects.
@@ -20,6 +24,7 @@ Every node's output is kept, so a caller can cite the trace as evidence.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +54,23 @@ def part_matches(raw: str, value: str) -> bool:
     `wheel_front_left` too (a front left wheel is a front wheel), as Super-CLEVR's engine, which
     matches by substring, also reads it; "wheel" names every wheel."""
     return set(part_display(value).split()) <= set(part_display(raw).split())
+
+
+_KIND_OF_FILTER = {"size": "Size", "color": "Color", "material": "Material", "shape": "Shape", "partname": "Partname"}
+
+
+@functools.lru_cache(maxsize=1)
+def _filter_values() -> dict[str, frozenset[str]]:
+    """The values each filter may hold: its attribute's values in the vocabulary."""
+    vocab = load_vocabulary()
+    return {attribute: frozenset(vocab.values[kind]) for attribute, kind in _KIND_OF_FILTER.items()}
+
+
+def _open_filter(kind: str, value: str) -> bool:
+    """Whether a filter node's value is no value of its attribute (an open parameter)."""
+    if not kind.startswith(("filter_", "partfilter_")):
+        return False
+    return value not in _filter_values()[kind.split("_", 1)[1]]
 
 
 def _attribute_filter(attribute: str) -> Callable[[ClevrScene, list[Value], str], Value]:
@@ -141,7 +163,10 @@ def execute(program: Sequence[dict[str, Any]], scene: ClevrScene) -> Execution |
                 return Invalid(n, f"{kind} over {len(inputs[0])} {'parts' if kind == 'uniquepart' else 'objects'}")
             out = inputs[0][0]
         elif kind in VALUED:
-            out = VALUED[kind](scene, inputs, node["value_inputs"][0])
+            value = node["value_inputs"][0]
+            if _open_filter(kind, value):
+                return Invalid(n, f"{kind} with no value of its attribute ({value!r})")
+            out = VALUED[kind](scene, inputs, value)
         else:
             out = PLAIN[kind](scene, inputs)
         outputs.append(out)

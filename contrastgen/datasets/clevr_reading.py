@@ -12,6 +12,14 @@ The program is then built as the generator built it (`instantiate_templates_dfs`
 node lists them, then `unique`; `relate_filter_*` starts with `relate`; `*_count` and `*_exist`
 end with `count` and `exist`; part filters are `partfilter_<attr>`. Every node is written in
 CLEVR's released shape, `{"type", "inputs", "value_inputs"}`, with every value filled in.
+
+A family's single-attribute filter (`filter_size` after `union` in "How many <Z3> things are
+either ...") left open ("How many things are either ...") is no node at all, as an open
+parameter of a `filter_unique` is none: the words say no size, so the program filters none.
+CLEVR's and Super-CLEVR's generators never leave such a parameter open (they draw its value
+from the metadata, which has no empty value), so their programs never say what an open value
+means, and their engines disagree on it (an empty value keeps every object, "thing" none); a
+program that keeps the node would mean what its executor happens to do with it.
 """
 
 from __future__ import annotations
@@ -152,6 +160,8 @@ def build_program_and_map(family: Family, values: Mapping[str, str]) -> tuple[li
                 if kind.endswith(suffix):
                     last = add(suffix, [last])
             at[t] = last
+        elif kind.startswith(("filter_", "partfilter_")) and is_null(family.params[side[0]], values[side[0]]):
+            at[t] = inputs[0]  # an open filter filters nothing: the words say no such attribute
         else:
             at[t] = add(kind, inputs, [values[p] for p in side])
     return program, at

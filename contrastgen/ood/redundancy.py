@@ -17,6 +17,10 @@ unchanged, the question written in that family and read back; rd- drops a relati
 nothing the same way, then the attributes the shorter question does not need. The record then
 names its new family and carries the evidence (`relations_added` / `relations_dropped`), which
 `contrastgen verify` re-proves (`verify.superclevr_redundancy`).
+
+Every program is written in CLEVR's format as Super-CLEVR's engine runs it, a part named as the
+scene names it (`wheel_front_left`, not `front_left_wheel` as the words are read), as a contrast
+set writes it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from contrastgen.clevr.edits import Edit, Editor
+from contrastgen.clevr.evidence import engine_program
 from contrastgen.clevr.executor import Execution, Invalid, execute
 from contrastgen.clevr.redundant_relations import RelationRewriter, Rewrite, relations_said
 from contrastgen.clevr.scene_view import ClevrScene, clevr_scene
@@ -47,6 +52,15 @@ def _as_question(q: Mapping[str, Any], question: str, program: list[dict[str, An
     out.update({"question": question, "program": program, "redundancy": level})
     out.update(rewrite or {})
     return out
+
+
+def _as_written(program: list[dict[str, Any]], scene: ClevrScene) -> list[dict[str, Any]]:
+    """The program as the split writes it: each part named as the scene names it
+    (`clevr.evidence.engine_program`), as a contrast set writes it, so Super-CLEVR's engine, which
+    matches the scene's raw part names, runs it as it is."""
+    execution = execute(program, scene)
+    assert isinstance(execution, Execution)  # every emitted program is proven to run
+    return engine_program(program, execution)
 
 
 def _with_relations_added(reading: Reading, edit: Edit | None, rewriter: RelationRewriter) -> Rewrite | None:
@@ -78,8 +92,8 @@ def redundancy_splits(questions: list[dict[str, Any]], graphs: Mapping[str, dict
     scenes: dict[str, ClevrScene] = {}
 
     def emit(level: str, question: str, said_program: list[dict[str, Any]], rewrite: Rewrite | None = None) -> None:
-        fields = rewrite.record_fields(reading.family, program, level) if rewrite is not None else None
-        splits[level].append(_as_question(q, question, said_program, level, fields))
+        fields = rewrite.record_fields(reading.family, written, level) if rewrite is not None else None
+        splits[level].append(_as_question(q, question, _as_written(said_program, scene), level, fields))
         said[level].append(attribute_filters(said_program))
         related[level].append(relations_said(said_program))
         if rewrite is not None:
@@ -100,6 +114,7 @@ def redundancy_splits(questions: list[dict[str, Any]], graphs: Mapping[str, dict
         if isinstance(original, Invalid):
             original_level["unread (program does not run)"] += 1
             continue
+        written = engine_program(program, original)
         emit("rd", str(q["question"]), program)
         editor = Editor(reading, scene, original)
         key = f"{image}|{q.get('question_index', '')}|{q['question']}"

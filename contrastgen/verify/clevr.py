@@ -7,7 +7,10 @@ categories (rules/clevr/metadata_superclevr.json) and the question families, thr
 reads the perturbation's words back into a program (the words must say what the program does).
 
 Checks, each a failure of its own:
-- the program runs: every `unique` denotes exactly one object or part;
+- the program runs: every `unique` denotes exactly one object or part, and every filter holds a
+  value of its attribute (an open one, `filter_size[""]` or `filter_shape["thing"]`, means
+  every object to Super-CLEVR's engine under one spelling and none under the other, so it
+  means nothing certain, and the words never say it);
 - its trace equals the evidence's trace, and its answer the evidence's and the perturbation's;
 - a contrast's answer differs from the original's, an invariance one's equals it;
 - a contrast changes exactly one value of the original program; a redundancy edit only adds or
@@ -48,6 +51,30 @@ def _categories() -> dict[str, str]:
 def _value_types() -> dict[str, str]:
     meta = orjson.loads(rules_resource("clevr", "metadata_clevr.json").read_bytes())
     return {v: kind.lower() for kind in ("Size", "Color", "Material") for v in meta["types"][kind]}
+
+
+@functools.lru_cache(maxsize=1)
+def _shapes() -> frozenset[str]:
+    """Every shape a filter may name: CLEVR's, Super-CLEVR's specific shapes and their categories."""
+    clevr = orjson.loads(rules_resource("clevr", "metadata_clevr.json").read_bytes())["types"]["Shape"]
+    return frozenset(clevr) | frozenset(_categories()) | frozenset(_categories().values())
+
+
+@functools.lru_cache(maxsize=1)
+def _part_words() -> tuple[frozenset[str], ...]:
+    return tuple(frozenset(_words(name)) for names in _part_dict().values() for name in names)
+
+
+def _is_filter_value(attribute: str, value: Any) -> bool:
+    """Whether `value` is one of `attribute`'s values (a part name: the words of some part)."""
+    if not isinstance(value, str) or not value:
+        return False
+    if attribute == "shape":
+        return value in _shapes()
+    if attribute == "partname":
+        words = set(_words(value))
+        return any(words <= known for known in _part_words())
+    return _value_types().get(value) == attribute
 
 
 def _words(raw: str) -> tuple[str, ...]:
@@ -99,6 +126,8 @@ def run_program(program: list[dict[str, Any]], objects: Mapping[str, Mapping[str
             result = args[0][0]
         elif kind.startswith(("filter_", "partfilter_")):
             attribute = kind.split("_", 1)[1]
+            if not _is_filter_value(attribute, value):
+                raise ProgramFails(f"node {n} ({kind}) holds {value!r}, no {attribute} value")
             result = [x for x in args[0] if scene.matches(x, attribute, value)]
         elif kind == "relate":
             result = sorted(scene.rel.get((_RELATIONS[value], args[0]), ()))
