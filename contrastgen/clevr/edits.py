@@ -4,6 +4,9 @@ redundant attributes dropped or all of them said (invariance, Super-CLEVR's rd- 
 An edit is kept only when everything the generator demanded of a question still holds and the
 proof is complete:
 - the edited program executes: every `unique` denotes exactly one object or part;
+- its part words select the parts Super-CLEVR's engine selects by the raw name the program
+  writes (`clevr.evidence.part_words_ambiguous`); an edit refused for that alone is counted in
+  `Editor.refused` as `part_ambiguous`;
 - the family's constraints hold (NULL parameters stay open, OUT_NEQ references stay different);
 - it is not degenerate: as in CLEVR's `is_degenerate`, no `relate` could be dropped without
   changing the answer;
@@ -16,10 +19,12 @@ proof is complete:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from contrastgen.clevr.evidence import part_words_ambiguous
 from contrastgen.clevr.executor import Execution, Invalid, execute
 from contrastgen.clevr.render import render
 from contrastgen.clevr.scene_view import ClevrScene
@@ -39,6 +44,7 @@ EDITABLE = ("Size", "Color", "Material", "Shape", "Relation")
 CHANGE_KIND = {"Size": "attribute", "Color": "attribute", "Material": "attribute", "Shape": "object",
                "Relation": "relation"}
 _REFERENCES = ("filter_unique", "relate_filter_unique", "partfilter_unique")
+PART_AMBIGUOUS = "part_ambiguous"  # a refusal reason of `perturb.REASONS`
 _ATTRIBUTE_OF = {"Size": "size", "Color": "color", "Material": "material", "Shape": "shape"}
 
 
@@ -108,6 +114,7 @@ class Editor:
         self.asked = asked  # whether the image already asks a question (the driver's rule)
         self.vocab = load_vocabulary()
         self._null_params = {c["params"][0] for c in reading.family.constraints if c["type"] == "NULL"}
+        self.refused: Counter[str] = Counter()  # edits that held but for a reason worth counting
 
     def _try(self, values: dict[str, str], *, invariance: bool, change: dict[str, str]) -> Edit | None:
         reading = self.reading
@@ -132,6 +139,9 @@ class Editor:
         reread = read_question({"question": question, "template_filename": reading.family.file,
                                 "question_family_index": reading.family.index})
         if not isinstance(reread, Reading) or reread.program() != program:
+            return None
+        if part_words_ambiguous(program, execution):
+            self.refused[PART_AMBIGUOUS] += 1
             return None
         return Edit(values, program, question, new_answer, invariance, change, execution)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contrastgen.clevr.executor import Execution, Value
+from contrastgen.clevr.executor import Execution, Value, part_matches
 from contrastgen.clevr.scene_view import ClevrScene
 from contrastgen.datasets.clevr_vocab import RELATION_NAMES, part_display
 from contrastgen.perturb import EVIDENCE_VERSION
@@ -85,3 +85,21 @@ def engine_program(program: list[dict[str, Any]], execution: Execution) -> list[
                 node = {**node, "value_inputs": [raw.pop()]}
         out.append(node)
     return out
+
+
+def part_words_ambiguous(program: list[dict[str, Any]], execution: Execution) -> bool:
+    """Whether a part name the program writes selects other parts by its words than by the raw
+    name Super-CLEVR's engine matches as a substring, among the parts it filters: "a left door"
+    holds `door_mid_left` by its words, but the engine's `door_left_s` is no substring of it. The
+    words alone do not settle whether a mid-left door is a left door, so such a question cannot be
+    read with certainty and is refused (`part_ambiguous`), never answered either way."""
+    for node, written in zip(program, engine_program(program, execution), strict=True):
+        if node["type"] != "partfilter_partname":
+            continue
+        scope = execution.outputs[node["inputs"][0]]
+        value, raw = node["value_inputs"][0], written["value_inputs"][0]
+        if not isinstance(scope, tuple):
+            continue
+        if [p for p in scope if part_matches(p[1], value)] != [p for p in scope if raw in p[1]]:
+            return True
+    return False

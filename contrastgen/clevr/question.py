@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from contrastgen.clevr.edits import Edit, Editor
-from contrastgen.clevr.evidence import engine_program, evidence
+from contrastgen.clevr.edits import PART_AMBIGUOUS, Edit, Editor
+from contrastgen.clevr.evidence import engine_program, evidence, part_words_ambiguous
 from contrastgen.clevr.executor import Invalid, execute
 from contrastgen.clevr.scene_view import ClevrScene
 from contrastgen.datasets.clevr_reading import (
@@ -100,6 +100,8 @@ def _perturbations(question_id: str, q: Mapping[str, Any], reading: Reading, sce
     original = execute(program, scene)
     if isinstance(original, Invalid):
         raise Refusal("original_invalid")
+    if part_words_ambiguous(program, original):
+        raise Refusal(PART_AMBIGUOUS)
     gold = load_vocabulary().answer_words(original.answer)
     if "answer" in q and str(q["answer"]) != gold:
         raise Refusal("answer_mismatch")
@@ -112,7 +114,7 @@ def _perturbations(question_id: str, q: Mapping[str, Any], reading: Reading, sce
     if not ranking.full:
         ranking.take(_proposal(e, scene) for e in editor.redundancy())
     if not ranking.kept:
-        raise Refusal("no_edit")
+        raise Refusal(PART_AMBIGUOUS if editor.refused[PART_AMBIGUOUS] else "no_edit")
     extra = {"dataset": "clevr",
              "family": {"template_filename": reading.family.file, "question_family_index": reading.family.index},
              "program": engine_program(program, original)}

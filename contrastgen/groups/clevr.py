@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from contrastgen.clevr.evidence import engine_program, evidence
+from contrastgen.clevr.evidence import engine_program, evidence, part_words_ambiguous
 from contrastgen.clevr.executor import Execution, Invalid, execute
 from contrastgen.clevr.scene_view import ClevrScene, clevr_scene
 from contrastgen.datasets.clevr_reading import Reading, read_question
@@ -68,6 +68,9 @@ def add_clevr_groups(record: dict[str, Any], reading: Reading, index: GroupIndex
             if isinstance(run_q, Invalid):
                 counts["ambiguous"] += 1
                 continue
+            if part_words_ambiguous(original, run_q):
+                counts["part_ambiguous"] += 1
+                continue
             answer_q = vocab.answer_words(run_q.answer)
             if answer_q == record["answer"]:
                 counts["same_answer"] += 1
@@ -75,6 +78,9 @@ def add_clevr_groups(record: dict[str, Any], reading: Reading, index: GroupIndex
             run_p = execute(edited, scene)
             if isinstance(run_p, Invalid):
                 counts["ambiguous"] += 1
+                continue
+            if part_words_ambiguous(edited, run_p):
+                counts["part_ambiguous"] += 1
                 continue
             answer_p = vocab.answer_words(run_p.answer)
             kind = SWAP if answer_q == p["answer"] and answer_p == record["answer"] else DIFFERS

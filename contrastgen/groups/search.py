@@ -51,7 +51,7 @@ _POSITIONS = ("hposition", "vposition")
 # Why a candidate image or a pair was not grouped: the stats count them.
 REASONS = ("no_program", "unnameable", "original_unproven", "no_candidate", "other_kind", "same_answer", "unproven", "unannotated_prone",
            "no_distractor", "ambiguous", "empty", "not_decidable", "program_mismatch", "malformed_program",
-           "unknown_operation", "uniqueness", "not_grouped")
+           "unknown_operation", "uniqueness", "part_ambiguous", "not_grouped")
 
 
 @dataclass(frozen=True)

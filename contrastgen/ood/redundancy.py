@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from contrastgen.clevr.edits import Edit, Editor
-from contrastgen.clevr.evidence import engine_program
+from contrastgen.clevr.evidence import engine_program, part_words_ambiguous
 from contrastgen.clevr.executor import Execution, Invalid, execute
 from contrastgen.clevr.redundant_relations import RelationRewriter, Rewrite, relations_said
 from contrastgen.clevr.scene_view import ClevrScene, clevr_scene
@@ -61,6 +61,12 @@ def _as_written(program: list[dict[str, Any]], scene: ClevrScene) -> list[dict[s
     execution = execute(program, scene)
     assert isinstance(execution, Execution)  # every emitted program is proven to run
     return engine_program(program, execution)
+
+
+def _part_words_ambiguous(program: list[dict[str, Any]], scene: ClevrScene) -> bool:
+    """A relation rewrite's part words checked as an edit's are (`Editor` checks its own)."""
+    execution = execute(program, scene)
+    return isinstance(execution, Execution) and part_words_ambiguous(program, execution)
 
 
 def _with_relations_added(reading: Reading, edit: Edit | None, rewriter: RelationRewriter) -> Rewrite | None:
@@ -114,6 +120,9 @@ def redundancy_splits(questions: list[dict[str, Any]], graphs: Mapping[str, dict
         if isinstance(original, Invalid):
             original_level["unread (program does not run)"] += 1
             continue
+        if part_words_ambiguous(program, original):
+            original_level["unread (part words ambiguous)"] += 1
+            continue
         written = engine_program(program, original)
         emit("rd", str(q["question"]), program)
         editor = Editor(reading, scene, original)
@@ -131,7 +140,9 @@ def redundancy_splits(questions: list[dict[str, Any]], graphs: Mapping[str, dict
             refused[level].update(rewriter.refused)
             nothing_to_do = edit is None and rewrite is None and editor.at_level(level)
             at_level[level] = nothing_to_do
-            if rewrite is not None and edit is not None and level == "rd-":
+            if rewrite is not None and _part_words_ambiguous(rewrite.program, scene):
+                left_out[level]["part words ambiguous"] += 1
+            elif rewrite is not None and edit is not None and level == "rd-":
                 emit(level, edit.question, edit.program, Rewrite(edit_reading(rewrite, edit), edit.program,
                                                                   edit.question, rewrite.changes))
             elif rewrite is not None:

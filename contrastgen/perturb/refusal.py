@@ -19,8 +19,10 @@ GQA_REASONS = ("no_answer", "no_match", "no_scene_graph", "not_grounded", "ambig
                "no_opposite", "inconsistent_graph", "program_mismatch", "not_executable", "unaligned",
                "no_argument", "original_presupposition", "uninformative_answer", "attribute_kind")
 # CLEVR and Super-CLEVR: the words read back into no family's program (`no_family`, `no_reading`,
-# `ambiguous`, `program_mismatch`), the program does not run on the scene, or no edit holds
-CLEVR_REASONS = ("no_family", "no_reading", "original_invalid", "no_edit")
+# `ambiguous`, `program_mismatch`), the program does not run on the scene, a part's words select
+# other parts than the raw name Super-CLEVR's engine matches (the original's, or those of every
+# edit that held otherwise), or no edit holds
+CLEVR_REASONS = ("no_family", "no_reading", "original_invalid", "part_ambiguous", "no_edit")
 REASONS = GQA_REASONS + CLEVR_REASONS
 
 

@@ -15,7 +15,10 @@ Checks, each a failure of its own:
 - a contrast's answer differs from the original's, an invariance one's equals it;
 - a contrast changes exactly one value of the original program; a redundancy edit only adds or
   drops attribute filters;
-- the question's words, read with the record's family, give exactly the perturbation's program.
+- the question's words, read with the record's family, give exactly the perturbation's program;
+- every part name the program writes keeps the same parts by its words as by Super-CLEVR's
+  engine, which keeps a part when the written raw name is a substring of the part's ("a left
+  door" is `door_left_s`, no substring of `door_mid_left`, which the words do not settle).
 """
 
 from __future__ import annotations
@@ -180,6 +183,22 @@ def _part_dict() -> dict[str, list[str]]:
     return orjson.loads(rules_resource("clevr", "part_dict.json").read_bytes())
 
 
+def part_name_problems(program: list[dict[str, Any]], trace: list[Any]) -> list[Problem]:
+    """A part filter whose words keep other parts than the engine's substring of its raw name: the
+    question's words do not say which parts it means, so the record must not hold it."""
+    problems: list[Problem] = []
+    for n, node in enumerate(program):
+        if node.get("type") != "partfilter_partname":
+            continue
+        value, scope = node["value_inputs"][0], trace[node["inputs"][0]]
+        by_words = [p for p in scope if set(_words(value)) <= set(_words(p[1]))]
+        by_engine = [p for p in scope if value in p[1]]
+        if by_words != by_engine:
+            problems.append(("text_mismatch", f"node {n} writes the part {value!r}: its words keep "
+                             f"{[p[1] for p in by_words]}, Super-CLEVR's engine {[p[1] for p in by_engine]}"))
+    return problems
+
+
 def answer_words(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -245,6 +264,7 @@ def clevr_problems(record: Mapping[str, Any], p: Mapping[str, Any], graph: Graph
         return [("query", f"the program does not run on the scene: {exc}")]
     if trace != evidence.get("trace"):
         problems.append(("query", "the evidence's trace is not what the program computes"))
+    problems += part_name_problems(program, trace)
     computed = answer_words(trace[-1])
     if computed != p.get("answer") or computed != evidence.get("answer"):
         problems.append(("answer", f"the program answers {computed!r}; the perturbation says {p.get('answer')!r}"))

@@ -19,7 +19,13 @@ from collections.abc import Callable
 from typing import Any
 
 from contrastgen.answers import normalize_answer
-from contrastgen.verify.clevr import ProgramFails, answer_words, comparable_program, run_program
+from contrastgen.verify.clevr import (
+    ProgramFails,
+    answer_words,
+    comparable_program,
+    part_name_problems,
+    run_program,
+)
 from contrastgen.verify.facts import check_fact
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex
 from contrastgen.verify.program import execute_program_steps
@@ -130,7 +136,8 @@ def _clevr_cell_problems(program: list[Any], cell: dict[str, Any], graph_j: Grap
                          rules: VerifyRules) -> list[str]:
     """A CLEVR cell: the question's program (part names compared by their words, as each scene
     names its parts), run on the second scene (every `unique` one object or part), its trace the
-    evidence's, its answer the cell's; its facts hold there."""
+    evidence's, its part names keeping the parts their words keep, its answer the cell's; its facts
+    hold there."""
     semantic = cell["program"]
     if not isinstance(semantic, list) or comparable_program(semantic) != comparable_program(program):
         return ["its program is not the question's"]
@@ -142,6 +149,7 @@ def _clevr_cell_problems(program: list[Any], cell: dict[str, Any], graph_j: Grap
         return out + [f"the program does not run on the scene: {exc}"]
     if trace != evidence.get("trace"):
         out.append("the evidence's trace is not what the program computes")
+    out += [why for _, why in part_name_problems(semantic, trace)]
     answer = answer_words(trace[-1])
     if answer != cell["answer"] or answer != evidence.get("answer"):
         out.append(f"the program answers {answer!r}, the cell says {cell['answer']!r}")

@@ -20,7 +20,13 @@ from typing import Any
 from contrastgen.datasets.clevr_reading import Reading, read_question
 from contrastgen.jsonio import read_json
 from contrastgen.records import Failure, VerifyReport
-from contrastgen.verify.clevr import ProgramFails, answer_words, comparable_program, run_program
+from contrastgen.verify.clevr import (
+    ProgramFails,
+    answer_words,
+    comparable_program,
+    part_name_problems,
+    run_program,
+)
 
 BENCHMARK = "super-clevr"
 LEVELS = ("rd-", "rd", "rd+")
@@ -98,6 +104,7 @@ def question_problems(record: Mapping[str, Any], objects: Mapping[str, Any],
     trace = _run(program, objects)
     if isinstance(trace, str):
         return [*problems, ("query", trace)]
+    problems += part_name_problems(program, trace)
     if answer_words(trace[-1]) != answer_words(record.get("answer")):
         problems.append(("answer", f"the program answers {answer_words(trace[-1])!r}, the record "
                          f"{record.get('answer')!r}"))
