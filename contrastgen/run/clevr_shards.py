@@ -1,9 +1,13 @@
 """The CLEVR family's shard: the questions of some images through the CLEVR path
-(`clevr.question`), with the GQA- and LXMERT-format views of every original and perturbation.
+(`clevr.question`), with the GQA- and LXMERT-format views of each perturbed original and its
+perturbations (`generate`'s `original.json` and `augmented*.json`, as on GQA's path).
 
-Why views of every question (a GQA run has them only for perturbed ones): a CLEVR-family
-question keeps its record whole in the views, with its recovered program, so CLEVR's loaders read
-the augmented file as they read the originals.
+A view keeps the question's CLEVR record whole, with its recovered program, so CLEVR's loaders
+read the augmented file as they read the originals. `augment` asks for a view of every original
+(`ClevrOptions.every_original`): an unperturbed one carries the recovered program only where it
+is proven (it runs to the file's answer, its part words certain, and no edit held); any other is
+written as its file has it, since its words were not read with certainty or its answer is not
+the one its program gives.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class ClevrOptions:
     max_k: int
     seed: int
     groups: GroupIndex | None = None  # `--groups`: the corpus's index (and scenes), to look for two-image groups
+    every_original: bool = False  # views of the unperturbed originals too (`augment`)
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,9 @@ def run_clevr_shard(context: ClevrContext, images: list[str]) -> ShardResult:
                 add_clevr_groups(record, reading, index, scene_of, seed, out.groups)
             if record is not None:
                 out.lines.append((qid, (dumps(record),)))
-            out.views += _views(qid, q, record, program)
+            if record is not None or context.options.every_original:
+                # the path sets the answer only once the program is proven to give the file's
+                out.views += _views(qid, q, record, program if result.answer else None)
     return out
 
 

@@ -89,16 +89,17 @@ def run_generation(engine: Engine, questions: dict[str, dict] | SpilledQuestions
 
 def generate_clevr(questions: dict[str, dict[str, Any]], scenes: Mapping[str, dict[str, Any]], *, max_k: int = 5,
                    seed: int = 0, workers: int | None = 1, progress: bool = False,
-                   backend: Backend = LOCAL, groups: bool = False) -> Generation:
+                   backend: Backend = LOCAL, groups: bool = False, every_original: bool = False) -> Generation:
     """Contrast sets for CLEVR-family questions (`datasets.clevr.load_questions`) on their scenes,
     in input order; independent of `workers` and of the backend. `groups`: also look for each
-    contrast pair's two-image group (`groups.clevr`)."""
+    contrast pair's two-image group (`groups.clevr`). `every_original`: the views hold every
+    original (`augment`'s training file), not only the perturbed ones (`generate`'s)."""
     _check_max_k(max_k)
     workers = default_workers() if workers is None else max(1, workers)
     with _frozen():
         source = DictQuestions(questions)
         index = _index(groups, scenes, None)
-        options = ClevrOptions(max_k=max_k, seed=seed, groups=index)
+        options = ClevrOptions(max_k=max_k, seed=seed, groups=index, every_original=every_original)
         family = Family(local=run_clevr_shard, context=ClevrContext(source, scenes, options),
                         remote=remote_clevr_shard, options=options,
                         group_reasons=(*GROUP_REASONS, "unreadable") if index is not None else None)

@@ -105,7 +105,7 @@ def run_augment(request: RunRequest, out: Path, *, lxmert_file: Path, replace: b
 
         questions = load_questions(request.questions)
         gen = generate_clevr(questions, load_scenes(request.scene_graphs), max_k=request.max_k, seed=request.seed,
-                             workers=request.workers, backend=request.backend)
+                             workers=request.workers, backend=request.backend, every_original=True)
         counts = write_augmented_training(gen, questions, out, replace=replace, seed=request.seed,
                                           lxmert_file=lxmert_file, replace_share=replace_share)
         return gen, counts

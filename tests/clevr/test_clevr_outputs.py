@@ -94,3 +94,47 @@ def test_every_clevr_perturbation_says_its_kind_in_every_output(generated):
     assert set(kinds.values()) == {"contrast", "invariance"}
     view = json.loads((generated / "augmented.json").read_text())
     assert {qid: q["contrast"]["kind"] for qid, q in view.items() if "contrast" in q} == kinds
+
+
+def _questions_with_a_wrong_answer(sample, tmp_path):
+    """The first 40 questions of the sample's part file, the first one's answer made wrong."""
+    data = json.loads((sample / "questions" / "superCLEVR_questions_part_5.json").read_text())
+    data["questions"] = data["questions"][:40]
+    wrong = data["questions"][0]
+    wrong["answer"] = "7" if wrong["answer"] != "7" else "8"
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps(data))
+    return path, data["questions"]
+
+
+def test_generate_views_hold_only_the_perturbed_originals_as_gqas_do(sample, tmp_path):
+    questions, _ = _questions_with_a_wrong_answer(sample, tmp_path)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["generate", "--questions", str(questions), "--scene-graphs",
+                                      str(sample / "scenes"), "--no-progress", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (out / "contrast_sets.jsonl").read_text().splitlines()]
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["reasons"].get("answer_mismatch") == 1 and len(records) < 40
+    perturbed = {r["question_id"] for r in records}
+    perturbations = {p["question_id"] for r in records for p in r["perturbations"]}
+    original = json.loads((out / "original.json").read_text())
+    assert set(original) == perturbed
+    assert all(original[r["question_id"]]["answer"] == r["answer"] for r in records)
+    assert set(json.loads((out / "augmented.json").read_text())) == perturbed | perturbations
+    lxmert = json.loads((out / "lxmert" / "augmented.json").read_text())
+    assert {e["question_id"] for e in lxmert} == perturbed | perturbations
+
+
+def test_augment_keeps_every_original_and_a_program_only_where_it_is_proven(sample, tmp_path):
+    questions, raw = _questions_with_a_wrong_answer(sample, tmp_path)
+    out = tmp_path / "train.json"
+    result = CliRunner().invoke(cli, ["augment", "--questions", str(questions), "--scene-graphs",
+                                      str(sample / "scenes"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    entries = json.loads(out.read_text())
+    originals = {k: v for k, v in entries.items() if "contrast" not in v}
+    assert len(originals) == 40
+    wrong_id = next(k for k, v in originals.items() if v["question"] == raw[0]["question"])
+    assert originals[wrong_id]["answer"] == raw[0]["answer"] and "program" not in originals[wrong_id]
+    assert all(isinstance(v.get("program"), list) for k, v in originals.items() if k != wrong_id)
