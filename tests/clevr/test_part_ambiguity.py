@@ -21,8 +21,10 @@ from contrastgen.clevr.question import perturb_clevr_question
 from contrastgen.clevr.scene_view import clevr_scene
 from contrastgen.datasets.clevr import scene_graph
 from contrastgen.datasets.clevr_reading import Reading, read_question
+from contrastgen.ood.redundancy import redundancy_splits
 from contrastgen.verify.clevr import clevr_problems, part_name_problems, run_program
 from contrastgen.verify.graph import GraphIndex
+from contrastgen.verify.superclevr_redundancy import question_problems
 
 PART_FAMILY = {"template_filename": "part.json"}
 NAME_OF_OBJECT_WITH_PART = 4  # "What is the name of the <Z> <C> <M> <S> that has a <Z2> <C2> <M2> <P>?"
@@ -110,3 +112,18 @@ def test_the_verifier_rejects_a_record_that_holds_ambiguous_part_words(monkeypat
     problems = {p["answer"]: clevr_problems(record, p, index) for p in result.perturbations}
     assert [kind for kind, _ in problems.pop("school bus")] == ["text_mismatch"]
     assert problems and not any(problems.values())  # every other edit holds
+
+
+def test_the_redundancy_splits_leave_out_a_question_whose_part_words_are_ambiguous():
+    image_id, graph = _scene()
+    ambiguous = {**_question("What is the color of the back wheel of the sedan?", COLOR_OF_PART, "green"),
+                 "image": image_id, "question_index": 0}
+    certain = {**_question("What is the color of the left door of the jet?", COLOR_OF_PART, "yellow"),
+               "image": image_id, "question_index": 1}
+    splits, stats = redundancy_splits([ambiguous, certain], {image_id: graph})
+    assert stats["originals"].get("unread (part words ambiguous)") == 1
+    assert [q["question_index"] for q in splits["rd"]] == [1]
+    assert not question_problems(splits["rd"][0], graph["objects"], {})
+    program, run = _execution(ambiguous["question"], COLOR_OF_PART)
+    written = {**ambiguous, "program": engine_program(program, run)}
+    assert [kind for kind, _ in question_problems(written, graph["objects"], {})] == ["text_mismatch"]
