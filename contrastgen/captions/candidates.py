@@ -87,18 +87,17 @@ class NounPool:
 
 
 class ImageCandidates:
-    """Every kind's candidate pairs for one image, drawn with the image's seeded generator (asked
-    for the kinds in one fixed order, so the same image and seed give the same candidates; the
-    add kinds with a generator seeded from it)."""
+    """Every kind's candidate pairs for one image, each kind drawn with a generator of its own
+    seeded from the image's (so the same image and seed give the same candidates)."""
 
     def __init__(self, world: World, domain: Domain, pool: NounPool, rng: random.Random, *,
                  add_form: str = MATCHED):
-        self.world, self.domain, self.pool, self.rng = world, domain, pool, rng
+        self.world, self.domain, self.pool = world, domain, pool
         self.add_form = add_form
-        # the add kinds draw from a generator of their own, so that their form, which changes how
-        # much they draw, leaves every other kind's candidates as they are
-        self._add_seed = rng.getrandbits(64)
-        self._add_rng: random.Random | None = None
+        # a generator per kind: how many candidates of a kind are drawn (the balancing stops at
+        # the first that keeps it even; the add kinds' form changes how much they draw) then
+        # leaves every other kind's draws as they are
+        self._seeds = {kind: rng.getrandbits(64) for kind in KINDS}
         self.things = {t.id: t for t in world.things}
         self._true: dict[tuple[Caption, tuple[str, ...]], tuple[dict[str, Any], ...] | None] = {}
         self._said: dict[str, list[str]] = {}  # thing id -> what a caption may say of it
@@ -115,11 +114,7 @@ class ImageCandidates:
     def drawn(self, kind: str) -> Iterator[Candidate]:
         """The kind's candidates as they are drawn, each pair once; drawn lazily, so that a caller
         who needs fewer pays for fewer."""
-        rng = self.rng
-        if kind in ADD_KINDS:
-            if self._add_rng is None:
-                self._add_rng = random.Random(self._add_seed)
-            rng = self._add_rng
+        rng = random.Random(self._seeds[kind])
         make: Callable[[random.Random], Iterator[Candidate]] = getattr(self, "_" + kind)
         seen: set[tuple[Caption, Caption]] = set()
         for cand in make(rng):
