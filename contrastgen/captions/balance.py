@@ -5,14 +5,18 @@ Two blind models are what the pairs are balanced against (`evaluation.caption_ba
 measures both): the corpus n-gram plausibility scorer (`plausibility`), which picks the caption
 its counts find more plausible, and a bag-of-n-grams classifier trained on the pairs, which
 learns every word or word pair that occurs more often on one side. So the choice, made image by
-image in a fixed order, keeps two running tallies per kind and takes the candidate that moves
-them least:
+image in a fixed order, keeps two running tallies per kind and takes the first candidate that
+keeps both within tolerance, or, where none of the first `limit` does, the one that moves them
+least (candidates are drawn as they are read, so an image pays for a second only where the
+first would unbalance the kind):
 - words: for each word and pair of adjacent words, how many more times the chosen positives said
   it than the chosen negatives. A candidate's cost is how much it would widen those gaps (the
   words both captions share cancel out);
 - plausibility: how many more chosen pairs the scorer gets right than wrong. A candidate whose
   scorer verdict would widen that gap costs `PLAUSIBILITY_WEIGHT`.
-Ties go to the pair whose two captions are closest in plausibility, then to the seeded order.
+"Within tolerance": the pair widens no word gap past TOLERANCE and leaves the scorer at most one
+pair off even. Ties go to the pair whose two captions are closest in plausibility, then to the
+order drawn. With more than one pair per image (`per_image`), every candidate is read first.
 
 Without balancing (`balanced=False`) each image's pair is drawn uniformly from its candidates:
 the same candidates, so the two modes differ only in the choice (but for the add kinds, whose

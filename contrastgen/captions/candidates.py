@@ -31,6 +31,12 @@ whose absence could be proven ("and a car" / "and a cat"), or a provable attribu
 has, the negative's being one of its alternatives ("blue car" / "red car"). The pair still asks
 whether a model notices content that is not in the image, and the length no longer tells.
 
+A negative is drawn only among the changes the graph can prove (an attribute every object the
+noun may denote provably lacks, a relation the graph denies of every pair the phrases may denote,
+ARO attribute pairs one of the two objects provably lacks), not drawn and then refused: the
+balancing reads a kind's candidates one at a time and mostly takes the first, so what a kind
+draws before its first candidate is most of what it costs. `_candidate` still proves each one.
+
 A swap is tried only over a relation that cannot hold both ways, and is kept only where the graph
 shows the swapped relation does not hold (so "near" is never swapped, and neither is a pair the
 graph relates both ways).
