@@ -5,14 +5,18 @@ Two blind models are what the pairs are balanced against (`evaluation.caption_ba
 measures both): the corpus n-gram plausibility scorer (`plausibility`), which picks the caption
 its counts find more plausible, and a bag-of-n-grams classifier trained on the pairs, which
 learns every word or word pair that occurs more often on one side. So the choice, made image by
-image in a fixed order, keeps two running tallies per kind and takes the candidate that moves
-them least:
+image in a fixed order, keeps two running tallies per kind and takes the first candidate that
+keeps both within tolerance, or, where none of the first `limit` does, the one that moves them
+least (candidates are drawn as they are read, so an image pays for a second only where the
+first would unbalance the kind):
 - words: for each word and pair of adjacent words, how many more times the chosen positives said
   it than the chosen negatives. A candidate's cost is how much it would widen those gaps (the
   words both captions share cancel out);
 - plausibility: how many more chosen pairs the scorer gets right than wrong. A candidate whose
   scorer verdict would widen that gap costs `PLAUSIBILITY_WEIGHT`.
-Ties go to the pair whose two captions are closest in plausibility, then to the seeded order.
+"Within tolerance": the pair widens no word gap past TOLERANCE and leaves the scorer at most one
+pair off even. Ties go to the pair whose two captions are closest in plausibility, then to the
+order drawn. With more than one pair per image (`per_image`), every candidate is read first.
 
 Without balancing (`balanced=False`) each image's pair is drawn uniformly from its candidates:
 the same candidates, so the two modes differ only in the choice (but for the add kinds, whose
@@ -26,8 +30,9 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import islice
 
 from contrastgen.captions.candidates import Candidate
 
@@ -76,12 +81,19 @@ class Balancer:
         self.balanced, self.per_image = balanced, per_image
         self._tallies: dict[str, _Tally] = {}
 
-    def choose(self, kind: str, scored: Sequence[Scored], rng: random.Random) -> list[Scored]:
-        """Up to `per_image` pairs of `kind` for one image, each with another positive."""
-        pool = list(scored)
+    def choose(self, kind: str, scored: Iterable[Scored], rng: random.Random, limit: int) -> list[Scored]:
+        """Up to `per_image` pairs of `kind` for one image, each with another positive, from at
+        most `limit` of the image's candidates, taken from `scored` as they are needed."""
+        tally = self._tallies.setdefault(kind, _Tally())
+        if self.balanced and self.per_image == 1:
+            pick = self._first_within(tally, islice(scored, limit))
+            if pick is None:
+                return []
+            self._record(tally, pick)
+            return [pick]
+        pool = list(islice(scored, limit))
         rng.shuffle(pool)
         chosen: list[Scored] = []
-        tally = self._tallies.setdefault(kind, _Tally())
         while pool and len(chosen) < self.per_image:
             pick = self._best(tally, pool) if self.balanced else pool[0]
             chosen.append(pick)
@@ -90,16 +102,27 @@ class Balancer:
         return chosen
 
     @staticmethod
-    def _best(tally: _Tally, pool: list[Scored]) -> Scored:
-        words = tally.words
+    def _first_within(tally: _Tally, scored: Iterable[Scored]) -> Scored | None:
+        """The first candidate that keeps both tallies within tolerance (it widens no word gap past
+        TOLERANCE and leaves the scorer at most one pair off even), else the cheapest of them all.
 
+        Why the first: a candidate that moves no tally past its bound is as good as the balance
+        needs, and each further candidate costs a draw, its proofs and its scoring; so an image
+        draws a second or third only where the first would unbalance the kind."""
+        pool: list[Scored] = []
+        for s in scored:
+            moved, plausibility = _moves(tally, s)
+            if moved <= 0 and abs(plausibility) <= 1:
+                return s
+            pool.append(s)
+        return Balancer._best(tally, pool) if pool else None
+
+    @staticmethod
+    def _best(tally: _Tally, pool: list[Scored]) -> Scored:
         def cost(s: Scored) -> tuple[float, float]:
-            moved = 0
-            for g, d in difference(s.positive_text, s.negative_text):
-                now = words.get(g, 0)
-                moved += max(0, abs(now + d) - TOLERANCE) - max(0, abs(now) - TOLERANCE)
-            plausibility = abs(tally.plausibility + s.scorer_verdict) - abs(tally.plausibility)
-            return moved + PLAUSIBILITY_WEIGHT * plausibility, abs(s.positive_plausibility - s.negative_plausibility)
+            moved, plausibility = _moves(tally, s)
+            widened = abs(plausibility) - abs(tally.plausibility)
+            return moved + PLAUSIBILITY_WEIGHT * widened, abs(s.positive_plausibility - s.negative_plausibility)
 
         return min(pool, key=cost)
 
@@ -109,3 +132,14 @@ class Balancer:
         for g, d in difference(s.positive_text, s.negative_text):
             words[g] = words.get(g, 0) + d
         tally.plausibility += s.scorer_verdict
+
+
+def _moves(tally: _Tally, s: Scored) -> tuple[int, int]:
+    """(how far the pair would widen the word gaps past TOLERANCE, less how far it narrows
+    them; the scorer tally after it)."""
+    words = tally.words
+    moved = 0
+    for g, d in difference(s.positive_text, s.negative_text):
+        now = words.get(g, 0)
+        moved += max(0, abs(now + d) - TOLERANCE) - max(0, abs(now) - TOLERANCE)
+    return moved, tally.plausibility + s.scorer_verdict

@@ -31,6 +31,12 @@ whose absence could be proven ("and a car" / "and a cat"), or a provable attribu
 has, the negative's being one of its alternatives ("blue car" / "red car"). The pair still asks
 whether a model notices content that is not in the image, and the length no longer tells.
 
+A negative is drawn only among the changes the graph can prove (an attribute every object the
+noun may denote provably lacks, a relation the graph denies of every pair the phrases may denote,
+ARO attribute pairs one of the two objects provably lacks), not drawn and then refused: the
+balancing reads a kind's candidates one at a time and mostly takes the first, so what a kind
+draws before its first candidate is most of what it costs. `_candidate` still proves each one.
+
 A swap is tried only over a relation that cannot hold both ways, and is kept only where the graph
 shows the swapped relation does not hold (so "near" is never swapped, and neither is a pair the
 graph relates both ways).
@@ -41,11 +47,12 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from contrastgen.captions.caption import Caption, Phrase
 from contrastgen.captions.domain import Domain
-from contrastgen.captions.proofs import Proof, prove_false, prove_true
+from contrastgen.captions.proofs import Proof, fitting_pairs, prove_false, prove_true
 from contrastgen.captions.world import Thing, World
 
 KINDS = ("replace_obj", "replace_att", "replace_rel", "swap_obj", "swap_att", "add_obj", "add_att",
@@ -58,6 +65,7 @@ ADD_FORMS = (MATCHED, SUGARCREPE)  # how add_obj and add_att pairs are formed (s
 ADD_KINDS = ("add_obj", "add_att")
 TRIES = 8  # positives tried per kind and image
 ALTERNATIVES = 4  # negatives tried per positive
+_UNASKED = object()  # not yet asked of this image (None is an answer)
 
 
 @dataclass(frozen=True)
@@ -85,18 +93,17 @@ class NounPool:
 
 
 class ImageCandidates:
-    """Every kind's candidate pairs for one image, drawn with the image's seeded generator (asked
-    for the kinds in one fixed order, so the same image and seed give the same candidates; the
-    add kinds with a generator seeded from it)."""
+    """Every kind's candidate pairs for one image, each kind drawn with a generator of its own
+    seeded from the image's (so the same image and seed give the same candidates)."""
 
     def __init__(self, world: World, domain: Domain, pool: NounPool, rng: random.Random, *,
                  add_form: str = MATCHED):
-        self.world, self.domain, self.pool, self.rng = world, domain, pool, rng
+        self.world, self.domain, self.pool = world, domain, pool
         self.add_form = add_form
-        # the add kinds draw from a generator of their own, so that their form, which changes how
-        # much they draw, leaves every other kind's candidates as they are
-        self._add_seed = rng.getrandbits(64)
-        self._add_rng: random.Random | None = None
+        # a generator per kind: how many candidates of a kind are drawn (the balancing stops at
+        # the first that keeps it even; the add kinds' form changes how much they draw) then
+        # leaves every other kind's draws as they are
+        self._seeds = {kind: rng.getrandbits(64) for kind in KINDS}
         self.things = {t.id: t for t in world.things}
         self._true: dict[tuple[Caption, tuple[str, ...]], tuple[dict[str, Any], ...] | None] = {}
         self._said: dict[str, list[str]] = {}  # thing id -> what a caption may say of it
@@ -104,24 +111,23 @@ class ImageCandidates:
         self._edge_lists: dict[str, list[tuple[str, str, str]]] = {}
         self._between: dict[tuple[str, str], list[str]] | None = None
         self._partners_of: dict[str, list[Thing]] = {}
+        self._denoted: dict[str, frozenset[str] | None] = {}  # thing id -> what its noun may denote
+        self._absences: dict[tuple[str, str], bool] = {}  # (noun, attribute) -> provably on nothing the noun may denote
 
     def of_kind(self, kind: str, limit: int) -> list[Candidate]:
-        rng = self.rng
-        if kind in ADD_KINDS:
-            if self._add_rng is None:
-                self._add_rng = random.Random(self._add_seed)
-            rng = self._add_rng
+        return list(islice(self.drawn(kind), limit))
+
+    def drawn(self, kind: str) -> Iterator[Candidate]:
+        """The kind's candidates as they are drawn, each pair once; drawn lazily, so that a caller
+        who needs fewer pays for fewer."""
+        rng = random.Random(self._seeds[kind])
         make: Callable[[random.Random], Iterator[Candidate]] = getattr(self, "_" + kind)
-        out: list[Candidate] = []
         seen: set[tuple[Caption, Caption]] = set()
         for cand in make(rng):
             key = (cand.positive, cand.negative)
             if key not in seen:
                 seen.add(key)
-                out.append(cand)
-                if len(out) >= limit:
-                    break
-        return out
+                yield cand
 
     # -- positives ---------------------------------------------------------------------------
 
@@ -192,8 +198,12 @@ class ImageCandidates:
         the other's object."""
         if a.kind == b.kind:
             return False
+        denoted = self._denoted
         for x, y in ((a, b), (b, a)):
-            members = self.world.may_be(x.noun)
+            members = denoted.get(x.id, _UNASKED)
+            if members is _UNASKED:
+                found = self.world.may_be(x.noun)
+                members = denoted[x.id] = None if found is None else frozenset(found)
             if members is None or y.id in members:
                 return False
         return True
@@ -225,15 +235,17 @@ class ImageCandidates:
                 return None  # "a glass window" reads as one noun
         if any(p.attribute and p.noun.split(" ", 1)[0] == p.attribute for c in (positive, negative) for p in c.phrases):
             return None  # "a glass glass", "an orange orange": the word said twice
-        key = (positive, witnesses)
-        if key not in self._true:
-            found = prove_true(positive, self.world, witnesses)
-            self._true[key] = None if found is None else tuple(found)
-        facts = self._true[key]
-        if facts is None:
-            return None
+        # the negative first: most refusals are negatives the graph cannot prove false, and its
+        # proof's phrases are remembered per image, while the positive's proof would be wasted
         proof = prove_false(negative, self.world)
         if proof is None:
+            return None
+        key = (positive, witnesses)
+        facts = self._true.get(key, _UNASKED)
+        if facts is _UNASKED:
+            found = prove_true(positive, self.world, witnesses)
+            facts = self._true[key] = None if found is None else tuple(found)
+        if facts is None:
             return None
         return Candidate(kind, positive, witnesses, negative, {"kind": CHANGE_OF[kind], **change}, proof, facts)
 
@@ -269,7 +281,8 @@ class ImageCandidates:
     def _replace_att(self, rng: random.Random) -> Iterator[Candidate]:
         for positive, witnesses, i in self._attribute_positives(rng):
             phrase = positive.phrases[i]
-            options = [a for a in self.domain.alternatives(phrase.attribute) if self.domain.allows(phrase.noun, a)]
+            options = [a for a in self.domain.alternatives(phrase.attribute)
+                       if self.domain.allows(phrase.noun, a) and self._absent(phrase.noun, a)]
             for attribute in rng.sample(options, min(ALTERNATIVES, len(options))):
                 cand = self._candidate("replace_att", positive, witnesses,
                                        positive.with_phrase(i, phrase.with_attribute(attribute)),
@@ -281,12 +294,26 @@ class ImageCandidates:
         allowed = set(self.domain.replace_relations)
         for positive, witnesses in self._relation_positive(rng, "replaceable"):
             options = sorted(self._decided_between(*witnesses) & allowed - {positive.relation})
+            options = self._provable_relations(positive, options)
             for relation in rng.sample(options, min(ALTERNATIVES, len(options))):
                 negative = Caption("relation", positive.phrases, relation)
                 cand = self._candidate("replace_rel", positive, witnesses, negative,
                                        {"from": positive.relation, "to": relation})
                 if cand is not None:
                     yield cand
+
+    def _provable_relations(self, positive: Caption, relations: list[str]) -> list[str]:
+        """The relations the graph shows hold between no pair of objects the positive's two phrases
+        may denote (what `proofs.prove_false` asks of a replaced relation): only these are drawn,
+        so that a positive whose phrases fit several objects offers no replacement to refuse."""
+        if not relations:
+            return relations
+        found = fitting_pairs(positive.phrases, self.world)
+        if found is None:
+            return []
+        pairs = found[0]
+        relation_false = self.world.relation_false
+        return [r for r in relations if all(relation_false(s, r, o) is not None for s, o in pairs)]
 
     def _decided_between(self, s: str, o: str) -> set[str]:
         """The relations the graph shows do not hold from `s` to `o` (the opposites of its edges
@@ -332,6 +359,8 @@ class ImageCandidates:
                 a, b = positive.phrases
                 if not all(self.domain.allows(p.noun, q.attribute) for p, q in ((a, b), (b, a))):
                     continue
+                if not (self._absent(a.noun, b.attribute) or self._absent(b.noun, a.attribute)):
+                    continue  # neither swapped phrase can be shown empty
                 cand = self._candidate("swap_att", positive, witnesses, positive.attributes_swapped(),
                                        {"from": [a.attribute, b.attribute], "to": [b.attribute, a.attribute]})
                 if cand is not None:
@@ -393,9 +422,9 @@ class ImageCandidates:
         alternative of any provable attribute it has)."""
         if self.add_form == MATCHED:
             options = [(a, b) for a in self._attributes(self.things[oid], provable=True)
-                       for b in self.domain.alternatives(a) if self.domain.allows(noun, b)]
+                       for b in self.domain.alternatives(a) if self.domain.allows(noun, b) and self._absent(noun, b)]
         else:
-            options = [(None, b) for b in self._added_options(oid) if self.domain.allows(noun, b)]
+            options = [(None, b) for b in self._added_options(oid) if self.domain.allows(noun, b) and self._absent(noun, b)]
         return rng.sample(options, min(ALTERNATIVES, len(options)))
 
     def _added_options(self, oid: str) -> list[str]:
@@ -405,6 +434,20 @@ class ImageCandidates:
         for a in self._attributes(self.things[oid], provable=True):
             out.update(dict.fromkeys(self.domain.alternatives(a)))
         return list(out)
+
+    def _absent(self, noun: str, attribute: str) -> bool:
+        """Does the graph show that nothing the noun may denote has the attribute (what a
+        negative's phrase needs to be proven empty)? The replacements and additions of an
+        attribute are drawn only among these, so that a noun with an object of no listed colour
+        offers no colour to refuse; remembered per image, as the kinds ask of the same nouns."""
+        key = (noun, attribute)
+        found = self._absences.get(key)
+        if found is None:
+            members = self.world.may_be(noun)
+            excluded = self.world.excluded
+            found = self._absences[key] = members is not None and all(
+                excluded(oid, attribute) is not None for oid in members)
+        return found
 
     def _unique(self, thing: Thing) -> bool:
         return self.world.may_be(thing.noun) == (thing.id,)
@@ -430,9 +473,14 @@ class ImageCandidates:
             a, b = rng.sample(unique, 2)
             if not self._distinct(a, b):
                 continue
-            pa, pb = rng.choice(self._attributes(a)), rng.choice(self._attributes(b))
-            if pa == pb or not (self.domain.allows(a.noun, pb) and self.domain.allows(b.noun, pa)):
+            # only the attribute pairs whose swap the graph shows false of one of the two objects
+            # (each is the one object its noun may denote)
+            options = [(x, y) for x in self._attributes(a) for y in self._attributes(b)
+                       if x != y and self.domain.allows(a.noun, y) and self.domain.allows(b.noun, x)
+                       and (self._absent(a.noun, y) or self._absent(b.noun, x))]
+            if not options:
                 continue
+            pa, pb = rng.choice(options)
             positive = Caption("pair", (Phrase(a.noun, pa, definite=True), Phrase(b.noun, pb, definite=True)))
             cand = self._candidate("aro_attribute", positive, (a.id, b.id), positive.attributes_swapped(),
                                    {"from": [pa, pb], "to": [pb, pa]})

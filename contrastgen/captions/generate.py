@@ -245,13 +245,13 @@ def _caption_shard(state: _State, image_ids: list[str]) -> tuple[bytes, CaptionS
         by_positive: dict[Any, list[tuple[Any, float, float]]] = {}
         stats.images += 1
         for kind in options.kinds:
-            found = image.of_kind(kind, max(options.candidates, options.per_image))
-            if not found:
+            scored = (Scored(c, caption_text(c.positive, lex), caption_text(c.negative, lex), score(c.positive),
+                             score(c.negative)) for c in image.drawn(kind))
+            chosen = balancer.choose(kind, scored, choice, max(options.candidates, options.per_image))
+            if not chosen:
                 continue
             stats.images_with[kind] += 1
-            scored = [Scored(c, caption_text(c.positive, lex), caption_text(c.negative, lex), score(c.positive),
-                             score(c.negative)) for c in found]
-            for s in balancer.choose(kind, scored, choice):
+            for s in chosen:
                 c = s.candidate
                 by_positive.setdefault(c.positive, []).append(
                     (c, s.positive_plausibility, s.negative_plausibility))

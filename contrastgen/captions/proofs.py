@@ -105,15 +105,25 @@ def _empty_phrase(phrase: Phrase, world: World) -> Proof | None:
     return Proof("empty_phrase", [*found[1], *world.closure_facts()])
 
 
-def _no_pair(caption: Caption, world: World) -> Proof | None:
-    first, second = (_fitting(p, world) for p in caption.phrases)
+def fitting_pairs(phrases: tuple[Phrase, ...], world: World) -> tuple[list[tuple[str, str]], list[Fact]] | None:
+    """(every pair of objects two phrases may denote, the facts that rule out the others): the
+    pairs a `no_pair` proof must show unrelated. None where it cannot be tried (a noun whose
+    objects cannot be listed, an object both may denote, more than MAX_PAIRS pairs)."""
+    first, second = (_fitting(p, world) for p in phrases)
     if first is None or second is None:
         return None
     subjects, objects = first[0], second[0]
     if set(subjects) & set(objects) or len(subjects) * len(objects) > MAX_PAIRS:
         return None
-    facts = first[1] + second[1]
-    for s, o in product(subjects, objects):
+    return list(product(subjects, objects)), first[1] + second[1]
+
+
+def _no_pair(caption: Caption, world: World) -> Proof | None:
+    found = fitting_pairs(caption.phrases, world)
+    if found is None:
+        return None
+    pairs, facts = found
+    for s, o in pairs:
         reason = world.relation_false(s, caption.relation, o)
         if reason is None:
             return None

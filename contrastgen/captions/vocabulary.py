@@ -22,7 +22,7 @@ from contrastgen.language.lexicon import (
     normalize,
     read_word_list,
 )
-from contrastgen.resources import rules_file
+from contrastgen.resources import lexicon_dir, rules_file
 
 # GQA attribute types that English says before a noun in a known order (rules/adjective_order.tsv):
 # a positive's attribute is one of these, a basic colour or an opposite
@@ -40,6 +40,7 @@ class CaptionVocabulary:
     typed: dict[str, frozenset[str]]  # attribute -> its GQA types (rules/attribute_types.tsv)
     sayable_types: frozenset[str]
     asymmetric: frozenset[str]  # relations that cannot hold both ways (beyond those with an opposite)
+    determinerless: frozenset[str] = frozenset()  # nouns that take no article ("someone"): never a caption's noun
 
     def sayable(self, attribute: str) -> bool:
         """May a caption put this attribute before a noun?"""
@@ -97,7 +98,8 @@ def load_vocabulary() -> CaptionVocabulary:
     return CaptionVocabulary(
         basic_colors=basic, color_terms={c: frozenset(may) for c, may in terms.items()}, opposites=attribute_opposites(), typed=_read_types(),
         sayable_types=sayable_types,
-        asymmetric=frozenset(read_word_list(rules_file("asymmetric_relations.txt"))))
+        asymmetric=frozenset(read_word_list(rules_file("asymmetric_relations.txt"))),
+        determinerless=frozenset(read_word_list(lexicon_dir() / "determinerless.txt")))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -70,7 +70,9 @@ class GraphNames:
         if found is None:
             lex = self.lex
             decidable = lex.absence_decidable(name)
-            kind = lex.canonical(name) if decidable and name.replace(" ", "").isalpha() else None
+            # "a someone": a noun that takes no article cannot be a phrase's noun
+            sayable = name.replace(" ", "").isalpha() and name not in self.vocab.determinerless
+            kind = lex.canonical(name) if decidable and sayable else None
             found = self._names[name] = GraphName(lex.readings(name), decidable, kind)
         return found
 
