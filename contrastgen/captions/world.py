@@ -41,6 +41,7 @@ class GraphName:
     readings: frozenset[str]  # every kind an object so named may be
     decidable: bool  # False: the name says nothing certain, the object may be anything
     kind: str | None  # the kind a caption calls it by; None where a caption cannot say the name
+    noun: str  # the word a caption says for it
 
 
 class GraphNames:
@@ -73,7 +74,10 @@ class GraphNames:
             # "a someone": a noun that takes no article cannot be a phrase's noun
             sayable = name.replace(" ", "").isalpha() and name not in self.vocab.determinerless
             kind = lex.canonical(name) if decidable and sayable else None
-            found = self._names[name] = GraphName(lex.readings(name), decidable, kind)
+            # a vocabulary's wrong lemma of a plural-only noun ("stair", "pant") is said as the
+            # noun itself: "brown stair" takes neither an article nor a plural verb
+            noun = lex.singular(name) if lex.is_plural_only(name) else name
+            found = self._names[name] = GraphName(lex.readings(name), decidable, kind, noun)
         return found
 
     def sayable(self, attributes: frozenset[str]) -> tuple[str, ...]:
@@ -156,7 +160,7 @@ class GqaWorld:
                 # whatever a caption names
                 anything.append(oid)
             elif said.kind is not None:
-                things.append(Thing(oid, name, said.kind, names.sayable(attrs),
+                things.append(Thing(oid, said.noun, said.kind, names.sayable(attrs),
                                     (float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"]))))
             for r in o.get("relations") or ():
                 said_name = r["name"]

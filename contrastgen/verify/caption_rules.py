@@ -66,6 +66,13 @@ def _nouns() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
         for word in (name, plural):
             hypernyms[word] = hypernyms.get(word, frozenset()) | names
     synonyms = {word: frozenset(forms[c]) for word, c in canonical_of.items()}
+    # a vocabulary's other form of a listed noun ("stair" for "stairs") has that noun's kinds
+    # and synonyms: a graph or an older caption may say it
+    for alias, name, *_ in _lines("lexicon", "aliases.tsv"):
+        if name in hypernyms:
+            hypernyms.setdefault(alias, hypernyms[name])
+        if name in synonyms:
+            synonyms.setdefault(alias, synonyms[name])
     return hypernyms, synonyms
 
 

@@ -209,3 +209,24 @@ def test_a_caption_run_leaves_the_collector_as_it_was(tmp_path):
     frozen, enabled = gc.get_freeze_count(), gc.isenabled()
     generate_captions(sample_dir() / "scene_graphs.json", tmp_path / "out", CaptionOptions(), workers=1)
     assert gc.get_freeze_count() == frozen and gc.isenabled() == enabled
+
+
+def test_a_vocabulary_lemma_of_a_plural_only_noun_is_said_as_the_noun(tmp_path):
+    """Visual Genome's vocabulary lemmatises "stairs" to "stair" and "pants" to "pant": a caption
+    says the noun ("pink stairs", "blue pants"), never the lemma without an article, and each
+    caption and negative is re-proven, a stairway counted among what "stairs" may denote."""
+
+    def thing(name: str, x: int, attributes: list[str], relations: list[dict] | None = None) -> dict:
+        return {"name": name, "x": x, "y": 0, "w": 9, "h": 9, "attributes": attributes, "relations": relations or []}
+
+    objects = {"1": thing("stair", 0, ["pink"], [{"name": "in front of", "object": "2"}]),
+               "2": thing("person", 20, ["tall"]), "3": thing("stairway", 40, ["white"]),
+               "4": thing("pant", 60, ["blue"], [{"name": "to the left of", "object": "5"}]),
+               "5": thing("table", 80, ["brown", "wooden"], [{"name": "to the left of", "object": "1"}])}
+    graphs = {f"img{i}": {"width": 100, "height": 100, "objects": objects} for i in range(20)}
+    (tmp_path / "g.json").write_bytes(orjson.dumps(graphs))
+    out = generate(tmp_path / "g.json", tmp_path / "out", "--candidates", "8")
+    words = [t.split() for r in records(out) for t in (r["caption"], *(n["caption"] for n in r["negatives"]))]
+    assert any("stairs" in w for w in words)
+    assert not [w for w in words if "stair" in w or "pant" in w]
+    assert run("verify", str(out), "--scene-graphs", str(tmp_path / "g.json")).exit_code == 0

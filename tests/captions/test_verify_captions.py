@@ -153,3 +153,14 @@ def test_a_matched_add_att_pair_is_reproven_on_both_sides(dog_and_car):
     assert checks([pair("red", "blue")], dog_and_car) == set()
     assert checks([pair("green", "blue")], dog_and_car) == {"caption_not_true"}
     assert checks([pair("blue", "red")], dog_and_car) == {"caption_not_true", "negative_not_false"}
+
+
+def test_a_vocabulary_form_of_a_listed_noun_may_denote_what_the_noun_may():
+    """"stair" is the vocabulary's lemma of "stairs", a kind of staircase: an object listed as a
+    stairway may be the stairs a caption names, whichever of the two spellings it says, so a
+    negative's absence proof over "stair" must cover the stairway as the one over "stairs" does."""
+    from contrastgen.verify.caption_rules import load_caption_rules
+
+    rules = load_caption_rules()
+    assert "stairway" in rules.hypernyms["stairs"]
+    assert rules.hypernyms["stair"] == rules.hypernyms["stairs"]
