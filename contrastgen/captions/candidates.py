@@ -113,6 +113,7 @@ class ImageCandidates:
         self._partners_of: dict[str, list[Thing]] = {}
         self._denoted: dict[str, frozenset[str] | None] = {}  # thing id -> what its noun may denote
         self._absences: dict[tuple[str, str], bool] = {}  # (noun, attribute) -> provably on nothing the noun may denote
+        self._telling: bool | None = None  # `_phrases_can_tell_apart`, once asked
 
     def of_kind(self, kind: str, limit: int) -> list[Candidate]:
         return list(islice(self.drawn(kind), limit))
@@ -120,6 +121,8 @@ class ImageCandidates:
     def drawn(self, kind: str) -> Iterator[Candidate]:
         """The kind's candidates as they are drawn, each pair once; drawn lazily, so that a caller
         who needs fewer pays for fewer."""
+        if not self.possible(kind):
+            return
         rng = random.Random(self._seeds[kind])
         make: Callable[[random.Random], Iterator[Candidate]] = getattr(self, "_" + kind)
         seen: set[tuple[Caption, Caption]] = set()
@@ -128,6 +131,36 @@ class ImageCandidates:
             if key not in seen:
                 seen.add(key)
                 yield cand
+
+    def possible(self, kind: str) -> bool:
+        """Could the kind have any candidate in this image? False only where no draw of its
+        generator could make one: such a kind would otherwise spend every try finding nothing.
+
+        What this catches is an object whose name says nothing certain (`World.may_be_anything`):
+        every listable noun may denote it, so no noun is absent (replace_obj and add_obj need
+        one), and where it provably lacks none of the attributes the image's phrases may say, a
+        phrase may denote it whatever attribute it says, so no pair of phrases denotes disjoint
+        objects (a `no_pair` proof, all replace_rel and swap_obj have) and no swapped phrase is
+        empty (swap_att). The kinds whose tries cost little when they find nothing are not asked.
+        Each kind's generator is seeded apart, so skipping one changes no other kind's draws."""
+        anything = self.world.may_be_anything()
+        if not anything:
+            return True
+        if kind in ("replace_obj", "add_obj"):
+            return False
+        if kind in ("replace_rel", "swap_obj", "swap_att"):
+            return self._phrases_can_tell_apart(anything)
+        return True
+
+    def _phrases_can_tell_apart(self, anything: frozenset[str]) -> bool:
+        """Does each object of `anything` provably lack some attribute a phrase may say? Else a
+        phrase may denote it whatever it says."""
+        found = self._telling
+        if found is None:
+            said = {a for t in self.world.things for a in self._attributes(t)}
+            excluded = self.world.excluded
+            found = self._telling = all(any(excluded(oid, a) is not None for a in said) for oid in anything)
+        return found
 
     # -- positives ---------------------------------------------------------------------------
 

@@ -113,6 +113,8 @@ class World(Protocol):
 
     def may_be(self, noun: str) -> tuple[str, ...] | None: ...
 
+    def may_be_anything(self) -> frozenset[str]: ...
+
     def thing(self, oid: str) -> Thing | None: ...
 
     def compound(self, attribute: str, noun: str) -> bool: ...
@@ -204,6 +206,11 @@ class GqaWorld:
         self._may[noun] = found
         return found
 
+    def may_be_anything(self) -> frozenset[str]:
+        """The objects whose name says nothing certain: every noun whose objects can be listed may
+        denote them, so no noun is provably absent while one is there."""
+        return self._anything
+
     def excluded(self, oid: str, attribute: str) -> Fact | None:
         """The fact that shows the object lacks `attribute`: an opposite it carries, or its one
         colour where that colour may not be called `attribute` (rules/caption_colors.tsv)."""
@@ -271,6 +278,9 @@ class ClevrWorld:
         if not value or value == "thing":
             return None
         return tuple(oid for oid, o in self.objects.items() if self.vocab.shape_matches(o["name"], value))
+
+    def may_be_anything(self) -> frozenset[str]:
+        return frozenset()  # a closed scene names every object's shape
 
     def excluded(self, oid: str, attribute: str) -> Fact | None:
         kind = self.vocab.type_of_value.get(attribute)

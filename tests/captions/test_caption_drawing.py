@@ -4,11 +4,12 @@ balancing only as far as it needs."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import orjson
 
 from contrastgen.captions.balance import TOLERANCE, Balancer, Scored
-from contrastgen.captions.candidates import KINDS, ImageCandidates
+from contrastgen.captions.candidates import ADD_FORMS, KINDS, ImageCandidates
 from contrastgen.captions.domain import load_domain
 from contrastgen.captions.generate import noun_pool
 from contrastgen.captions.plausibility import Plausibility, count_graph
@@ -86,3 +87,41 @@ def test_a_name_that_takes_no_article_is_never_a_captions_noun():
     assert [t.noun for t in world.things] == ["car"]
     # the object is still one a noun may denote: "person" may be it
     assert "1" in (world.may_be("person") or ())
+
+
+def _with_vague_objects(graphs):
+    """The sample's graphs, and each again with its first object named by a word that says
+    nothing certain ("object", which may be anything), once with its attributes and once with
+    none: the images where `possible` may say no."""
+    out = dict(graphs)
+    for image_id, graph in graphs.items():
+        first = next(iter(graph["objects"]))
+        for suffix, keep in (("object", True), ("bare", False)):
+            objects = dict(graph["objects"])
+            o = objects[first]
+            objects[first] = {**o, "name": "object", "attributes": o.get("attributes", []) if keep else []}
+            out[f"{image_id}-{suffix}"] = {**graph, "objects": objects}
+    return out
+
+
+def test_a_kind_skipped_as_impossible_in_an_image_has_no_candidate_there_whatever_is_drawn():
+    """`possible` lets a kind skip its tries in an image; it may say no only where no draw of the
+    kind's generator could make a candidate, or the skip would drop real pairs. Each kind's
+    generator is run unguarded under several seeds, in both add forms."""
+    domain, graphs, pool = _sample()
+    skipped, found = Counter(), Counter()
+    for add_form in ADD_FORMS:
+        for image_id, graph in _with_vague_objects(graphs).items():
+            world = domain.world(image_id, graph)
+            image = ImageCandidates(world, domain, pool, random.Random(f"0:{image_id}"), add_form=add_form)
+            for kind in KINDS:
+                if image.possible(kind):
+                    found[kind, bool(world.may_be_anything())] += next(image.drawn(kind), None) is not None
+                    continue
+                skipped[kind] += 1
+                for seed in range(6):
+                    assert next(getattr(image, "_" + kind)(random.Random(seed)), None) is None, (image_id, kind, seed)
+                assert list(image.drawn(kind)) == []
+    # every kind `possible` may refuse is refused somewhere, and found somewhere beside a vague object
+    assert set(skipped) == {"replace_obj", "add_obj", "replace_rel", "swap_obj", "swap_att"}
+    assert all(found[kind, True] for kind in ("replace_rel", "swap_obj", "swap_att")), found
