@@ -217,14 +217,18 @@ class ImageCandidates:
             yield Caption("relation", phrases, r), (s, o)
 
     def _pair_positive(self, rng: random.Random, chance: float = 0.5) -> Iterator[tuple[Caption, tuple[str, str]]]:
-        things = list(self.things.values())
-        for _ in range(TRIES):
-            if len(things) < 2:
-                return
-            a, b = rng.sample(things, 2)
-            if not self._distinct(a, b):
-                continue
+        for a, b in self._distinct_pairs(list(self.things.values()), rng):
             yield Caption("pair", (self._phrase(a, rng, chance=chance), self._phrase(b, rng, chance=chance))), (a.id, b.id)
+
+    def _distinct_pairs(self, things: list[Thing], rng: random.Random) -> Iterator[tuple[Thing, Thing]]:
+        """`TRIES` draws of two of the things, each kept where a pair may name both (`_distinct`);
+        lazy, so a caller's own draws between two pairs come in the order they always did."""
+        if len(things) < 2:
+            return
+        for _ in range(TRIES):
+            a, b = rng.sample(things, 2)
+            if self._distinct(a, b):
+                yield a, b
 
     def _distinct(self, a: Thing, b: Thing) -> bool:
         """Two things a pair may name together: of different kinds, neither noun able to denote
@@ -500,12 +504,7 @@ class ImageCandidates:
 
     def _aro_attribute(self, rng: random.Random) -> Iterator[Candidate]:
         unique = [t for t in self.things.values() if self._unique(t) and self._attributes(t)]
-        for _ in range(TRIES):
-            if len(unique) < 2:
-                return
-            a, b = rng.sample(unique, 2)
-            if not self._distinct(a, b):
-                continue
+        for a, b in self._distinct_pairs(unique, rng):
             # only the attribute pairs whose swap the graph shows false of one of the two objects
             # (each is the one object its noun may denote)
             options = [(x, y) for x in self._attributes(a) for y in self._attributes(b)

@@ -42,6 +42,19 @@ def requirements(program: list[dict[str, Any]]) -> frozenset[frozenset[str]]:
     return frozenset(out)
 
 
+def _usable(program: list[dict[str, Any]], run: Execution | Invalid, counts: Counter) -> bool:
+    """Can a cell rest on this run of the program on a candidate scene? Not where the scene makes
+    it ambiguous, nor where its part words pick other parts than Super-CLEVR's engine would (the
+    reason counted)."""
+    if isinstance(run, Invalid):
+        counts["ambiguous"] += 1
+        return False
+    if part_words_ambiguous(program, run):
+        counts["part_ambiguous"] += 1
+        return False
+    return True
+
+
 def add_clevr_groups(record: dict[str, Any], reading: Reading, index: GroupIndex,
                      scene_of: Any, seed: int, counts: Counter) -> None:
     """Look for a group for each contrast pair of a CLEVR record; add each one found (`group`).
@@ -65,22 +78,14 @@ def add_clevr_groups(record: dict[str, Any], reading: Reading, index: GroupIndex
         for j in candidates:
             scene = scene_of(j)
             run_q = on.get(j) or on.setdefault(j, execute(original, scene))
-            if isinstance(run_q, Invalid):
-                counts["ambiguous"] += 1
-                continue
-            if part_words_ambiguous(original, run_q):
-                counts["part_ambiguous"] += 1
+            if not _usable(original, run_q, counts):
                 continue
             answer_q = vocab.answer_words(run_q.answer)
             if answer_q == record["answer"]:
                 counts["same_answer"] += 1
                 continue
             run_p = execute(edited, scene)
-            if isinstance(run_p, Invalid):
-                counts["ambiguous"] += 1
-                continue
-            if part_words_ambiguous(edited, run_p):
-                counts["part_ambiguous"] += 1
+            if not _usable(edited, run_p, counts):
                 continue
             answer_p = vocab.answer_words(run_p.answer)
             kind = SWAP if answer_q == p["answer"] and answer_p == record["answer"] else DIFFERS
