@@ -27,6 +27,9 @@ def no_gc() -> Iterator[None]:
             gc.enable()
 
 
+_in_batch = False  # inside `one_collection`: the process is one of the run's own
+
+
 @contextlib.contextmanager
 def one_collection() -> Iterator[None]:
     """Run a batch of work (a shard) with the collector paused, then collect once and freeze what
@@ -41,12 +44,24 @@ def one_collection() -> Iterator[None]:
     never is: so this is for the run's own processes (its forked workers, or the driver running
     shards itself, which unfreezes at the end), not for a Ray worker that outlives the run.
     """
-    was = gc.isenabled()
+    global _in_batch
+    was, outer = gc.isenabled(), _in_batch
     gc.disable()
+    _in_batch = True
     try:
         yield
     finally:
+        _in_batch = outer
         gc.collect()
         gc.freeze()
         if was:
             gc.enable()
+
+
+def freeze_in_batch() -> None:
+    """Within a batch (`one_collection`), freeze what is alive now, so that no collection walks a
+    long-kept acyclic structure just built: a group search's cached candidate scene (a few hundred
+    containers; the cache turns over every few batches). Elsewhere, nothing: in a Ray worker or a
+    library caller's process a frozen cycle would never be freed."""
+    if _in_batch:
+        gc.freeze()

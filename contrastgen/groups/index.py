@@ -25,6 +25,8 @@ from contrastgen.language.lexicon import Lexicon
 
 NAME, ATTRIBUTE, RELATION = "n", "a", "r"  # the three kinds of key
 WINDOW_ENTRIES = 16  # of the leading postings in a walk's first window (a pair executes 2 candidates)
+MERGED_KEPT = 4096  # requirements of several keys whose merged postings a process keeps
+_NONE = np.zeros(0, dtype=np.int32)
 
 
 def key(kind: str, value: str) -> str:
@@ -39,6 +41,7 @@ class GroupIndex:
     postings: dict[str, np.ndarray]  # key -> sorted int32 positions
     graphs: Mapping[str, dict[str, Any]]
     _shifts: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
+    _merged: dict[frozenset[str], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, graphs: Mapping[str, dict[str, Any]], lex: Lexicon) -> GroupIndex:
@@ -91,23 +94,41 @@ class GroupIndex:
             yield from range(start, size)
             yield from range(start)
             return
-        sets = [[self.postings[k] for k in sorted(alternatives) if k in self.postings] for alternatives in required]
-        if not all(sets):
+        sets = [self._any_of(alternatives) for alternatives in required]
+        if not all(len(p) for p in sets):
             return
-        sets.sort(key=lambda postings: sum(len(p) for p in postings))
+        sets.sort(key=len)
         lead, others = sets[0], sets[1:]
         # a first window that holds about WINDOW_ENTRIES of the leading postings' entries
-        width = max(1, WINDOW_ENTRIES * size // sum(len(p) for p in lead))
+        width = max(1, WINDOW_ENTRIES * size // len(lead))
         for low, high in ((start, size), (0, start)):
             while low < high:
                 end = min(high, low + width)
-                found = _within(lead, low, end)
+                found = lead[lead.searchsorted(low):lead.searchsorted(end)]
                 for postings in others:
                     if not len(found):
                         break
-                    found = found[_held(postings, found)]
+                    at = postings.searchsorted(found)
+                    at[at == len(postings)] = 0  # past the end: held only if equal, which it is not
+                    found = found[postings[at] == found]
                 yield from found.tolist()
                 low, width = end, 2 * width
+
+    def _any_of(self, alternatives: frozenset[str]) -> np.ndarray:
+        """The images that have at least one of the keys: one key's postings as they are, several
+        keys' merged once per process and remembered (a name's kinds, a relation and its
+        opposite: requirements recur across pairs, and merging them per window was most of a
+        walk's cost)."""
+        if len(alternatives) == 1:
+            return self.postings.get(next(iter(alternatives)), _NONE)
+        merged = self._merged.get(alternatives)
+        if merged is None:
+            parts = [self.postings[k] for k in alternatives if k in self.postings]
+            merged = np.unique(np.concatenate(parts)) if parts else _NONE
+            if len(self._merged) >= MERGED_KEPT:
+                self._merged.clear()
+            self._merged[alternatives] = merged
+        return merged
 
     def candidates(self, required: frozenset[frozenset[str]], image_id: str, seed: int,
                    limit: int) -> tuple[list[str], int]:
@@ -133,18 +154,3 @@ class GroupIndex:
         graphs = self.graphs.subset(self.image_ids) if isinstance(self.graphs, GraphJson) else self.graphs
         return (GroupIndex, (self.image_ids, self.postings, graphs))
 
-
-def _within(postings: list[np.ndarray], low: int, high: int) -> np.ndarray:
-    """The positions in [low, high) of any of the postings, sorted, each once."""
-    parts = [p[np.searchsorted(p, low):np.searchsorted(p, high)] for p in postings]
-    return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
-
-
-def _held(postings: list[np.ndarray], positions: np.ndarray) -> np.ndarray:
-    """Which of the sorted positions any of the postings holds (a mask)."""
-    held = np.zeros(len(positions), dtype=bool)
-    for p in postings:
-        if len(p):
-            at = np.minimum(np.searchsorted(p, positions), len(p) - 1)
-            held |= p[at] == positions
-    return held

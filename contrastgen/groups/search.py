@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from contrastgen.collector import freeze_in_batch
 from contrastgen.datasets.gqa_program import (
     REFERENCE_OPS,
     Step,
@@ -44,7 +45,7 @@ from contrastgen.programs.proofs import EditProofs, bare, claimed_whole, negated
 from contrastgen.scene.index import SceneIndex
 
 MAX_TRIED = 2  # candidate images executed per pair, at most
-SCENE_CACHE = 2048  # scene indexes kept per process (a candidate is often another pair's too)
+SCENE_CACHE = 512  # scene indexes kept per process (a candidate is often another pair's too)
 SWAP, DIFFERS = "swap", "differs"
 _POSITIONS = ("hposition", "vposition")
 
@@ -104,7 +105,8 @@ class GroupFinder:
         if hit is not None:
             self._scenes.move_to_end(image_id)
             return hit
-        built = self._scenes[image_id] = SceneIndex.build(image_id, self.index.graphs[image_id], self.lex)
+        built = self._scenes[image_id] = SceneIndex.build_for_lookup(image_id, self.index.graphs[image_id], self.lex)
+        freeze_in_batch()  # kept for a while and acyclic: no collection need walk it
         if len(self._scenes) > SCENE_CACHE:
             self._scenes.popitem(last=False)
         return built

@@ -10,11 +10,18 @@ Why the edges are indexed lazily: building the index is a measurable share of a 
 never look at an edge. The set of edges and the lists by subject and object are built apart: a
 program executed on another image (a group's candidate) asks only whether an edge is there, and
 the lists would triple what each such scene allocates and what the collector walks.
+
+Why a scene may drop its graph (`build_for_lookup`): a run with groups builds a scene for each of
+a hundred thousand candidate images and keeps thousands in a cache. Kept whole, the parsed JSON
+(a dict and two lists per object, a dict per relation) is most of what the cache holds, what the
+collector walks and what an eviction frees, long after its memory went cold; taken apart at once,
+it is freed while still warm and the cache holds only the index.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from contrastgen.language.lexicon import Lexicon
@@ -70,7 +77,7 @@ class SceneIndex:
     """Objects by name and canonical kind (eager), relation edges both ways (on first use)."""
 
     __slots__ = ("image_id", "width", "height", "objects", "by_name", "by_canonical", "_graph",
-                 "_edges", "_out_edges", "_in_edges", "memo")
+                 "_ordered_edges", "_edges", "_out_edges", "_in_edges", "memo")
 
     def __init__(self, image_id: str, width: float, height: float, objects: dict[str, SceneObject],
                  by_name: dict[str, list[str]], by_canonical: dict[str, list[str]],
@@ -82,6 +89,7 @@ class SceneIndex:
         self.by_name = by_name
         self.by_canonical = by_canonical
         self._graph = graph
+        self._ordered_edges: tuple[Edge, ...] | None = None  # a scene built for lookup keeps them so
         self._edges: set[Edge] | None = None
         self._out_edges: dict[str, list[tuple[str, str]]] | None = None
         self._in_edges: dict[str, list[tuple[str, str]]] | None = None
@@ -114,23 +122,41 @@ class SceneIndex:
         return cls(image_id, float(graph["width"]), float(graph.get("height") or 0.0), objects,
                    dict(by_name), dict(by_canonical), graph)
 
+    @classmethod
+    def build_for_lookup(cls, image_id: str, graph: dict[str, Any], lex: Lexicon) -> SceneIndex:
+        """The same index, which keeps of the graph only its scene-level fields (`location`,
+        `weather`) and its edges, in the graph's order, taken now: for a scene that is kept long
+        and asked only what programs ask (its objects, names, edges and fields)."""
+        scene = cls.build(image_id, graph, lex)
+        clean = _CLEAN.__getitem__
+        edges = [(oid, clean(rel["name"]), str(rel["object"]))
+                 for oid, o in graph["objects"].items() for rel in o.get("relations", ())]
+        scene._ordered_edges, scene._edges = tuple(edges), set(edges)
+        scene._graph = {k: v for k, v in graph.items() if k != "objects"}
+        return scene
+
     # -- edges ----------------------------------------------------------------------------------
     def _index_adjacency(self) -> None:
         edges: set[Edge] = set()
         out_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
         in_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        clean = _CLEAN.__getitem__
-        for oid, o in self._graph["objects"].items():
-            for rel in o.get("relations", ()):
-                edge = (oid, clean(rel["name"]), str(rel["object"]))
-                if edge in edges:
-                    continue
-                edges.add(edge)
-                out_edges[oid].append((edge[1], edge[2]))
-                in_edges[edge[2]].append((edge[1], oid))
+        for edge in self._ordered_edges if self._ordered_edges is not None else self._graph_edges():
+            if edge in edges:
+                continue
+            edges.add(edge)
+            oid = edge[0]
+            out_edges[oid].append((edge[1], edge[2]))
+            in_edges[edge[2]].append((edge[1], oid))
         self._out_edges, self._in_edges = dict(out_edges), dict(in_edges)
         if self._edges is None:
             self._edges = edges
+
+    def _graph_edges(self) -> Iterator[Edge]:
+        """The graph's edges in its order (a relation written twice, twice)."""
+        clean = _CLEAN.__getitem__
+        for oid, o in self._graph["objects"].items():
+            for rel in o.get("relations", ()):
+                yield oid, clean(rel["name"]), str(rel["object"])
 
     @property
     def edges(self) -> set[Edge]:

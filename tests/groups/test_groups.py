@@ -188,3 +188,21 @@ def test_the_walk_over_a_large_corpus_meets_what_the_whole_intersection_holds_in
         start = int(rng.integers(0, size))
         assert list(index.walk(asked, start)) == [p for p in want if p >= start] + [p for p in want if p < start]
     assert list(index.walk(frozenset({frozenset({"n:absent"})}), 5)) == []
+
+
+def test_merged_postings_forgotten_when_the_memory_is_full_give_the_same_walks(monkeypatch):
+    """Requirements of several keys are merged once and remembered; a bounded memory that empties
+    itself changes nothing in the walks."""
+    import contrastgen.groups.index as group_index
+
+    rng = np.random.default_rng(2)
+    size = 3_000
+    postings = {f"n:{i}": np.flatnonzero(rng.random(size) < 0.1).astype(np.int32) for i in range(12)}
+    asked = [frozenset({frozenset(rng.choice(sorted(postings), size=3, replace=False).tolist())})
+             for _ in range(40)]
+    roomy = GroupIndex([f"{i:05d}" for i in range(size)], postings, {})
+    want = [list(roomy.walk(a, 100)) for a in asked]
+    monkeypatch.setattr(group_index, "MERGED_KEPT", 3)
+    tight = GroupIndex([f"{i:05d}" for i in range(size)], postings, {})
+    assert [list(tight.walk(a, 100)) for a in asked] == want
+    assert len(tight._merged) <= 3 < len(roomy._merged)

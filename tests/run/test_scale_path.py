@@ -305,21 +305,26 @@ def test_spill_cursors_read_frames_across_their_buffers(tmp_path, buffer):
 
 # -- the collector -------------------------------------------------------------------------------
 
-def _cyclic_garbage_of_a_run(engine, mode: str) -> Counter:
+def _cyclic_garbage_of_a_run(engine, mode: str, groups: bool = False) -> Counter:
     """What a run leaves for the collector: the types of the objects only a cycle kept alive."""
     questions, graphs = load_questions(QUESTIONS), load_scene_graphs(GRAPHS)
-    return cyclic_garbage(lambda: generate(engine, questions, graphs, mode=mode, workers=1).lines)
+    return cyclic_garbage(lambda: generate(engine, questions, graphs, mode=mode, workers=1, groups=groups).lines)
 
 
-@pytest.mark.parametrize("mode", ["templates", "both"])
-def test_a_run_leaves_no_cyclic_garbage(engine, mode):
+@pytest.mark.parametrize(("mode", "groups"), [("templates", False), ("both", False), ("both", True)])
+def test_a_run_leaves_no_cyclic_garbage(engine, mode, groups, monkeypatch):
     """Each image's scene index, and each question's editor, go when their last reference does.
     A reference cycle (the program editor's proofs holding the editor through a bound method)
     kept 140k objects per shard of 256 images waiting for the collector, whose passes over them
     were the workers' largest overhead; the shard loop also pauses the collector for a whole
     shard (`collector.one_collection`), so a cycle would hold a shard's garbage in memory until
-    its end."""
-    garbage = _cyclic_garbage_of_a_run(engine, mode)
+    its end. With groups, the search freezes what is alive as it caches a candidate scene
+    (`collector.freeze_in_batch`), which is sound only because nothing makes a cycle: a frozen
+    one is never freed. Here it does not freeze, so the shard's collection sees every cycle."""
+    import contrastgen.groups.search as search
+
+    monkeypatch.setattr(search, "freeze_in_batch", lambda: None)
+    garbage = _cyclic_garbage_of_a_run(engine, mode, groups)
     assert not garbage, f"objects freed only by the collector: {garbage.most_common(8)}"
 
 
@@ -348,3 +353,26 @@ def test_a_run_collects_once_per_shard_and_leaves_the_collector_as_it_was(engine
     assert gen.lines and gc.isenabled() and gc.get_freeze_count() == before
     assert n_shards > 2 and seen == ["start", "stop"] * n_shards, "the collector ran during a shard"
     assert frozen == sorted(frozen) and frozen[-1] > frozen[0], "a shard's survivors were not frozen"
+
+
+def test_a_freeze_asked_for_within_a_batch_happens_there_and_nowhere_else():
+    """`freeze_in_batch` freezes only inside the shard loop's batch (the run's own processes);
+    a library caller's or a Ray worker's objects are never frozen by it."""
+    from contrastgen.collector import freeze_in_batch, one_collection
+
+    before = gc.get_freeze_count()
+    try:
+        kept = [[i] for i in range(50)]  # tracked containers, alive while the freeze is asked for
+        freeze_in_batch()
+        assert gc.get_freeze_count() == before
+        with one_collection():
+            more = [[i] for i in range(50)]
+            freeze_in_batch()
+            assert gc.get_freeze_count() >= before + len(more)
+        freeze_in_batch()
+        after = gc.get_freeze_count()
+        freeze_in_batch()
+        assert gc.get_freeze_count() == after and kept
+    finally:
+        if not before:  # as the run leaves it (`run.generate._frozen`)
+            gc.unfreeze()

@@ -53,3 +53,17 @@ def test_words_are_cleaned_alike_and_the_memory_of_them_stays_bounded(lex, monke
     monkeypatch.setattr(scene_index._CleanWords, "LIMIT", 2)
     assert [words[w] for w in (" A", "b ", "C", " A")] == ["a", "b", "c", "a"]
     assert len(words) <= 2
+
+
+def test_a_scene_built_for_lookup_answers_as_the_whole_one_without_its_graph(lex):
+    """A group's candidate scene drops the parsed graph: what programs ask of it (objects, names,
+    edges, scene-level fields) and the lists by subject and object are those of the whole scene."""
+    graph = {**_graph(), "location": "park", "weather": "sunny"}
+    whole, lean = SceneIndex.build("i", graph, lex), SceneIndex.build_for_lookup("i", graph, lex)
+    assert lean.objects == whole.objects and lean.by_name == whole.by_name
+    assert lean.by_canonical == whole.by_canonical and (lean.width, lean.height) == (whole.width, whole.height)
+    assert lean.edges == whole.edges
+    assert lean.graph == {"width": 100, "height": 80, "location": "park", "weather": "sunny"}
+    assert "objects" not in lean.graph  # nothing keeps the parsed objects alive
+    assert lean.out_edges == whole.out_edges and lean.in_edges == whole.in_edges
+    assert list(lean.out_edges["1"]) == [("to the left of", "2"), ("on", "3")]  # the graph's order, once each
