@@ -41,7 +41,7 @@ from contrastgen.errors import InputError, duplicate_id
 _FLUSH = 256 << 10
 
 
-class _Store:
+class OffsetFile:
     """An append-only file read back by offset, with one descriptor per process (forked workers
     open their own)."""
 
@@ -64,7 +64,7 @@ class _Store:
 class SpilledQuestions:
     """A QuestionSource over the questions file: shards of images, each a list of file chunks."""
 
-    store: _Store
+    store: OffsetFile
     shard_images: list[list[str]]  # per shard, its images in order of first appearance
     shard_chunks: list[list[tuple[int, int]]]  # per shard, (offset, length) of its frames
     count: int
@@ -148,7 +148,7 @@ def spill_questions(path: str | os.PathLike[str], keep_full: Callable[[str], boo
     if not position:
         raise InputError("no questions found", path=str(path))
     _check_unique(hashes, path)
-    return SpilledQuestions(_Store(out_path), shard_images, chunks, position, full, suspicious)
+    return SpilledQuestions(OffsetFile(out_path), shard_images, chunks, position, full, suspicious)
 
 
 def _check_unique(hashes: array, path: str | os.PathLike[str]) -> None:
@@ -171,7 +171,7 @@ def _check_unique(hashes: array, path: str | os.PathLike[str]) -> None:
 class SpilledGraphs(GraphJson):
     """The graphs' JSON in `folder`/graphs.bin, found by the index of offsets."""
 
-    def __init__(self, store: _Store, index: dict[str, tuple[int, int]], names: dict[str, list[str]]):
+    def __init__(self, store: OffsetFile, index: dict[str, tuple[int, int]], names: dict[str, list[str]]):
         self.store, self.index = store, index
         self._keys, self._names = index, names
 
@@ -179,10 +179,12 @@ class SpilledGraphs(GraphJson):
         return self.store.read(*self.index[image_id])
 
 
-def spill_scene_graphs(path: str | os.PathLike[str], folder: Path) -> SpilledGraphs:
+def spill_scene_graphs(path: str | os.PathLike[str], folder: Path,
+                       each: Callable[[str, dict[str, Any]], None] | None = None) -> SpilledGraphs:
     """Stream GQA scene graphs into `folder`/graphs.bin, each validated as `gqa.load_scene_graphs`
-    validates it; memory holds one parsed graph at a time."""
-    spill = GraphSpill(path, folder)
+    validates it; memory holds one parsed graph at a time. `each(image_id, graph)` is called with
+    every validated graph (what else the run derives from every graph is made in this one parse)."""
+    spill = GraphSpill(path, folder, each)
     for _ in spill.batches(1 << 30):
         pass
     return spill.graphs()
@@ -199,8 +201,9 @@ class GraphSpill:
     slices are on disk, flushed, when it is given; workers forked before the spill ends know
     only what the batch tells them, so a batch is the slices themselves."""
 
-    def __init__(self, path: str | os.PathLike[str], folder: Path):
-        self.path, self.out_path = path, folder / "graphs.bin"
+    def __init__(self, path: str | os.PathLike[str], folder: Path,
+                 each: Callable[[str, dict[str, Any]], None] | None = None):
+        self.path, self.out_path, self.each = path, folder / "graphs.bin", each
         self.index: dict[str, GraphSlice] = {}
         self.names: dict[str, list[str]] = {}
         self._done = False
@@ -223,6 +226,8 @@ class GraphSpill:
                     where = index[image_id] = (fh.tell(), len(data))
                     fh.write(data)
                     names[image_id] = [sys.intern(o["name"]) for o in g["objects"].values()]
+                    if self.each is not None:
+                        self.each(image_id, g)
                     batch.append(where)
                     if len(batch) >= size:
                         fh.flush()
@@ -238,7 +243,7 @@ class GraphSpill:
     def graphs(self) -> SpilledGraphs:
         """Every graph by image id; once `batches` has run to its end."""
         assert self._done, "the spill has not been read to its end"
-        return SpilledGraphs(_Store(self.out_path), self.index, self.names)
+        return SpilledGraphs(OffsetFile(self.out_path), self.index, self.names)
 
 
 def read_graph_slices(store_path: Path, slices: list[GraphSlice]) -> Iterator[dict[str, Any]]:

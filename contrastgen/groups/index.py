@@ -16,12 +16,15 @@ import random
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from contrastgen.datasets.packing import GraphJson
+from contrastgen.datasets.question_spill import OffsetFile
 from contrastgen.language.lexicon import Lexicon
+from contrastgen.scene.index import SceneIndex
 
 NAME, ATTRIBUTE, RELATION = "n", "a", "r"  # the three kinds of key
 WINDOW_ENTRIES = 16  # of the leading postings in a walk's first window (a pair executes 2 candidates)
@@ -35,44 +38,22 @@ def key(kind: str, value: str) -> str:
 
 @dataclass
 class GroupIndex:
-    """Postings of one corpus, and the graphs the candidates are read from."""
+    """Postings of one corpus, and the graphs the candidates are read from (or, made as the run
+    read them, their lookup records: `SceneIndex.lookup_record`)."""
 
     image_ids: list[str]  # sorted: a posting's entries are positions in this list
     postings: dict[str, np.ndarray]  # key -> sorted int32 positions
     graphs: Mapping[str, dict[str, Any]]
+    records: Mapping[str, bytes] | None = None
     _shifts: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
     _merged: dict[frozenset[str], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, graphs: Mapping[str, dict[str, Any]], lex: Lexicon) -> GroupIndex:
-        image_ids = sorted(graphs)
-        lists: dict[str, list[int]] = defaultdict(list)
-        # (value as written) -> its key, one table per kind: most values recur in every graph
-        keys_of_value: dict[str, dict[Any, str]] = {NAME: {}, ATTRIBUTE: {}, RELATION: {}}
-
-        def keyed(kind: str, value: Any) -> str:
-            """The key of a value not yet in its kind's table."""
-            clean = str(value).strip().lower()
-            found = key(kind, lex.canonical(clean) if kind == NAME else clean)
-            if type(value) is str:  # only a string keys the table: 1, 1.0 and True are equal yet written apart
-                keys_of_value[kind][value] = found
-            return found
-
-        names, attributes, relations = (keys_of_value[k] for k in (NAME, ATTRIBUTE, RELATION))
-        for position, image_id in enumerate(image_ids):
-            keys: set[str] = set()
-            for o in graphs[image_id].get("objects", {}).values():
-                name = o.get("name", "")
-                keys.add(names.get(name) or keyed(NAME, name))
-                for a in o.get("attributes") or ():
-                    keys.add(attributes.get(a) or keyed(ATTRIBUTE, a))
-                for r in o.get("relations") or ():
-                    rel = r.get("name", "")
-                    keys.add(relations.get(rel) or keyed(RELATION, rel))
-            for k in keys:
-                lists[k].append(position)
-        postings = {k: np.asarray(v, dtype=np.int32) for k, v in sorted(lists.items())}
-        return cls(image_ids, postings, graphs)
+        builder = IndexBuilder(lex)
+        for image_id in graphs:
+            builder.add(image_id, graphs[image_id])
+        return builder.finish(graphs)
 
     def walk(self, required: frozenset[frozenset[str]], start: int) -> Iterator[int]:
         """Positions of the images that have, for every requirement, at least one of its keys (a
@@ -150,7 +131,84 @@ class GroupIndex:
 
     def __reduce__(self):
         # graphs kept in a file by this machine's run travel as their JSON (a Ray task may run
-        # in another process or node); dicts travel as they are
+        # in another process or node); dicts travel as they are; records in a file stay here
+        # (a candidate's scene is then built from its graph, to the same index)
         graphs = self.graphs.subset(self.image_ids) if isinstance(self.graphs, GraphJson) else self.graphs
         return (GroupIndex, (self.image_ids, self.postings, graphs))
 
+
+class IndexBuilder:
+    """The index made one graph at a time, as a run reads them: the run's load parses every graph
+    once, and building the index after it would parse them all again. With a `RecordFile`, each
+    graph's lookup record is written too, which the workers read instead of the graph."""
+
+    def __init__(self, lex: Lexicon, records: RecordFile | None = None):
+        self.lex, self.records = lex, records
+        self._keys: dict[str, tuple[str, ...]] = {}
+        # (value as written) -> its key, one table per kind: most values recur in every graph
+        self._tables: dict[str, dict[Any, str]] = {NAME: {}, ATTRIBUTE: {}, RELATION: {}}
+
+    def _keyed(self, kind: str, value: Any) -> str:
+        """The key of a value not yet in its kind's table."""
+        clean = str(value).strip().lower()
+        found = key(kind, self.lex.canonical(clean) if kind == NAME else clean)
+        if type(value) is str:  # only a string keys the table: 1, 1.0 and True are equal yet written apart
+            self._tables[kind][value] = found
+        return found
+
+    def add(self, image_id: str, graph: dict[str, Any]) -> None:
+        names, attributes, relations = (self._tables[k] for k in (NAME, ATTRIBUTE, RELATION))
+        keyed = self._keyed
+        keys: set[str] = set()
+        for o in graph.get("objects", {}).values():
+            name = o.get("name", "")
+            keys.add(names.get(name) or keyed(NAME, name))
+            for a in o.get("attributes") or ():
+                keys.add(attributes.get(a) or keyed(ATTRIBUTE, a))
+            for r in o.get("relations") or ():
+                rel = r.get("name", "")
+                keys.add(relations.get(rel) or keyed(RELATION, rel))
+        self._keys[image_id] = tuple(keys)
+        if self.records is not None:
+            self.records.add(image_id, SceneIndex.lookup_record(graph, self.lex))
+
+    def finish(self, graphs: Mapping[str, dict[str, Any]]) -> GroupIndex:
+        """The index of the graphs added (`graphs`: the same ones, where candidates are read)."""
+        image_ids = sorted(self._keys)
+        lists: dict[str, list[int]] = defaultdict(list)
+        for position, image_id in enumerate(image_ids):
+            for k in self._keys[image_id]:
+                lists[k].append(position)
+        postings = {k: np.asarray(v, dtype=np.int32) for k, v in sorted(lists.items())}
+        if self.records is not None:
+            self.records.close()
+        return GroupIndex(image_ids, postings, graphs, self.records)
+
+
+class RecordFile(Mapping[str, bytes]):
+    """Lookup records appended to a file as the graphs are read, found by image id (each worker
+    reads the ones its candidates need)."""
+
+    def __init__(self, path: Path):
+        self._out: BinaryIO | None = path.open("wb")
+        self._where: dict[str, tuple[int, int]] = {}
+        self._file = OffsetFile(path)
+
+    def add(self, image_id: str, record: bytes) -> None:
+        assert self._out is not None, "the records were closed"
+        self._where[image_id] = (self._out.tell(), len(record))
+        self._out.write(record)
+
+    def close(self) -> None:
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+
+    def __getitem__(self, image_id: str) -> bytes:
+        return self._file.read(*self._where[image_id])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)

@@ -105,7 +105,10 @@ class GroupFinder:
         if hit is not None:
             self._scenes.move_to_end(image_id)
             return hit
-        built = self._scenes[image_id] = SceneIndex.build_for_lookup(image_id, self.index.graphs[image_id], self.lex)
+        records = self.index.records
+        built = self._scenes[image_id] = (
+            SceneIndex.from_lookup_record(image_id, records[image_id]) if records is not None
+            else SceneIndex.build_for_lookup(image_id, self.index.graphs[image_id], self.lex))
         freeze_in_batch()  # kept for a while and acyclic: no collection need walk it
         if len(self._scenes) > SCENE_CACHE:
             self._scenes.popitem(last=False)

@@ -29,7 +29,7 @@ from contrastgen.datasets.question_spill import (
 )
 from contrastgen.engine import MODES, Engine
 from contrastgen.files import scratch
-from contrastgen.groups.index import GroupIndex
+from contrastgen.groups.index import GroupIndex, IndexBuilder, RecordFile
 from contrastgen.groups.search import REASONS as GROUP_REASONS
 from contrastgen.parallel.backend import LOCAL, Backend, default_workers
 from contrastgen.parallel.lifetime import die_with_parent
@@ -120,6 +120,12 @@ def _index(groups: bool | GroupIndex, graphs: Mapping[str, Any], engine: Engine 
     return GroupIndex.build(graphs, engine.lex if engine is not None else Lexicon.load())
 
 
+def _index_builder(groups: bool, engine: Engine, folder: Path) -> IndexBuilder | None:
+    """With groups, the index and the candidates' lookup records, made as the graphs are read
+    (once, while the questions are read in the other process)."""
+    return IndexBuilder(engine.lex, RecordFile(folder / "lookup.bin")) if groups else None
+
+
 def _check_max_k(max_k: int) -> None:
     if max_k < 1:
         raise ValueError("max_k must be at least 1")
@@ -160,16 +166,17 @@ def generate_from_files(engine: Engine, questions: InputPaths, scene_graphs: Pat
             if workers > 1:
                 with mp.get_context("fork").Pool(1, initializer=die_with_parent) as pool:
                     pending = pool.apply_async(_spill_questions, (questions, chosen, mode, folder))
-                    graphs = spill_scene_graphs(scene_graphs, folder)
+                    builder = _index_builder(groups, engine, folder)
+                    graphs = spill_scene_graphs(scene_graphs, folder, builder.add if builder else None)
                     corpus = engine.build_corpus(graphs)
-                    # while the questions are still being read (the longer of the two loads)
-                    index = GroupIndex.build(graphs, engine.lex) if groups else None
+                    index = builder.finish(graphs) if builder else None
                     spilled = pending.get()
             else:
                 spilled = _spill_questions(questions, chosen, mode, folder)
-                graphs = spill_scene_graphs(scene_graphs, folder)
+                builder = _index_builder(groups, engine, folder)
+                graphs = spill_scene_graphs(scene_graphs, folder, builder.add if builder else None)
                 corpus = engine.build_corpus(graphs)
-                index = GroupIndex.build(graphs, engine.lex) if groups else None
+                index = builder.finish(graphs) if builder else None
         lap("load")
         gen = run_generation(engine, spilled, graphs, max_k=max_k, seed=seed, templates=templates,
                              workers=workers, progress=progress, corpus=corpus, mode=mode, backend=backend,

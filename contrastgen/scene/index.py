@@ -24,6 +24,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+import orjson
+
 from contrastgen.language.lexicon import Lexicon
 
 # An object whose box centre lies within this fraction of the width around the middle has no
@@ -71,6 +73,15 @@ class SceneObject(NamedTuple):
     @property
     def centre_x(self) -> float:
         return self.x + self.w / 2.0
+
+
+_NO_ATTRIBUTES: frozenset[str] = frozenset()
+
+
+def _scene_object(fields: tuple[Any, ...]) -> SceneObject:
+    """A SceneObject from its fields, without the named tuple's keyword-taking constructor (a
+    group run makes millions)."""
+    return tuple.__new__(SceneObject, fields)
 
 
 class SceneIndex:
@@ -127,12 +138,49 @@ class SceneIndex:
         """The same index, which keeps of the graph only its scene-level fields (`location`,
         `weather`) and its edges, in the graph's order, taken now: for a scene that is kept long
         and asked only what programs ask (its objects, names, edges and fields)."""
-        scene = cls.build(image_id, graph, lex)
-        clean = _CLEAN.__getitem__
-        edges = [(oid, clean(rel["name"]), str(rel["object"]))
-                 for oid, o in graph["objects"].items() for rel in o.get("relations", ())]
-        scene._ordered_edges, scene._edges = tuple(edges), set(edges)
-        scene._graph = {k: v for k, v in graph.items() if k != "objects"}
+        return cls.from_lookup_record(image_id, cls.lookup_record(graph, lex))
+
+    @staticmethod
+    def lookup_record(graph: dict[str, Any], lex: Lexicon) -> bytes:
+        """What `build_for_lookup` keeps of a graph, as compact JSON: its size and scene-level
+        fields, each object's id, cleaned name, kind, attributes and box, and its edges in order.
+
+        Why a record: a run with groups reads every graph once as it loads and builds a scene
+        for a candidate image again and again in its workers; made once, the record spares each
+        of those builds the graph's JSON (a dict per object and per relation) and the words'
+        cleaning and kinds, and it reads back to the very index the graph gives."""
+        clean, canonical = _CLEAN.__getitem__, lex.canonical
+        objects: list[tuple[Any, ...]] = []
+        edges: list[Edge] = []
+        for oid, o in graph["objects"].items():
+            name = clean(o["name"])
+            attrs = o.get("attributes")
+            objects.append((oid, name, canonical(name), [clean(a) for a in attrs] if attrs else [],
+                            float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"])))
+            edges.extend((oid, clean(rel["name"]), str(rel["object"])) for rel in o.get("relations", ()))
+        fields = {k: v for k, v in graph.items() if k != "objects"}
+        return orjson.dumps((float(graph["width"]), float(graph.get("height") or 0.0), fields, objects, edges))
+
+    @classmethod
+    def from_lookup_record(cls, image_id: str, record: bytes) -> SceneIndex:
+        """The index a `lookup_record` was made for (`build_for_lookup`'s)."""
+        width, height, fields, rows, edge_rows = orjson.loads(record)
+        objects: dict[str, SceneObject] = {}
+        by_name: dict[str, list[str]] = {}
+        by_canonical: dict[str, list[str]] = {}
+        for oid, name, kind, attrs, x, y, w, h in rows:
+            objects[oid] = _scene_object((oid, name, kind, frozenset(attrs) if attrs else _NO_ATTRIBUTES, x, y, w, h))
+            if name in by_name:
+                by_name[name].append(oid)
+            else:
+                by_name[name] = [oid]
+            if kind in by_canonical:
+                by_canonical[kind].append(oid)
+            else:
+                by_canonical[kind] = [oid]
+        scene = cls(image_id, width, height, objects, by_name, by_canonical, fields)
+        ordered = tuple(map(tuple, edge_rows))
+        scene._ordered_edges, scene._edges = ordered, set(ordered)
         return scene
 
     # -- edges ----------------------------------------------------------------------------------

@@ -206,3 +206,39 @@ def test_merged_postings_forgotten_when_the_memory_is_full_give_the_same_walks(m
     tight = GroupIndex([f"{i:05d}" for i in range(size)], postings, {})
     assert [list(tight.walk(a, 100)) for a in asked] == want
     assert len(tight._merged) <= 3 < len(roomy._merged)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_run_from_files_groups_as_the_library_does(engine, sample, grouped, workers):
+    """From files, the index is built as the graphs are read and candidates are read from their
+    lookup records, not from the graphs: the same groups, byte for byte."""
+    from contrastgen.cli.engine_cmds import sample_paths
+    from contrastgen.run.generate import generate_from_files
+
+    questions, graphs = sample_paths()
+    from_files = generate_from_files(engine, questions, graphs, max_k=5, seed=0, templates=None, workers=workers,
+                                     progress=False, mode="both", groups=True)
+    assert list(from_files.lines) == list(grouped.lines) and from_files.stats == grouped.stats
+
+
+def test_the_index_built_as_graphs_are_read_is_the_index_and_its_records_read_back_to_the_scenes(
+        engine, sample, tmp_path):
+    from contrastgen.groups.index import IndexBuilder, RecordFile
+    from contrastgen.scene.index import SceneIndex
+
+    graphs = sample[1]
+    built = GroupIndex.build(graphs, engine.lex)
+    builder = IndexBuilder(engine.lex, RecordFile(tmp_path / "lookup.bin"))
+    for image_id in reversed(list(graphs)):  # any reading order gives the same positions
+        builder.add(image_id, graphs[image_id])
+    streamed = builder.finish(graphs)
+    assert streamed.image_ids == built.image_ids and streamed.postings.keys() == built.postings.keys()
+    assert all(np.array_equal(streamed.postings[k], built.postings[k]) for k in built.postings)
+    assert built.records is None and len(streamed.records) == len(graphs)
+    for image_id, graph in graphs.items():
+        whole = SceneIndex.build(image_id, graph, engine.lex)
+        read = SceneIndex.from_lookup_record(image_id, streamed.records[image_id])
+        assert (read.objects, read.by_name, read.by_canonical, read.edges) == (
+            whole.objects, whole.by_name, whole.by_canonical, whole.edges)
+        assert read.out_edges == whole.out_edges and read.in_edges == whole.in_edges
+        assert read.graph == {k: v for k, v in graph.items() if k != "objects"}
