@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple
 
 import orjson
@@ -75,6 +76,51 @@ class SceneObject(NamedTuple):
         return self.x + self.w / 2.0
 
 
+def edge_key(subject: str, relation: str, obj: str) -> str:
+    """One string for an edge, its parts' lengths first: no id or relation, whatever characters it
+    holds, can make two edges one key."""
+    return f"{len(subject)},{len(relation)},{subject}{relation}{obj}"
+
+
+class EdgeKeys(AbstractSet[Edge]):
+    """A scene's edges held as one string each (`edge_key`), asked with (subject, relation,
+    object) tuples like a set of them.
+
+    Why: a candidate scene of a group search is built from its lookup record some hundred
+    thousand times in a run, and about 120 tuples and a set of them per scene were half of what
+    each build allocated; strings read from the record go into the set as they are."""
+
+    __slots__ = ("_keys", "_order")
+
+    def __init__(self, keys: list[str]):
+        self._order = keys
+        self._keys = frozenset(keys)
+
+    def __contains__(self, edge: object) -> bool:
+        if type(edge) is not tuple or len(edge) != 3:
+            return False
+        subject, relation, obj = edge
+        if type(subject) is not str or type(relation) is not str or type(obj) is not str:
+            return False
+        return f"{len(subject)},{len(relation)},{subject}{relation}{obj}" in self._keys
+
+    def __iter__(self) -> Iterator[Edge]:
+        return map(_edge_of, self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def in_order(self) -> Iterator[Edge]:
+        """The edges in the graph's order (an edge written twice, twice)."""
+        return map(_edge_of, self._order)
+
+
+def _edge_of(key: str) -> Edge:
+    first, second, rest = key.split(",", 2)
+    i, j = int(first), int(second)
+    return rest[:i], rest[i:i + j], rest[i + j:]
+
+
 _NO_ATTRIBUTES: frozenset[str] = frozenset()
 
 
@@ -100,8 +146,8 @@ class SceneIndex:
         self.by_name = by_name
         self.by_canonical = by_canonical
         self._graph = graph
-        self._ordered_edges: tuple[Edge, ...] | None = None  # a scene built for lookup keeps them so
-        self._edges: set[Edge] | None = None
+        self._ordered_edges: EdgeKeys | None = None  # a scene built for lookup keeps them so
+        self._edges: AbstractSet[Edge] | None = None
         self._out_edges: dict[str, list[tuple[str, str]]] | None = None
         self._in_edges: dict[str, list[tuple[str, str]]] | None = None
         # answers of pure lookups about this scene (the objects a name denotes, the names an object
@@ -151,20 +197,23 @@ class SceneIndex:
         cleaning and kinds, and it reads back to the very index the graph gives."""
         clean, canonical = _CLEAN.__getitem__, lex.canonical
         objects: list[tuple[Any, ...]] = []
-        edges: list[Edge] = []
+        edges: list[str] = []
         for oid, o in graph["objects"].items():
             name = clean(o["name"])
             attrs = o.get("attributes")
             objects.append((oid, name, canonical(name), [clean(a) for a in attrs] if attrs else [],
                             float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"])))
-            edges.extend((oid, clean(rel["name"]), str(rel["object"])) for rel in o.get("relations", ()))
+            size = len(oid)
+            for rel in o.get("relations", ()):  # `edge_key`, written out: it runs for every relation of the corpus
+                relation = clean(rel["name"])
+                edges.append(f"{size},{len(relation)},{oid}{relation}{rel['object']}")
         fields = {k: v for k, v in graph.items() if k != "objects"}
         return orjson.dumps((float(graph["width"]), float(graph.get("height") or 0.0), fields, objects, edges))
 
     @classmethod
     def from_lookup_record(cls, image_id: str, record: bytes) -> SceneIndex:
         """The index a `lookup_record` was made for (`build_for_lookup`'s)."""
-        width, height, fields, rows, edge_rows = orjson.loads(record)
+        width, height, fields, rows, edge_keys = orjson.loads(record)
         objects: dict[str, SceneObject] = {}
         by_name: dict[str, list[str]] = {}
         by_canonical: dict[str, list[str]] = {}
@@ -179,8 +228,7 @@ class SceneIndex:
             else:
                 by_canonical[kind] = [oid]
         scene = cls(image_id, width, height, objects, by_name, by_canonical, fields)
-        ordered = tuple(map(tuple, edge_rows))
-        scene._ordered_edges, scene._edges = ordered, set(ordered)
+        scene._edges = scene._ordered_edges = EdgeKeys(edge_keys)
         return scene
 
     # -- edges ----------------------------------------------------------------------------------
@@ -188,7 +236,7 @@ class SceneIndex:
         edges: set[Edge] = set()
         out_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
         in_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        for edge in self._ordered_edges if self._ordered_edges is not None else self._graph_edges():
+        for edge in self._ordered_edges.in_order() if self._ordered_edges is not None else self._graph_edges():
             if edge in edges:
                 continue
             edges.add(edge)
@@ -207,7 +255,7 @@ class SceneIndex:
                 yield oid, clean(rel["name"]), str(rel["object"])
 
     @property
-    def edges(self) -> set[Edge]:
+    def edges(self) -> AbstractSet[Edge]:
         if self._edges is None:
             clean = _CLEAN.__getitem__
             self._edges = {(oid, clean(rel["name"]), str(rel["object"]))

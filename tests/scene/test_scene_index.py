@@ -67,3 +67,31 @@ def test_a_scene_built_for_lookup_answers_as_the_whole_one_without_its_graph(lex
     assert "objects" not in lean.graph  # nothing keeps the parsed objects alive
     assert lean.out_edges == whole.out_edges and lean.in_edges == whole.in_edges
     assert list(lean.out_edges["1"]) == [("to the left of", "2"), ("on", "3")]  # the graph's order, once each
+
+
+def test_edges_held_as_strings_answer_exactly_the_tuples_whatever_the_ids_hold():
+    """A lookup scene's edges are one string each; ids and relations that hold the separator,
+    digits or nothing must neither collide nor go missing."""
+    from contrastgen.scene.index import EdgeKeys, edge_key
+
+    edges = [("1,2", "on", "3"), ("1", ",2on", "3"), ("12", "", "on3"), ("", "near", ""), ("a", "b", "c"),
+             ("a", "b", "c")]
+    keys = EdgeKeys([edge_key(*e) for e in edges])
+    assert len({edge_key(*e) for e in edges}) == 5  # five distinct edges, five distinct keys
+    assert set(keys) == set(edges) and len(keys) == 5 and list(keys.in_order()) == edges
+    for s, r, o in edges:
+        assert (s, r, o) in keys
+    for absent in [("1", "2on", "3"), ("1,2,", "on", "3"), ("12", "on", "3"), ("a", "bc", ""), ("a", "b"),
+                   ("a", "b", 3), "abc", None]:
+        assert absent not in keys
+    assert keys == set(edges) and set(edges) == keys
+
+
+def test_a_scene_read_from_its_record_holds_every_edge_of_a_graph_with_awkward_ids(lex):
+    graph = {"width": 10, "objects": {
+        "1,2": {"name": "cat", "x": 0, "y": 0, "w": 1, "h": 1, "relations": [{"name": "on", "object": "3"}]},
+        "1": {"name": "mat", "x": 0, "y": 0, "w": 1, "h": 1, "relations": [{"name": ",2 on", "object": "3"}]},
+        "3": {"name": "floor", "x": 0, "y": 0, "w": 1, "h": 1}}}
+    whole, lean = SceneIndex.build("i", graph, lex), SceneIndex.build_for_lookup("i", graph, lex)
+    assert lean.edges == whole.edges == {("1,2", "on", "3"), ("1", ",2 on", "3")}
+    assert ("1", "2 on", "3") not in lean.edges and lean.in_edges == whole.in_edges
