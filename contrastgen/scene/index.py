@@ -97,6 +97,7 @@ class EdgeKeys(AbstractSet[Edge]):
         self._keys = frozenset(keys)
 
     def __contains__(self, edge: object) -> bool:
+        # `edge_key`, written out: programs ask this of every candidate pair of objects
         if type(edge) is not tuple or len(edge) != 3:
             return False
         subject, relation, obj = edge
@@ -134,7 +135,7 @@ class SceneIndex:
     """Objects by name and canonical kind (eager), relation edges both ways (on first use)."""
 
     __slots__ = ("image_id", "width", "height", "objects", "by_name", "by_canonical", "_graph",
-                 "_ordered_edges", "_edges", "_out_edges", "_in_edges", "memo")
+                 "_edges", "_out_edges", "_in_edges", "memo")
 
     def __init__(self, image_id: str, width: float, height: float, objects: dict[str, SceneObject],
                  by_name: dict[str, list[str]], by_canonical: dict[str, list[str]],
@@ -146,7 +147,6 @@ class SceneIndex:
         self.by_name = by_name
         self.by_canonical = by_canonical
         self._graph = graph
-        self._ordered_edges: EdgeKeys | None = None  # a scene built for lookup keeps them so
         self._edges: AbstractSet[Edge] | None = None
         self._out_edges: dict[str, list[tuple[str, str]]] | None = None
         self._in_edges: dict[str, list[tuple[str, str]]] | None = None
@@ -228,7 +228,7 @@ class SceneIndex:
             else:
                 by_canonical[kind] = [oid]
         scene = cls(image_id, width, height, objects, by_name, by_canonical, fields)
-        scene._edges = scene._ordered_edges = EdgeKeys(edge_keys)
+        scene._edges = EdgeKeys(edge_keys)  # a scene built for lookup has no graph to read them from
         return scene
 
     # -- edges ----------------------------------------------------------------------------------
@@ -236,7 +236,8 @@ class SceneIndex:
         edges: set[Edge] = set()
         out_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
         in_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        for edge in self._ordered_edges.in_order() if self._ordered_edges is not None else self._graph_edges():
+        given = self._edges
+        for edge in given.in_order() if isinstance(given, EdgeKeys) else self._graph_edges():
             if edge in edges:
                 continue
             edges.add(edge)
