@@ -15,7 +15,9 @@ Why a scene may drop its graph (`build_for_lookup`): a run with groups builds a 
 a hundred thousand candidate images and keeps thousands in a cache. Kept whole, the parsed JSON
 (a dict and two lists per object, a dict per relation) is most of what the cache holds, what the
 collector walks and what an eviction frees, long after its memory went cold; taken apart at once,
-it is freed while still warm and the cache holds only the index.
+it is freed while still warm and the cache holds only the index. Such a scene reads its edges
+from the record only when a program first asks one: most candidates are turned down before any
+relation is asked, and their hundred-odd edges would be made and freed for nothing.
 """
 
 from __future__ import annotations
@@ -135,7 +137,7 @@ class SceneIndex:
     """Objects by name and canonical kind (eager), relation edges both ways (on first use)."""
 
     __slots__ = ("image_id", "width", "height", "objects", "by_name", "by_canonical", "_graph",
-                 "_edges", "_out_edges", "_in_edges", "memo")
+                 "_edges", "_edge_record", "_out_edges", "_in_edges", "memo")
 
     def __init__(self, image_id: str, width: float, height: float, objects: dict[str, SceneObject],
                  by_name: dict[str, list[str]], by_canonical: dict[str, list[str]],
@@ -148,6 +150,7 @@ class SceneIndex:
         self.by_canonical = by_canonical
         self._graph = graph
         self._edges: AbstractSet[Edge] | None = None
+        self._edge_record: bytes | None = None  # a lookup scene's edges, as its record wrote them
         self._out_edges: dict[str, list[tuple[str, str]]] | None = None
         self._in_edges: dict[str, list[tuple[str, str]]] | None = None
         # answers of pure lookups about this scene (the objects a name denotes, the names an object
@@ -197,23 +200,25 @@ class SceneIndex:
         cleaning and kinds, and it reads back to the very index the graph gives."""
         clean, canonical = _CLEAN.__getitem__, lex.canonical
         objects: list[tuple[Any, ...]] = []
-        edges: list[str] = []
+        relations: list[Any] = []
         for oid, o in graph["objects"].items():
             name = clean(o["name"])
             attrs = o.get("attributes")
             objects.append((oid, name, canonical(name), [clean(a) for a in attrs] if attrs else [],
                             float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"])))
-            size = len(oid)
-            for rel in o.get("relations", ()):  # `edge_key`, written out: it runs for every relation of the corpus
-                relation = clean(rel["name"])
-                edges.append(f"{size},{len(relation)},{oid}{relation}{rel['object']}")
+            relations.append(o.get("relations") or ())
         fields = {k: v for k, v in graph.items() if k != "objects"}
-        return orjson.dumps((float(graph["width"]), float(graph.get("height") or 0.0), fields, objects, edges))
+        # two JSON texts, split at the one raw newline (compact JSON escapes any in a string): the
+        # objects, and each object's relations as the graph wrote them, read only when a program
+        # first asks of an edge (`edges`)
+        return b"%b\n%b" % (orjson.dumps((float(graph["width"]), float(graph.get("height") or 0.0), fields, objects)),
+                            orjson.dumps(relations))
 
     @classmethod
     def from_lookup_record(cls, image_id: str, record: bytes) -> SceneIndex:
         """The index a `lookup_record` was made for (`build_for_lookup`'s)."""
-        width, height, fields, rows, edge_keys = orjson.loads(record)
+        cut = record.index(b"\n")
+        width, height, fields, rows = orjson.loads(memoryview(record)[:cut])
         objects: dict[str, SceneObject] = {}
         by_name: dict[str, list[str]] = {}
         by_canonical: dict[str, list[str]] = {}
@@ -228,7 +233,7 @@ class SceneIndex:
             else:
                 by_canonical[kind] = [oid]
         scene = cls(image_id, width, height, objects, by_name, by_canonical, fields)
-        scene._edges = EdgeKeys(edge_keys)  # a scene built for lookup has no graph to read them from
+        scene._edge_record = record[cut + 1:]  # a scene built for lookup has no graph to read them from
         return scene
 
     # -- edges ----------------------------------------------------------------------------------
@@ -236,7 +241,7 @@ class SceneIndex:
         edges: set[Edge] = set()
         out_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
         in_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        given = self._edges
+        given = self.edges if self._edge_record is not None else self._edges
         for edge in given.in_order() if isinstance(given, EdgeKeys) else self._graph_edges():
             if edge in edges:
                 continue
@@ -248,6 +253,16 @@ class SceneIndex:
         if self._edges is None:
             self._edges = edges
 
+    def _read_edges(self, record: bytes) -> EdgeKeys:
+        """A lookup scene's edges from its record: the relations of each object, in its order."""
+        clean, keys = _CLEAN.__getitem__, []
+        for oid, relations in zip(self.objects, orjson.loads(record), strict=True):
+            size = len(oid)
+            for rel in relations:  # `edge_key`, written out: it runs for every edge a candidate holds
+                relation = clean(rel["name"])
+                keys.append(f"{size},{len(relation)},{oid}{relation}{rel['object']}")
+        return EdgeKeys(keys)
+
     def _graph_edges(self) -> Iterator[Edge]:
         """The graph's edges in its order (a relation written twice, twice)."""
         clean = _CLEAN.__getitem__
@@ -258,6 +273,10 @@ class SceneIndex:
     @property
     def edges(self) -> AbstractSet[Edge]:
         if self._edges is None:
+            if self._edge_record is not None:
+                self._edges = self._read_edges(self._edge_record)
+                self._edge_record = None
+                return self._edges
             clean = _CLEAN.__getitem__
             self._edges = {(oid, clean(rel["name"]), str(rel["object"]))
                            for oid, o in self._graph["objects"].items() for rel in o.get("relations", ())}

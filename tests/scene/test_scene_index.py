@@ -60,6 +60,7 @@ def test_a_scene_built_for_lookup_answers_as_the_whole_one_without_its_graph(lex
     edges, scene-level fields) and the lists by subject and object are those of the whole scene."""
     graph = {**_graph(), "location": "park", "weather": "sunny"}
     whole, lean = SceneIndex.build("i", graph, lex), SceneIndex.build_for_lookup("i", graph, lex)
+    assert lean._edges is None  # read from the record when first asked: most candidates never ask
     assert lean.objects == whole.objects and lean.by_name == whole.by_name
     assert lean.by_canonical == whole.by_canonical and (lean.width, lean.height) == (whole.width, whole.height)
     assert lean.edges == whole.edges
