@@ -27,7 +27,7 @@ from contrastgen.language.lexicon import Lexicon
 from contrastgen.scene.index import SceneIndex
 
 NAME, ATTRIBUTE, RELATION = "n", "a", "r"  # the three kinds of key
-WINDOW_ENTRIES = 16  # of the leading postings in a walk's first window (a pair executes 2 candidates)
+WINDOW_ENTRIES = 64  # of the leading postings in a walk's first window (fewer, wider windows cost less)
 MERGED_KEPT = 4096  # requirements of several keys whose merged postings a process keeps
 _NONE = np.zeros(0, dtype=np.int32)
 

@@ -80,6 +80,8 @@ class Original:
     required: frozenset[frozenset[str]]
     scene: SceneIndex  # its image's
     kinds: dict[int, frozenset[str]]  # `listed_kinds` on its image
+    unannotated: bool  # `said_unannotated`: then none of its pairs can be grouped
+    bared: Bared  # its program by its words, as every candidate executes it
     on: dict[str, Any] = field(default_factory=dict)
     holds: bool | None = None  # `GroupFinder.original_holds`, once asked
 
@@ -122,7 +124,7 @@ class GroupFinder:
         if steps is None:
             return None
         return Original(semantic, steps, listed_counts(steps), answer, requirements(steps, self.lex), scene_i,
-                        listed_kinds(steps, scene_i))
+                        listed_kinds(steps, scene_i), said_unannotated(steps, self.lex), bared_program(semantic, steps))
 
     def original_holds(self, q: Original) -> bool:
         """Is the original proven on its image as every other cell is? It is GQA's, its answer
@@ -157,10 +159,11 @@ class GroupFinder:
         steps_p = self._steps(perturbed, reasons)
         if steps_p is None:
             return None
-        if said_unannotated(q.steps, self.lex) or said_unannotated(steps_p, self.lex):
+        if q.unannotated or said_unannotated(steps_p, self.lex):
             reasons["unannotated_prone"] += 1
             return None
         counts_p, kinds_p = listed_counts(steps_p), listed_kinds(steps_p, q.scene)
+        bared_p: Bared | None = None  # made when a candidate first gets this far
         candidates = self._candidates(q.required | requirements(steps_p, self.lex), q.image_id, seed)
         if not candidates:
             reasons["no_candidate"] += 1
@@ -168,13 +171,15 @@ class GroupFinder:
         for j in candidates:
             cell_q = q.on.get(j, _UNTRIED)
             if cell_q is _UNTRIED:
-                cell_q = q.on[j] = self.prove(q.semantic, q.steps, q.counts, q.kinds, self.scene(j), reasons)
+                cell_q = q.on[j] = self.prove(q.bared, q.counts, q.kinds, self.scene(j), reasons)
             if cell_q is None:
                 continue
             if cell_q.answer == q.answer:
                 reasons["same_answer"] += 1
                 continue
-            cell_p = self.prove(perturbed, steps_p, counts_p, kinds_p, self.scene(j), reasons)
+            if bared_p is None:
+                bared_p = bared_program(perturbed, steps_p)
+            cell_p = self.prove(bared_p, counts_p, kinds_p, self.scene(j), reasons)
             if cell_p is None:
                 continue
             if not self.original_holds(q):
@@ -198,12 +203,11 @@ class GroupFinder:
             found = self._walks[required] = self.index.candidates(required, image_id, seed, MAX_TRIED)[0]
         return found
 
-    def prove(self, semantic: list[dict[str, Any]], steps: list[Step], counts: Mapping[int, int],
-              kinds: Mapping[int, frozenset[str]], scene: SceneIndex, reasons: Counter) -> ProvenCell | None:
-        """The program on another image, by its words, proven as an edited program is; None (the
-        reason counted) where it cannot be."""
-        bared = [bare(s) for s in semantic]
-        parsed = [step_of(s) if b is not s else steps[i] for i, (s, b) in enumerate(zip(bared, semantic, strict=True))]
+    def prove(self, program: Bared, counts: Mapping[int, int], kinds: Mapping[int, frozenset[str]],
+              scene: SceneIndex, reasons: Counter) -> ProvenCell | None:
+        """The program on another image, by its words (`bared_program`), proven as an edited
+        program is; None (the reason counted) where it cannot be."""
+        bared, parsed = program
         executor = functools.partial(GqaExecutor, scene, self.lex, scene.graph)
         try:
             run = executor().run_steps(parsed)
@@ -237,6 +241,16 @@ class GroupFinder:
         touched = sorted({o for ids in run.refs.values() for o in ids})
         facts = [{"fact": "object", "id": o, "name": scene.objects[o].name} for o in touched]
         return ProvenCell(answer, cell, {"version": EVIDENCE_VERSION, "facts": facts, "answer": answer})
+
+
+Bared = tuple[list[dict[str, Any]], list[Step]]  # a program's steps by their words, as written and as parsed
+
+
+def bared_program(semantic: list[dict[str, Any]], steps: list[Step]) -> Bared:
+    """The program with its references by name, not by its own image's ids (`proofs.bare`), as
+    written and parsed: what is executed on a candidate image."""
+    bared = [bare(s) for s in semantic]
+    return bared, [step_of(b) if b is not s else steps[i] for i, (s, b) in enumerate(zip(semantic, bared, strict=True))]
 
 
 def requirements(steps: list[Step], lex: Lexicon) -> frozenset[frozenset[str]]:
@@ -290,8 +304,11 @@ def _unnameable(steps: list[Step]) -> bool:
     """Is an object referred to by a word that does not say its kind away from its ids? "he (12)":
     the ids say who, on another image nothing does; "scene (12)", an object so named, would read
     there as the whole scene."""
-    return any(s.operation in REFERENCE_OPS and relation_of(s)[0] in (*PRONOUNS, SCENE)
-               and split_reference(s.argument)[1] is not None for s in steps)
+    return any(s.operation in REFERENCE_OPS and split_reference(s.argument)[1] is not None
+               and relation_of(s)[0] in _NOT_NAMES for s in steps)
+
+
+_NOT_NAMES = PRONOUNS | {SCENE}
 
 
 def listed_kinds(steps: list[Step], scene: SceneIndex) -> dict[int, frozenset[str]]:

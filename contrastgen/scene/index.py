@@ -22,6 +22,7 @@ relation is asked, and their hundred-odd edges would be made and freed for nothi
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
@@ -127,6 +128,27 @@ def _edge_of(key: str) -> Edge:
 _NO_ATTRIBUTES: frozenset[str] = frozenset()
 
 
+class _AttributeSets(dict[tuple[str, ...], frozenset[str]]):
+    """One frozenset for each list of attributes a lookup record writes, shared by every object
+    and scene that has it: a few thousand lists recur across a corpus, and a scene that shares
+    them (and its words, interned) is fewer objects to make now and to free when it is evicted.
+    Emptied when full, so a corpus of unique lists costs bounded memory."""
+
+    LIMIT = 1 << 16
+
+    def of(self, attributes: list[str]) -> frozenset[str]:
+        key = tuple(attributes)
+        found = self.get(key)
+        if found is None:
+            if len(self) >= self.LIMIT:
+                self.clear()
+            found = self[key] = frozenset(map(sys.intern, attributes))
+        return found
+
+
+_ATTRIBUTE_SETS = _AttributeSets()
+
+
 def _scene_object(fields: tuple[Any, ...]) -> SceneObject:
     """A SceneObject from its fields, without the named tuple's keyword-taking constructor (a
     group run makes millions)."""
@@ -222,8 +244,10 @@ class SceneIndex:
         objects: dict[str, SceneObject] = {}
         by_name: dict[str, list[str]] = {}
         by_canonical: dict[str, list[str]] = {}
+        intern, attribute_set = sys.intern, _ATTRIBUTE_SETS.of
         for oid, name, kind, attrs, x, y, w, h in rows:
-            objects[oid] = _scene_object((oid, name, kind, frozenset(attrs) if attrs else _NO_ATTRIBUTES, x, y, w, h))
+            name, kind = intern(name), intern(kind)
+            objects[oid] = _scene_object((oid, name, kind, attribute_set(attrs) if attrs else _NO_ATTRIBUTES, x, y, w, h))
             if name in by_name:
                 by_name[name].append(oid)
             else:
