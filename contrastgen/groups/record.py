@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from contrastgen.answers import normalize_answer
 from contrastgen.groups.search import DIFFERS, SWAP, GroupFinder, ProvenCell
@@ -23,15 +23,27 @@ GROUP_SUFFIX, ORIGINAL_CELL, PERTURBED_CELL = "_g", "_gq", "_gp"
 PAIRS, FOUND = "pairs", "found"  # counter keys beside the kinds and the reasons
 
 
-def add_groups(records: Iterable[dict[str, Any]], scene: SceneIndex | None, finder: GroupFinder, seed: int,
+class HasScene(Protocol):
+    """Where an image's scene index is (`run.per_image.ImageWork`): made when first asked."""
+
+    @property
+    def scene(self) -> SceneIndex | None: ...
+
+
+def add_groups(records: Iterable[dict[str, Any]], work: HasScene, finder: GroupFinder, seed: int,
                counts: Counter) -> None:
-    """Look for a group for every contrast pair of `records` (one image's, `scene`) whose two
-    questions have programs, and add each one found to its perturbation (`group`). `counts` gets
-    the pairs, the groups by kind and the reasons a candidate or a pair was turned down."""
+    """Look for a group for every contrast pair of `records` (one image's) whose two questions
+    have programs, and add each one found to its perturbation (`group`). `counts` gets the pairs,
+    the groups by kind and the reasons a candidate or a pair was turned down. The image's scene is
+    asked only for a record with such a pair: an image whose questions the engine answered
+    without it is not indexed for nothing."""
     for rec in records:
         semantic = rec.get("semantic")
         pairs = [p for p in rec["perturbations"] if p.get("kind") == "contrast" and isinstance(p.get("semantic"), list)]
-        if scene is None or not isinstance(semantic, list) or not semantic or not pairs:
+        if not isinstance(semantic, list) or not semantic or not pairs:
+            continue
+        scene = work.scene
+        if scene is None:
             continue
         counts[PAIRS] += len(pairs)
         original = finder.original(semantic, normalize_answer(rec.get("answer")), scene, counts)

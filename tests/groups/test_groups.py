@@ -242,3 +242,26 @@ def test_the_index_built_as_graphs_are_read_is_the_index_and_its_records_read_ba
             whole.objects, whole.by_name, whole.by_canonical, whole.edges)
         assert read.out_edges == whole.out_edges and read.in_edges == whole.in_edges
         assert read.graph == {k: v for k, v in graph.items() if k != "objects"}
+
+
+def test_an_image_is_indexed_for_the_search_only_when_a_record_has_a_pair_to_group(engine, sample):
+    """The search asks for the image's scene only for a record with a contrast pair whose two
+    questions have programs; records without one count nothing and build nothing."""
+    from collections import Counter
+
+    from contrastgen.groups.record import PAIRS, add_groups
+    from contrastgen.groups.search import GroupFinder
+
+    class Untouchable:
+        @property
+        def scene(self):
+            raise AssertionError("the scene was asked for a record with nothing to group")
+
+    _, graphs = sample
+    finder = GroupFinder(GroupIndex.build(graphs, engine.lex), engine.lex)
+    records = [{"semantic": [{"operation": "select", "argument": "cat", "dependencies": []}],
+                "perturbations": [{"kind": "invariance", "semantic": []}, {"kind": "contrast", "question": "q"}]},
+               {"semantic": None, "perturbations": [{"kind": "contrast", "semantic": []}]}]
+    counts: Counter = Counter()
+    add_groups(records, Untouchable(), finder, 0, counts)
+    assert counts[PAIRS] == 0
