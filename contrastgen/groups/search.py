@@ -71,23 +71,40 @@ _UNTRIED = object()
 @dataclass
 class Original:
     """A record's original question, read once for all its pairs; `on` remembers its cell on each
-    candidate image tried (None where it was not proven), which the record's other pairs reuse."""
+    candidate image tried (None where it was not proven), which the record's other pairs reuse.
+    What the search reads of it is made when a pair first gets that far: no pair of a question
+    whose words say "the" ones of a kind annotators leave out (`unannotated`) ever does."""
 
     semantic: list[dict[str, Any]]
     steps: list[Step]
-    counts: dict[int, int]
     answer: str
-    required: frozenset[frozenset[str]]
     scene: SceneIndex  # its image's
-    kinds: dict[int, frozenset[str]]  # `listed_kinds` on its image
+    lex: Lexicon
     unannotated: bool  # `said_unannotated`: then none of its pairs can be grouped
-    bared: Bared  # its program by its words, as every candidate executes it
     on: dict[str, Any] = field(default_factory=dict)
     holds: bool | None = None  # `GroupFinder.original_holds`, once asked
 
     @property
     def image_id(self) -> str:
         return self.scene.image_id
+
+    @functools.cached_property
+    def counts(self) -> dict[int, int]:
+        return listed_counts(self.steps)
+
+    @functools.cached_property
+    def required(self) -> frozenset[frozenset[str]]:
+        return requirements(self.steps, self.lex)
+
+    @functools.cached_property
+    def kinds(self) -> dict[int, frozenset[str]]:
+        """`listed_kinds` on its image."""
+        return listed_kinds(self.steps, self.scene)
+
+    @functools.cached_property
+    def bared(self) -> Bared:
+        """Its program by its words, as every candidate executes it."""
+        return bared_program(self.semantic, self.steps)
 
 
 class GroupFinder:
@@ -123,8 +140,7 @@ class GroupFinder:
         steps = self._steps(semantic, reasons)
         if steps is None:
             return None
-        return Original(semantic, steps, listed_counts(steps), answer, requirements(steps, self.lex), scene_i,
-                        listed_kinds(steps, scene_i), said_unannotated(steps, self.lex), bared_program(semantic, steps))
+        return Original(semantic, steps, answer, scene_i, self.lex, said_unannotated(steps, self.lex))
 
     def original_holds(self, q: Original) -> bool:
         """Is the original proven on its image as every other cell is? It is GQA's, its answer
