@@ -160,14 +160,15 @@ class IndexBuilder:
         names, attributes, relations = (self._tables[k] for k in (NAME, ATTRIBUTE, RELATION))
         keyed = self._keyed
         keys: set[str] = set()
-        for o in graph.get("objects", {}).values():
+        objects = graph.get("objects", {}).values()
+        for o in objects:
             name = o.get("name", "")
             keys.add(names.get(name) or keyed(NAME, name))
             for a in o.get("attributes") or ():
                 keys.add(attributes.get(a) or keyed(ATTRIBUTE, a))
-            for r in o.get("relations") or ():
-                rel = r.get("name", "")
-                keys.add(relations.get(rel) or keyed(RELATION, rel))
+        # a graph has a hundred-odd relations of a dozen names: each name is looked up once
+        for rel in {r.get("name", "") for o in objects for r in o.get("relations") or ()}:
+            keys.add(relations.get(rel) or keyed(RELATION, rel))
         self._keys[image_id] = tuple(keys)
         if self.records is not None:
             self.records.add(image_id, SceneIndex.lookup_record(graph, self.lex))
