@@ -20,7 +20,7 @@ import functools
 from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from contrastgen.collector import freeze_in_batch
 from contrastgen.datasets.gqa_program import (
@@ -48,6 +48,7 @@ MAX_TRIED = 2  # candidate images executed per pair, at most
 SCENE_CACHE = 512  # scene indexes kept per process (a candidate is often another pair's too)
 SWAP, DIFFERS = "swap", "differs"
 _POSITIONS = ("hposition", "vposition")
+_NOT_NAMES = PRONOUNS | {SCENE}  # words a reference may use that say no kind (`_unnameable`)
 
 # Why a candidate image or a pair was not grouped: the stats count them.
 REASONS = ("no_program", "unnameable", "original_unproven", "no_candidate", "other_kind", "same_answer", "unproven", "unannotated_prone",
@@ -223,7 +224,7 @@ class GroupFinder:
               scene: SceneIndex, reasons: Counter) -> ProvenCell | None:
         """The program on another image, by its words (`bared_program`), proven as an edited
         program is; None (the reason counted) where it cannot be."""
-        bared, parsed = program
+        bared, parsed = program.written, program.parsed
         executor = functools.partial(GqaExecutor, scene, self.lex, scene.graph)
         try:
             run = executor().run_steps(parsed)
@@ -259,14 +260,19 @@ class GroupFinder:
         return ProvenCell(answer, cell, {"version": EVIDENCE_VERSION, "facts": facts, "answer": answer})
 
 
-Bared = tuple[list[dict[str, Any]], list[Step]]  # a program's steps by their words, as written and as parsed
+class Bared(NamedTuple):
+    """A program with its references by name, not by its own image's ids (`proofs.bare`): what is
+    executed on a candidate image."""
+
+    written: list[dict[str, Any]]
+    parsed: list[Step]
 
 
 def bared_program(semantic: list[dict[str, Any]], steps: list[Step]) -> Bared:
-    """The program with its references by name, not by its own image's ids (`proofs.bare`), as
-    written and parsed: what is executed on a candidate image."""
-    bared = [bare(s) for s in semantic]
-    return bared, [step_of(b) if b is not s else steps[i] for i, (s, b) in enumerate(zip(semantic, bared, strict=True))]
+    """`semantic` (parsed as `steps`) bared; a step without ids keeps its parse."""
+    written = [bare(s) for s in semantic]
+    return Bared(written, [step_of(b) if b is not s else steps[i]
+                           for i, (s, b) in enumerate(zip(semantic, written, strict=True))])
 
 
 def requirements(steps: list[Step], lex: Lexicon) -> frozenset[frozenset[str]]:
@@ -323,8 +329,6 @@ def _unnameable(steps: list[Step]) -> bool:
     return any(s.operation in REFERENCE_OPS and split_reference(s.argument)[1] is not None
                and relation_of(s)[0] in _NOT_NAMES for s in steps)
 
-
-_NOT_NAMES = PRONOUNS | {SCENE}
 
 
 def listed_kinds(steps: list[Step], scene: SceneIndex) -> dict[int, frozenset[str]]:

@@ -91,7 +91,7 @@ class EdgeKeys(AbstractSet[Edge]):
 
     Why: a candidate scene of a group search is built from its lookup record some hundred
     thousand times in a run, and about 120 tuples and a set of them per scene were half of what
-    each build allocated; strings read from the record go into the set as they are."""
+    each build allocated; one string per edge is a third of the objects."""
 
     __slots__ = ("_keys", "_order")
 
@@ -207,14 +207,15 @@ class SceneIndex:
     @classmethod
     def build_for_lookup(cls, image_id: str, graph: dict[str, Any], lex: Lexicon) -> SceneIndex:
         """The same index, which keeps of the graph only its scene-level fields (`location`,
-        `weather`) and its edges, in the graph's order, taken now: for a scene that is kept long
-        and asked only what programs ask (its objects, names, edges and fields)."""
+        `weather`) and its relations (read into edges when first asked): for a scene that is kept
+        long and asked only what programs ask (its objects, names, edges and fields)."""
         return cls.from_lookup_record(image_id, cls.lookup_record(graph, lex))
 
     @staticmethod
     def lookup_record(graph: dict[str, Any], lex: Lexicon) -> bytes:
         """What `build_for_lookup` keeps of a graph, as compact JSON: its size and scene-level
-        fields, each object's id, cleaned name, kind, attributes and box, and its edges in order.
+        fields, each object's id, cleaned name, kind, attributes and box; then each object's
+        relations as the graph wrote them (`_read_edges` makes the edges of them, in order).
 
         Why a record: a run with groups reads every graph once as it loads and builds a scene
         for a candidate image again and again in its workers; made once, the record spares each
@@ -265,7 +266,7 @@ class SceneIndex:
         edges: set[Edge] = set()
         out_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
         in_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        given = self.edges if self._edge_record is not None else self._edges
+        given = self.edges if self._edge_record is not None else self._edges  # a lookup scene reads its record now
         for edge in given.in_order() if isinstance(given, EdgeKeys) else self._graph_edges():
             if edge in edges:
                 continue

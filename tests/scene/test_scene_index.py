@@ -96,3 +96,32 @@ def test_a_scene_read_from_its_record_holds_every_edge_of_a_graph_with_awkward_i
     whole, lean = SceneIndex.build("i", graph, lex), SceneIndex.build_for_lookup("i", graph, lex)
     assert lean.edges == whole.edges == {("1,2", "on", "3"), ("1", ",2 on", "3")}
     assert ("1", "2 on", "3") not in lean.edges and lean.in_edges == whole.in_edges
+
+
+def test_a_record_reads_back_whatever_its_words_hold_newlines_included(lex):
+    """A lookup record is two JSON texts split at a raw newline; ids, names, attributes, relations
+    and scene fields that hold newlines (JSON escapes them) must not move the split."""
+    graph = {"width": 10, "location": "a\nb", "objects": {
+        "1\n": {"name": "cat\n", "attributes": ["white\n"], "x": 0, "y": 0, "w": 1, "h": 1,
+                "relations": [{"name": "on\nto", "object": "2"}]},
+        "2": {"name": "mat", "x": 0, "y": 0, "w": 1, "h": 1, "relations": [{"name": "near", "object": "1\n"}]}}}
+    whole = SceneIndex.build("i", graph, lex)
+    record = SceneIndex.lookup_record(graph, lex)
+    assert record.count(b"\n") == 1
+    lean = SceneIndex.from_lookup_record("i", record)
+    assert lean.objects == whole.objects and lean.edges == whole.edges
+    assert lean.graph["location"] == "a\nb" and lean.in_edges == whole.in_edges
+
+
+def test_objects_read_from_records_share_their_attribute_sets_and_the_memory_stays_bounded(lex, monkeypatch):
+    graph = {"width": 10, "objects": {
+        str(i): {"name": "cup", "attributes": ["white", "small"], "x": 0, "y": 0, "w": 1, "h": 1} for i in range(3)}}
+    record = SceneIndex.lookup_record(graph, lex)
+    first, second = SceneIndex.from_lookup_record("a", record), SceneIndex.from_lookup_record("b", record)
+    assert first.objects["0"].attributes is second.objects["2"].attributes == {"white", "small"}
+    monkeypatch.setattr(scene_index._AttributeSets, "LIMIT", 1)
+    monkeypatch.setattr(scene_index, "_ATTRIBUTE_SETS", scene_index._AttributeSets())
+    other = {"width": 10, "objects": {"9": {"name": "cup", "attributes": ["red"], "x": 0, "y": 0, "w": 1, "h": 1}}}
+    assert SceneIndex.from_lookup_record("c", SceneIndex.lookup_record(other, lex)).objects["9"].attributes == {"red"}
+    assert SceneIndex.from_lookup_record("d", record).objects["1"].attributes == {"white", "small"}
+    assert len(scene_index._ATTRIBUTE_SETS) <= 1
