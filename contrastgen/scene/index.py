@@ -79,50 +79,51 @@ class SceneObject(NamedTuple):
         return self.x + self.w / 2.0
 
 
-def edge_key(subject: str, relation: str, obj: str) -> str:
-    """One string for an edge, its parts' lengths first: no id or relation, whatever characters it
-    holds, can make two edges one key."""
-    return f"{len(subject)},{len(relation)},{subject}{relation}{obj}"
+class RecordEdges(AbstractSet[Edge]):
+    """A lookup scene's edges (`SceneIndex.from_lookup_record`), asked with (subject, relation,
+    object) tuples like a set of them, and answered from the subject's line of relations in the
+    record, parsed when an edge of that subject is first asked.
 
+    Why not a set: a candidate scene that asks of edges at all asks one or two (1.7 on average,
+    133k questions over 15k graphs), and making all its hundred-odd edges cost twice what building
+    the scene did (about 100 us against 45 on the 1M benchmark set's graphs), then more objects to
+    free when the cache evicts it. Iterating makes them all."""
 
-class EdgeKeys(AbstractSet[Edge]):
-    """A scene's edges held as one string each (`edge_key`), asked with (subject, relation,
-    object) tuples like a set of them.
+    __slots__ = ("_of",)
 
-    Why: a candidate scene of a group search is built from its lookup record some hundred
-    thousand times in a run, and about 120 tuples and a set of them per scene were half of what
-    each build allocated; one string per edge is a third of the objects."""
+    def __init__(self, relations_of: dict[str, bytes | list[dict[str, Any]]]):
+        self._of = relations_of  # subject id -> its relations: the record's line, then parsed
 
-    __slots__ = ("_keys", "_order")
-
-    def __init__(self, keys: list[str]):
-        self._order = keys
-        self._keys = frozenset(keys)
+    def _relations(self, subject: str) -> list[dict[str, Any]]:
+        found = self._of.get(subject, ())
+        if type(found) is bytes:
+            found = self._of[subject] = orjson.loads(found)
+        return found  # type: ignore[return-value]
 
     def __contains__(self, edge: object) -> bool:
-        # `edge_key`, written out: programs ask this of every candidate pair of objects
         if type(edge) is not tuple or len(edge) != 3:
             return False
         subject, relation, obj = edge
         if type(subject) is not str or type(relation) is not str or type(obj) is not str:
             return False
-        return f"{len(subject)},{len(relation)},{subject}{relation}{obj}" in self._keys
+        clean = _CLEAN.__getitem__
+        for rel in self._relations(subject):
+            if clean(rel["name"]) == relation and str(rel["object"]) == obj:
+                return True
+        return False
 
     def __iter__(self) -> Iterator[Edge]:
-        return map(_edge_of, self._keys)
+        return iter(dict.fromkeys(self.in_order()))
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(set(self.in_order()))
 
     def in_order(self) -> Iterator[Edge]:
         """The edges in the graph's order (an edge written twice, twice)."""
-        return map(_edge_of, self._order)
-
-
-def _edge_of(key: str) -> Edge:
-    first, second, rest = key.split(",", 2)
-    i, j = int(first), int(second)
-    return rest[:i], rest[i:i + j], rest[i + j:]
+        clean = _CLEAN.__getitem__
+        for subject in list(self._of):
+            for rel in self._relations(subject):
+                yield subject, clean(rel["name"]), str(rel["object"])
 
 
 _NO_ATTRIBUTES: frozenset[str] = frozenset()
@@ -147,6 +148,14 @@ class _AttributeSets(dict[tuple[str, ...], frozenset[str]]):
 
 
 _ATTRIBUTE_SETS = _AttributeSets()
+
+
+def _number(value: Any) -> int | float:
+    """A box coordinate as a lookup record keeps it: a whole number stays one. Read back, a small
+    one is the interpreter's shared int where a float would be one more object per coordinate to
+    make and free for each of the hundred thousand candidate scenes a group search builds; it
+    compares and computes as the float would."""
+    return value if type(value) is int else float(value)
 
 
 def _scene_object(fields: tuple[Any, ...]) -> SceneObject:
@@ -214,8 +223,8 @@ class SceneIndex:
     @staticmethod
     def lookup_record(graph: dict[str, Any], lex: Lexicon) -> bytes:
         """What `build_for_lookup` keeps of a graph, as compact JSON: its size and scene-level
-        fields, each object's id, cleaned name, kind, attributes and box; then each object's
-        relations as the graph wrote them (`_read_edges` makes the edges of them, in order).
+        fields, each object's id, cleaned name, kind, attributes and box; then, a line each, each
+        object's relations as the graph wrote them (`RecordEdges` answers from them).
 
         Why a record: a run with groups reads every graph once as it loads and builds a scene
         for a candidate image again and again in its workers; made once, the record spares each
@@ -228,19 +237,20 @@ class SceneIndex:
             name = clean(o["name"])
             attrs = o.get("attributes")
             objects.append((oid, name, canonical(name), [clean(a) for a in attrs] if attrs else [],
-                            float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"])))
+                            _number(o["x"]), _number(o["y"]), _number(o["w"]), _number(o["h"])))
             relations.append(o.get("relations") or ())
         fields = {k: v for k, v in graph.items() if k != "objects"}
-        # two JSON texts, split at the one raw newline (compact JSON escapes any in a string): the
-        # objects, and each object's relations as the graph wrote them, read only when a program
-        # first asks of an edge (`edges`)
-        return b"%b\n%b" % (orjson.dumps((float(graph["width"]), float(graph.get("height") or 0.0), fields, objects)),
-                            orjson.dumps(relations))
+        # JSON lines (compact JSON escapes any newline in a string): the objects, then one line of
+        # relations per object, parsed only when a program asks an edge of that object
+        return b"\n".join([orjson.dumps((float(graph["width"]), float(graph.get("height") or 0.0), fields, objects)),
+                           *map(orjson.dumps, relations)])
 
     @classmethod
     def from_lookup_record(cls, image_id: str, record: bytes) -> SceneIndex:
         """The index a `lookup_record` was made for (`build_for_lookup`'s)."""
-        cut = record.index(b"\n")
+        cut = record.find(b"\n")
+        if cut < 0:  # no objects, no lines of relations
+            cut = len(record)
         width, height, fields, rows = orjson.loads(memoryview(record)[:cut])
         objects: dict[str, SceneObject] = {}
         by_name: dict[str, list[str]] = {}
@@ -267,7 +277,7 @@ class SceneIndex:
         out_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
         in_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
         given = self.edges if self._edge_record is not None else self._edges  # a lookup scene reads its record now
-        for edge in given.in_order() if isinstance(given, EdgeKeys) else self._graph_edges():
+        for edge in given.in_order() if isinstance(given, RecordEdges) else self._graph_edges():
             if edge in edges:
                 continue
             edges.add(edge)
@@ -277,16 +287,6 @@ class SceneIndex:
         self._out_edges, self._in_edges = dict(out_edges), dict(in_edges)
         if self._edges is None:
             self._edges = edges
-
-    def _read_edges(self, record: bytes) -> EdgeKeys:
-        """A lookup scene's edges from its record: the relations of each object, in its order."""
-        clean, keys = _CLEAN.__getitem__, []
-        for oid, relations in zip(self.objects, orjson.loads(record), strict=True):
-            size = len(oid)
-            for rel in relations:  # `edge_key`, written out: it runs for every edge a candidate holds
-                relation = clean(rel["name"])
-                keys.append(f"{size},{len(relation)},{oid}{relation}{rel['object']}")
-        return EdgeKeys(keys)
 
     def _graph_edges(self) -> Iterator[Edge]:
         """The graph's edges in its order (a relation written twice, twice)."""
@@ -299,7 +299,8 @@ class SceneIndex:
     def edges(self) -> AbstractSet[Edge]:
         if self._edges is None:
             if self._edge_record is not None:
-                self._edges = self._read_edges(self._edge_record)
+                lines = self._edge_record.split(b"\n") if self.objects else []
+                self._edges = RecordEdges(dict(zip(self.objects, lines, strict=True)))
                 self._edge_record = None
                 return self._edges
             clean = _CLEAN.__getitem__

@@ -70,22 +70,40 @@ def test_a_scene_built_for_lookup_answers_as_the_whole_one_without_its_graph(lex
     assert list(lean.out_edges["1"]) == [("to the left of", "2"), ("on", "3")]  # the graph's order, once each
 
 
-def test_edges_held_as_strings_answer_exactly_the_tuples_whatever_the_ids_hold():
-    """A lookup scene's edges are one string each; ids and relations that hold the separator,
-    digits or nothing must neither collide nor go missing."""
-    from contrastgen.scene.index import EdgeKeys, edge_key
+def test_a_lookup_scene_answers_edges_exactly_from_the_lines_of_the_subjects_asked(lex):
+    """A lookup scene's edges are read from each subject's line of the record when an edge of it is
+    asked: ids and relations that hold commas, digits or nothing, objects written as numbers and
+    edges written twice answer as the whole scene's set does, and a subject never asked is never
+    parsed."""
+    from contrastgen.scene.index import RecordEdges
 
-    edges = [("1,2", "on", "3"), ("1", ",2on", "3"), ("12", "", "on3"), ("", "near", ""), ("a", "b", "c"),
-             ("a", "b", "c")]
-    keys = EdgeKeys([edge_key(*e) for e in edges])
-    assert len({edge_key(*e) for e in edges}) == 5  # five distinct edges, five distinct keys
-    assert set(keys) == set(edges) and len(keys) == 5 and list(keys.in_order()) == edges
-    for s, r, o in edges:
-        assert (s, r, o) in keys
-    for absent in [("1", "2on", "3"), ("1,2,", "on", "3"), ("12", "on", "3"), ("a", "bc", ""), ("a", "b"),
-                   ("a", "b", 3), "abc", None]:
-        assert absent not in keys
-    assert keys == set(edges) and set(edges) == keys
+    box = {"x": 0, "y": 0, "w": 1, "h": 1}
+    graph = {"width": 10, "objects": {
+        "1,2": {"name": "cat", **box, "relations": [{"name": "on", "object": "3"}, {"name": "on", "object": "3"}]},
+        "1": {"name": "mat", **box, "relations": [{"name": ",2on", "object": 3}]},
+        "12": {"name": "cup", **box, "relations": [{"name": "", "object": "1"}, {"name": " Near ", "object": "3"}]},
+        "3": {"name": "floor", **box}}}
+    whole, lean = SceneIndex.build("i", graph, lex), SceneIndex.build_for_lookup("i", graph, lex)
+    edges = lean.edges
+    assert isinstance(edges, RecordEdges)
+    assert ("1,2", "on", "3") in edges and ("12", "near", "3") in edges
+    assert [type(line) for line in edges._of.values()] == [list, bytes, list, bytes]  # "1" and "3": never asked
+    for absent in [("1", "2on", "3"), ("1,2,", "on", "3"), ("12", "on", "3"), ("1", ",2on", 3), ("1", ",2on"),
+                   ("9", "on", "3"), (None, "on", "3"), "1,2on3", None]:
+        assert absent not in edges
+    assert ("1", ",2on", "3") in edges and ("12", "", "1") in edges
+    assert edges == whole.edges and len(edges) == 4
+    assert list(edges.in_order()) == [("1,2", "on", "3"), ("1,2", "on", "3"), ("1", ",2on", "3"), ("12", "", "1"),
+                                      ("12", "near", "3")]
+    assert lean.out_edges == whole.out_edges and lean.in_edges == whole.in_edges
+
+
+def test_a_graph_without_objects_reads_back_from_its_record(lex):
+    graph = {"width": 10, "height": 5, "objects": {}}
+    record = SceneIndex.lookup_record(graph, lex)
+    assert b"\n" not in record  # no objects, no lines of relations
+    lean = SceneIndex.from_lookup_record("i", record)
+    assert lean.objects == {} and lean.edges == set() and (lean.width, lean.height) == (10.0, 5.0)
 
 
 def test_a_scene_read_from_its_record_holds_every_edge_of_a_graph_with_awkward_ids(lex):
@@ -99,15 +117,16 @@ def test_a_scene_read_from_its_record_holds_every_edge_of_a_graph_with_awkward_i
 
 
 def test_a_record_reads_back_whatever_its_words_hold_newlines_included(lex):
-    """A lookup record is two JSON texts split at a raw newline; ids, names, attributes, relations
-    and scene fields that hold newlines (JSON escapes them) must not move the split."""
+    """A lookup record is JSON lines, the objects then each object's relations; ids, names,
+    attributes, relations and scene fields that hold newlines (JSON escapes them) must not move a
+    line."""
     graph = {"width": 10, "location": "a\nb", "objects": {
         "1\n": {"name": "cat\n", "attributes": ["white\n"], "x": 0, "y": 0, "w": 1, "h": 1,
                 "relations": [{"name": "on\nto", "object": "2"}]},
         "2": {"name": "mat", "x": 0, "y": 0, "w": 1, "h": 1, "relations": [{"name": "near", "object": "1\n"}]}}}
     whole = SceneIndex.build("i", graph, lex)
     record = SceneIndex.lookup_record(graph, lex)
-    assert record.count(b"\n") == 1
+    assert record.count(b"\n") == len(graph["objects"])
     lean = SceneIndex.from_lookup_record("i", record)
     assert lean.objects == whole.objects and lean.edges == whole.edges
     assert lean.graph["location"] == "a\nb" and lean.in_edges == whole.in_edges
