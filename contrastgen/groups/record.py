@@ -11,6 +11,7 @@ The four cells, in NaturalBench's order (question 0 and 1 on image 0 and 1):
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Protocol
@@ -46,16 +47,27 @@ def add_groups(records: Iterable[dict[str, Any]], work: HasScene, finder: GroupF
         if scene is None:
             continue
         counts[PAIRS] += len(pairs)
-        original = finder.original(semantic, normalize_answer(rec.get("answer")), scene, counts)
+        original = finder.original(semantic, _normalized(rec.get("answer")), scene, counts)
         if original is None:
             continue
         for p in pairs:
-            found = finder.find(original, p["semantic"], normalize_answer(p["answer"]), seed, counts)
+            found = finder.find(original, p["semantic"], _normalized(p["answer"]), seed, counts)
             if found is not None:
                 kind, image, on_q, on_p = found
                 counts[kind] += 1
                 counts[FOUND] += 1
                 p["group"] = group_entry(rec, p, kind, image, on_q, on_p)
+
+
+def _normalized(answer: Any) -> str:
+    """`normalize_answer`, remembered for words: a run's answers are a few thousand words, asked
+    for every pair (two regular expressions each)."""
+    return _normalized_word(answer) if type(answer) is str else normalize_answer(answer)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _normalized_word(answer: str) -> str:
+    return normalize_answer(answer)
 
 
 def group_entry(rec: dict[str, Any], p: dict[str, Any], kind: str, image: str, on_q: ProvenCell,

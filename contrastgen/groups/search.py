@@ -160,14 +160,15 @@ class GroupFinder:
 
     def _steps(self, semantic: list[dict[str, Any]], reasons: Counter) -> list[Step] | None:
         try:
-            steps = [step_of(s) for s in semantic]
+            read = [_STEPS[s["operation"], str(s.get("argument", "")), tuple(s.get("dependencies", ()))]
+                    for s in semantic]
         except (KeyError, TypeError, AttributeError):
             reasons["no_program"] += 1
             return None
-        if _unnameable(steps):
+        if any(unnameable for _, unnameable in read):
             reasons["unnameable"] += 1
             return None
-        return steps
+        return [step for step, _ in read]
 
     def find(self, q: Original, perturbed: list[dict[str, Any]], answer_perturbed: str, seed: int,
              reasons: Counter) -> tuple[str, str, ProvenCell, ProvenCell] | None:
@@ -179,8 +180,9 @@ class GroupFinder:
         if q.unannotated or said_unannotated(steps_p, self.lex):
             reasons["unannotated_prone"] += 1
             return None
-        counts_p, kinds_p = listed_counts(steps_p), listed_kinds(steps_p, q.scene)
-        bared_p: Bared | None = None  # made when a candidate first gets this far
+        # what a cell of Q' reads of it, made when a candidate first gets that far (most pairs'
+        # candidates turn Q down)
+        read_p: tuple[Bared, dict[int, int], dict[int, frozenset[str]]] | None = None
         candidates = self._candidates(q.required | requirements(steps_p, self.lex), q.image_id, seed)
         if not candidates:
             reasons["no_candidate"] += 1
@@ -194,9 +196,9 @@ class GroupFinder:
             if cell_q.answer == q.answer:
                 reasons["same_answer"] += 1
                 continue
-            if bared_p is None:
-                bared_p = bared_program(perturbed, steps_p)
-            cell_p = self.prove(bared_p, counts_p, kinds_p, self.scene(j), reasons)
+            if read_p is None:
+                read_p = (bared_program(perturbed, steps_p), listed_counts(steps_p), listed_kinds(steps_p, q.scene))
+            cell_p = self.prove(*read_p, self.scene(j), reasons)
             if cell_p is None:
                 continue
             if not self.original_holds(q):
@@ -224,7 +226,7 @@ class GroupFinder:
               scene: SceneIndex, reasons: Counter) -> ProvenCell | None:
         """The program on another image, by its words (`bared_program`), proven as an edited
         program is; None (the reason counted) where it cannot be."""
-        bared, parsed = program.written, program.parsed
+        bared, parsed, claimed = program
         executor = functools.partial(GqaExecutor, scene, self.lex, scene.graph)
         try:
             run = executor().run_steps(parsed)
@@ -236,7 +238,6 @@ class GroupFinder:
         if not proofs.holds(bared, parsed, parsed, set(range(len(parsed))), run):
             reasons["unproven"] += 1
             return None
-        claimed = claimed_whole([s.operation for s in parsed], [s.dependencies for s in parsed])
         why = proofs.new_references_unshown(claimed, parsed, run, Execution())
         if why is not None:
             reasons[why] += 1
@@ -262,17 +263,19 @@ class GroupFinder:
 
 class Bared(NamedTuple):
     """A program with its references by name, not by its own image's ids (`proofs.bare`): what is
-    executed on a candidate image."""
+    executed on a candidate image; with the steps its words say as "the" ones (`claimed_whole`),
+    which every candidate's proof reads."""
 
     written: list[dict[str, Any]]
     parsed: list[Step]
+    claimed: set[int]
 
 
 def bared_program(semantic: list[dict[str, Any]], steps: list[Step]) -> Bared:
     """`semantic` (parsed as `steps`) bared; a step without ids keeps its parse."""
     written = [bare(s) for s in semantic]
-    return Bared(written, [step_of(b) if b is not s else steps[i]
-                           for i, (s, b) in enumerate(zip(semantic, written, strict=True))])
+    parsed = [step_of(b) if b is not s else steps[i] for i, (s, b) in enumerate(zip(semantic, written, strict=True))]
+    return Bared(written, parsed, claimed_whole([s.operation for s in parsed], [s.dependencies for s in parsed]))
 
 
 def requirements(steps: list[Step], lex: Lexicon) -> frozenset[frozenset[str]]:
@@ -322,12 +325,32 @@ def said_unannotated(steps: list[Step], lex: Lexicon) -> bool:
     return False
 
 
-def _unnameable(steps: list[Step]) -> bool:
-    """Is an object referred to by a word that does not say its kind away from its ids? "he (12)":
-    the ids say who, on another image nothing does; "scene (12)", an object so named, would read
-    there as the whole scene."""
-    return any(s.operation in REFERENCE_OPS and split_reference(s.argument)[1] is not None
-               and relation_of(s)[0] in _NOT_NAMES for s in steps)
+def _unnameable(step: Step) -> bool:
+    """Does the step refer to an object by a word that does not say its kind away from its ids?
+    "he (12)": the ids say who, on another image nothing does; "scene (12)", an object so named,
+    would read there as the whole scene."""
+    return (step.operation in REFERENCE_OPS and split_reference(step.argument)[1] is not None
+            and relation_of(step)[0] in _NOT_NAMES)
+
+
+class _ReadSteps(dict[tuple[Any, str, tuple[Any, ...]], tuple[Step, bool]]):
+    """(operation, argument, dependencies) of a step as written -> its parse (`step_of`) and
+    whether it is `_unnameable`, remembered. Why: both programs of every pair are read, and they
+    share all their steps but one (an image's questions share more), so most steps of a run were
+    read already. Emptied when full, so memory stays bounded."""
+
+    LIMIT = 1 << 12
+
+    def __missing__(self, written: tuple[Any, str, tuple[Any, ...]]) -> tuple[Step, bool]:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        operation, argument, dependencies = written
+        step = step_of({"operation": operation, "argument": argument, "dependencies": dependencies})
+        read = self[written] = (step, _unnameable(step))
+        return read
+
+
+_STEPS = _ReadSteps()
 
 
 
