@@ -27,6 +27,9 @@ from contrastgen.language.lexicon import Lexicon
 from contrastgen.scene.index import SceneIndex
 
 NAME, ATTRIBUTE, RELATION = "n", "a", "r"  # the three kinds of key
+# What a builder made, handed between processes (`IndexBuilder.take_made`): each image's keys, and
+# where in the builder's records file each image's lookup record is (offset, length)
+RecordsMade = tuple[dict[str, tuple[str, ...]], dict[str, tuple[int, int]]]
 WINDOW_ENTRIES = 64  # of the leading postings in a walk's first window (fewer, wider windows cost less)
 MERGED_KEPT = 4096  # requirements of several keys whose merged postings a process keeps
 _NONE = np.zeros(0, dtype=np.int32)
@@ -173,6 +176,19 @@ class IndexBuilder:
         if self.records is not None:
             self.records.add(image_id, SceneIndex.lookup_record(graph, self.lex))
 
+    def take_made(self) -> RecordsMade:
+        """The keys and records made since the last call, taken out of this builder: a helper
+        process indexes some of a run's graphs and hands them to the run's builder (`absorb`)."""
+        keys, self._keys = self._keys, {}
+        return keys, self.records.take_places() if self.records is not None else {}
+
+    def absorb(self, made: RecordsMade, records: Path) -> None:
+        """Add what another builder made (`take_made`), its records read from its file `records`."""
+        keys, places = made
+        self._keys.update(keys)
+        if self.records is not None:
+            self.records.absorb(records, places)
+
     def finish(self, graphs: Mapping[str, dict[str, Any]]) -> GroupIndex:
         """The index of the graphs added (`graphs`: the same ones, where candidates are read)."""
         image_ids = sorted(self._keys)
@@ -192,13 +208,40 @@ class RecordFile(Mapping[str, bytes]):
 
     def __init__(self, path: Path):
         self._out: BinaryIO | None = path.open("wb")
+        self._size = 0  # bytes written (asking the file would be a system call per record)
         self._where: dict[str, tuple[int, int]] = {}
         self._file = OffsetFile(path)
 
     def add(self, image_id: str, record: bytes) -> None:
         assert self._out is not None, "the records were closed"
-        self._where[image_id] = (self._out.tell(), len(record))
+        self._where[image_id] = (self._size, len(record))
         self._out.write(record)
+        self._size += len(record)
+
+    def take_places(self) -> dict[str, tuple[int, int]]:
+        """Where the records added since the last call are, written out to the file and no longer
+        found here (another process copies them into its own file: `absorb`)."""
+        assert self._out is not None, "the records were closed"
+        self._out.flush()
+        places, self._where = self._where, {}
+        return places
+
+    def absorb(self, path: Path, places: dict[str, tuple[int, int]]) -> None:
+        """Append the records that the file at `path` holds at `places` (one stretch of it: a
+        helper's batch), found here by the same image ids."""
+        assert self._out is not None, "the records were closed"
+        if not places:
+            return
+        start = min(offset for offset, _ in places.values())
+        end = max(offset + length for offset, length in places.values())
+        with path.open("rb") as fh:
+            fh.seek(start)
+            data = fh.read(end - start)
+        base = self._size - start
+        self._out.write(data)
+        self._size += len(data)
+        for image_id, (offset, length) in places.items():
+            self._where[image_id] = (base + offset, length)
 
     def close(self) -> None:
         if self._out is not None:

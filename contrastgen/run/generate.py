@@ -23,6 +23,7 @@ from contrastgen.collector import no_gc
 from contrastgen.datasets.base import DictQuestions
 from contrastgen.datasets.gqa import InputPaths
 from contrastgen.datasets.question_spill import (
+    GraphSpill,
     SpilledQuestions,
     spill_questions,
     spill_scene_graphs,
@@ -32,7 +33,6 @@ from contrastgen.files import scratch
 from contrastgen.groups.index import GroupIndex, IndexBuilder, RecordFile
 from contrastgen.groups.search import REASONS as GROUP_REASONS
 from contrastgen.parallel.backend import LOCAL, Backend, default_workers
-from contrastgen.parallel.lifetime import die_with_parent
 from contrastgen.perturb import PROGRAM_PATH
 from contrastgen.results.generation import Generation
 from contrastgen.run import shards
@@ -43,6 +43,7 @@ from contrastgen.run.clevr_shards import (
     run_clevr_shard,
 )
 from contrastgen.run.gqa_shards import ShardContext, forked_shard, remote_shard
+from contrastgen.run.index_load import HANDOFF_IMAGES, SharedIndexing, helper_started
 from contrastgen.run.per_image import RunOptions
 from contrastgen.run.shards import Family, run_shards
 from contrastgen.scene.corpus import Corpus
@@ -164,11 +165,18 @@ def generate_from_files(engine: Engine, questions: InputPaths, scene_graphs: Pat
     try:
         with no_gc(), scratch.writing(folder):  # loading allocates only acyclic data: nothing for the collector to find
             if workers > 1:
-                with mp.get_context("fork").Pool(1, initializer=die_with_parent) as pool:
+                with mp.get_context("fork").Pool(1, initializer=helper_started, initargs=(engine.lex,)) as pool:
                     pending = pool.apply_async(_spill_questions, (questions, chosen, mode, folder))
                     builder = _index_builder(groups, engine, folder)
-                    graphs = spill_scene_graphs(scene_graphs, folder, builder.add if builder else None)
+                    sharing = SharedIndexing(builder, pool, pending, folder) if builder else None
+                    spill = GraphSpill(scene_graphs, folder, sharing.each if sharing else None)
+                    for batch in spill.batches(HANDOFF_IMAGES):
+                        if sharing:
+                            sharing.batch_written(batch)
+                    graphs = spill.graphs()
                     corpus = engine.build_corpus(graphs)
+                    if sharing:
+                        sharing.join()
                     index = builder.finish(graphs) if builder else None
                     spilled = pending.get()
             else:

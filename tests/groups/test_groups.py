@@ -244,6 +244,50 @@ def test_the_index_built_as_graphs_are_read_is_the_index_and_its_records_read_ba
         assert read.graph == {k: v for k, v in graph.items() if k != "objects"}
 
 
+class _QuestionsReadAfter:
+    """Stands for the questions' job of a two-process load: done after `graphs` graphs are read."""
+
+    def __init__(self, graphs: int):
+        self.asked, self.graphs = 0, graphs
+
+    def ready(self) -> bool:
+        self.asked += 1
+        return self.asked > self.graphs
+
+
+@pytest.mark.parametrize("indexed_here", [0, 5, 10_000])
+def test_graphs_handed_to_the_loading_helper_give_the_index_and_records_of_one_process(engine, tmp_path, indexed_here):
+    """A two-process load indexes graphs here until the questions are read, then hands the rest
+    to the helper in batches (one handed from its middle when the switch falls inside it): the
+    index and every lookup record, byte for byte, are those one builder makes of all the graphs."""
+    import multiprocessing as mp
+
+    from contrastgen.cli.engine_cmds import sample_paths
+    from contrastgen.datasets.gqa import load_scene_graphs
+    from contrastgen.datasets.question_spill import GraphSpill
+    from contrastgen.groups.index import IndexBuilder, RecordFile
+    from contrastgen.run.index_load import SharedIndexing, helper_started
+    from contrastgen.scene.index import SceneIndex
+
+    path = sample_paths()[1]
+    graphs = load_scene_graphs(path)
+    builder = IndexBuilder(engine.lex, RecordFile(tmp_path / "lookup.bin"))
+    with mp.get_context("fork").Pool(1, initializer=helper_started, initargs=(engine.lex,)) as pool:
+        sharing = SharedIndexing(builder, pool, _QuestionsReadAfter(indexed_here), tmp_path)
+        spill = GraphSpill(path, tmp_path, sharing.each)
+        for batch in spill.batches(4):
+            sharing.batch_written(batch)
+        handed = sum(len(r.get()[0]) for r in sharing._results)
+        sharing.join()
+    index = builder.finish(spill.graphs())
+    assert handed == max(0, len(graphs) - indexed_here)
+    built = GroupIndex.build(graphs, engine.lex)
+    assert index.image_ids == built.image_ids and index.postings.keys() == built.postings.keys()
+    assert all(np.array_equal(index.postings[k], built.postings[k]) for k in built.postings)
+    assert len(index.records) == len(graphs)
+    assert all(index.records[i] == SceneIndex.lookup_record(g, engine.lex) for i, g in graphs.items())
+
+
 def test_an_image_is_indexed_for_the_search_only_when_a_record_has_a_pair_to_group(engine, sample):
     """The search asks for the image's scene only for a record with a contrast pair whose two
     questions have programs; records without one count nothing and build nothing."""
