@@ -15,9 +15,10 @@ Why a scene may drop its graph (`build_for_lookup`): a run with groups builds a 
 a hundred thousand candidate images and keeps thousands in a cache. Kept whole, the parsed JSON
 (a dict and two lists per object, a dict per relation) is most of what the cache holds, what the
 collector walks and what an eviction frees, long after its memory went cold; taken apart at once,
-it is freed while still warm and the cache holds only the index. Such a scene reads its edges
-from the record only when a program first asks one: most candidates are turned down before any
-relation is asked, and their hundred-odd edges would be made and freed for nothing.
+it is freed while still warm and the cache holds only the index. Such a scene reads an edge
+from its record only when a program asks one, and then only its subject's relations: most
+candidates are turned down before any relation is asked, the rest ask one or two, and their
+hundred-odd edges would be made and freed for nothing.
 """
 
 from __future__ import annotations
