@@ -175,10 +175,10 @@ def generate_from_files(engine: Engine, questions: InputPaths, scene_graphs: Pat
                             sharing.batch_written(batch)
                     graphs = spill.graphs()
                     corpus = engine.build_corpus(graphs)
+                    spilled = pending.get()  # the questions' errors first: the index is no use without them
                     if sharing:
                         sharing.join()
                     index = builder.finish(graphs) if builder else None
-                    spilled = pending.get()
             else:
                 spilled = _spill_questions(questions, chosen, mode, folder)
                 builder = _index_builder(groups, engine, folder)

@@ -26,7 +26,7 @@ HANDOFF_IMAGES = 1024  # graphs per batch handed over (the spill writes them out
 _HELPER_RECORDS = "lookup-helper.bin"
 
 _lex: Lexicon | None = None  # the helper's lexicon, inherited when its pool forks (`helper_started`)
-_builder: IndexBuilder | None = None  # the helper's own, across its batches
+_builder: tuple[Path, IndexBuilder] | None = None  # the helper's own, across one run's batches
 
 
 def helper_started(lex: Lexicon) -> None:
@@ -41,12 +41,13 @@ def index_batch(folder: Path, image_ids: list[str], slices: list[GraphSlice]) ->
     """In the helper: the keys and lookup records of some graphs of the spill, read back from its
     file; the records appended to the helper's own file in `folder`."""
     global _builder
-    if _builder is None:
+    if _builder is None or _builder[0] != folder:
         assert _lex is not None, "the loading pool started without its lexicon"
-        _builder = IndexBuilder(_lex, RecordFile(folder / _HELPER_RECORDS))
+        _builder = (folder, IndexBuilder(_lex, RecordFile(folder / _HELPER_RECORDS)))
+    builder = _builder[1]
     for image_id, graph in zip(image_ids, read_graph_slices(folder / "graphs.bin", slices), strict=True):
-        _builder.add(image_id, graph)
-    return _builder.take_made()
+        builder.add(image_id, graph)
+    return builder.take_made()
 
 
 class SharedIndexing:

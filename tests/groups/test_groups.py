@@ -244,6 +244,31 @@ def test_the_index_built_as_graphs_are_read_is_the_index_and_its_records_read_ba
         assert read.graph == {k: v for k, v in graph.items() if k != "objects"}
 
 
+def test_steps_are_read_once_each_apart_by_every_part_and_the_memory_stays_bounded(engine, monkeypatch):
+    """The search reads each distinct step once (`_ReadSteps`): steps that differ only in their
+    dependencies or argument read apart, a step seen before still refuses a pronoun by ids, and
+    the table empties itself at its limit."""
+    from collections import Counter
+
+    import contrastgen.groups.search as search
+    from contrastgen.groups.index import GroupIndex
+    from contrastgen.groups.search import GroupFinder
+
+    monkeypatch.setattr(search._ReadSteps, "LIMIT", 3)
+    monkeypatch.setattr(search, "_STEPS", search._ReadSteps())
+    finder, reasons = GroupFinder(GroupIndex([], {}, {}), engine.lex), Counter()
+    select = {"operation": "select", "argument": "cat (1)", "dependencies": []}
+    first = finder._steps([select, {"operation": "query", "argument": "color", "dependencies": [0]}], reasons)
+    other = finder._steps([select, {"operation": "exist", "argument": "", "dependencies": [0]},
+                           {"operation": "query", "argument": "color", "dependencies": [1]}], reasons)
+    assert first is not None and other is not None
+    assert first[1].dependencies == (0,) and other[2].dependencies == (1,) and first[0] is other[0]
+    he = [{"operation": "select", "argument": "he (2)", "dependencies": []}]
+    assert finder._steps(he, reasons) is None and finder._steps(he, reasons) is None
+    assert reasons["unnameable"] == 2 and len(search._STEPS) <= 3
+    assert finder._steps([{"argument": "cat"}], reasons) is None and reasons["no_program"] == 1
+
+
 class _QuestionsReadAfter:
     """Stands for the questions' job of a two-process load: done after `graphs` graphs are read."""
 

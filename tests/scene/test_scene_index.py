@@ -93,6 +93,7 @@ def test_a_lookup_scene_answers_edges_exactly_from_the_lines_of_the_subjects_ask
         assert absent not in edges
     assert ("1", ",2on", "3") in edges and ("12", "", "1") in edges
     assert edges == whole.edges and len(edges) == 4
+    assert type(lean.objects["1"].x) is int and lean.objects["1"].x == whole.objects["1"].x  # a whole number stays one
     assert list(edges.in_order()) == [("1,2", "on", "3"), ("1,2", "on", "3"), ("1", ",2on", "3"), ("12", "", "1"),
                                       ("12", "near", "3")]
     assert lean.out_edges == whole.out_edges and lean.in_edges == whole.in_edges
