@@ -315,6 +315,12 @@ def _ijson_records(fh: IO[bytes], file: Path, what: str, *, skip: int,
     except ijson.JSONError as exc:
         after = f" after {what} {last}" if last is not None else ""
         raise InputError(f"malformed JSON{after} ({exc})", path=str(file)) from None
+    except UnicodeDecodeError:
+        # ijson's C backend decodes a lone surrogate escape (\udc00) into bytes no UTF-8 reader
+        # takes; orjson and the whole-file readers refuse the same text as invalid JSON
+        after = f" after {what} {last}" if last is not None else ""
+        raise InputError(f"malformed JSON{after}: a string holds a lone surrogate escape or "
+                         "text that is not UTF-8", path=str(file)) from None
     counted = scan.keys_at_depth
     if inner != [int(counted[2]), int(counted[3])]:
         raise duplicate_key_error(fh, str(file))

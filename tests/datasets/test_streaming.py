@@ -126,6 +126,15 @@ def test_what_orjson_refuses_falls_back_to_ijson_with_nothing_lost_or_repeated(t
     assert got == _ijson(path) and [k for k, _ in got] == [f"q{i}" for i in range(80)]
 
 
+@pytest.mark.parametrize("lone", ["\\udc00", "\\udfff"])
+def test_a_lone_low_surrogate_that_ijson_cannot_decode_is_a_located_input_error(tmp_path, small_pieces, lone):
+    # ijson's C backend turns a lone low surrogate into bytes it then fails to decode as UTF-8
+    path = tmp_path / "g.json"
+    path.write_text('{"1": {"width": 10, "location": "ok"}, "2": {"location": "a' + lone + '"}}')
+    with pytest.raises(InputError, match=r"g\.json: malformed JSON after image 1: a string holds a lone surrogate"):
+        list(stream_records(path, "image"))
+
+
 def test_integers_of_64_bits_and_more_are_read_where_ijson_refused_the_file(tmp_path):
     path = tmp_path / "q.json"
     path.write_text('{"a": {"n": 9223372036854775808}, "b": {"n": -9223372036854775808}}')
