@@ -8,11 +8,11 @@ for a local stand-in (`assets/crowd_preview.js`) so the page needs no network.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from contrastgen.errors import InputError
-from contrastgen.jsonio import open_text, read_json, write_text
+from contrastgen.files.csv_reading import csv_rows
+from contrastgen.jsonio import read_json, write_text
 from contrastgen.resources import package_resource
 
 from .export import BATCH_CSV, HIT_PROPERTIES, LAYOUT_HTML, UPLOAD_DIR
@@ -30,13 +30,8 @@ def _stand_in_script() -> str:
 def _read_rows(path: Path) -> list[dict[str, str]]:
     if not path.is_file():
         raise InputError("file not found (is this an export directory?)", path=str(path))
-    try:
-        with open_text(path) as fh:
-            rows = list(csv.DictReader(fh))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
-    except csv.Error as exc:
-        raise InputError(f"malformed CSV ({exc})", path=str(path)) from None
+    with csv_rows(path) as reader:
+        rows = list(reader)
     if not rows:
         raise InputError("batch input CSV has no HIT rows", path=str(path))
     return rows

@@ -11,7 +11,6 @@ manifest: its HIT must be one we exported, with exactly the items we put in it.
 
 from __future__ import annotations
 
-import csv
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ import orjson
 from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError
 from contrastgen.files.csv_cells import restored_row
-from contrastgen.jsonio import open_text
+from contrastgen.files.csv_reading import csv_rows
 
 CANNOT_TELL = "cannot tell"
 REQUIRED_COLUMNS = ("HITId", "AssignmentId", "WorkerId", "AssignmentStatus")
@@ -142,62 +141,56 @@ def read_results(paths: Iterable[str | os.PathLike[str]], manifest: Mapping[str,
         files.append(path)
         if not Path(p).is_file():
             raise InputError("file not found", path=path)
-        try:
-            with open_text(p) as fh:
-                reader = csv.DictReader(fh)
-                columns = list(reader.fieldnames or [])
-                _check_columns(columns, manifest, path)
-                mode = _answer_mode(columns, slot_fields, path)
-                n_rows = 0
-                for lineno, raw in enumerate(reader, 2):
-                    n_rows += 1
-                    if None in raw:
-                        raise InputError("row has more fields than the header", path=path, record=f"line {lineno}")
-                    row = restored_row(raw)  # cells written with a formula-guarding apostrophe read as written
-                    hit_id = row["HITId"]
-                    record = f"line {lineno} (HITId {hit_id}, AssignmentId {row['AssignmentId']})"
-                    token = row["Input.hit_token"]
-                    if token not in hits:
-                        raise InputError(f"unknown HIT (hit_token {token!r} is not in the manifest)",
-                                         path=path, record=record)
-                    if hit_ids.setdefault(hit_id, token) != token:
-                        raise InputError("HITId appears with two different hit_tokens", path=path, record=record)
-                    row_items = [row[f"Input.item{s}_token"] for s in range(1, n_slots + 1)]
-                    if row_items != hits[token]:
-                        raise InputError("the HIT's items differ from the manifest's: results of another export?",
-                                         path=path, record=record)
-                    aid = row["AssignmentId"]
-                    if aid in seen_assignments:
-                        raise InputError(f"assignment appears twice (also in {seen_assignments[aid]})",
-                                         path=path, record=record)
-                    seen_assignments[aid] = path
-                    status = row["AssignmentStatus"]
-                    if status in DROPPED_STATUSES:
-                        rejected += 1
+        with csv_rows(p) as reader:
+            columns = list(reader.fieldnames or [])
+            _check_columns(columns, manifest, path)
+            mode = _answer_mode(columns, slot_fields, path)
+            n_rows = 0
+            for lineno, raw in enumerate(reader, 2):
+                n_rows += 1
+                if None in raw:
+                    raise InputError("row has more fields than the header", path=path, record=f"line {lineno}")
+                row = restored_row(raw)  # cells written with a formula-guarding apostrophe read as written
+                hit_id = row["HITId"]
+                record = f"line {lineno} (HITId {hit_id}, AssignmentId {row['AssignmentId']})"
+                token = row["Input.hit_token"]
+                if token not in hits:
+                    raise InputError(f"unknown HIT (hit_token {token!r} is not in the manifest)",
+                                     path=path, record=record)
+                if hit_ids.setdefault(hit_id, token) != token:
+                    raise InputError("HITId appears with two different hit_tokens", path=path, record=record)
+                row_items = [row[f"Input.item{s}_token"] for s in range(1, n_slots + 1)]
+                if row_items != hits[token]:
+                    raise InputError("the HIT's items differ from the manifest's: results of another export?",
+                                     path=path, record=record)
+                aid = row["AssignmentId"]
+                if aid in seen_assignments:
+                    raise InputError(f"assignment appears twice (also in {seen_assignments[aid]})",
+                                     path=path, record=record)
+                seen_assignments[aid] = path
+                status = row["AssignmentStatus"]
+                if status in DROPPED_STATUSES:
+                    rejected += 1
+                    continue
+                if status not in KEPT_STATUSES:
+                    raise InputError(f"unknown AssignmentStatus {status!r}", path=path, record=record)
+                worker = row["WorkerId"]
+                if (worker, token) in seen_worker_hit:
+                    raise InputError(f"worker {worker} answered the same HIT twice", path=path, record=record)
+                seen_worker_hit.add((worker, token))
+                kept += 1
+                answers = _answers_from_row(row, slot_fields, mode=mode, path=path, record=record)
+                for item, (text, unsure) in zip(row_items, answers, strict=True):
+                    if roles[item] == "padding":
                         continue
-                    if status not in KEPT_STATUSES:
-                        raise InputError(f"unknown AssignmentStatus {status!r}", path=path, record=record)
-                    worker = row["WorkerId"]
-                    if (worker, token) in seen_worker_hit:
-                        raise InputError(f"worker {worker} answered the same HIT twice", path=path, record=record)
-                    seen_worker_hit.add((worker, token))
-                    kept += 1
-                    answers = _answers_from_row(row, slot_fields, mode=mode, path=path, record=record)
-                    for item, (text, unsure) in zip(row_items, answers, strict=True):
-                        if roles[item] == "padding":
-                            continue
-                        label = CANNOT_TELL if unsure else normalize_answer(text)
-                        if not label:
-                            blank += 1
-                            continue
-                        annotations.append(Annotation(
-                            item=item, hit_token=token, hit_id=hit_id, assignment_id=aid, worker_id=worker,
-                            raw_answer=text, cannot_tell=unsure, label=label, order=order))
-                        order += 1
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text (byte {exc.start} of a block: {exc.reason})", path=path) from None
-        except csv.Error as exc:  # a NUL byte, a cell past the field limit, an open quote
-            raise InputError(f"malformed CSV ({exc})", path=path, record=f"line {reader.line_num}") from None
+                    label = CANNOT_TELL if unsure else normalize_answer(text)
+                    if not label:
+                        blank += 1
+                        continue
+                    annotations.append(Annotation(
+                        item=item, hit_token=token, hit_id=hit_id, assignment_id=aid, worker_id=worker,
+                        raw_answer=text, cannot_tell=unsure, label=label, order=order))
+                    order += 1
         if n_rows == 0:
             raise InputError("results CSV has a header but no assignments", path=path)
     if not files:

@@ -16,7 +16,6 @@ model and both baselines, so the three are compared on paired intervals.
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -34,7 +33,8 @@ from contrastgen.evaluation.caption_baselines import (
     pairs_of,
     plausibility_picks,
 )
-from contrastgen.jsonio import open_text, read_jsonl
+from contrastgen.files.csv_reading import csv_rows
+from contrastgen.jsonio import read_jsonl
 
 SCORE_FIELDS = ("image_id", "caption_id", "score")
 MODELS = ("model", "classifier", "plausibility")
@@ -46,8 +46,7 @@ def _rows(path: Path) -> Iterator[tuple[int, Mapping[str, Any]]]:
         yield from enumerate(read_jsonl(path), 1)
         return
     delimiter = "\t" if path.suffix in (".tsv", ".tab") else ","
-    with open_text(path) as fh:
-        reader = csv.DictReader(fh, delimiter=delimiter)
+    with csv_rows(path, delimiter=delimiter) as reader:
         missing = [f for f in SCORE_FIELDS if f not in (reader.fieldnames or ())]
         if missing:
             raise InputError(f"the header lacks {', '.join(missing)} (needs {', '.join(SCORE_FIELDS)})",

@@ -63,9 +63,15 @@ def test_missing_scores_count_wrong_and_strict_refuses(tmp_path, gqa_captions):
     ("image_id,caption_id,score\nimg,c1,1\nimg,c1,2\n", "twice"),
     ("image_id,caption\nimg,c1\n", "header lacks"),
     ("image_id,caption_id,score\nimg,c1,nan\n", "finite"),
+    (b"image_id,caption_id,score\nimg,c\xff\xfe,1\n", "not UTF-8"),
+    ("image_id,caption_id,score\nimg,c1," + "9" * 200_000 + "\n", "malformed CSV (field larger than field limit"),
+    ('image_id,caption_id,score\nimg,c1,1\nimg,"c2,2\n', "malformed CSV (unexpected end of data)"),
 ])
 def test_a_bad_similarity_file_exits_2_naming_the_place(tmp_path, gqa_captions, body, needle):
     bad = tmp_path / "bad.csv"
-    bad.write_text(body)
+    if isinstance(body, bytes):
+        bad.write_bytes(body)
+    else:
+        bad.write_text(body)
     result = evaluate(gqa_captions, bad)
     assert result.exit_code == 2 and needle in result.output and "bad.csv" in result.output

@@ -215,6 +215,19 @@ def test_malformed_results_are_input_errors_naming_file_and_record(results, edit
     assert path.name in str(err.value)
 
 
+@pytest.mark.parametrize(("tail", "message"), [
+    ('"A2,unterminated\n', "malformed CSV (unexpected end of data)"),
+    ("\xff\xfe\n", "not UTF-8"),
+])
+def test_a_results_file_cut_or_not_utf8_is_an_input_error(results, tail, message):
+    # a download that stopped inside a quoted answer, or a file saved in another encoding
+    manifest, path = results
+    path.write_bytes(path.read_bytes() + tail.encode("latin-1"))
+    with pytest.raises(InputError) as err:
+        ingest_results(manifest, [path])
+    assert message in str(err.value) and path.name in str(err.value)
+
+
 def test_empty_results_file_and_foreign_manifest(results, tmp_path):
     manifest, path = results
     path.write_text("")
