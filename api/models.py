@@ -18,11 +18,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SkipValidation
 
+from contrastgen.evaluation.contrast import MAX_RANK
+
 Seed = Field(0, ge=-(2**63), le=2**63 - 1, description="seed of every random choice; same seed, same output")
 # numpy's generators (the bootstrap) take only non-negative seeds.
 BootstrapSeed = Field(0, ge=0, le=2**63 - 1, description="seed of the bootstrap and the examples")
-# Ranks and k values are small (the CLI allows --max-k up to 50); a bound keeps numpy arrays sane.
-MAX_RANK = 1000
 
 
 class _Open(BaseModel):

@@ -11,7 +11,7 @@ import click
 
 from contrastgen.captions.candidates import ADD_FORMS, KINDS
 from contrastgen.captions.generate import CaptionOptions, generate_captions
-from contrastgen.cli.options import comma_list
+from contrastgen.cli.options import RNG_SEED, SEED, comma_list
 from contrastgen.errors import require_extra
 from contrastgen.jsonio import dumps
 
@@ -47,7 +47,7 @@ def captions() -> None:
                    "negative the base plus a false one, as long as each other. sugarcrepe: SugarCrepe's "
                    "definition, the caption is the base itself (a text-only classifier picks it by its "
                    "length). [default: matched; sugarcrepe with --unbalanced]")
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option("--workers", type=click.IntRange(1, 64), help="Processes [default: the CPUs, at most 8].")
 def generate_cmd(scene_graphs: Path, out: Path, kinds: tuple[str, ...], per_image: int, candidates: int,
                  unbalanced: bool, add_form: str | None, seed: int, workers: int | None) -> None:
@@ -77,7 +77,7 @@ def generate_cmd(scene_graphs: Path, out: Path, kinds: tuple[str, ...], per_imag
 @click.option("--images", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Folder of {image_id}.jpg|jpeg|png: linked as the loader's image folder (sugarcrepe, aro), "
                    "embedded (hf), or named by absolute path (negclip).")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of NegCLIP's hard negative images.")
+@click.option("--seed", default=0, show_default=True, type=RNG_SEED, help="Seed of NegCLIP's hard negative images.")
 def export_cmd(source: Path, fmt: str, out: Path, images: Path | None, seed: int) -> None:
     """Write a caption set as a benchmark's own files, read by its loader unchanged."""
     if fmt == "sugarcrepe":
@@ -98,7 +98,7 @@ def export_cmd(source: Path, fmt: str, out: Path, images: Path | None, seed: int
 
 @captions.command("baselines")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=RNG_SEED)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
 def baselines_cmd(source: Path, seed: int, as_json: bool) -> None:
     """How often the text alone picks the true caption, per kind: a TF-IDF + logistic regression

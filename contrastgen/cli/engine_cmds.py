@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 
 from contrastgen.cli.backend_option import backend_from, backend_option
+from contrastgen.cli.options import RNG_SEED, SEED, FiniteRange
 from contrastgen.datasets import formats
 from contrastgen.datasets.formats import GENERATE_FORMATS
 from contrastgen.datasets.gqa import InputPaths
@@ -77,7 +78,7 @@ _format_option = click.option(
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (replaced atomically).")
 @click.option("--max-k", default=5, show_default=True, type=click.IntRange(1, 50),
               help="Perturbations per question and template at most.")
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option("--workers", default=None, type=click.IntRange(1, 64), help="Worker processes (default: CPUs).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @_templates_option
@@ -149,9 +150,9 @@ def resolve_format(data_format: str, questions: InputPaths) -> str:
 @click.option("--scene-graphs", required=True, type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output JSON file (GQA format).")
 @click.option("--max-k", default=5, show_default=True, type=click.IntRange(1, 50))
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option("--replace", is_flag=True, help="Drop as many originals as perturbations added (same size).")
-@click.option("--replace-share", default=0.5, show_default=True, type=click.FloatRange(0, 1, min_open=True),
+@click.option("--replace-share", default=0.5, show_default=True, type=FiniteRange(0, 1, min_open=True),
               help="With --replace: the share of the originals that may be replaced at most; the "
                    "perturbations beyond it (the highest ranks first) are left out.")
 @click.option("--lxmert-out", type=click.Path(path_type=Path),
@@ -193,7 +194,7 @@ def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path,
 
 @click.command("demo")
 @click.option("--out", default="out/demo", show_default=True, type=click.Path(path_type=Path))
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=RNG_SEED)
 def demo_cmd(out: Path, seed: int) -> None:
     """The whole loop on the bundled sample data: generate, verify, baselines, evaluation."""
     console = Console()

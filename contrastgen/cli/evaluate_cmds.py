@@ -12,7 +12,10 @@ from typing import Any
 import click
 from rich.console import Console
 
+from contrastgen.cli.options import RNG_SEED
 from contrastgen.errors import InputError, require_extra
+from contrastgen.evaluation.bootstrap import MAX_RESAMPLES
+from contrastgen.evaluation.contrast import MAX_RANK
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import write_json
 
@@ -80,11 +83,12 @@ def _write(report: dict[str, Any], out: Path | None, console: Console) -> None:
                    "variants, name the variant it was trained on: -p nscl@long=PATH (Relative Degrade per factor).")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Report directory: report.md, report.json, report.csv and plots (PNG, SVG).")
-@click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap and the examples.")
-@click.option("--n-boot", default=1000, show_default=True, help="Bootstrap resamples (0: no CIs).")
-@click.option("--examples", default=0, show_default=True,
+@click.option("--seed", default=0, show_default=True, type=RNG_SEED, help="Seed of the bootstrap and the examples.")
+@click.option("--n-boot", default=1000, show_default=True, type=click.IntRange(0, MAX_RESAMPLES),
+              help="Bootstrap resamples (0: no CIs).")
+@click.option("--examples", default=0, show_default=True, type=click.IntRange(0),
               help="List N failing contrast sets per model, with their evidence.")
-@click.option("--k", "ks", type=int, multiple=True,
+@click.option("--k", "ks", type=click.IntRange(1, MAX_RANK), multiple=True,
               help="k values to report (default 1, 3, 5 up to the largest rank).")
 @click.option("--oracle", default=None,
               help="Model whose disagreement with GQA is reported as annotation noise "
@@ -108,8 +112,6 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
         raise click.UsageError("give exactly one of --contrast, --questions, --ood, --captions")
     if contrast_dir is None and (examples or ks):
         raise click.UsageError("--examples and --k apply to --contrast only")
-    if n_boot < 0 or examples < 0:
-        raise click.UsageError("--n-boot and --examples must be >= 0")
     console = Console()
     if captions_dir is not None:
         _evaluate_captions(captions_dir, prediction_args, out, seed, n_boot, strict)

@@ -13,7 +13,7 @@ from click.core import ParameterSource
 from rich.console import Console
 
 from contrastgen.cli.backend_option import backend_from, backend_option
-from contrastgen.cli.options import comma_list
+from contrastgen.cli.options import FINITE, RNG_SEED, FiniteRange, comma_list
 from contrastgen.datasets.formats import OOD_FORMATS
 from contrastgen.ood.concepts import SHORTCUT_NAMES
 from contrastgen.ood.gqa_ood import RULES, GqaOodConfig
@@ -36,9 +36,9 @@ def ood() -> None:
 @ood.command("gqa")
 @click.option("--questions", required=True, type=_FILE, help="GQA questions JSON (or a directory of shards).")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output directory.")
-@click.option("--alpha", default=1.2, show_default=True, type=float,
+@click.option("--alpha", default=1.2, show_default=True, type=FINITE,
               help="Tail: answers with count <= alpha x the group's mean (released rule: <).")
-@click.option("--entropy-threshold", default=0.9, show_default=True, type=float,
+@click.option("--entropy-threshold", default=0.9, show_default=True, type=FINITE,
               help="Keep groups with normalised entropy below this (paper rule only).")
 @click.option("--rule", type=click.Choice(RULES), default="paper", show_default=True,
               help="'paper': the paper's thresholds; 'released': the authors' code (mean - std entropy cut).")
@@ -66,8 +66,8 @@ def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, 
 @click.option("--mi-annotations", type=_FILE, help="Annotations for --mi-questions (VQA).")
 @click.option("--mi-objects", type=_FILE, help="Objects for --mi-questions' images (default: --objects).")
 @click.option("--shortcuts", callback=_shortcut_list, help=f"Comma-separated subset of {','.join(SHORTCUT_NAMES)}.")
-@click.option("--entropy-threshold", default=0.9, show_default=True, type=float)
-@click.option("--tail-factor", default=1.2, show_default=True, type=float,
+@click.option("--entropy-threshold", default=0.9, show_default=True, type=FINITE)
+@click.option("--tail-factor", default=1.2, show_default=True, type=FINITE,
               help="Tail: answers with count < this x the group's mean.")
 @click.option("--drop-stopwords", is_flag=True, help="Ignore function words (rules/ood/stopwords.txt) as keywords.")
 @click.option("--workers", type=click.IntRange(1, 64),
@@ -81,7 +81,7 @@ def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, 
                    "estimate MI on the training set (unless --mi-questions). Reads the input whole.")
 @click.option("--iid-shares", default="0.70,0.05,0.25", show_default=True, metavar="TRAIN,VAL,TEST",
               help="With --iid-split: the shares of the three IID sets.")
-@click.option("--seed", default=0, show_default=True, help="With --iid-split: the seed of the split.")
+@click.option("--seed", default=0, show_default=True, type=RNG_SEED, help="With --iid-split: the seed of the split.")
 @backend_option
 def vqavs_cmd(questions: Path, annotations: Path | None, objects: Path | None, out: Path, data_format: str,
               mi_questions: Path | None, mi_annotations: Path | None, mi_objects: Path | None,
@@ -166,23 +166,23 @@ def _visual_dirs(_ctx: click.Context, _param: click.Parameter, value: tuple[str,
 @click.option("--questions", "question_files", required=True, multiple=True, type=_FILE,
               help="A CLEVR question file ({\"questions\": [...]}); repeat for several.")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output directory.")
-@click.option("--head-share", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0, min_open=True),
+@click.option("--head-share", default=0.5, show_default=True, type=FiniteRange(0.0, 1.0, min_open=True),
               help="Splits: head concepts are the most frequent ones covering this share of the objects.")
-@click.option("--train-share", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0),
+@click.option("--train-share", default=0.5, show_default=True, type=FiniteRange(0.0, 1.0),
               help="Splits: hold combinations out while at least this share of the scenes has none of them.")
 @click.option("--variant", "variants", multiple=True, callback=_variant_list,
               help="Draw the paper's dataset variants instead of splits: bal, slt, long, head, tail, oppo, co-0, "
                    "co-1, co-2, rd-, rd, rd+, easy, mid, hard (comma-separated or repeated; 'all' for every one "
                    "but the visual ones).")
-@click.option("--tolerance", default=0.01, show_default=True, type=click.FloatRange(0.0, min_open=True),
+@click.option("--tolerance", default=0.01, show_default=True, type=FiniteRange(0.0, min_open=True),
               help="Variants: the largest KL(achieved || target), in nats, of each concept block.")
-@click.option("--test-share", default=0.2, show_default=True, type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+@click.option("--test-share", default=0.2, show_default=True, type=FiniteRange(0.0, 1.0, min_open=True, max_open=True),
               help="Variants: the share of the pool's scenes set aside for test parts.")
 @click.option("--train-scenes", type=click.IntRange(1), help="Variants: scenes per training part "
               "[default: the largest every trainable variant reaches].")
 @click.option("--test-scenes", type=click.IntRange(1), help="Variants: scenes per test part "
               "[default: the largest each variant reaches].")
-@click.option("--seed", default=0, show_default=True, help="Variants: seed of the pool split and the draws.")
+@click.option("--seed", default=0, show_default=True, type=RNG_SEED, help="Variants: seed of the pool split and the draws.")
 @click.option("--visual", "visual", multiple=True, callback=_visual_dirs, metavar="NAME=DIR",
               help="The released visual-complexity variants' scenes (easy=DIR, mid=DIR, hard=DIR).")
 def superclevr_cmd(scenes: tuple[Path, ...], question_files: tuple[Path, ...], out: Path, head_share: float,
@@ -226,7 +226,7 @@ def superclevr_cmd(scenes: tuple[Path, ...], question_files: tuple[Path, ...], o
 @click.option("--order", type=click.Choice(["first", "last", "seeded"]), default="first", show_default=True,
               help="Which redundant step a rung removes when several are: the program's earliest, its latest, "
                    "or one drawn with --seed.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of --order seeded and of the editor.")
+@click.option("--seed", default=0, show_default=True, type=RNG_SEED, help="Seed of --order seeded and of the editor.")
 @click.option("--max-level", type=click.IntRange(1), default=None, help="Climb no higher than this level.")
 def gqa_redundancy_cmd(questions: Path, scene_graphs: Path, out: Path, order: str, seed: int,
                        max_level: int | None) -> None:

@@ -2,9 +2,34 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from typing import Any
 
 import click
+
+# The generators hash their seed into per-image streams, so any 64-bit integer works (the HTTP
+# service takes the same range); a larger one would not fit the 64-bit integers of stats.json.
+SEED = click.IntRange(-(2**63), 2**63 - 1)
+# numpy's generators (bootstrap, splits, sampling) take only non-negative seeds.
+RNG_SEED = click.IntRange(0, 2**63 - 1)
+
+
+class FiniteRange(click.FloatRange):
+    """A `click.FloatRange` that refuses nan and infinities. Why: click tests a range by
+    comparing, and every comparison with nan is false, so nan would pass any bounds and fail
+    later, far from the option that carried it."""
+
+    name = "finite number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+FINITE = FiniteRange()
 
 
 def comma_list(choices: tuple[str, ...]) -> Callable[[click.Context, click.Parameter, str | None], tuple[str, ...]]:

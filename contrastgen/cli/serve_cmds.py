@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from contrastgen.api.settings import MIB, TOKEN_ENV, Limits, Settings
+from contrastgen.cli.options import FiniteRange
 from contrastgen.files import scratch
 
 _DEFAULTS = Limits()
@@ -42,9 +43,9 @@ def register(group: click.Group) -> None:
 @click.option("--max-batch", default=_DEFAULTS.max_questions_per_batch, show_default=True,
               type=click.IntRange(min=1), help="Most questions in one batch (413 above).")
 @click.option("--timeout", default=_DEFAULTS.request_timeout_s, show_default=True,
-              type=click.FloatRange(min=0.01), help="Seconds one request may run (504 beyond).")
+              type=FiniteRange(min=0.01), help="Seconds one request may run (504 beyond).")
 @click.option("--body-timeout", default=_DEFAULTS.body_timeout_s, show_default=True,
-              type=click.FloatRange(min=0.01), help="Seconds each piece of a request body may take to arrive (408 beyond).")
+              type=FiniteRange(min=0.01), help="Seconds each piece of a request body may take to arrive (408 beyond).")
 @click.option("--max-question-chars", default=_DEFAULTS.max_question_chars, show_default=True,
               type=click.IntRange(min=1), help="Longest question text (413 above).")
 @click.option("--threads", default=_DEFAULTS.worker_threads, show_default=True,

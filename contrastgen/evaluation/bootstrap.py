@@ -23,6 +23,9 @@ import numpy as np
 # Bound on the size of one batch of resampling weights (elements): memory stays flat on a
 # 100k-cluster file while the sums remain one BLAS call.
 _BATCH_ELEMENTS = 4_000_000
+# Every resample's statistics are kept for the percentiles: 100,000 (a hundred times what a 95%
+# interval needs to settle) bounds that memory; the CLI and the HTTP service refuse more.
+MAX_RESAMPLES = 100_000
 
 
 @dataclass(frozen=True)

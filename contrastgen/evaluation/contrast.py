@@ -159,6 +159,10 @@ def template_forms(ids: Sequence[str]) -> dict[str, str]:
     return out
 
 
+# Ranks and k values are small (generate's --max-k is at most 50); a bound keeps the arrays sane.
+MAX_RANK = 1000
+
+
 def resolve_ks(sets: Sequence[ContrastSet], ks: Sequence[int] | None = None) -> list[int]:
     """The k values to report: 1, 3, 5 up to the largest rank present, plus that rank."""
     max_rank = max(p.rank for cs in sets for p in cs.perturbations)
