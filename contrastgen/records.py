@@ -93,12 +93,45 @@ def _field(rec: Mapping[str, Any], name: str, kind: type | tuple[type, ...], *, 
     return value
 
 
-def _perturbation(raw: Any, *, parent: str, index: int, path: str | None) -> Perturbation:
+# Fields of an evidence fact that name an object of the graph (docs/output-formats.md, "Facts").
+_FACT_ID_FIELDS = ("id", "subject", "object")
+
+
+def _evidence(raw: Mapping[str, Any], *, path: str | None, record: str, facts_needed: bool = True) -> None:
+    """The evidence's shape, as `verify` reads it: an object whose `facts` is a non-empty list of
+    facts, each naming its kind, with object ids as strings. Why here as well as in verify: an
+    export, the viewer or a crowd task shows the proof to people; a record whose proof is null or
+    names no object must fail when it is read, not reach them looking proven. A caption's proof
+    may rest on its reading alone (`facts_needed=False`); `verify` judges what it lacks."""
+    evidence = raw.get("evidence")
+    if not isinstance(evidence, Mapping):
+        raise InputError("no 'evidence' object (the proof of what it claims)", path=path, record=record)
+    facts = evidence.get("facts")
+    if not isinstance(facts, list) or (facts_needed and not facts):
+        raise InputError("evidence.facts must be a list of facts (an answer needs a proof)", path=path, record=record)
+    for i, fact in enumerate(facts, 1):
+        if not isinstance(fact, Mapping) or not isinstance(fact.get("fact"), str):
+            raise InputError(f"evidence fact {i} is not an object with a string 'fact'", path=path, record=record)
+        for key in _FACT_ID_FIELDS:
+            if key in fact and not isinstance(fact[key], str):
+                raise InputError(f"evidence fact {i}: field {key!r} must be an object id (a string), "
+                                 f"not {fact[key]!r}", path=path, record=record)
+        ids = fact.get("ids", [])
+        if not isinstance(ids, list) or not all(isinstance(x, str) for x in ids):
+            raise InputError(f"evidence fact {i}: field 'ids' must be a list of object ids (strings)",
+                             path=path, record=record)
+
+
+def _perturbation(raw: Any, *, parent: str, index: int, path: str | None, proofs: bool) -> Perturbation:
     where = f"question {parent} perturbation {index}"
     if not isinstance(raw, Mapping):
         raise InputError("perturbation is not an object", path=path, record=where)
-    qid = str(_field(raw, "question_id", (str, int), path=path, record=where))
+    # the generator writes ids as strings, and a reader that turned an integer into one would
+    # pass the record on unchanged to an export that then disagrees with its own predictions
+    qid = _field(raw, "question_id", str, path=path, record=where)
     where = f"question {qid}"
+    if proofs:
+        _evidence(raw, path=path, record=where)
     rank = _field(raw, "rank", int, path=path, record=where)
     if rank < 1:
         raise InputError("field 'rank' must be >= 1", path=path, record=where)
@@ -117,7 +150,7 @@ def _perturbation(raw: Any, *, parent: str, index: int, path: str | None) -> Per
     )
 
 
-def _contrast_set(rec: Any, *, line: int, path: str | None) -> ContrastSet:
+def _contrast_set(rec: Any, *, line: int, path: str | None, proofs: bool) -> ContrastSet:
     where = f"line {line}"
     if not isinstance(rec, Mapping):
         raise InputError("contrast set is not an object", path=path, record=where)
@@ -130,7 +163,7 @@ def _contrast_set(rec: Any, *, line: int, path: str | None) -> ContrastSet:
     if not raw_perts:
         raise InputError("contrast set has no perturbations (field 'perturbations' must be a non-empty list)",
                          path=path, record=where)
-    perts = tuple(_perturbation(p, parent=qid, index=j, path=path) for j, p in enumerate(raw_perts))
+    perts = tuple(_perturbation(p, parent=qid, index=j, path=path, proofs=proofs) for j, p in enumerate(raw_perts))
     image_id = str(_field(rec, "image_id", (str, int), path=path, record=where))
     return ContrastSet(
         question_id=qid,
@@ -144,16 +177,19 @@ def _contrast_set(rec: Any, *, line: int, path: str | None) -> ContrastSet:
     )
 
 
-def parse_contrast_sets(records: Iterable[Any], *, path: str | None = None) -> list[ContrastSet]:
+def parse_contrast_sets(records: Iterable[Any], *, path: str | None = None, proofs: bool = True) -> list[ContrastSet]:
     """Validate contrast-set records (lines of `contrast_sets.jsonl`), in their given order.
 
     An original may head one set per template it matches; every perturbation id is unique and
-    no perturbation id is an original's.
+    no perturbation id is an original's. With `proofs` (every reader that shows or passes on
+    records: exports, the viewer, crowd tasks) each perturbation's evidence must be shaped as
+    verify reads it; scoring answers needs only the answers, so `evaluate` reads without.
     """
-    return list(iter_contrast_sets(records, path=path))
+    return list(iter_contrast_sets(records, path=path, proofs=proofs))
 
 
-def iter_contrast_sets(records: Iterable[Any], *, path: str | None = None) -> Iterator[ContrastSet]:
+def iter_contrast_sets(records: Iterable[Any], *, path: str | None = None,
+                       proofs: bool = True) -> Iterator[ContrastSet]:
     """`parse_contrast_sets`, one set at a time: a reader that streams (the exporter) holds only
     the ids seen, not every record. A bad record raises when it is reached."""
     seen = 0
@@ -161,7 +197,7 @@ def iter_contrast_sets(records: Iterable[Any], *, path: str | None = None) -> It
     original_ids: dict[str, int] = {}
     pert_ids: dict[str, int] = {}
     for line, rec in enumerate(records, 1):
-        cs = _contrast_set(rec, line=line, path=path)
+        cs = _contrast_set(rec, line=line, path=path, proofs=proofs)
         qid = cs.question_id
         first = set_keys.get((qid, cs.template), pert_ids.get(qid))
         clash = qid if first is not None else None
@@ -264,6 +300,7 @@ def _caption_record(rec: Any, *, line: int, path: str) -> dict[str, Any]:
         box = _field(rec, name, list, path=path, record=where)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in box):
             raise InputError(f"field {name!r} must be a list of whole numbers", path=path, record=where)
+    _evidence(rec, path=path, record=where, facts_needed=False)
     negatives = _field(rec, "negatives", list, path=path, record=where)
     for i, neg in enumerate(negatives):
         at = f"{where} negative {i}"
@@ -271,6 +308,7 @@ def _caption_record(rec: Any, *, line: int, path: str) -> dict[str, Any]:
             raise InputError("negative is not an object", path=path, record=at)
         for name in ("id", "kind", "caption"):
             _field(neg, name, str, path=path, record=at)
+        _evidence(neg, path=path, record=at, facts_needed=False)
     return {**rec, "image_id": str(rec["image_id"])}
 
 

@@ -285,7 +285,7 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
     """
     if not predictions:
         raise InputError("no predictions given")
-    parsed = parse_contrast_sets(records, path=path)
+    parsed = parse_contrast_sets(records, path=path, proofs=False)
     sets = [c for cs in parsed if (c := cs.contrasts()).perturbations]
     if not sets:
         raise InputError("no contrast perturbations (only invariance ones)", path=path)

@@ -139,3 +139,20 @@ def test_negclip_cells_a_spreadsheet_would_run_are_neutralised(tmp_path, gqa_cap
     with out.open(newline="") as fh:
         rows = list(csv.reader(fh, delimiter="\t"))[1:]
     assert [r[2] for r in rows] == ["'=HYPERLINK(\"http://x\").jpg", "'+1-2.jpg"]
+
+
+@pytest.mark.parametrize(("spoil", "message"), [
+    (lambda neg: neg.update(evidence=None), "negative 0: no 'evidence' object"),
+    (lambda neg: neg["evidence"].update(facts=None), "negative 0: evidence.facts must be a"),
+    (lambda neg: neg["evidence"]["facts"][0].update(ids=[7]), "field 'ids' must be a list of object ids"),
+])
+def test_a_negative_without_a_proof_is_refused_before_anything_is_written(tmp_path, gqa_captions, spoil, message):
+    recs = list(read_jsonl(gqa_captions / "captions.jsonl"))
+    first = next(r for r in recs if r["negatives"] and r["negatives"][0]["evidence"]["facts"][0].get("ids"))
+    spoil(first["negatives"][0])
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    write_jsonl(bad / "captions.jsonl", recs)
+    result = run("captions", "export", bad, "--format", "sugarcrepe", "--out", tmp_path / "out")
+    assert result.exit_code == 2 and message in result.output and "captions.jsonl" in result.output
+    assert not (tmp_path / "out").exists()

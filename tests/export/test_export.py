@@ -157,6 +157,46 @@ def test_bad_input_names_the_file_and_writes_nothing(content, message, tmp_path)
     assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["contrast_sets.jsonl"]
 
 
+def _no_evidence(p):
+    p["evidence"] = None
+
+
+def _fact_id_null(p):
+    p["evidence"]["facts"][0]["id"] = None
+
+
+def _fact_id_integer(p):
+    p["evidence"]["facts"][0]["id"] = 3100093
+
+
+def _question_id_integer(p):
+    p["question_id"] = 12345
+
+
+@pytest.mark.parametrize(("spoil", "message"), [
+    (_no_evidence, "no 'evidence' object"),
+    (_fact_id_null, "evidence fact 1: field 'id' must be an object id"),
+    (_fact_id_integer, "evidence fact 1: field 'id' must be an object id"),
+    (_question_id_integer, "field 'question_id' has the wrong type"),
+])
+@pytest.mark.parametrize("command", [["export", "{src}", "--format", "jsonl", "--out", "{out}"],
+                                     ["export", "{src}", "--format", "parquet", "--out", "{out}"],
+                                     ["view", "{src}", "--static", "{out}"]])
+def test_a_record_verify_refuses_is_refused_by_every_reader_that_shows_it(gqa_output, tmp_path, spoil,
+                                                                         message, command):
+    # a proof that is null or names no object must not reach a dataset or a page looking proven
+    lines = (gqa_output / "contrast_sets.jsonl").read_text().splitlines()
+    rec = json.loads(lines[0])
+    spoil(rec["perturbations"][0])
+    bad = tmp_path / "contrast_sets.jsonl"
+    bad.write_text("\n".join([lines[1], json.dumps(rec)]) + "\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, [a.format(src=bad, out=out) for a in command])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and str(bad) in result.output
+    assert not out.exists()
+
+
 def test_a_failed_export_keeps_the_previous_one(gqa_output, tmp_path):
     out = tmp_path / "out"
     _export(gqa_output, out, "jsonl")
