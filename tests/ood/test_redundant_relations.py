@@ -186,7 +186,7 @@ def test_relations_on_the_shared_data_are_added_proven_and_leave_the_rest_as_it_
         assert plus["question"] == (edit.question if edit is not None else q["question"])
 
 
-# rd+'s relations must be redundancy, not the answer said (issue 44): never related to an object
+# rd+'s relations must be redundancy, not the answer said: never related to an object
 # the question asks about, nor to one whose attributes include the answer, nor added to a
 # reference that denotes nothing.
 
@@ -231,6 +231,17 @@ def test_rd_plus_relates_no_object_the_question_asks_about(answer_scenes):
     assert "red" not in plus["question"]
     assert stats["relations_not_changed"]["rd+"][
         "every redundant relation is anchored on an object the question asks about"] == 1
+
+
+def test_rd_plus_relates_no_object_a_count_or_exist_measures(answer_scenes):
+    # "How many buses are left of the small cyan rubber car that is right of the large red metallic
+    # school bus?" would say the bus counted is there
+    questions = [_q("a1", 1, ("one_hop.json", 0), "What number of buses are left of the car?", 1),
+                 _q("a1", 2, ("one_hop.json", 1), "Are there any buses left of the car?", True)]
+    splits, stats = _split(answer_scenes, questions)
+    assert not any("relations_added" in q for q in splits["rd+"])
+    assert stats["relations_not_changed"]["rd+"][
+        "every redundant relation is anchored on an object the question asks about"] == 2
 
 
 def test_rd_plus_relates_no_object_described_with_the_answer(answer_scenes):
