@@ -12,11 +12,16 @@ on this scene:
   reference of the question denotes what it did, so the answer is the original's;
 - the family's constraints hold, and the words, written from the family's first text with every
   optional word kept (its next text when that one does not read back), read back
-  (`read_question`) to exactly the rewritten program.
+  (`read_question`) to exactly the rewritten program;
+- the relation is redundancy, not the answer said: the object related to is none the question
+  asks about (through its chain: what a query reads, the members of what a count or exist
+  measures, both sides of a comparison), and none of its attributes is the answer; and the
+  reference denotes something (of an empty set every relation is true, and says nothing).
 Every reference of the original that some family relates gets one relation (the objects related
 to get none); then every attribute the final family leaves sayable is said, as rd+ says them.
-Among the relations and objects that pass, one is chosen by a hash of the question's key: the
-choice is deterministic, and not always the first relation in the list.
+The redundant relations and objects are rotated by a hash of the question's key and the first
+that passes every check is taken: the choice is deterministic, and not always the first relation
+in the list.
 
 Super-CLEVR's generator makes rd+'s relations by keeping a relation family's question whose
 relation changes nothing (a "degenerate" one, which it otherwise rejects); it never turns a
@@ -61,6 +66,16 @@ NO_FAMILY = "no family words this reference with a relation"
 NOT_REDUNDANT = "no relation to a uniquely described object leaves the reference unchanged"
 NOT_READ_BACK = "the rewritten words do not read back to the program"
 NOT_DROPPABLE = "the relation is needed: without it the reference denotes other objects"
+# A relation rd+ must not add though it changes nothing: it would not be redundancy, or it would
+# say the answer. Anchored on an object the question asks about, its words describe that object
+# in full ("the bicycle that is right of the small gray rubber articulated bus" in a question
+# asking the articulated bus's colour); on an object whose attributes include the answer, they
+# say the answer word; on a reference that denotes nothing, any relation is vacuous.
+EMPTY_SET = "the reference denotes nothing: a relation on it is vacuous"
+ANCHOR_ASKED = "every redundant relation is anchored on an object the question asks about"
+ANCHOR_SAYS_ANSWER = "every redundant relation is anchored on an object whose description says the answer"
+ANCHOR_ASKED_OR_ANSWER = ("every redundant relation is anchored on an object the question asks about "
+                          "or whose description says the answer")
 
 
 @dataclass(frozen=True)
@@ -112,6 +127,30 @@ def set_node(program: list[dict[str, Any]], node: int) -> int:
     return program[node]["inputs"][0] if program[node]["type"] in _ENDINGS else node
 
 
+def asked_objects(program: list[dict[str, Any]], outputs: tuple[Any, ...]) -> frozenset[int]:
+    """The objects a question asks about, found through its chain from the answer back: the
+    object a `query` reads (a part's object for a part), the members of the set a `count` or
+    `exist` measures, and both sides of a comparison."""
+    found: set[int] = set()
+
+    def visit(node: int) -> None:
+        kind = program[node]["type"]
+        if kind.startswith(("equal_", "less_than", "greater_than")):
+            for i in program[node]["inputs"]:
+                visit(i)
+        elif kind.startswith(("query_", "partquery_")) or kind in ("count", "exist"):
+            value = outputs[program[node]["inputs"][0]]
+            for item in value if isinstance(value, tuple) and not _is_part(value) else (value,):
+                found.add(item[0] if _is_part(item) else item)
+
+    visit(len(program) - 1)
+    return frozenset(found)
+
+
+def _is_part(value: Any) -> bool:
+    return isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], str)
+
+
 def _relate_node(program: list[dict[str, Any]], node: int) -> int:
     """The `relate` a relate_filter_* reference starts with, walking back through its filters."""
     while program[node]["type"] != "relate":
@@ -141,6 +180,23 @@ class RelationRewriter:
         self.original_sets = {t: original.outputs[set_node(self.original_program, at[t])] for t in at}
         self.original_outputs = {t: original.outputs[at[t]] for t in at}
         self.refused: Counter[str] = Counter()
+        self.asked = asked_objects(self.original_program, original.outputs)
+        self.answer = self.vocab.answer_words(original.answer)
+
+    def _reference_refused(self, t: int) -> str | None:
+        """Why the reference at template node `t` may gain no relation (None: it may)."""
+        return EMPTY_SET if self.original_sets[t] == () else None
+
+    def _anchor_refused(self, obj: int) -> str | None:
+        """Why a relation to `obj` may not be added (None: it may). Every attribute of the object
+        counts, not only those the family says at this hop: rd+ then says every attribute the
+        final family leaves sayable."""
+        if obj in self.asked:
+            return ANCHOR_ASKED
+        o = self.scene.objects[obj]
+        if any(self.vocab.answer_words(o.value(a)) == self.answer for a in _ATTRIBUTE.values()):
+            return ANCHOR_SAYS_ANSWER
+        return None
 
     def _holds(self, reading: Reading, node_of: Mapping[int, int]) -> tuple[list[dict[str, Any]], Execution] | None:
         """The program of `reading` if it runs, its constraints hold, and every reference of the
@@ -202,6 +258,9 @@ class RelationRewriter:
             if hop is None:
                 self.refused[NO_FAMILY] += 1
                 continue
+            if (reason := self._reference_refused(t)) is not None:
+                self.refused[reason] += 1
+                continue
             step = self._hop(state, hop, t)
             if step is not None:
                 state = step
@@ -248,7 +307,19 @@ class RelationRewriter:
         if not redundant:
             self.refused[NOT_REDUNDANT] += 1
             return None
-        for relation, obj, values in self._pick(redundant, t):
+        # rotated before the refusals, so a question none of them touches picks as it would without them
+        allowed = []
+        refusals: set[str] = set()
+        for candidate in self._pick(redundant, t):
+            reason = self._anchor_refused(candidate[1])
+            if reason is None:
+                allowed.append(candidate)
+            else:
+                refusals.add(reason)
+        if not allowed:
+            self.refused[refusals.pop() if len(refusals) == 1 else ANCHOR_ASKED_OR_ANSWER] += 1
+            return None
+        for relation, obj, values in allowed:
             written = self._written(target, values, words)
             if written is not None:
                 said = " ".join(w for p in hop.anchor if (w := written.words.get(p)))

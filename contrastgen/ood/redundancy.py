@@ -105,8 +105,8 @@ def redundancy_splits(questions: list[dict[str, Any]], graphs: Mapping[str, dict
         if rewrite is not None:
             relation_changes[level]["questions"] += 1
             relation_changes[level]["relations"] += len(rewrite.changes)
-            # a count or exist of nothing stays nothing under any relation: redundant, but say how often
-            relation_changes[level]["relations of an empty set"] += sum(1 for c in rewrite.changes if c.denotes == [])
+            if level == "rd-":  # a count or exist of nothing needs no relation; rd+ adds none to it
+                relation_changes[level]["relations of an empty set"] += sum(1 for c in rewrite.changes if c.denotes == [])
 
     for q in questions:
         image = str(q.get("image") or q.get("imageId"))

@@ -7,8 +7,11 @@ whose rewrite added a redundant relation (`relations_added`, rd+) or dropped one
 reference denotes with the relation is the set it denotes without it. Each claim is re-checked
 here with the verifier's own interpreter (`verify.clevr.run_program`), the relation's absence
 made by putting a `scene` node where the `relate` was (CLEVR's own degeneracy test, on the
-reference rather than on the answer). A dropped relation's program is the original's, which the
-record carries (`from_program`) and which must be the rd split's program of the same question.
+reference rather than on the answer). An added relation must also be redundancy rather than the
+answer said: it relates no object the question asks about, no object the question describes with
+the answer, and no reference that denotes nothing (which any relation leaves as it is). A dropped
+relation's program is the original's, which the record carries (`from_program`) and which must be
+the rd split's program of the same question.
 """
 
 from __future__ import annotations
@@ -89,6 +92,60 @@ def relation_problems(program: list[dict[str, Any]], evidence: Any, objects: Map
     return problems
 
 
+def _asked(program: list[dict[str, Any]], trace: list[Any], node: int) -> set[int]:
+    """The objects the question asks about, from its answer back through comparisons: what a
+    query reads (a part's object), the members of what a count or exist measures."""
+    kind = str(program[node].get("type"))
+    if kind.startswith(("equal_", "less_than", "greater_than")):
+        return set().union(*(_asked(program, trace, i) for i in program[node]["inputs"]))
+    if not (kind.startswith(("query_", "partquery_")) or kind in ("count", "exist")):
+        return set()
+    value = trace[program[node]["inputs"][0]]
+    if isinstance(value, int):
+        return {value}
+    if len(value) == 2 and isinstance(value[0], int) and isinstance(value[1], str):  # one part
+        return {value[0]}
+    return {v[0] if isinstance(v, list) else v for v in value}
+
+
+def _said_of(program: list[dict[str, Any]], node: int) -> list[str]:
+    """The values the filters from `node` back to the scene say of what they select."""
+    said: list[str] = []
+    while program[node].get("type") not in ("scene", "relate"):
+        if str(program[node].get("type")).startswith("filter_"):
+            said += [str(v) for v in program[node].get("value_inputs", [])]
+        node = program[node]["inputs"][0]
+    return said
+
+
+def added_relation_problems(program: list[dict[str, Any]], evidence: list[Any],
+                            objects: Mapping[str, Any]) -> list[Problem]:
+    """rd+'s relations are redundancy, not the answer said: none relates an object the question
+    asks about, none an object described with the answer, none a reference denoting nothing."""
+    trace = _run(program, objects)
+    if isinstance(trace, str):
+        return []  # the program's own check reports it
+    asked = _asked(program, trace, len(program) - 1)
+    answer = answer_words(trace[-1])
+    problems: list[Problem] = []
+    for n, r in enumerate(evidence):
+        relate = r.get("relate_node") if isinstance(r, Mapping) else None
+        node = r.get("reference_node") if isinstance(r, Mapping) else None
+        if not (isinstance(relate, int) and isinstance(node, int) and 0 <= relate < node < len(program)
+                and program[relate].get("type") == "relate"):
+            continue  # `relation_problems` reports it
+        where = f"relation {n}"
+        if trace[node] == []:
+            problems.append(("relation", f"{where}: the reference denotes nothing, so the relation is vacuous"))
+        anchor = program[relate]["inputs"][0]
+        if isinstance(trace[anchor], int) and trace[anchor] in asked:
+            problems.append(("relation", f"{where} is to object {trace[anchor]}, which the question asks about"))
+        said = [v for v in _said_of(program, anchor) if answer_words(v) == answer]
+        if said:
+            problems.append(("relation", f"{where} is to an object described as {said[0]!r}: the answer"))
+    return problems
+
+
 def question_problems(record: Mapping[str, Any], objects: Mapping[str, Any],
                       originals: Mapping[str, Mapping[str, Any]]) -> list[Problem]:
     """Everything wrong with one question of a redundancy split (an empty list: it holds)."""
@@ -111,6 +168,8 @@ def question_problems(record: Mapping[str, Any], objects: Mapping[str, Any],
     added, dropped = record.get("relations_added"), record.get("relations_dropped")
     if isinstance(added, Mapping):
         problems += relation_problems(program, added.get("relations"), objects)
+        if isinstance(added.get("relations"), list):
+            problems += added_relation_problems(program, added["relations"], objects)
     if isinstance(dropped, Mapping):
         original = dropped.get("from_program")
         rd = originals.get(str(record.get("question_index")))

@@ -88,7 +88,7 @@ def test_rd_plus_adds_a_relation_that_leaves_the_referent_and_reads_back(scenes)
     assert relation["relation"] == "left" and relation["object"] in (1, 2)
     assert relation["denotes"] == relation["denotes_without_relation"] == [0]
     assert plus["program"][relation["relate_node"]]["type"] == "relate"
-    assert stats["relations_added"] == {"questions": 1, "relations": 1, "relations of an empty set": 0}
+    assert stats["relations_added"] == {"questions": 1, "relations": 1}
     assert stats["mean_relations_said"] == {"rd-": 0.0, "rd": 0.0, "rd+": 1.0}
     graphs = load_scenes(scenes)
     assert question_problems(plus, graphs["s1"]["objects"], {}) == []
@@ -184,3 +184,125 @@ def test_relations_on_the_shared_data_are_added_proven_and_leave_the_rest_as_it_
         scene = clevr_scene(q["image"], graphs[q["image"]])
         edit = Editor(reading, scene, execute(reading.program(), scene)).whole_question("rd+")
         assert plus["question"] == (edit.question if edit is not None else q["question"])
+
+
+# rd+'s relations must be redundancy, not the answer said: never related to an object
+# the question asks about, nor to one whose attributes include the answer, nor added to a
+# reference that denotes nothing.
+
+@pytest.fixture()
+def answer_scenes(tmp_path):
+    data = {"scenes": [
+        # a bus and a car: the car's only redundant relation is to the bus the question asks about
+        _line("a1", [_obj("school", "large", "red", "metal", 0), _obj("sedan", "small", "cyan", "rubber", 1)]),
+        # a red bus, a red car and a blue jet: "the bus" is left of both, only the jet is not red
+        _line("a2", [_obj("school", "large", "red", "metal", 0), _obj("sedan", "small", "red", "rubber", 1),
+                     _obj("jet", "large", "blue", "metal", 2)]),
+        # a red bus and a red car: the bus's only relation is to an object described as red
+        _line("a3", [_obj("school", "large", "red", "metal", 0), _obj("sedan", "small", "red", "rubber", 1)]),
+    ]}
+    path = tmp_path / "answer_scenes.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _unguarded(monkeypatch):
+    """The rewriter as it was before these rules: every redundant relation allowed."""
+    from contrastgen.clevr.redundant_relations import RelationRewriter
+
+    monkeypatch.setattr(RelationRewriter, "_anchor_refused", lambda self, obj: None)
+    monkeypatch.setattr(RelationRewriter, "_reference_refused", lambda self, t: None)
+
+
+def _relation_problems(record, scenes):
+    return [m for c, m in question_problems(record, load_scenes(scenes)[record["image"]]["objects"], {})
+            if c == "relation"]
+
+
+ASKED_BUS = _q("a1", 0, ("one_hop.json", 3), "What color is the bus that is left of the car?", "red")
+
+
+def test_rd_plus_relates_no_object_the_question_asks_about(answer_scenes):
+    splits, stats = _split(answer_scenes, [ASKED_BUS])
+    (plus,) = splits["rd+"]
+    # "... left of the small cyan rubber sedan that is right of the large red metallic bus?" would
+    # describe the bus asked about, its colour included
+    assert "relations_added" not in plus and plus["template_filename"] == "one_hop.json"
+    assert "red" not in plus["question"]
+    assert stats["relations_not_changed"]["rd+"][
+        "every redundant relation is anchored on an object the question asks about"] == 1
+
+
+def test_rd_plus_relates_no_object_a_count_or_exist_measures(answer_scenes):
+    # "How many buses are left of the small cyan rubber car that is right of the large red metallic
+    # school bus?" would say the bus counted is there
+    questions = [_q("a1", 1, ("one_hop.json", 0), "What number of buses are left of the car?", 1),
+                 _q("a1", 2, ("one_hop.json", 1), "Are there any buses left of the car?", True)]
+    splits, stats = _split(answer_scenes, questions)
+    assert not any("relations_added" in q for q in splits["rd+"])
+    assert stats["relations_not_changed"]["rd+"][
+        "every redundant relation is anchored on an object the question asks about"] == 2
+
+
+def test_rd_plus_relates_no_object_described_with_the_answer(answer_scenes):
+    refused = _q("a3", 0, ("zero_hop.json", 4), "What color is the bus?", "red")
+    moved = _q("a2", 1, ("zero_hop.json", 4), "What color is the bus?", "red")
+    splits, stats = _split(answer_scenes, [refused, moved])
+    alone, other = splits["rd+"]
+    assert "relations_added" not in alone and "red" not in alone["question"]
+    assert stats["relations_not_changed"]["rd+"][
+        "every redundant relation is anchored on an object whose description says the answer"] == 1
+    # where another object will do, the relation goes to it, whatever the hash picked first
+    assert other["question"] == "What color is the large metallic bus that is left of the large blue metallic jet?"
+    assert other["relations_added"]["relations"][0]["object"] == 2
+
+
+def test_rd_plus_adds_no_relation_to_a_reference_that_denotes_nothing(scenes):
+    questions = [_q("s1", 0, ("zero_hop.json", 0), "How many trucks are there?", 0),
+                 _q("s1", 1, ("zero_hop.json", 1), "Are there any trucks?", False)]
+    splits, stats = _split(scenes, questions)
+    assert [q["question"] for q in splits["rd+"]] == ["How many trucks are there?", "Are there any trucks?"]
+    assert not any("relations_added" in q for q in splits["rd+"])
+    assert stats["relations_not_changed"]["rd+"] == {"the reference denotes nothing: a relation on it is vacuous": 2}
+    assert stats["relations_added"] == {}
+
+
+def test_the_verifier_refuses_each_relation_that_says_the_answer_or_nothing(scenes, answer_scenes, monkeypatch):
+    _unguarded(monkeypatch)
+    (asked,) = _split(answer_scenes, [ASKED_BUS])[0]["rd+"]
+    assert asked["question"].endswith("that is right of the large red metallic school bus?")
+    assert any("which the question asks about" in m for m in _relation_problems(asked, answer_scenes))
+    (said,) = _split(answer_scenes, [_q("a3", 0, ("zero_hop.json", 4), "What color is the bus?", "red")])[0]["rd+"]
+    assert "relations_added" in said
+    assert any("described as 'red': the answer" in m for m in _relation_problems(said, answer_scenes))
+    (empty,) = _split(scenes, [_q("s1", 0, ("zero_hop.json", 0), "How many trucks are there?", 0)])[0]["rd+"]
+    assert "relations_added" in empty
+    assert any("denotes nothing" in m for m in _relation_problems(empty, scenes))
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data/super-clevr is not here (a user's clone)")
+def test_the_shared_articulated_bus_question_is_not_related_to_the_bus_it_asks_about(monkeypatch):
+    """superCLEVR_questions_5/137: "What color is the small rubber bus that is left of the large
+    cyan metal bicycle?" (gray) gained "that is right of the small gray rubber articulated bus",
+    the bus it asks about, as `ood superclevr` reads the two shared question files."""
+    from contrastgen.datasets.clevr_released import read_questions
+    from contrastgen.verify.clevr import run_program
+
+    graphs = load_scenes(SHARED / "scenes")
+    questions = [q for q in read_questions([SHARED / "superCLEVR_questions_5.json",
+                                            SHARED / "superCLEVR_questions_part_5.json"])
+                 if q["question_index"] == "superCLEVR_questions_5/137"]
+    assert [q["answer"] for q in questions] == ["gray"]
+    (plus,) = redundancy_splits(questions, graphs)[0]["rd+"]
+    objects = graphs[plus["image"]]["objects"]
+    trace = run_program(plus["program"], objects)
+    bus = trace[plus["program"][-1]["inputs"][0]]
+    assert "gray" not in plus["question"]
+    assert all(r["object"] != bus for r in plus["relations_added"]["relations"])
+    assert question_problems(plus, objects, {}) == []
+    # the rewriter without its rules writes the question the issue found, which verify refuses
+    _unguarded(monkeypatch)
+    (before,) = redundancy_splits(questions, graphs)[0]["rd+"]
+    assert before["question"] == ("What color is the small rubber bus that is on the left side of the large cyan "
+                                  "metal bicycle that is right of the small gray rubber articulated bus?")
+    assert any("which the question asks about" in m for c, m in question_problems(before, objects, {}))
