@@ -316,7 +316,8 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
     }
     clusters = cluster_index(sets)
     flat = FlatSets.build(sets, clusters)
-    invariance_ids = {p.question_id for cs in parsed for p in cs.perturbations if p.invariance}
+    invariance_ids = {q for cs in parsed if any(p.invariance for p in cs.perturbations)
+                      for q in (cs.question_id, *(p.question_id for p in cs.perturbations if p.invariance))}
     groups: dict[GroupKey, np.ndarray] = {}
     for name, preds in predictions.items():
         scores = [score_set(cs, preds) for cs in sets]
