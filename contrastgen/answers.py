@@ -45,3 +45,17 @@ def normalize_answer(answer: object) -> str:
     text = _ARTICLES.sub("", text)
     numbers = number_words()
     return " ".join(numbers.get(word, word) for word in text.split())
+
+
+def is_right(prediction: object, gold: str) -> bool:
+    """Whether a raw prediction, normalised, is the (normalised) gold answer. A prediction that
+    normalises to nothing (an empty string, punctuation only, a multiple-choice reply that names no
+    option) is no answer, and never right, whatever the gold: otherwise a model that says nothing
+    would match a record whose answer is empty, and two empty answers would pass for one kept."""
+    said = normalize_answer(prediction)
+    return bool(said) and said == gold
+
+
+def is_empty(prediction: object) -> bool:
+    """Whether a raw prediction says nothing once normalised (scored wrong and counted apart)."""
+    return not normalize_answer(prediction)

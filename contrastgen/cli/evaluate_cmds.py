@@ -179,31 +179,37 @@ def _evaluate_captions(captions_dir: Path, prediction_args: tuple[str, ...], out
 
 
 @click.command("baseline")
-@click.option("--kind", type=click.Choice(["prior", "oracle"]), required=True,
+@click.option("--kind", type=click.Choice(["prior", "oracle", "constant"]), required=True,
               help="prior: most frequent training answer per template; oracle: answers from the "
-                   "scene graph.")
+                   "scene graph; constant: --answer to every question.")
 @click.option("--questions", "questions_path", type=click.Path(path_type=Path), required=True,
               help="Questions to answer, GQA format (e.g. DIR/augmented.json of a contrast set).")
 @click.option("--scene-graphs", "scene_graphs_path", type=click.Path(path_type=Path),
               help="Scene graphs (required for the oracle).")
 @click.option("--train", "train_path", type=click.Path(path_type=Path),
               help="Training questions for the prior (default: --questions, fitted in-sample).")
+@click.option("--answer", default=None, help="The constant model's answer (e.g. yes).")
 @click.option("--out", type=click.Path(path_type=Path), required=True,
               help="Predictions file to write, GQA submission format.")
 def baseline_cmd(kind: str, questions_path: Path, scene_graphs_path: Path | None,
-                 train_path: Path | None, out: Path) -> None:
+                 train_path: Path | None, answer: str | None, out: Path) -> None:
     """Write a baseline's predictions, to evaluate like a model's.
 
     \b
     Examples:
       contrastgen baseline --kind prior --questions cs/augmented.json --train train.json --out prior.json
       contrastgen baseline --kind oracle --questions cs/augmented.json --scene-graphs sg.json --out oracle.json
+      contrastgen baseline --kind constant --answer yes --questions cs/augmented.json --out yes.json
     """
     from contrastgen.evaluation.baselines import to_submission
-    from contrastgen.evaluation.run_baselines import run_oracle, run_prior
+    from contrastgen.evaluation.run_baselines import run_constant, run_oracle, run_prior
 
+    if (answer is not None) != (kind == "constant"):
+        raise click.UsageError("--answer goes with --kind constant, and only with it")
     console = Console(stderr=True)
-    if kind == "prior":
+    if kind == "constant":
+        preds, stats = run_constant(questions_path, answer)
+    elif kind == "prior":
         preds, stats = run_prior(questions_path, train_path)
         if train_path is None:
             console.print("prior fitted on the questions themselves (no --train): an in-sample "

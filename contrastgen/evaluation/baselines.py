@@ -1,4 +1,8 @@
-"""Two reference models whose predictions are evaluated like any model's: prior and oracle.
+"""Reference models whose predictions are evaluated like any model's: constant, prior and oracle.
+
+- A constant model gives one answer to every question ("yes"): it reads neither the image nor
+  the question. Every metric must rank it low; a metric it wins measures nothing (invariance
+  consistency once did, when it compared answers with the model's own answer to the original).
 
 - The prior answers every question with the most frequent training answer for its template:
   the language shortcut a contrast set is built to defeat. On originals it can look decent;
@@ -89,6 +93,11 @@ def prior_predictions(train: Mapping[str, Mapping[str, Any]],
         if answer is not None:
             preds[qid] = answer
     return preds, dict(sorted(sources.items()))
+
+
+def constant_predictions(questions: Mapping[str, Mapping[str, Any]], answer: str) -> tuple[dict[str, str], dict[str, int]]:
+    """`answer` to every question, as it is written (the evaluator normalises it)."""
+    return {qid: answer for qid in sorted(questions)}, {"answered": len(questions)}
 
 
 def oracle_predictions(questions: Mapping[str, Mapping[str, Any]],

@@ -9,7 +9,15 @@ contrast sets, breakdowns by the kind of atom changed and by answer direction, t
 disagreement with GQA (annotation noise), and the failing sets with their evidence.
 
 A prediction missing for a question of the set counts as wrong (as on GQA's leaderboard) and is
-reported; `strict=True` makes it an error instead.
+reported; `strict=True` makes it an error instead. A prediction that normalises to nothing (empty,
+punctuation only, a multiple-choice reply naming no option) is no answer either: wrong, and
+counted apart as `empty`.
+
+Invariance perturbations (the answer provably stays) are scored apart, the same way: a set is
+invariance-consistent when its original and every invariance perturbation are answered right, and
+the report gives the accuracy on both beside it. Comparing the answers with the model's own
+answer to the original instead would give full marks to a model that answers "yes" to everything,
+or nothing at all.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from contrastgen.answers import normalize_answer
+from contrastgen.answers import is_empty, is_right
 from contrastgen.errors import InputError
 from contrastgen.evaluation.bootstrap import bootstrap_many, bootstrap_sums
 from contrastgen.evaluation.groups import group_metrics, has_groups
@@ -49,7 +57,7 @@ def score_set(cs: ContrastSet, preds: Mapping[str, str]) -> SetScore:
     def judge(qid: str, gold: str) -> tuple[bool, bool]:
         if qid not in preds:
             return False, True
-        return normalize_answer(preds[qid]) == gold, False
+        return is_right(preds[qid], gold), False
 
     orig, orig_missing = judge(cs.question_id, cs.answer)
     perts = [judge(p.question_id, p.answer) for p in cs.perturbations]
@@ -213,7 +221,10 @@ def _comparisons(groups: Mapping[GroupKey, np.ndarray], models: Sequence[str], k
 
 
 def _coverage(sets: Sequence[ContrastSet], scores: Sequence[SetScore], preds: Mapping[str, str],
-              max_k: int) -> dict[str, Any]:
+              max_k: int, invariance: set[str]) -> dict[str, Any]:
+    """Questions of the contrast sets, predictions, those for no scored question (`ignored`; the
+    invariance perturbations are scored in their own section, so not ignored), and the questions
+    without an answer: `missing` (no prediction) and `empty` (one that says nothing)."""
     ids = {cs.question_id for cs in sets} | {p.question_id for cs in sets for p in cs.perturbations
                                               if p.rank <= max_k}
     missing = sorted(
@@ -221,9 +232,11 @@ def _coverage(sets: Sequence[ContrastSet], scores: Sequence[SetScore], preds: Ma
         + [p.question_id for cs, sc in zip(sets, scores, strict=True)
            for p, m in zip(cs.perturbations, sc.perturbations_missing, strict=True)
            if m and p.rank <= max_k])
+    empty = sorted(q for q in ids if q in preds and is_empty(preds[q]))
     return {"questions": len(ids), "predictions": len(preds),
-            "ignored": sum(1 for q in preds if q not in ids), "missing": len(missing),
-            "missing_examples": missing[:10]}
+            "ignored": sum(1 for q in preds if q not in ids and q not in invariance),
+            "missing": len(missing), "missing_examples": missing[:10],
+            "empty": len(empty), "empty_examples": empty[:10]}
 
 
 def _examples(sets: Sequence[ContrastSet], scores: Sequence[SetScore], preds: Mapping[str, str],
@@ -256,11 +269,11 @@ def _oracle_section(sets: Sequence[ContrastSet], preds: Mapping[str, str], name:
     """
     originals = list({cs.question_id: cs for cs in sets}.values())  # one per original question
     answered = [cs for cs in originals if cs.question_id in preds]
-    rows = [(1, int(normalize_answer(preds[cs.question_id]) != cs.answer)) for cs in answered]
+    rows = [(1, int(not is_right(preds[cs.question_id], cs.answer))) for cs in answered]
     est = bootstrap_sums(np.array(rows, dtype=np.float64).reshape(-1, 2),
                          lambda s: {"rate": s[:, 1] / s[:, 0]}, n_boot=n_boot, seed=seed)["rate"]
     perts = [p for cs in sets for p in cs.perturbations if p.question_id in preds]
-    pert_ok = sum(normalize_answer(preds[p.question_id]) == p.answer for p in perts)
+    pert_ok = sum(is_right(preds[p.question_id], p.answer) for p in perts)
     return {
         "model": name,
         "originals": len(originals), "originals_answered": len(answered),
@@ -307,10 +320,12 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
     }
     clusters = cluster_index(sets)
     flat = FlatSets.build(sets, clusters)
+    invariance_ids = {q for cs in parsed if any(p.invariance for p in cs.perturbations)
+                      for q in (cs.question_id, *(p.question_id for p in cs.perturbations if p.invariance))}
     groups: dict[GroupKey, np.ndarray] = {}
     for name, preds in predictions.items():
         scores = [score_set(cs, preds) for cs in sets]
-        coverage = _coverage(sets, scores, preds, max_k)
+        coverage = _coverage(sets, scores, preds, max_k, invariance_ids)
         if strict and coverage["missing"]:
             raise InputError(
                 f"model {name!r} has no prediction for {coverage['missing']} questions of the "
@@ -336,7 +351,7 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
     if oracle is not None:
         report["oracle"] = _oracle_section(sets, predictions[oracle], oracle, seed=seed,
                                            n_boot=n_boot)
-    if any(p.invariance for cs in parsed for p in cs.perturbations):
+    if invariance_ids:
         report["invariance"] = {name: invariance_consistency(parsed, preds)
                                 for name, preds in predictions.items()}
     if has_groups(parsed):  # `generate --groups`: NaturalBench's metrics over the two-image groups
@@ -345,25 +360,44 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
 
 
 def invariance_consistency(sets: Sequence[ContrastSet], preds: Mapping[str, str]) -> dict[str, Any]:
-    """Over the sets with invariance perturbations that the model answered: the share whose
-    every invariance answer is the model's answer to the original (`consistency`), and the share
-    of such answers kept; overall and per GQA question type."""
+    """Over the sets with invariance perturbations: the share whose original and every invariance
+    perturbation are answered right (`consistency`), beside the accuracy on those originals and on
+    those perturbations; overall and per GQA question type.
+
+    Right means the gold answer (an invariance perturbation's is its original's), as the contrast
+    metrics score: a missing or empty answer is wrong, and counted (`missing`, `empty`, over the
+    distinct questions). Agreeing with oneself is not enough: a model that answers "yes" to
+    everything, or nothing, would keep every answer.
+    """
     counts: dict[str, list[int]] = {}
-    overall = [0, 0, 0, 0]  # sets, sets with every answer kept, perturbations, answers kept
+    overall = [0, 0, 0, 0, 0]  # sets, originals right, sets all right, perturbations, right
+    asked: dict[str, str] = {}  # question id -> gold, each question once
     for cs in sets:
         inv = [p for p in cs.perturbations if p.invariance]
-        if not inv or cs.question_id not in preds:
+        if not inv:
             continue
-        base = normalize_answer(preds[cs.question_id])
-        kept = [p.question_id in preds and normalize_answer(preds[p.question_id]) == base for p in inv]
-        for c in (overall, counts.setdefault(cs.question_type, [0, 0, 0, 0])):
+        asked[cs.question_id] = cs.answer
+        asked.update((p.question_id, p.answer) for p in inv)
+        original = cs.question_id in preds and is_right(preds[cs.question_id], cs.answer)
+        right = [p.question_id in preds and is_right(preds[p.question_id], p.answer) for p in inv]
+        for c in (overall, counts.setdefault(cs.question_type, [0, 0, 0, 0, 0])):
             c[0] += 1
-            c[1] += all(kept)
-            c[2] += len(inv)
-            c[3] += sum(kept)
+            c[1] += original
+            c[2] += original and all(right)
+            c[3] += len(inv)
+            c[4] += sum(right)
 
     def shares(c: list[int]) -> dict[str, Any]:
-        return {"consistency": c[1] / c[0] if c[0] else None, "n_sets": c[0],
-                "answers_kept": c[3] / c[2] if c[2] else None, "n_perturbations": c[2]}
+        return {"consistency": _share(c[2], c[0]), "original_accuracy": _share(c[1], c[0]),
+                "perturbed_accuracy": _share(c[4], c[3]), "n_sets": c[0], "n_perturbations": c[3]}
 
-    return {"overall": shares(overall), "by_question_type": {t: shares(c) for t, c in sorted(counts.items())}}
+    missing = sorted(q for q in asked if q not in preds)
+    empty = sorted(q for q in asked if q in preds and is_empty(preds[q]))
+    return {"overall": shares(overall),
+            "by_question_type": {t: shares(c) for t, c in sorted(counts.items())},
+            "questions": len(asked), "missing": len(missing), "missing_examples": missing[:10],
+            "empty": len(empty), "empty_examples": empty[:10]}
+
+
+def _share(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None

@@ -14,7 +14,9 @@ What follows the official script (Hudson & Manning, 2019; `eval.py` from gqadata
 
 Where we differ, on purpose, and why:
 - answers are compared after `normalize_answer` (the official script compares raw strings):
-  GQA's gold answers are already normal, so this only forgives a model's typography;
+  GQA's gold answers are already normal, so this only forgives a model's typography; an answer
+  that normalises to nothing is never right (a question file without answers, like GQA's test
+  split, must not score an empty submission 100%);
 - a missing prediction counts as wrong and is reported (the official script aborts);
   `strict=True` restores the abort;
 - an entailed question absent from the questions file is skipped and counted (the official
@@ -33,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from contrastgen.answers import normalize_answer
+from contrastgen.answers import is_right, normalize_answer
 from contrastgen.errors import InputError
 from contrastgen.evaluation.bootstrap import bootstrap_sums
 
@@ -82,7 +84,7 @@ def evaluate_model(questions: Mapping[str, Mapping[str, Any]], preds: Mapping[st
                    seed: int, n_boot: int) -> dict[str, Any]:
     """All metrics for one model's raw predictions."""
     def correct(qid: str) -> bool:
-        return qid in preds and normalize_answer(preds[qid]) == normalize_answer(questions[qid].get("answer"))
+        return qid in preds and is_right(preds[qid], normalize_answer(questions[qid].get("answer")))
 
     balanced = [qid for qid, q in questions.items() if q.get("isBalanced", True)]
     scores = {qid: int(correct(qid)) for qid in balanced}

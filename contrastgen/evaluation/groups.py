@@ -8,7 +8,7 @@ question's answer differs between the two. Following NaturalBench (Li et al., 20
 - group accuracy: all four cells right.
 A model that ignores the image answers a question the same on both images, so it scores no group;
 where each answer is yes or no, always-"yes" scores 0% group accuracy. A cell without a prediction
-counts as wrong (as `evaluate` counts missing answers), and is counted.
+counts as wrong (as `evaluate` counts missing answers), and is counted; an empty answer is wrong.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from contrastgen.answers import normalize_answer
+from contrastgen.answers import is_right, normalize_answer
 from contrastgen.errors import InputError
 from contrastgen.records import ContrastSet
 
@@ -55,7 +55,7 @@ def group_metrics(sets: Sequence[ContrastSet], preds: Mapping[str, str]) -> dict
         right = []
         for qid, gold in cells:
             missing += qid not in preds
-            right.append(qid in preds and normalize_answer(preds[qid]) == gold)
+            right.append(qid in preds and is_right(preds[qid], gold))
         for c in (counts.setdefault("overall", [0, 0, 0, 0]), counts.setdefault(kind, [0, 0, 0, 0])):
             c[0] += 1
             c[1] += sum(right[a] and right[b] for a, b in QUESTIONS_OF_GROUP)

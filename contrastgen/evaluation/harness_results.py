@@ -17,8 +17,8 @@ Answers are returned raw, as `predictions.load_predictions` returns every format
 evaluator normalises them. A question answered twice with two different answers is refused. A
 request the harness gave up on (lmms-eval's `[LMMS_EVAL_REQUEST_FAILED ...]`, VLMEvalKit's
 `Failed to obtain answer`) is no answer: the question is left out, and the evaluator reports it
-missing (counted wrong, or refused with `--strict`), so that two failures never pass for one
-answer kept.
+missing (counted wrong, or refused with `--strict`). A judged MCQ row whose reply names no option
+is read as an empty answer, which the evaluator counts wrong and reports as `empty`.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from contrastgen.jsonio import dumps, write_json, write_text
 
 METRIC_LABELS = {"original_accuracy": "Orig", "perturbed_accuracy": "Pert", "drop": "Drop",
                  "consistency": "Cons"}
+INVARIANCE_LABELS = {"original_accuracy": "Orig", "perturbed_accuracy": "Pert", "consistency": "Cons"}
 BREAKDOWNS = ("by_template", "by_question_type", "by_kind", "by_direction")
 CSV_FIELDS = ("model", "k", "breakdown", "group", "metric", "value", "ci_low", "ci_high", "n",
               "n_perturbations")
@@ -69,6 +70,14 @@ def _csv_rows(report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
                             "n": m["n_sets"], "n_perturbations": m["n_perturbations"]}
                     for metric in METRIC_LABELS:
                         yield est_row(base, metric, m[metric])
+        for model, inv in report.get("invariance", {}).items():
+            groups = [("invariance", "all", inv["overall"])] + [
+                ("invariance_by_question_type", g, m) for g, m in inv["by_question_type"].items()]
+            for breakdown, group, m in groups:
+                base = {"model": model, "k": None, "breakdown": breakdown, "group": group,
+                        "n": m["n_sets"], "n_perturbations": m["n_perturbations"]}
+                for metric in INVARIANCE_LABELS:
+                    yield est_row(base, metric, m[metric])
         for pair, by_k in report.get("comparisons", {}).items():
             for k, d in by_k.items():
                 for metric in METRIC_LABELS:
@@ -155,15 +164,22 @@ def _contrast_md(report: Mapping[str, Any]) -> list[str]:
                                               in report["template_forms"].items()), ""]
     if report.get("invariance"):
         out += ["## Invariance: answers that must not change", "",
-                "A set counts as consistent when the model gives its answer to the original on every "
-                "invariance perturbation (a synonym or kind that names the same one object).", ""]
+                "Sets with invariance perturbations (a synonym, a kind, a redundant word dropped or said: "
+                "the same question, the same answer). A set is consistent when its original and every "
+                "invariance perturbation are answered right; Orig and Pert are the accuracies on those "
+                "originals and perturbations. A missing or empty answer is wrong.", ""]
         rows = []
         for model, inv in report["invariance"].items():
             for group, m in [("overall", inv["overall"]), *inv["by_question_type"].items()]:
                 rows.append([model, group, str(m["n_sets"]), str(m["n_perturbations"]),
-                             pct(m["consistency"]), pct(m["answers_kept"])])
-        out += _md_table(["model", "question type", "sets", "perturbations", "consistency",
-                          "answers kept"], rows)
+                             *(pct(m[x]) for x in INVARIANCE_LABELS)])
+        out += _md_table(["model", "question type", "sets", "perturbations",
+                          *INVARIANCE_LABELS.values()], rows)
+        rows = [[model, str(inv["questions"]), str(inv["missing"]), str(inv["empty"]),
+                 ", ".join([*inv["missing_examples"], *inv["empty_examples"]][:5])]
+                for model, inv in report["invariance"].items() if inv["missing"] or inv["empty"]]
+        if rows:
+            out += _md_table(["model", "questions", "missing", "empty", "first"], rows)
     if report.get("comparisons"):
         out += ["## Differences between models (paired bootstrap)", "",
                 "Each model minus the first; an interval that excludes 0 is a difference the data "
@@ -236,11 +252,12 @@ def _oracle_md(report: Mapping[str, Any]) -> list[str]:
 
 def _coverage_md(report: Mapping[str, Any]) -> list[str]:
     rows = [[m, str(c["questions"]), str(c["predictions"]), str(c["ignored"]), str(c["missing"]),
-             ", ".join(c["missing_examples"][:5])] for m, c in report["coverage"].items()]
-    return ["## Coverage", "", "Missing predictions count as wrong; predictions for other "
-            "questions are ignored.", "",
+             ", ".join(c["missing_examples"][:5]), str(c.get("empty", 0)),
+             ", ".join(c.get("empty_examples", [])[:5])] for m, c in report["coverage"].items()]
+    return ["## Coverage", "", "Missing predictions, and empty ones (an answer that says nothing once "
+            "normalised), count as wrong; predictions for other questions are ignored.", "",
             *_md_table(["model", "questions", "predictions", "ignored", "missing",
-                        "first missing"], rows)]
+                        "first missing", "empty", "first empty"], rows)]
 
 
 def _gqa_md(report: Mapping[str, Any]) -> list[str]:
@@ -427,6 +444,14 @@ def render_report(report: Mapping[str, Any]) -> RenderableType:
                               f"group accuracy {pct(g['group_accuracy'])}%"
                               + (f" ({groups['missing_cells']} cells without a prediction, counted wrong)"
                                  if groups["missing_cells"] else "")))
+    for model, inv in report.get("invariance", {}).items():
+        m = inv["overall"]
+        parts.append(Text(f"{model}: invariance sets ({m['n_sets']:,}, {m['n_perturbations']:,} "
+                          f"perturbations): consistency {pct(m['consistency'])}%, accuracy on originals "
+                          f"{pct(m['original_accuracy'])}%, on invariance perturbations "
+                          f"{pct(m['perturbed_accuracy'])}%"
+                          + (f" ({inv['missing']} missing, {inv['empty']} empty answers, counted wrong)"
+                             if inv["missing"] or inv["empty"] else "")))
     for model, examples in report.get("examples", {}).items():
         if examples:
             parts.append(_examples_table(model, examples))
@@ -434,4 +459,7 @@ def render_report(report: Mapping[str, Any]) -> RenderableType:
         if cov["missing"]:
             parts.append(Text(f"{model}: {cov['missing']} of {cov['questions']} questions have no "
                               "prediction (counted as wrong; --strict to refuse)", style="yellow"))
+        if cov.get("empty"):
+            parts.append(Text(f"{model}: {cov['empty']} of {cov['questions']} questions have an empty "
+                              "answer (counted as wrong)", style="yellow"))
     return Group(*parts)

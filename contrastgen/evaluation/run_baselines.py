@@ -14,7 +14,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from contrastgen.datasets.gqa import load_questions, load_scene_graphs
-from contrastgen.evaluation.baselines import TemplateOf, oracle_predictions, prior_predictions
+from contrastgen.evaluation.baselines import (
+    TemplateOf,
+    constant_predictions,
+    oracle_predictions,
+    prior_predictions,
+)
 
 
 def _text_matcher() -> Callable[[str], str | None]:
@@ -74,6 +79,11 @@ def run_prior(questions_path: str | os.PathLike[str],
     else:  # in-sample, but never on perturbations: the prior models the original distribution
         train = {qid: q for qid, q in questions.items() if not is_perturbation(qid, q)}
     return prior_predictions(train, questions, template_resolver(questions, train))
+
+
+def run_constant(questions_path: str | os.PathLike[str], answer: str) -> tuple[dict[str, str], dict[str, int]]:
+    """One answer to every question of the file."""
+    return constant_predictions(load_questions(questions_path), answer)
 
 
 def run_oracle(questions_path: str | os.PathLike[str],

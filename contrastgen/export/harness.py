@@ -9,8 +9,8 @@ one, an original one per set it heads). Metrics group rows by these ids, never b
 a run split over ranks, shuffled or cut short still scores each set from its own rows.
 
 `role` says how a row is scored: `original` and `perturbation` against their gold answers
-(accuracy, and contrast consistency over a set), `invariance` against the model's own answer to
-the original (the answer must not change), `group cell` against its gold answer in its two-image
+(accuracy, and contrast consistency over a set), `invariance` against its gold answer too, which
+is its original's (accuracy, and invariance consistency over a set), `group cell` against its gold answer in its two-image
 group only (`generate --groups`: a pair's two questions asked of a second image). `groups` lists
 the groups a row is a cell of, as `<group id>:<cell>` (NaturalBench's order: 0 the original, 1
 the perturbation, both on the record's image; 2 and 3 the same two questions on the second

@@ -158,7 +158,7 @@ def metric_list(tally: _Tally) -> list[dict[str, Any]]:
 
     out = [entry(m, m) for m in task_functions.OVERALL_METRICS]
     if tally.invariance:
-        out.append(entry(task_functions.INVARIANCE_METRIC, task_functions.INVARIANCE_METRIC))
+        out += [entry(m, m) for m in task_functions.INVARIANCE_METRICS]
     if tally.groups:
         out += [entry(m, m) for m in task_functions.GROUP_METRICS]
     for dimension in task_functions.DIMENSIONS:

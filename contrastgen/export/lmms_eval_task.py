@@ -19,10 +19,14 @@ perturbations are among the items (a `--limit`ed run scores the sets it asked in
 - `drop`: the first minus the second;
 - `consistency`: sets whose original and every contrast perturbation are right, over the sets
   (contrast consistency, Gardner et al. 2020);
-- `invariance_consistency`: sets with invariance perturbations whose every invariance answer is
-  the model's own answer to the original.
-A request lmms-eval gave up on (its answer text starts `[LMMS_EVAL_REQUEST_FAILED`) is wrong, and
-no answer to compare: two failures are not one answer kept.
+- `invariance_consistency`: sets with invariance perturbations (the answer provably stays) whose
+  original and every invariance perturbation are right, over those sets;
+- `invariance_accuracy`: invariance perturbations right, over them (beside the consistency, so a
+  reader sees both).
+Right means the gold answer, never the model's own answer to the original: a model that says
+"yes" to everything, or nothing, would keep every answer. A request lmms-eval gave up on (its
+answer text starts `[LMMS_EVAL_REQUEST_FAILED`) and an answer that normalises to nothing are no
+answer: wrong, with no prediction.
 These are `contrastgen evaluate --contrast`'s figures for the largest k, per breakdown.
 
 Two-image groups (`generate --groups`; NaturalBench's metrics, Li et al. 2024): a row's `groups`
@@ -49,7 +53,7 @@ INVARIANCE = "invariance"
 GROUP_CELL = "group cell"
 
 OVERALL_METRICS = ("original_accuracy", "perturbed_accuracy", "drop", "consistency")
-INVARIANCE_METRIC = "invariance_consistency"
+INVARIANCE_METRICS = ("invariance_consistency", "invariance_accuracy")
 BREAKDOWN_METRICS = ("original_accuracy", "perturbed_accuracy", "consistency")
 DIMENSIONS = ("template", "type", "kind")
 GROUP_METRICS = ("group_question_accuracy", "group_image_accuracy", "group_accuracy")
@@ -94,17 +98,17 @@ def breakdowns(doc: dict) -> list[tuple[str, str]]:
 
 
 def metric_names(doc: dict) -> list[str]:
-    """The metrics a row counts towards: an invariance perturbation only towards
-    `invariance_consistency`; an original towards that and, like a contrast perturbation, towards
-    every overall metric and the metrics of its breakdowns."""
+    """The metrics a row counts towards: an invariance perturbation only towards the invariance
+    metrics; an original towards those and, like a contrast perturbation, towards every overall
+    metric and the metrics of its breakdowns."""
     grouped = list(GROUP_METRICS) if doc.get("groups") else []
     if doc["role"] == GROUP_CELL:
         return grouped
     if doc["role"] == INVARIANCE:
-        return [INVARIANCE_METRIC]
+        return list(INVARIANCE_METRICS)
     names = list(OVERALL_METRICS) + grouped
     if doc["role"] == ORIGINAL:
-        names.append(INVARIANCE_METRIC)
+        names += INVARIANCE_METRICS
     for dimension, value in breakdowns(doc):
         names += [f"{metric}_{dimension}_{metric_slug(value)}" for metric in BREAKDOWN_METRICS]
     return names
@@ -136,24 +140,23 @@ def process_results(doc: dict, results: list) -> dict:
     answer = results[0] if results else ""
     while isinstance(answer, (list, tuple)):
         answer = answer[0] if answer else ""
-    failed = str(answer).startswith(FAILED_REQUEST)
-    prediction = None if failed else normalize_answer(answer)
+    said = "" if str(answer).startswith(FAILED_REQUEST) else normalize_answer(answer)
+    prediction = said or None  # a failed request or an empty answer: no answer, never right
     item = {"question_id": str(doc["question_id"]), "role": doc["role"],
             "contrast_ids": [str(c) for c in doc["contrast_ids"]], "prediction": prediction,
-            "correct": int(not failed and prediction == normalize_answer(doc["answer"]))}
+            "correct": int(prediction is not None and prediction == normalize_answer(doc["answer"]))}
     if doc.get("groups"):
         item["groups"] = [str(g) for g in doc["groups"]]
     return {name: item for name in metric_names(doc)}
 
 
 class _Set:
-    __slots__ = ("original", "original_prediction", "perturbations", "invariance")
+    __slots__ = ("original", "perturbations", "invariance")
 
     def __init__(self) -> None:
         self.original: int | None = None
-        self.original_prediction: str | None = None
         self.perturbations: list[int] = []
-        self.invariance: list[str | None] = []
+        self.invariance: list[int] = []
 
 
 def _sets(items: list) -> list[_Set]:
@@ -162,11 +165,11 @@ def _sets(items: list) -> list[_Set]:
         for cid in item["contrast_ids"]:
             s = sets.setdefault(cid, _Set())
             if item["role"] == ORIGINAL:
-                s.original, s.original_prediction = int(item["correct"]), item["prediction"]
+                s.original = int(item["correct"])
             elif item["role"] == PERTURBATION:
                 s.perturbations.append(int(item["correct"]))
             elif item["role"] == INVARIANCE:
-                s.invariance.append(item["prediction"])
+                s.invariance.append(int(item["correct"]))
     return [sets[cid] for cid in sorted(sets)]
 
 
@@ -197,11 +200,18 @@ def consistency(items: list) -> float:
     return _share(sum(1 for s in sets if s.original and all(s.perturbations)), len(sets))
 
 
+def _invariance_sets(items: list) -> list[_Set]:
+    return [s for s in _sets(items) if s.original is not None and s.invariance]
+
+
 def invariance_consistency(items: list) -> float:
-    sets = [s for s in _sets(items) if s.original is not None and s.invariance]
-    kept = sum(1 for s in sets if s.original_prediction is not None
-               and all(p == s.original_prediction for p in s.invariance))
-    return _share(kept, len(sets))
+    sets = _invariance_sets(items)
+    return _share(sum(1 for s in sets if s.original and all(s.invariance)), len(sets))
+
+
+def invariance_accuracy(items: list) -> float:
+    sets = _invariance_sets(items)
+    return _share(sum(sum(s.invariance) for s in sets), sum(len(s.invariance) for s in sets))
 
 
 def _groups(items: list) -> list[dict[int, int]]:

@@ -114,6 +114,11 @@ def test_clevr_records_verify_and_evaluate_over_http(server):
         assert body["ok"] is False and "text_mismatch" in body["by_check"]
         gold = {r["question_id"]: r["answer"] for r in records}
         gold |= {p["question_id"]: p["answer"] for r in records for p in r["perturbations"]}
-        r = c.post("/v1/evaluate", json={"records": records, "predictions": {"gold": gold}, "seed": 3, "n_boot": 50})
+        predictions = {"gold": gold, "yes": dict.fromkeys(gold, "yes")}
+        r = c.post("/v1/evaluate", json={"records": records, "predictions": predictions, "seed": 3, "n_boot": 50})
     assert r.status_code == 200, r.text[:500]
-    assert r.content == dumps(evaluate_contrast(records, {"gold": gold}, seed=3, n_boot=50, path="records"))
+    assert r.content == dumps(evaluate_contrast(records, predictions, seed=3, n_boot=50, path="records"))
+    # the rd-/rd+ invariances: only right answers are consistent, so always-"yes" does not win them
+    invariance = r.json()["invariance"]
+    assert invariance["gold"]["overall"]["consistency"] == 1.0
+    assert invariance["yes"]["overall"]["n_sets"] > 5 and invariance["yes"]["overall"]["consistency"] < 1

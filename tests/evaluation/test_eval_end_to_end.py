@@ -82,6 +82,46 @@ def test_cli_baselines_then_evaluate(generated, tmp_path):
     assert (out / "consistency_by_k.svg").is_file()
 
 
+@pytest.fixture(scope="module")
+def generated_both(tmp_path_factory, engine):
+    """The sample in both modes: templates and program edits, whose invariances are scored apart."""
+    from contrastgen.writers import write_outputs
+
+    questions = load_questions(SAMPLE / "questions.json")
+    graphs = load_scene_graphs(SAMPLE / "scene_graphs.json")
+    out = tmp_path_factory.mktemp("gen_both") / "contrast"
+    write_outputs(generate(engine, questions, graphs, max_k=5, seed=0, workers=1, mode="both"), out)
+    return out
+
+
+def test_cli_constant_baselines_are_not_invariance_consistent(generated_both, tmp_path):
+    """always-"yes" scored 1.0 invariance consistency on the sample in both modes, and so did an
+    empty answer; now neither does, and the report shows it beside the accuracies."""
+    runner = CliRunner()
+    args = ["evaluate", "--contrast", str(generated_both), "--n-boot", "0", "--out", str(tmp_path / "report")]
+    for answer in ("yes", "no", ""):
+        path = tmp_path / f"constant_{answer or 'empty'}.json"
+        result = runner.invoke(cli, ["baseline", "--kind", "constant", "--answer", answer, "--questions",
+                                     str(generated_both / "augmented.json"), "--out", str(path)])
+        assert result.exit_code == 0, result.output
+        args += ["-p", str(path)]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "constant_yes: invariance sets" in " ".join(result.output.split())
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    inv = {m: report["invariance"][m]["overall"] for m in report["models"]}
+    assert inv["constant_yes"]["n_sets"] > 100
+    assert 0 < inv["constant_yes"]["consistency"] < 1 and 0 < inv["constant_no"]["consistency"] < 1
+    # a set's answer is yes or no or neither: the two constants share no consistent set
+    assert inv["constant_yes"]["consistency"] + inv["constant_no"]["consistency"] <= 1
+    assert inv["constant_empty"]["consistency"] == 0
+    assert report["invariance"]["constant_empty"]["empty"] == report["invariance"]["constant_empty"]["questions"]
+    assert "| constant_yes | overall |" in (tmp_path / "report" / "report.md").read_text()
+    result = runner.invoke(cli, ["baseline", "--kind", "prior", "--answer", "yes", "--questions",
+                                 str(generated_both / "augmented.json"), "--out", str(tmp_path / "x.json")])
+    assert result.exit_code == 2 and "--answer" in result.output
+
+
 def test_cli_gqa_standard_metrics(generated, tmp_path):
     gold = {qid: q["answer"] for qid, q in load_questions(generated / "original.json").items()}
     p = tmp_path / "gold.json"

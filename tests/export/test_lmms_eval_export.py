@@ -93,7 +93,7 @@ def expected_scores(source: Path, model) -> dict[str, float]:
     """The overall metrics computed straight from the contrast records, with no code of the
     export: each set (original, template) with contrast perturbations, every perturbation."""
     orig, pert, pert_n, consistent, sets = 0, 0, 0, 0, 0
-    inv_sets, inv_kept = 0, 0
+    inv_sets, inv_consistent, inv_right, inv_n = 0, 0, 0, 0
     for rec in load_contrast_records(source):
         def right(question_id, question, answer):
             return normalize_answer(model({"question_id": question_id, "answer": answer}, question, [])) == normalize_answer(answer)
@@ -107,16 +107,18 @@ def expected_scores(source: Path, model) -> dict[str, float]:
             pert += sum(ok)
             pert_n += len(ok)
             consistent += o and all(ok)
-        if invariances:
-            said = normalize_answer(model({"question_id": rec["question_id"], "answer": rec["answer"]}, "", []))
+        if invariances:  # right against the gold answer (the original's), as the contrasts are
+            ok = [right(p["question_id"], p["question"], p["answer"]) for p in invariances]
             inv_sets += 1
-            inv_kept += all(normalize_answer(model({"question_id": p["question_id"], "answer": p["answer"]}, "", []))
-                            == said for p in invariances)
+            inv_consistent += o and all(ok)
+            inv_right += sum(ok)
+            inv_n += len(ok)
     out = {"original_accuracy": orig / sets, "perturbed_accuracy": pert / pert_n,
            "consistency": consistent / sets}
     out["drop"] = out["original_accuracy"] - out["perturbed_accuracy"]
     if inv_sets:
-        out["invariance_consistency"] = inv_kept / inv_sets
+        out["invariance_consistency"] = inv_consistent / inv_sets
+        out["invariance_accuracy"] = inv_right / inv_n
     return out
 
 
@@ -148,9 +150,11 @@ def test_process_results_keys_are_exactly_the_metric_names(fixture, request):
     listed = set(task.metrics)
     returned = set(result.items)
     assert listed <= returned  # every listed metric is aggregated
-    # the only key left unaggregated is invariance_consistency, on an export without invariances
-    assert returned - listed <= {"invariance_consistency"}
-    assert ("invariance_consistency" in listed) == any(d["role"] == "invariance" for d in task.rows)
+    # the only keys left unaggregated are the invariance metrics, on an export without invariances
+    invariance = {"invariance_consistency", "invariance_accuracy"}
+    assert returned - listed <= invariance
+    has_invariance = any(d["role"] == "invariance" for d in task.rows)
+    assert all((name in listed) == has_invariance for name in invariance)
 
 
 @pytest.mark.parametrize("fixture", TASKS)
@@ -219,10 +223,41 @@ def test_the_metrics_are_evaluate_s_figures_per_template_type_and_kind(gqa_task)
                 assert scores[name] == pytest.approx(metrics[metric]["value"], abs=1e-6), name
                 compared += 1
     assert compared > 30
-    assert scores["invariance_consistency"] == pytest.approx(
-        report["invariance"]["noisy"]["overall"]["consistency"], abs=1e-9)
+    inv = report["invariance"]["noisy"]["overall"]
+    assert scores["invariance_consistency"] == pytest.approx(inv["consistency"], abs=1e-9)
+    assert scores["invariance_accuracy"] == pytest.approx(inv["perturbed_accuracy"], abs=1e-9)
+    assert 0 < inv["consistency"] < 1
     assert len({round(scores[f"consistency_template_{utils.metric_slug(t)}"], 6)
                 for t in figures["by_template"]}) > 1
+
+
+def says_nothing(doc, text, visuals) -> str:
+    return " . "
+
+
+@pytest.mark.parametrize("model", [always_yes, says_nothing])
+def test_a_constant_or_empty_model_is_not_invariance_consistent_in_either(model, gqa_task, tmp_path):
+    """On the bundled sample in both modes, always-"yes" used to keep every invariance answer
+    (1.0) and so did an empty answer; scored against the gold answers, the task and `evaluate`
+    (on the task's own samples log) give the same figure, and not 1.0."""
+    from contrastgen.evaluation.contrast import evaluate_contrast
+    from contrastgen.evaluation.predictions import load_predictions
+
+    _, task, source = gqa_task
+    lmms = scored(task, model)
+    samples = write_samples(tmp_path / f"20260101_000000_samples_contrast_{model.__name__}.jsonl", lmms, "0.7")
+    report = evaluate_contrast(load_contrast_records(source), {"m": load_predictions(samples)}, n_boot=0)
+    inv = report["invariance"]["m"]
+    assert lmms.scores["invariance_consistency"] == pytest.approx(inv["overall"]["consistency"], abs=1e-12)
+    assert lmms.scores["invariance_accuracy"] == pytest.approx(inv["overall"]["perturbed_accuracy"], abs=1e-12)
+    expected = expected_scores(source, model)
+    assert lmms.scores["invariance_consistency"] == pytest.approx(expected["invariance_consistency"], abs=1e-12)
+    if model is always_yes:
+        assert 0 < inv["overall"]["consistency"] < 1 and inv["empty"] == 0
+    else:  # every answer is empty: wrong, and counted as such
+        assert inv["overall"]["consistency"] == 0 and inv["overall"]["perturbed_accuracy"] == 0
+        assert inv["empty"] == inv["questions"] > 100 and inv["missing"] == 0
+        assert report["coverage"]["m"]["empty"] == report["coverage"]["m"]["questions"]
 
 
 def test_row_order_and_ranks_do_not_change_any_metric(gqa_task):
