@@ -31,6 +31,7 @@ from typing import Any
 
 from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError
+from contrastgen.files.csv_reading import csv_rows
 from contrastgen.jsonio import read_jsonl
 
 KEY_PREFIX = "q:"  # the VLMEvalKit export's `question_key`: "q:" and the question id
@@ -182,17 +183,38 @@ def vlmevalkit_rows(rows: Iterable[Mapping[str, Any]], *, path: str) -> dict[str
     return out
 
 
+def _lower_columns(columns: Iterable[str]) -> list[str]:
+    # VLMEvalKit's result file lower-cases every column but the option letters
+    return [c if len(c) == 1 and c.isupper() else c.lower() for c in map(str, columns)]
+
+
+def _text_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The rows of a .tsv or .csv, through the project's CSV reader. Why not pandas here: it fills
+    the missing cells of a row cut short with empty text, so a file cut in half would score its
+    last question as answered with nothing; a row with fewer or more cells than the header is
+    refused instead."""
+    if not path.is_file():
+        raise InputError("file not found", path=str(path))
+    with csv_rows(path, delimiter="\t" if path.suffix == ".tsv" else ",") as reader:
+        columns = _lower_columns(reader.fieldnames or ())
+        for row in reader:
+            cells = list(row.values())
+            if None in row or None in cells:
+                raise InputError(f"row has {'more' if None in row else 'fewer'} cells than the header "
+                                 "(is the file cut short or hand-edited?)", path=str(path),
+                                 record=f"line {reader.line_num}")
+            yield dict(zip(columns, cells, strict=True))
+
+
 def _frame_rows(path: Path) -> Iterator[dict[str, Any]]:
+    if path.suffix != ".xlsx":
+        return _text_rows(path)
     try:
         import pandas as pd
     except ImportError:
         raise InputError("reading VLMEvalKit's files needs pandas: pip install 'contrastgen[harness]'") from None
     try:
-        if path.suffix == ".xlsx":
-            frame = pd.read_excel(path, dtype=str, keep_default_na=False)
-        else:
-            frame = pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",", dtype=str,
-                                keep_default_na=False)
+        frame = pd.read_excel(path, dtype=str, keep_default_na=False)
     except ImportError as exc:
         raise InputError(f"reading .xlsx needs openpyxl ({exc}): pip install 'contrastgen[harness]'",
                          path=str(path)) from None
@@ -200,8 +222,7 @@ def _frame_rows(path: Path) -> Iterator[dict[str, Any]]:
         raise InputError("file not found", path=str(path)) from None
     except (ValueError, OSError) as exc:  # pandas' parser errors are ValueErrors
         raise InputError(f"not a readable {path.suffix[1:]} table ({exc})", path=str(path)) from None
-    # VLMEvalKit's result file lower-cases every column but the option letters
-    frame.columns = [c if len(c) == 1 and c.isupper() else c.lower() for c in map(str, frame.columns)]
+    frame.columns = _lower_columns(frame.columns)
     return iter(frame.to_dict("records"))
 
 

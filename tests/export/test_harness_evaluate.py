@@ -172,6 +172,21 @@ def test_an_unreadable_prediction_table_is_a_sentence(tmp_path):
         load_predictions(tmp_path / "absent.tsv")
 
 
+@pytest.mark.parametrize("cut", [0.5, 0.9])
+def test_a_prediction_table_cut_short_is_refused_naming_the_line(harness_runs, tmp_path, cut):
+    # a copy that stopped part-way: its last row must not be read as an empty answer
+    files, _, _, _ = harness_runs
+    text = files["vlm-tsv"].read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    last = lines[-1].rstrip("\n")
+    tabs = [i for i, ch in enumerate(last) if ch == "\t"]
+    cut_at = tabs[int(len(tabs) * cut) - 1]  # between two cells, so the row just has fewer of them
+    short = tmp_path / files["vlm-tsv"].name
+    short.write_text("".join(lines[:-1]) + last[:cut_at] + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"record line {len(lines)}: row has fewer cells than the header"):
+        load_predictions(short)
+
+
 def test_a_request_the_harness_gave_up_on_is_no_answer(tmp_path):
     """Left out, so evaluate reports it missing; and in the task, two failures are not an answer
     kept."""
