@@ -62,6 +62,7 @@ LADDER_EDITS = (*EDITS, DropRedundantRelation())
 _SCENES_KEPT = 256  # scene indexes kept for the next questions: questions come roughly by image
 # why a proven removal is still no rung (`LadderBuild.removals_refused`)
 WORDS_UNSAID = "words drop or add a filter the program keeps"
+REMOVAL_REFUSALS = (WORDS_UNSAID,)
 
 PathLike = str | os.PathLike[str]
 
@@ -124,7 +125,7 @@ class LadderBuild:
             "stopped": dict(sorted(self.stopped.items())),
             "removed_operations": {str(n): dict(sorted(c.items())) for n, c in sorted(self.removed.items())},
             "rungs_chosen_among_several": {str(n): c for n, c in sorted(self.ties.items())},
-            "removals_refused": dict(sorted(self.removals_refused.items())),
+            "removals_refused": {reason: self.removals_refused[reason] for reason in REMOVAL_REFUSALS},
             "files": [level_file(n) for n in range(len(counts))],
         }
 
@@ -189,7 +190,8 @@ def climb(editor: ProgramEditor, question_id: str, question: Mapping[str, Any], 
             return Ladder(question_id, rungs, f"level {level} refused by the editor: {exc.reason}", refused)
         proven = [p for p in found if _is_removal(p, below["semantic"])]
         removals = [p for p in proven if _words_say_program(p, below)]
-        refused[WORDS_UNSAID] += len(proven) - len(removals)
+        if len(removals) < len(proven):
+            refused[WORDS_UNSAID] += len(proven) - len(removals)
         if not removals:
             return Ladder(question_id, rungs, "no redundant operation left", refused)
         rng = random.Random(f"{config.seed}/{question_id}/{level + 1}")

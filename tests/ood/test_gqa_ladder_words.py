@@ -120,6 +120,7 @@ def test_a_relation_between_repeated_words_is_removed_and_verified(lex, tmp_path
     build = _build(lex, {"skier": SKIER})
     assert _rungs(build) == {"skier_rd1": "Is the skier wearing a sneaker?"}
     assert build.levels[1]["skier_rd1"]["ladder"]["change"]["from"] == "wearing a scarf"
+    assert build.stats()["removals_refused"] == {WORDS_UNSAID: 0}
     write_ladder(build, tmp_path / "ladder")
     report = verify_ladder(tmp_path / "ladder", GRAPHS)
     assert report.ok and report.checked == 1, report.failures
