@@ -12,6 +12,10 @@ which proves the reference still picks out the same objects, the answer is uncha
 words still read; `verify` re-proves each rung against the level before it. A question whose
 original program does not execute to its gold answer on the graph is refused (counted by reason),
 since nothing built on it is proven; one with no redundant operation stays at level 0, counted.
+A proven removal is still no rung where its words would stop saying exactly its program: one word
+may say a value for two references ("Do you see any white street signs or cars?", GQA filtering
+`white` on both), and dropping it with one of the filters leaves the other unsaid
+(`programs.said_filters`; counted in `removals_refused`).
 
 Removal order, where several steps are redundant at once (two references, each with a redundant
 attribute): `first` takes the earliest step of the program, `last` the latest, `seeded` draws
