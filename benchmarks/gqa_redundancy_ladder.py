@@ -75,7 +75,8 @@ def main() -> None:
             write_json(args.out / kind / f"{name}.json", preds)
         scored = evaluate_ood(ladder, predictions)
         print(f"## {kind} graphs: questions per level {stats['questions_per_level']}, reaching "
-              f"{stats['reaching']}, refused {stats['refused']}; verify: {report.checked} rungs checked, "
+              f"{stats['reaching']}, refused {stats['refused']}, removals that are no rung "
+              f"{stats['removals_refused']}; verify: {report.checked} rungs checked, "
               f"{report.failed_perturbations} rejected; build {built - started:.1f} s "
               f"({stats['input_questions'] / (built - started):.0f} questions/s), verify {verified - built:.1f} s, "
               f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")

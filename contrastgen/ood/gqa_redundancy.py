@@ -12,6 +12,10 @@ which proves the reference still picks out the same objects, the answer is uncha
 words still read; `verify` re-proves each rung against the level before it. A question whose
 original program does not execute to its gold answer on the graph is refused (counted by reason),
 since nothing built on it is proven; one with no redundant operation stays at level 0, counted.
+A proven removal is still no rung where its words would stop saying exactly its program: one word
+may say a value for two references ("Do you see any white street signs or cars?", GQA filtering
+`white` on both), and dropping it with one of the filters leaves the other unsaid
+(`programs.said_filters`; counted in `removals_refused`).
 
 Removal order, where several steps are redundant at once (two references, each with a redundant
 attribute): `first` takes the earliest step of the program, `last` the latest, `seeded` draws
@@ -44,6 +48,7 @@ from contrastgen.language.lexicon import Lexicon
 from contrastgen.perturb import Refusal, normalize_question
 from contrastgen.programs.edits import EDITS, ProgramEditor
 from contrastgen.programs.edits.relation_removal import DropRedundantRelation
+from contrastgen.programs.said_filters import unsaid_filters
 from contrastgen.scene.index import SceneIndex
 
 BENCHMARK = "gqa-redundancy"
@@ -59,6 +64,9 @@ _ORIGINAL_ONLY = ("annotations", "entailed", "equivalent", "fullAnswer", "semant
 # the program path's edits and the relation removal, which only the ladder makes
 LADDER_EDITS = (*EDITS, DropRedundantRelation())
 _SCENES_KEPT = 256  # scene indexes kept for the next questions: questions come roughly by image
+# why a proven removal is still no rung (`LadderBuild.removals_refused`)
+WORDS_UNSAID = "words drop or add a filter the program keeps"
+REMOVAL_REFUSALS = (WORDS_UNSAID,)
 
 PathLike = str | os.PathLike[str]
 
@@ -91,6 +99,8 @@ class Ladder:
     question_id: str
     rungs: list[Rung]
     stopped: str  # "no redundant operation left", "max level", or the editor's refusal
+    # proven removals left out, by reason (WORDS_UNSAID), at every level climbed
+    refused_removals: Counter[str] = field(default_factory=Counter)
 
 
 @dataclass
@@ -100,6 +110,7 @@ class LadderBuild:
     stopped: Counter[str] = field(default_factory=Counter)
     removed: dict[int, Counter[str]] = field(default_factory=dict)  # level -> removed operations
     ties: Counter[int] = field(default_factory=Counter)  # level -> rungs chosen among several
+    removals_refused: Counter[str] = field(default_factory=Counter)  # proven removals that are no rung, by reason
     input_questions: int = 0
     config: LadderConfig = field(default_factory=LadderConfig)
 
@@ -118,6 +129,7 @@ class LadderBuild:
             "stopped": dict(sorted(self.stopped.items())),
             "removed_operations": {str(n): dict(sorted(c.items())) for n, c in sorted(self.removed.items())},
             "rungs_chosen_among_several": {str(n): c for n, c in sorted(self.ties.items())},
+            "removals_refused": {reason: self.removals_refused[reason] for reason in REMOVAL_REFUSALS},
             "files": [level_file(n) for n in range(len(counts))],
         }
 
@@ -136,6 +148,13 @@ def _is_removal(p: Mapping[str, Any], below: list[dict[str, Any]]) -> bool:
     if change.get("kind") == "attribute":
         return steps == len(below) - 1
     return change.get("kind") == "relation" and steps < len(below)
+
+
+def _words_say_program(p: Mapping[str, Any], below: Mapping[str, Any]) -> bool:
+    """A rung's words say exactly its program: no filter value the removal leaves in the program
+    goes unsaid, and none it takes out stays said ("Do you see any white street signs or cars?"
+    -> "... any street signs or cars?" while the cars' `filter color: white` stays is no rung)."""
+    return not unsaid_filters(str(below["question"]), below["semantic"], str(p["question"]), p["semantic"])
 
 
 def _step_of(change: Mapping[str, Any]) -> int:
@@ -157,6 +176,7 @@ def climb(editor: ProgramEditor, question_id: str, question: Mapping[str, Any], 
 
     Raises Refusal when the original itself is not proven (the editor's reason)."""
     rungs: list[Rung] = []
+    refused: Counter[str] = Counter()
     below: dict[str, Any] = {"question": question["question"], "answer": question["answer"],
                              "imageId": question.get("imageId"), "semantic": question["semantic"]}
     if question.get("annotations") is not None:
@@ -168,13 +188,16 @@ def climb(editor: ProgramEditor, question_id: str, question: Mapping[str, Any], 
                                    existing={normalize_question(below["question"])})
         except Refusal as exc:
             if exc.reason not in _UNPROVEN:  # the editor found no edit at all, so no removal
-                return Ladder(question_id, rungs, "no redundant operation left")
+                return Ladder(question_id, rungs, "no redundant operation left", refused)
             if level == 0:
                 raise
-            return Ladder(question_id, rungs, f"level {level} refused by the editor: {exc.reason}")
-        removals = [p for p in found if _is_removal(p, below["semantic"])]
+            return Ladder(question_id, rungs, f"level {level} refused by the editor: {exc.reason}", refused)
+        proven = [p for p in found if _is_removal(p, below["semantic"])]
+        removals = [p for p in proven if _words_say_program(p, below)]
+        if len(removals) < len(proven):
+            refused[WORDS_UNSAID] += len(proven) - len(removals)
         if not removals:
-            return Ladder(question_id, rungs, "no redundant operation left")
+            return Ladder(question_id, rungs, "no redundant operation left", refused)
         rng = random.Random(f"{config.seed}/{question_id}/{level + 1}")
         p = _choose(removals, config.order, rng)
         gone = below["semantic"][_step_of(p["change"])]
@@ -182,7 +205,7 @@ def climb(editor: ProgramEditor, question_id: str, question: Mapping[str, Any], 
                           str(gone.get("operation", "")), len(removals)))
         below = {"question": p["question"], "answer": p["answer"], "imageId": question.get("imageId"),
                  "semantic": p["semantic"]}
-    return Ladder(question_id, rungs, "max level")
+    return Ladder(question_id, rungs, "max level", refused)
 
 
 def _level_record(original: Mapping[str, Any], question_id: str, ladder: Ladder, level: int) -> dict[str, Any]:
@@ -238,6 +261,7 @@ def build_ladder(questions: Mapping[str, dict[str, Any]], graphs: Mapping[str, d
             build.refused[exc.reason] += 1
             continue
         build.stopped[ladder.stopped] += 1
+        build.removals_refused.update(ladder.refused_removals)
         for level in range(len(ladder.rungs) + 1):
             while len(build.levels) <= level:
                 build.levels.append({})
@@ -263,6 +287,8 @@ def render_markdown(stats: Mapping[str, Any]) -> str:
     reach = stats["reaching"]
     lines += ["", f"Reaching level 1: {reach['1']}, level 2: {reach['2']}, level 3 or more: {reach['3+']}.", ""]
     lines.append("Refused (no level 0): " + (", ".join(f"{k} {v}" for k, v in stats["refused"].items()) or "none") + ".")
+    lines.append("Proven removals that are no rung: " + (", ".join(
+        f"{k} {v}" for k, v in stats.get("removals_refused", {}).items()) or "none") + ".")
     lines.append("Where the ladders stopped: " + (", ".join(f"{k} {v}" for k, v in stats["stopped"].items())
                                                    or "none") + ".")
     return "\n".join(lines) + "\n"

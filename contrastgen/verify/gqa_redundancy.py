@@ -13,7 +13,12 @@ shows the name alone still says the same objects. Around that, what makes it a l
   its answer is GQA's gold answer, which every rung is proven to keep);
 - each rung names the level below (`previous_id`), which exists; its chain is the one below plus
   this removal, its level is its place in the chain; its answer is level 0's;
-- the change is a dropped attribute or relation (`to` empty) and the rung an invariance.
+- the change is a dropped attribute or relation (`to` empty) and the rung an invariance;
+- the rung's words say exactly its program's filters: a value the removal leaves in the program is
+  still said, and one it takes out is no longer said ("Do you see any white street signs or
+  cars?" -> "... any street signs or cars?" is rejected while the cars' `filter color: white`
+  stays). Judged against the level below, whose own words are GQA's: a value GQA says otherwise
+  ("wooden" for `wood`) is the original's, not the rung's.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import regex
 
 from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.datasets.ladder_files import LADDER, read_levels
@@ -30,6 +37,7 @@ from contrastgen.verify.checker import CHECKS, index_graph, perturbation_problem
 from contrastgen.verify.rules import VerifyRules, load_rules, normalize_name
 
 BENCHMARK = "gqa-redundancy"
+_WORD = regex.compile(r"\w+(?:'\w+)?|[^\w\s]")
 # LADDER also names a problem with the ladder's shape: a missing level, a chain that does not follow
 
 
@@ -83,6 +91,50 @@ def _shape_problems(qid: str, record: Mapping[str, Any], level: int, below: Mapp
     return problems
 
 
+def _words(text: Any) -> list[str]:
+    return [w.lower() for w in _WORD.findall(str(text))]
+
+
+def _value(argument: Any) -> str:
+    value = " ".join(normalize_name(argument).split())
+    return value[4:-1].strip() if value.startswith("not(") and value.endswith(")") else value
+
+
+def _filters(semantic: Any) -> set[str]:
+    steps = semantic if isinstance(semantic, list) else []
+    return {_value(s.get("argument", "")) for s in steps if isinstance(s, Mapping)
+            and str(s.get("operation", "")).split()[:1] == ["filter"]} - {""}
+
+
+def _values(semantic: Any) -> set[str]:
+    """The attribute values a program says: its filters', and its attribute verify/choose options."""
+    out = _filters(semantic)
+    for s in semantic if isinstance(semantic, list) else []:
+        op = " ".join(str(s.get("operation", "")).split()) if isinstance(s, Mapping) else ""
+        if op.split()[:1] in (["verify"], ["choose"]) and op not in ("verify rel", "choose rel"):
+            out |= {_value(v) for v in str(s.get("argument", "")).split("|")} - {""}
+    return out
+
+
+def _said(words: list[str], value: str) -> bool:
+    run = _words(value)
+    return bool(run) and any(words[i:i + len(run)] == run for i in range(len(words) - len(run) + 1))
+
+
+def said_filter_problems(below: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The rung's words say its program's filter values as the level below's did: none the
+    program keeps goes unsaid, none it dropped stays said (judged where the level below agreed)."""
+    old_words, new_words = _words(below.get("question", "")), _words(record.get("question", ""))
+    old_values, new_values = _values(below.get("semantic")), _values(record.get("semantic"))
+    problems = []
+    for value in sorted(_filters(below.get("semantic")) | _filters(record.get("semantic"))):
+        if _said(old_words, value) == (value in old_values) and _said(new_words, value) != (value in new_values):
+            kept = "keeps" if value in new_values else "no longer has"
+            problems.append(("text_mismatch", f"the words {'no longer say' if value in new_values else 'still say'} "
+                             f"{value!r}, which the program {kept}"))
+    return problems
+
+
 def verify_ladder(path: Path, scene_graphs: Mapping[str, dict[str, Any]], *,
                   rules: VerifyRules | None = None) -> VerifyReport:
     """Every rung of the ladder in `path` re-proven against the level below it; `checked` counts
@@ -113,6 +165,7 @@ def verify_ladder(path: Path, scene_graphs: Mapping[str, dict[str, Any]], *,
                         "semantic": record.get("semantic"), "change": ladder.get("change"),
                         "evidence": ladder.get("evidence"), "kind": ladder.get("kind"), "rank": 1}
                 found += perturbation_problems(rung, dict(below), graph, rules)
+                found += said_filter_problems(below, record)
             report.failures.extend(Failure(qid, None, message, check) for check, message in found)
     return report
 

@@ -4,7 +4,9 @@ Why: a perturbation of a question that had a program carries its edited program,
 consumers can use it. That program must say what the words and the evidence say: executing it here,
 with code that shares nothing with the generator, must give the claimed answer.
 
-Semantics, per operation (GQA's names; anything else is a failure, never a pass):
+Semantics, per operation (GQA's names; anything else is a failure, never a pass). GQA's programs
+carry stray spaces (`verify color: white `): an operation is read single-spaced and an argument
+stripped, as the generator reads them.
 - `select: NAME (ids)`: the listed ids, each of which must be an object the name denotes; with
   `(-)`, every object the name denotes. An empty result is accepted only where absence is
   decidable: no object the name *may* denote, and the name not unannotated-prone.
@@ -39,6 +41,8 @@ Semantics, per operation (GQA's names; anything else is a failure, never a pass)
   `common`: the one of colour, material and shape they share. Each object must have exactly one
   value of a type compared, and values that differ must each be shown not to be the other's (the
   "no" rule below: a table listed as wood and a chair listed as metal are not shown to differ).
+- `verify: V` (untyped): yes iff every input object carries the attribute V; a "no" must be
+  shown as below.
 - `query: TYPE` (name, material, pose, ...), `verify TYPE: V`, `choose TYPE: A|B`: the value of
   that type all input objects share (types from rules/attribute_types.tsv, read here on its own;
   `name` is the graph's name, and `choose name` asks which option names every input object). A
@@ -136,8 +140,10 @@ class _Executor:
         for i, step in enumerate(semantic):
             if not isinstance(step, dict):
                 raise EvidenceProblem(f"program step {i} is not an object")
-            op = str(step.get("operation", ""))
-            arg = str(step.get("argument", ""))
+            # GQA's programs carry stray spaces ("verify color: white ", "verify: comfortable "): an
+            # operation's words are read single-spaced and an argument stripped, as GQA means them
+            op = " ".join(str(step.get("operation", "")).split())
+            arg = str(step.get("argument", "")).strip()
             self.step_args.append(arg)
             deps = step.get("dependencies") or []
             if not isinstance(deps, list) or not all(isinstance(d, int) and 0 <= d < i for d in deps):
@@ -270,6 +276,15 @@ class _Executor:
             if len(answers) != 1 or len(next(iter(answers))) != 1:
                 raise EvidenceProblem(f"{what}: the objects {sorted(objects)} do not have one {kind}")
             return next(iter(next(iter(answers))))
+        if op == "verify":  # untyped ("verify: comfortable"): does every object carry the attribute?
+            value = normalize_name(arg)
+            held = {value in self.g.attributes_of(o) for o in objects}
+            if len(held) != 1:
+                raise EvidenceProblem(f"{what}: the objects disagree on {value!r}")
+            if held == {False}:
+                for o in objects:
+                    self.not_having(what, o, "", value)
+            return "yes" if held.pop() else "no"
         if op.startswith("verify "):
             value = normalize_name(arg)
             if kind in ("hposition", "vposition") and value != "middle" and any(

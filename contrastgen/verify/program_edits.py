@@ -119,17 +119,27 @@ def _split_at_change(original: str, perturbed: str) -> tuple[list[str], list[str
     return a, b, start
 
 
+def _common_suffix(a: list[str], b: list[str]) -> int:
+    """How many words the two end with in common."""
+    n = 0
+    while n < min(len(a), len(b)) and a[len(a) - 1 - n] == b[len(b) - 1 - n]:
+        n += 1
+    return n
+
+
 def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list[Problem]:
     """One run of words differs, and it is the changed name in both questions.
 
-    The run is widened over words the two share where the names do ("hot dog" -> "dog" differs
-    only in "hot", but the names are the whole words). A name may be said with a classifier
-    ("piece of furniture") and in any of its forms (plural, synonym).
+    Every way of setting the shared words at both ends aside is tried, not only the longest
+    prefix: where a word repeats, the run removed may sit before the first place the two differ
+    ("Is the skier wearing a scarf wearing a sneaker?" -> "Is the skier wearing a sneaker?" drops
+    "wearing a scarf", though the two first differ at "scarf"). The run may also take in words the
+    two share where the names do ("hot dog" -> "dog" differs only in "hot", but the names are the
+    whole words). A name may be said with a classifier ("piece of furniture") and in any of its
+    forms (plural, synonym).
     """
     a, b, start = _split_at_change(original, perturbed)
-    end_a, end_b = len(a), len(b)
-    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
-        end_a, end_b = end_a - 1, end_b - 1
+    suffix = _common_suffix(a, b)
     before, after = normalize_name(str(change.get("from", ""))), normalize_name(str(change.get("to", "")))
     if change.get("kind") in ("relation", "attribute"):  # said in the program's own words, split as the questions are
         old_names, new_names = {" ".join(_WORD.findall(before))}, {" ".join(_WORD.findall(after))}
@@ -139,16 +149,17 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
         # in the words as split here: "t-shirts" is read as "t - shirts"
         old_names, new_names = ({" ".join(_WORD.findall(n)) for n in nouns.names(name)} for name in (before, after))
         readings = _noun_readings
-    for left in range(0, 4):
-        for right in range(0, 4):
-            s, ea, eb = start - left, end_a + right, end_b + right
-            if s < 0 or ea > len(a) or eb > len(b):
-                continue
-            old, new = a[s:ea], b[s:eb]
+    for left in range(start + 1):  # shared words kept before the run: any number up to the common prefix
+        for right in range(suffix + 1):
+            if left + right > min(len(a), len(b)):
+                break
+            old, new = a[left:len(a) - right], b[left:len(b) - right]
             if old[:1] and new[:1] and old[0] in _ARTICLES and new[0] in _ARTICLES:
                 old, new = old[1:], new[1:]
             if readings(old) & old_names and readings(new) & new_names:
                 return []
+    shared_end = min(suffix, len(a) - start, len(b) - start)
+    end_a, end_b = len(a) - shared_end, len(b) - shared_end
     return [("text_mismatch", f"the questions differ in {' '.join(a[start:end_a])!r} -> "
              f"{' '.join(b[start:end_b])!r}, not in the change {before!r} -> {after!r}")]
 
