@@ -169,6 +169,15 @@ def load_questions(path: InputPaths) -> Questions:
             for name, kind in (("question", str), ("image", str)):
                 if not isinstance(q.get(name), kind):
                     raise InputError(f"missing field {name!r}", path=str(file), record=where)
+            # the family is what a question is read by; a malformed one is the file's fault, not
+            # a question to count as unreadable
+            family_index = q.get("question_family_index")
+            if family_index is not None and (not isinstance(family_index, int) or isinstance(family_index, bool)
+                                             or family_index < 0):
+                raise InputError(f"field 'question_family_index' must be a whole number >= 0, not {family_index!r}",
+                                 path=str(file), record=where)
+            if not isinstance(q.get("template_filename", ""), str):
+                raise InputError("field 'template_filename' must be a string", path=str(file), record=where)
             if qid in out:
                 raise InputError(duplicate_id("question", qid, f"in {first_file[qid]}", f"question {i} of {file}"),
                                  path=str(file), record=where)

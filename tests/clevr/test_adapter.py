@@ -64,6 +64,22 @@ def test_malformed_scene_names_file_and_record(tmp_path, scene, message):
     assert message in str(err.value) and "bad.json" in str(err.value)
 
 
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("question_family_index", -1e9, "'question_family_index' must be a whole number >= 0, not -1000000000.0"),
+    ("question_family_index", -3, "'question_family_index' must be a whole number >= 0, not -3"),
+    ("question_family_index", "7", "'question_family_index' must be a whole number >= 0, not '7'"),
+    ("template_filename", 12, "'template_filename' must be a string"),
+])
+def test_a_malformed_family_is_an_input_error_not_an_unreadable_question(sample, tmp_path, field, value, message):
+    data = json.loads((sample / "questions" / "superCLEVR_questions_5.json").read_text())
+    data["questions"][1][field] = value
+    bad = tmp_path / "q.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(InputError) as err:
+        load_questions(bad)
+    assert message in str(err.value) and "q.json" in str(err.value) and "question 1" in str(err.value)
+
+
 def test_cli_error_exit_code_and_no_output(sample, tmp_path):
     bad = tmp_path / "q.json"
     bad.write_text(json.dumps({"questions": [{"question": "Is it?"}]}))

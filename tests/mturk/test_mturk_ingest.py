@@ -228,6 +228,44 @@ def test_a_results_file_cut_or_not_utf8_is_an_input_error(results, tail, message
     assert message in str(err.value) and path.name in str(err.value)
 
 
+def _spoil_answer_field(m):
+    m["answer_fields"][0] = None
+
+
+def _spoil_hit_item(m):
+    m["hits"][1]["items"][2] = None
+
+
+def _spoil_role(m):
+    m["items"][next(iter(m["items"]))]["role"] = "boss"
+
+
+def _spoil_slots(m):
+    m["params"]["items_per_hit"] = -1
+
+
+def _spoil_unknown_item(m):
+    m["hits"][0]["items"][0] = "ffffffffffff"
+
+
+@pytest.mark.parametrize(("spoil", "message"), [
+    (_spoil_answer_field, "manifest field answer_fields[0]: Input should be a valid string"),
+    (_spoil_hit_item, "manifest field hits[1].items[2]: Input should be a valid string"),
+    (_spoil_role, "manifest field items."),
+    (_spoil_slots, "manifest field params.items_per_hit: Input should be greater than or equal to 1"),
+    (_spoil_unknown_item, "manifest field hits[0].items names 'ffffffffffff', which is not in items"),
+])
+def test_a_hand_edited_manifest_is_refused_naming_the_field(results, tmp_path, spoil, message):
+    manifest, path = results
+    data = json.loads(manifest.read_text())
+    spoil(data)
+    edited = tmp_path / "manifest.json"
+    edited.write_text(json.dumps(data))
+    with pytest.raises(InputError) as err:
+        ingest_results(edited, [path])
+    assert message in str(err.value) and "manifest.json" in str(err.value)
+
+
 def test_empty_results_file_and_foreign_manifest(results, tmp_path):
     manifest, path = results
     path.write_text("")
