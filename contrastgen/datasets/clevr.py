@@ -94,7 +94,9 @@ def scene_graph(scene: Any, *, path: str, record: str) -> tuple[str, dict[str, A
         item: dict[str, Any] = {"name": obj["shape"], "x": x, "y": y, "w": w, "h": h,
                                 "attributes": [obj["size"], obj["color"], obj["material"]], "relations": []}
         parts = obj.get("parts")
-        if isinstance(parts, Mapping) and parts:
+        if parts is not None and not isinstance(parts, Mapping):
+            raise InputError("'parts' must be an object of part name -> its attributes", path=path, record=where)
+        if parts:
             item["parts"] = {
                 str(p): {"name": part_display(str(p)),
                          "attributes": [v.get(k) for k in ("size", "color", "material") if isinstance(v.get(k), str)]}

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from contrastgen.datasets.clevr import scene_graph
 from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json
 
@@ -34,6 +35,7 @@ def _scene_files(path: Path) -> list[Path]:
 def read_scenes(path: PathLike) -> dict[str, list[dict[str, Any]]]:
     """Objects by image: a scene file, a folder of them, or CLEVR's {"scenes": [...]}."""
     out: dict[str, list[dict[str, Any]]] = {}
+    first_place: dict[str, str] = {}
     for file in _scene_files(Path(path)):
         data = read_json(file)
         scenes = data.get("scenes") if isinstance(data, dict) and "scenes" in data else [data]
@@ -50,7 +52,15 @@ def read_scenes(path: PathLike) -> dict[str, list[dict[str, Any]]]:
                 missing = [t for t in CONCEPT_TYPES if not isinstance(o, dict) or not isinstance(o.get(t), str)]
                 if missing:
                     raise InputError(f"object {j} has no {', '.join(missing)}", path=str(file), record=where)
-            out[Path(name).stem] = scene["objects"]
+            # the checks `generate` makes of a scene (boxes, parts, relationships), so a variant
+            # is drawn only from scenes the contrast path would take
+            scene_graph(scene, path=str(file), record=where)
+            image = Path(name).stem
+            if image in out:
+                raise InputError(duplicate_id("scene", image, first_place[image], f"{where} of {file}"),
+                                 path=str(file), record=where)
+            first_place[image] = f"{where} of {file}"
+            out[image] = scene["objects"]
     return out
 
 

@@ -356,3 +356,34 @@ def test_a_scene_given_twice_in_the_pool_is_refused_naming_both_sources(pool, tm
     assert result.exit_code == 2
     assert "superCLEVR_synth_000000" in result.output and "a pool names each scene once" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def _twice_in_one_file(scenes: list) -> None:
+    again = json.loads(json.dumps(scenes[0]))
+    again["objects"][0]["color"] = "purple" if again["objects"][0]["color"] != "purple" else "red"
+    scenes.append(again)
+
+
+def _parts_as_a_list(scenes: list) -> None:
+    scenes[1]["objects"][0]["parts"] = ["wheel", "door"]
+
+
+def _relations_short(scenes: list) -> None:
+    scenes[2]["relationships"]["left"] = scenes[2]["relationships"]["left"][:-1]
+
+
+@pytest.mark.parametrize(("spoil", "message"), [
+    (_twice_in_one_file, "is given twice"),
+    (_parts_as_a_list, "'parts' must be an object"),
+    (_relations_short, "does not have one list per object"),
+])
+def test_a_pool_scene_generate_would_refuse_is_refused_by_the_variants(pool, tmp_path, spoil, message):
+    data = json.loads((pool / "scenes.json").read_text())
+    spoil(data["scenes"])
+    bad = tmp_path / "scenes.json"
+    bad.write_text(json.dumps(data))
+    result = CliRunner().invoke(cli, ["ood", "superclevr", "--scenes", str(bad), "--questions",
+                                      str(pool / "questions.json"), "--variant", "bal", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "scenes.json" in result.output
+    assert not (tmp_path / "o").exists()
