@@ -228,7 +228,7 @@ class GroupFinder:
               scene: SceneIndex, reasons: Counter) -> ProvenCell | None:
         """The program on another image, by its words (`bared_program`), proven as an edited
         program is; None (the reason counted) where it cannot be."""
-        bared, parsed, claimed = program
+        bared, parsed, presumed = program
         executor = functools.partial(GqaExecutor, scene, self.lex, scene.graph)
         try:
             run = executor().run_steps(parsed)
@@ -236,7 +236,7 @@ class GroupFinder:
         except ProgramRefusal as exc:
             reasons[exc.reason] += 1
             return None
-        for i in claimed:
+        for i in presumed:
             value = run.values[i]
             if not isinstance(value, str) and not value:
                 # "Is there a sofa near the lamp? no" where there is no lamp answers a question
@@ -247,11 +247,11 @@ class GroupFinder:
         if not proofs.holds(bared, parsed, parsed, set(range(len(parsed))), run):
             reasons["unproven"] += 1
             return None
-        why = proofs.new_references_unshown(claimed, parsed, run, Execution())
+        why = proofs.new_references_unshown(presumed, parsed, run, Execution())
         if why is not None:
             reasons[why] += 1
             return None
-        for i in claimed:
+        for i in presumed:
             value = run.values[i]
             if not isinstance(value, str) and counts.get(i) == 1 and len(value) != 1:
                 reasons["uniqueness"] += 1  # "the cat" on I is one cat; on J it must be one too
@@ -277,7 +277,7 @@ class Bared(NamedTuple):
 
     written: list[dict[str, Any]]
     parsed: list[Step]
-    claimed: set[int]
+    presupposed: set[int]
 
 
 def bared_program(semantic: list[dict[str, Any]], steps: list[Step]) -> Bared:
@@ -311,7 +311,7 @@ def requirements(steps: list[Step], lex: Lexicon) -> frozenset[frozenset[str]]:
     reads may be empty: there the answer may be "no"."""
     needed = presupposed(steps)
     todo = list(needed)
-    while todo:  # what hands objects on to a claimed step is needed too
+    while todo:  # what hands objects on to a presupposed step is needed too
         i = todo.pop()
         if steps[i].head in ("filter", "relate"):
             for d in steps[i].dependencies:
@@ -342,8 +342,8 @@ def said_unannotated(steps: list[Step], lex: Lexicon) -> bool:
     """Do the words presuppose objects of a kind annotators leave out ("What is the man
     wearing?" asks of his clothes, "Is there a logo on the shirt?" anchors on one)? On another
     image nothing shows they are all there are: every candidate would be turned down for it."""
-    claimed = presupposed(steps)
-    for i in claimed:
+    said = presupposed(steps)
+    for i in said:
         j = i
         while steps[j].head == "filter" and steps[j].dependencies:
             j = steps[j].dependencies[0]
