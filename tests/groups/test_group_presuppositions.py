@@ -94,6 +94,14 @@ def test_an_image_with_the_anchor_makes_the_group(engine):
     assert on_q.semantic[0]["argument"] == "lamp (21)"
 
 
+def test_a_bare_absence_is_still_asked_of_an_image_without_the_object(engine):
+    lamp = [_SOFA[0], {"operation": "exist", "argument": "?", "dependencies": [0]}]
+    picture = [{**_SOFA[0], "argument": "picture (-)"}, lamp[1]]
+    found, _ = _search(engine, ["I", "court"], lamp, picture)
+    assert found is not None  # "Is there a lamp? no" on the court: the graph shows there is none
+    assert (found[1], found[2].answer, found[3].answer) == ("court", "no", "no")
+
+
 def test_an_anchor_its_filter_leaves_empty_is_refused_and_counted(engine):
     # the blue room has a lamp and something red: the index passes it, the red lamp is not there
     found, reasons = _search(engine, ["I", "blue"], _red(_SOFA), _red(_PICTURE))
