@@ -5,8 +5,10 @@ the index says has what both programs need; on J both programs are executed with
 references by name (the words' objects: GQA's ids belong to I) and proven under the rules an
 edited program meets on its own image (`programs.proofs`: a "no" needs an opposite, an absence
 needs a name whose absence a graph can show, the objects the words say as "the" ones must be all
-there are and none of a kind annotators leave out). A reference that denotes one object on I
-must denote one on J. J is kept when Q's answer there is not a: a full swap (Q says a', Q' says
+there are and none of a kind annotators leave out). What the words presuppose ("the lamp" a
+question asks of, the lamp "near the lamp" anchors on) must be on J, as it is on I: a cell has to
+make sense on both images; only a bare absence ("Is there a lamp?") may be asked of a J without
+one. A reference that denotes one object on I must denote one on J. J is kept when Q's answer there is not a: a full swap (Q says a', Q' says
 a) is preferred to a partial one. Candidates are tried from a start drawn from (seed, pair id), at
 most `MAX_TRIED` of them, so the same inputs and seed give the same J and the cost per pair is
 bounded whatever the corpus. The candidates are walked in the corpus's order from the record's
@@ -53,7 +55,7 @@ _NOT_NAMES = PRONOUNS | {SCENE}  # words a reference may use that say no kind (`
 # Why a candidate image or a pair was not grouped: the stats count them.
 REASONS = ("no_program", "unnameable", "original_unproven", "no_candidate", "other_kind", "same_answer", "unproven", "unannotated_prone",
            "no_distractor", "ambiguous", "empty", "not_decidable", "program_mismatch", "malformed_program",
-           "unknown_operation", "uniqueness", "part_ambiguous", "not_grouped")
+           "unknown_operation", "uniqueness", "presupposed_absent", "part_ambiguous", "not_grouped")
 
 
 @dataclass(frozen=True)
@@ -226,7 +228,7 @@ class GroupFinder:
               scene: SceneIndex, reasons: Counter) -> ProvenCell | None:
         """The program on another image, by its words (`bared_program`), proven as an edited
         program is; None (the reason counted) where it cannot be."""
-        bared, parsed, claimed = program
+        bared, parsed, presumed = program
         executor = functools.partial(GqaExecutor, scene, self.lex, scene.graph)
         try:
             run = executor().run_steps(parsed)
@@ -234,15 +236,22 @@ class GroupFinder:
         except ProgramRefusal as exc:
             reasons[exc.reason] += 1
             return None
+        for i in presumed:
+            value = run.values[i]
+            if not isinstance(value, str) and not value:
+                # "Is there a sofa near the lamp? no" where there is no lamp answers a question
+                # that does not arise there (cheap, so before the proofs)
+                reasons["presupposed_absent"] += 1
+                return None
         proofs = EditProofs(scene, self.lex, executor)
         if not proofs.holds(bared, parsed, parsed, set(range(len(parsed))), run):
             reasons["unproven"] += 1
             return None
-        why = proofs.new_references_unshown(claimed, parsed, run, Execution())
+        why = proofs.new_references_unshown(presumed, parsed, run, Execution())
         if why is not None:
             reasons[why] += 1
             return None
-        for i in claimed:
+        for i in presumed:
             value = run.values[i]
             if not isinstance(value, str) and counts.get(i) == 1 and len(value) != 1:
                 reasons["uniqueness"] += 1  # "the cat" on I is one cat; on J it must be one too
@@ -263,28 +272,46 @@ class GroupFinder:
 
 class Bared(NamedTuple):
     """A program with its references by name, not by its own image's ids (`proofs.bare`): what is
-    executed on a candidate image; with the steps its words say as "the" ones (`claimed_whole`),
-    which every candidate's proof reads."""
+    executed on a candidate image; with the steps whose objects its words presuppose
+    (`presupposed`), which every candidate's proof reads."""
 
     written: list[dict[str, Any]]
     parsed: list[Step]
-    claimed: set[int]
+    presupposed: set[int]
 
 
 def bared_program(semantic: list[dict[str, Any]], steps: list[Step]) -> Bared:
     """`semantic` (parsed as `steps`) bared; a step without ids keeps its parse."""
     written = [bare(s) for s in semantic]
     parsed = [step_of(b) if b is not s else steps[i] for i, (s, b) in enumerate(zip(semantic, written, strict=True))]
-    return Bared(written, parsed, claimed_whole([s.operation for s in parsed], [s.dependencies for s in parsed]))
+    return Bared(written, parsed, presupposed(parsed))
+
+
+def presupposed(steps: list[Step]) -> set[int]:
+    """The steps whose objects the words presuppose wherever the question is asked: those said
+    as "the" ones (`claimed_whole`: "What color is the lamp?") and those a `relate` starts from
+    ("Is there a sofa near the lamp?" presupposes a lamp), with what hands objects on to them (a
+    filter's or a relation's input: "near the red lamp"). An `exist` of a select presupposes
+    nothing ("Is there a lamp?" makes sense without one), nor do the objects a relation finds
+    when only an `exist` reads them (the sofa). On I, GQA's ids vouch for them; on J each must
+    be there, under the rules "the" ones meet (one where I had one, none of a kind annotators
+    leave out, a filter's left-out ones shown to lack its value)."""
+    out = claimed_whole([s.operation for s in steps], [s.dependencies for s in steps])
+    for j in range(len(steps) - 1, -1, -1):  # a step reads only earlier ones: one pass back suffices
+        s = steps[j]
+        if s.operation == "relate" or (j in out and s.head in ("filter", "relate")):
+            out.update(s.dependencies)
+    return out
 
 
 def requirements(steps: list[Step], lex: Lexicon) -> frozenset[frozenset[str]]:
-    """What an image must have for the program to refer to anything where its words say "the":
-    each such object's name (any kind it denotes), each filter's value and each relation that
-    leads to it. Steps that only `exist` reads may be empty: there the answer may be "no"."""
-    needed = claimed_whole([s.operation for s in steps], [s.dependencies for s in steps])
+    """What an image must have for the program to refer to anything its words presuppose
+    (`presupposed`: "the" ones, a relation's anchor): each such object's name (any kind it
+    denotes), each filter's value and each relation that leads to it. Steps that only `exist`
+    reads may be empty: there the answer may be "no"."""
+    needed = presupposed(steps)
     todo = list(needed)
-    while todo:  # what hands objects on to a claimed step is needed too
+    while todo:  # what hands objects on to a presupposed step is needed too
         i = todo.pop()
         if steps[i].head in ("filter", "relate"):
             for d in steps[i].dependencies:
@@ -312,11 +339,11 @@ def requirements(steps: list[Step], lex: Lexicon) -> frozenset[frozenset[str]]:
 
 
 def said_unannotated(steps: list[Step], lex: Lexicon) -> bool:
-    """Do the words say "the" ones of a kind annotators leave out ("What is the man wearing?"
-    asks of his clothes)? On another image nothing shows they are all there are: every
-    candidate would be turned down for it."""
-    claimed = claimed_whole([s.operation for s in steps], [s.dependencies for s in steps])
-    for i in claimed:
+    """Do the words presuppose objects of a kind annotators leave out ("What is the man
+    wearing?" asks of his clothes, "Is there a logo on the shirt?" anchors on one)? On another
+    image nothing shows they are all there are: every candidate would be turned down for it."""
+    said = presupposed(steps)
+    for i in said:
         j = i
         while steps[j].head == "filter" and steps[j].dependencies:
             j = steps[j].dependencies[0]

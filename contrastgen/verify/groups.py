@@ -5,10 +5,12 @@ the original and the perturbation, checked as they always are; the two on the se
 the same two programs with J's ids, which must
   - be the record's and the perturbation's programs, step for step, but for the ids;
   - execute on J's graph to the cell's answer (every "no" shown, as for any program here);
-  - refer, where the words say "the" ones, to exactly the objects the words denote on J (the
-    program run again with every reference by name gives the same objects), none of a kind
-    annotators leave out, and to one object wherever the same step referred to one on the
-    record's image;
+  - refer, where the words presuppose objects (say "the" ones, or anchor a relation on them:
+    "Is there a sofa near the lamp?" presupposes the lamp), to at least one object of J, to
+    exactly the objects the words denote on J (the program run again with every reference by
+    name gives the same objects), none of a kind annotators leave out, and to one object
+    wherever the same step referred to one on the record's image; a bare absence ("Is there a
+    lamp?") presupposes nothing;
 and the group must be what it claims: on J the original question's answer differs from its
 answer on the record's image, and for a `swap` the two answers are exchanged.
 """
@@ -112,9 +114,13 @@ def _cell_problems(program: list[Any], cell: dict[str, Any], graph_j: GraphIndex
             normalize_answer(str(evidence.get("answer"))) != normalize_answer(answer):
         out.append(f"the program gives {answer!r}, the cell says {cell['answer']!r}")
     on_i = _listed_counts(program)
-    for i in sorted(said_as_the(semantic)):
+    for i in sorted(presupposed(semantic)):
         now = values[i]
         if not isinstance(now, set):
+            continue
+        if not now:
+            out.append(f"step {i} is what the words presuppose ({_without_ids(semantic[i])[1]!r}) and denotes "
+                       "nothing here: the question does not make sense on this image")
             continue
         if by_words[i] != now:
             out.append(f"step {i} lists {sorted(now)}, the words denote {sorted(by_words[i])}")
@@ -125,6 +131,20 @@ def _cell_problems(program: list[Any], cell: dict[str, Any], graph_j: GraphIndex
             out.append(f"step {i} refers to {prone}, of a kind scene graphs leave out: that no other is there "
                        "is not shown")
         out += [why for _, why in left_out_problems(semantic, i, now, values, graph_j, rules)]
+    return out
+
+
+def presupposed(semantic: list[Any]) -> set[int]:
+    """The steps whose objects the words presuppose on any image they are asked of: those said
+    as "the" ones (`said_as_the`) and those a `relate` starts from ("near the lamp"), with what
+    hands objects on to them (a filter's or a relation's input). An `exist` alone presupposes
+    nothing: "Is there a lamp?" makes sense where there is none."""
+    out = said_as_the(semantic)
+    for j in range(len(semantic) - 1, -1, -1):
+        step = semantic[j] if isinstance(semantic[j], dict) else {}
+        operation = " ".join(str(step.get("operation", "")).split())
+        if operation == "relate" or (j in out and operation.split(" ")[0] in ("filter", "relate")):
+            out.update(d for d in (step.get("dependencies") or ()) if isinstance(d, int) and 0 <= d < j)
     return out
 
 
