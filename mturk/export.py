@@ -16,6 +16,7 @@ import hashlib
 import io
 import math
 import random
+import re
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
@@ -148,10 +149,27 @@ def image_files(folder: str | Path) -> dict[str, str]:
     return found
 
 
+# The characters RFC 3986 lets a URL hold, less the apostrophe (a URL goes into HTML attributes
+# and the workers' CSV; anything else must be percent-encoded by whoever wrote it).
+_URL_TEXT = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&()*+,;=%]+")
+
+
 def _check_base_url(url: str) -> str:
-    scheme = urllib.parse.urlsplit(url).scheme
-    if scheme not in ("https", "http", "file"):
-        raise InputError(f"--images-base-url must be an https:// (or http://, file://) URL, got {url!r}")
+    """The base URL, refused unless it is one: its scheme, a host for http(s), and no character a
+    URL cannot hold (spaces, quotes, angle brackets, control characters)."""
+    wanted = f"--images-base-url must be an https:// (or http://, file://) URL, got {url!r}"
+    if not _URL_TEXT.fullmatch(url):
+        raise InputError(f"{wanted}: it holds characters a URL cannot (percent-encode them)")
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as exc:  # an unclosed [ in the host, a port that is no number
+        raise InputError(f"{wanted} ({exc})") from None
+    if parts.scheme not in ("https", "http", "file"):
+        raise InputError(wanted)
+    if parts.scheme != "file" and not parts.hostname:
+        raise InputError(f"{wanted}: it names no host")
+    if parts.query or parts.fragment:
+        raise InputError(f"{wanted}: image URLs are built as URL/<file>, so it can hold no ? or #")
     return url
 
 

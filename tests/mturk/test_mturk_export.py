@@ -238,6 +238,23 @@ def test_cli_rejects_bad_contrast_sets_with_exit_code_2(tmp_path, content, messa
     assert not (tmp_path / "hits").exists()
 
 
+@pytest.mark.parametrize(("url", "why"), [
+    ('https://img.example/x" onerror="alert(1)', "characters a URL cannot"),
+    ("https://img.example/a b", "characters a URL cannot"),
+    ("https://img.example/<script>", "characters a URL cannot"),
+    ("https:///images", "names no host"),
+    ("https://img.example/i?sig=1", "no ? or #"),
+    ("javascript:alert(1)", "https"),
+    ("https://[::1/x", "https"),
+])
+def test_a_base_url_that_is_no_url_is_refused_before_it_reaches_a_page_or_a_csv(tmp_path, url, why):
+    records = make_records({"on_which_side_is_the_x": 5})
+    with pytest.raises(InputError, match="--images-base-url") as err:
+        _export(tmp_path, records, images_base_url=url, sample=2)
+    assert why in str(err.value)
+    assert not (tmp_path / "hits").exists()
+
+
 def test_bad_options_are_errors(tmp_path):
     records = make_records({"on_which_side_is_the_x": 5})
     with pytest.raises(InputError, match="only 5 images"):
