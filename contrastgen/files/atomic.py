@@ -295,6 +295,11 @@ def atomic_group(paths: Sequence[str | os.PathLike[str]]) -> Iterator[list[Path]
     except BaseException as exc:
         _building.discard(building)
         shutil.rmtree(building, ignore_errors=True)
+        if live is None:
+            # a first write that failed (a full disk) leaves no empty store beside the output;
+            # rmdir removes it only if nothing, not even an earlier version, is in it
+            with contextlib.suppress(OSError):
+                store.rmdir()
         if isinstance(exc, OutputError) and Path(exc.path).is_relative_to(building):
             raise OutputError(dests[0], exc.cause) from None
         if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):

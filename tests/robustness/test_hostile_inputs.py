@@ -197,6 +197,19 @@ def test_a_full_disk_is_one_sentence_and_the_old_result_stays(tmp_path, sample, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
+@pytest.mark.parametrize("step", [2, 3, 4])
+def test_augment_on_a_full_disk_leaves_nothing_beside_its_first_output(tmp_path, sample, monkeypatch, step):
+    # the version store of augment's file group is made before its first file is written
+    from contrastgen.files import atomic
+    monkeypatch.setattr(atomic, "_steps_taken", 0)
+    out = tmp_path / "out"
+    out.mkdir()
+    result = invoke("augment", "--questions", sample[0], "--scene-graphs", sample[1], "--out", out / "res.json",
+                    env={FAULT_ENV: f"{step}:ENOSPC"})
+    assert_refused(result, "No space left on device")
+    assert sorted(p.name for p in out.iterdir()) == []
+
+
 def test_a_folder_that_may_not_be_written_is_one_sentence(tmp_path, sample):
     locked = tmp_path / "locked"
     locked.mkdir()
