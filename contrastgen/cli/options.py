@@ -28,6 +28,10 @@ class FiniteRange(click.FloatRange):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return number
 
+    def _describe_range(self) -> str:
+        # click would print "x<=None" for a range with no bounds; its name says enough
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
 
 FINITE = FiniteRange()
 
