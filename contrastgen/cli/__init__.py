@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
+import select
+import stat
 import sys
 
 import click
@@ -76,9 +79,39 @@ class _Group(click.Group):
         except ContrastgenError as exc:
             click.echo(f"contrastgen: error: {exc}", err=True)
             ctx.exit(2)
+        except BrokenPipeError as exc:
+            if exc.filename is not None or not _stdout_is_closed():
+                click.echo(f"contrastgen: error: {os_error_sentence(exc)}", err=True)
+                ctx.exit(2)
+            # `contrastgen match ... | head`: the reader had what it wanted, a normal end. stdout
+            # now points at /dev/null so the interpreter's last flush does not fail again.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(0)
         except OSError as exc:
             click.echo(f"contrastgen: error: {os_error_sentence(exc)}", err=True)
             ctx.exit(2)
+
+
+def _stdout_is_closed() -> bool:
+    """Whether this process's stdout is a pipe whose reader has gone (a write to it fails)."""
+    try:
+        sys.stdout.flush()
+        os.write(sys.stdout.fileno(), b"")
+    except BrokenPipeError:
+        return True
+    except (OSError, ValueError):
+        return False
+    try:
+        mode = os.fstat(sys.stdout.fileno()).st_mode
+    except OSError:
+        return False
+    # a write of nothing succeeds on a broken pipe; poll tells whether the other end is closed
+    if not stat.S_ISFIFO(mode):
+        return False
+    poller = select.poll()
+    poller.register(sys.stdout.fileno(), select.POLLERR)
+    return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
 
 
 def os_error_sentence(exc: OSError) -> str:
