@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 
 from contrastgen.cli.backend_option import backend_from, backend_option
+from contrastgen.cli.console import make_console
 from contrastgen.cli.options import RNG_SEED, SEED, FiniteRange
 from contrastgen.datasets import formats
 from contrastgen.datasets.formats import GENERATE_FORMATS
@@ -103,7 +104,7 @@ def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path
                          backend=backend_from(backend, address), groups=groups)
     gen, timings = run_generate(request, out, images=images)
     from contrastgen.results.stats import stats_table
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     console.print(stats_table(gen.stats))
     if "groups" in gen.stats:
         g = gen.stats["groups"]
@@ -197,7 +198,7 @@ def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path,
 @click.option("--seed", default=0, show_default=True, type=RNG_SEED)
 def demo_cmd(out: Path, seed: int) -> None:
     """The whole loop on the bundled sample data: generate, verify, baselines, evaluation."""
-    console = Console()
+    console = make_console()
     questions, graphs = sample_paths()
     contrast_dir = out / "contrast"
     from contrastgen.run.pipeline import run_generate

@@ -12,6 +12,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from contrastgen.cli.console import make_console
 from contrastgen.cli.options import RNG_SEED
 from contrastgen.errors import InputError, require_extra
 from contrastgen.evaluation.bootstrap import MAX_RESAMPLES
@@ -112,7 +113,7 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
         raise click.UsageError("give exactly one of --contrast, --questions, --ood, --captions")
     if contrast_dir is None and (examples or ks):
         raise click.UsageError("--examples and --k apply to --contrast only")
-    console = Console()
+    console = make_console()
     if captions_dir is not None:
         _evaluate_captions(captions_dir, prediction_args, out, seed, n_boot, strict)
         return
@@ -206,7 +207,7 @@ def baseline_cmd(kind: str, questions_path: Path, scene_graphs_path: Path | None
 
     if (answer is not None) != (kind == "constant"):
         raise click.UsageError("--answer goes with --kind constant, and only with it")
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     if kind == "constant":
         preds, stats = run_constant(questions_path, answer)
     elif kind == "prior":

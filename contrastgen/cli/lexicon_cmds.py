@@ -11,8 +11,9 @@ import os
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
+
+from contrastgen.cli.console import make_console
 
 
 def register(group: click.Group) -> None:
@@ -109,4 +110,4 @@ def show(word: str) -> None:
         rows.append(("symmetric relation", str(lex.is_symmetric_relation(word))))
     for key, value in rows:
         table.add_row(key, value)
-    Console().print(table)
+    make_console().print(table)

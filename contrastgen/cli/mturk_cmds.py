@@ -14,6 +14,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from contrastgen.cli.console import make_console
 from contrastgen.cli.options import RNG_SEED, FiniteRange
 from contrastgen.errors import require_extra
 
@@ -83,7 +84,7 @@ def export_cmd(contrast: Path, images_base_url: str | None, images: Path | None,
                           assignments=assignments, items_per_hit=items_per_hit, reward=reward,
                           gold=gold_items, out_dir=out, gold_per_hit=gold_per_hit,
                           title=title or DEFAULT_TITLE, source=str(contrast_file(contrast)))
-    console = Console()
+    console = make_console()
     table = Table(title=f"MTurk batch in {out}")
     table.add_column("template")
     table.add_column("images", justify="right")
@@ -156,7 +157,7 @@ def ingest_cmd(manifest: Path, results: tuple[Path, ...], out: Path, min_gold_ac
 
     report = ingest_results(manifest, list(results), out=out, min_gold_accuracy=min_gold_accuracy,
                             exclude_flagged=exclude_flagged, aggregator=aggregator, seed=seed)
-    console = Console()
+    console = make_console()
     _print_report(report, console)
     console.print(f"wrote report.md, report.json, items.jsonl, review.jsonl, workers.jsonl to {out}")
 

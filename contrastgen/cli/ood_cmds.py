@@ -10,9 +10,9 @@ from pathlib import Path
 
 import click
 from click.core import ParameterSource
-from rich.console import Console
 
 from contrastgen.cli.backend_option import backend_from, backend_option
+from contrastgen.cli.console import make_console
 from contrastgen.cli.options import FINITE, RNG_SEED, FiniteRange, comma_list
 from contrastgen.datasets.formats import OOD_FORMATS
 from contrastgen.ood.concepts import SHORTCUT_NAMES
@@ -50,7 +50,7 @@ def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, 
                    "groups' entropies); --entropy-threshold is ignored", err=True)
     stats = run_gqa_ood(questions, out, GqaOodConfig(alpha=alpha, entropy_threshold=entropy_threshold,
                                                      rule=rule))  # type: ignore[arg-type]
-    console = Console()
+    console = make_console()
     console.print(render_build_stats(stats))
     console.print(f"wrote {out}/all.json, head.json, tail.json, groups.json, stats.json")
 
@@ -117,7 +117,7 @@ def vqavs_cmd(questions: Path, annotations: Path | None, objects: Path | None, o
                       mi_questions=mi_questions, mi_annotations=mi_annotations, mi_objects=mi_objects,
                       config=config, workers=Workers(backend_from(backend, address), workers or default_workers(), batch),
                       iid=iid)
-    console = Console()
+    console = make_console()
     console.print(render_build_stats(stats))
     skipped = [n for n, s in stats["shortcuts"].items() if "skipped" in s]
     if skipped:

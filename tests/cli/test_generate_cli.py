@@ -389,3 +389,14 @@ def test_mode_both_on_questions_without_programs_warns(tmp_path):
     with_programs = CliRunner().invoke(cli, ["generate", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS),
                                              "--out", str(tmp_path / "p"), "--workers", "1", "--mode", "both"])
     assert with_programs.exit_code == 0 and "no question has a program" not in with_programs.output
+
+
+def test_piped_tables_keep_whole_template_names(tmp_path):
+    # CliRunner's output is no terminal, as a pipe or a CI log is not: rich would assume 80 columns
+    result = CliRunner().invoke(cli, ["generate", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS),
+                                      "--out", str(tmp_path / "o"), "--no-progress", "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    templates = json.loads((tmp_path / "o" / "stats.json").read_text())["templates"]
+    assert "is_the_x_rel_the_y__relation" in templates and "…" not in result.output
+    for name in templates:
+        assert f"│ {name} " in result.output, name
