@@ -109,7 +109,7 @@ def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path
     if "groups" in gen.stats:
         g = gen.stats["groups"]
         console.print(f"groups: {g['grouped']:,} of {g['pairs']:,} pairs ({g['swap']:,} swaps, {g['differs']:,} "
-                      "partial); reasons in stats.json")
+                      "differs); reasons in stats.json")
     _warn_missing_graphs(gen.stats)
     _warn_no_programs(gen.stats, mode)
     click.echo("seconds: " + ", ".join(f"{name} {sec:.1f}" for name, sec in timings.items()), err=True)

@@ -334,3 +334,17 @@ def test_an_image_is_indexed_for_the_search_only_when_a_record_has_a_pair_to_gro
     counts: Counter = Counter()
     add_groups(records, Untouchable(), finder, 0, counts)
     assert counts[PAIRS] == 0
+
+
+def test_the_command_line_names_the_kinds_as_stats_json_does(tmp_path):
+    from click.testing import CliRunner
+
+    from contrastgen.cli import cli
+    from contrastgen.cli.engine_cmds import sample_paths
+
+    questions, graphs = sample_paths()
+    result = CliRunner().invoke(cli, ["generate", "--questions", str(questions), "--scene-graphs", str(graphs),
+                                      "--out", str(tmp_path / "o"), "--no-progress", "--workers", "1", "--groups"])
+    assert result.exit_code == 0, result.output
+    g = json.loads((tmp_path / "o" / "stats.json").read_text())["groups"]
+    assert f"({g['swap']:,} swaps, {g['differs']:,} differs)" in result.output
