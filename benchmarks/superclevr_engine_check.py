@@ -11,6 +11,7 @@ recorded, and lists the others: the check that the programs are CLEVR's format "
 
 from __future__ import annotations
 
+import argparse
 import copy
 import importlib.util
 import json
@@ -21,8 +22,16 @@ from contrastgen.datasets.clevr_vocab import load_vocabulary
 from contrastgen.resources import rules_file
 
 
-def _engine(engine_dir: Path):
-    spec = importlib.util.spec_from_file_location("question_engine", engine_dir / "question_engine.py")
+def _engine_file(engine_dir: Path) -> Path | None:
+    """The engine's file: ENGINE_DIR may be a clone of Super-CLEVR or its question_generation/."""
+    for candidate in (engine_dir / "question_engine.py", engine_dir / "question_generation" / "question_engine.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _engine(engine_file: Path):
+    spec = importlib.util.spec_from_file_location("question_engine", engine_file)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -66,7 +75,17 @@ def _words(answer) -> str:
 
 
 def main(engine_dir: str, out_dir: str, scenes_dir: str) -> int:
-    engine = _engine(Path(engine_dir))
+    engine_file = _engine_file(Path(engine_dir))
+    if engine_file is None:
+        print(f"superclevr_engine_check: no question_engine.py in {engine_dir} or its question_generation/: "
+              "clone Super-CLEVR (github.com/Lizw14/Super-CLEVR) and give that folder; contrastgen does not "
+              "ship the engine", file=sys.stderr)
+        return 2
+    for given, what in ((out_dir, "OUT_DIR"), (scenes_dir, "SCENES")):
+        if not Path(given).exists():
+            print(f"superclevr_engine_check: {what} {given} does not exist", file=sys.stderr)
+            return 2
+    engine = _engine(engine_file)
     meta = _metadata()
     vocab = load_vocabulary()
     scenes = {}
@@ -90,4 +109,9 @@ def main(engine_dir: str, out_dir: str, scenes_dir: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:4]))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("engine_dir", metavar="ENGINE_DIR", help="a clone of Super-CLEVR, or its question_generation/")
+    parser.add_argument("out_dir", metavar="OUT_DIR", help="a contrastgen generate or ood superclevr output")
+    parser.add_argument("scenes", metavar="SCENES", help="a folder of scene files, or CLEVR's scenes file")
+    args = parser.parse_args()
+    sys.exit(main(args.engine_dir, args.out_dir, args.scenes))

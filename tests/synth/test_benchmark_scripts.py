@@ -135,3 +135,14 @@ def test_coverage_without_rule_counts_what_the_rule_refuses_and_restores_it(tmp_
     assert "perturbed      0 (0.0%)" in shipped
     assert "perturbed      1 (100.0%)" in without_rule
     assert "perturbed      1 (100.0%)" in without_proofs
+
+
+def test_the_super_clevr_engine_check_without_the_engine_says_where_it_comes_from(tmp_path):
+    if not (BENCH / "superclevr_engine_check.py").is_file():
+        pytest.skip("benchmarks/ absent (installed package)")
+    import sys
+
+    done = subprocess.run([sys.executable, str(BENCH / "superclevr_engine_check.py"), str(tmp_path / "none"),
+                           str(tmp_path), str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no question_engine.py" in done.stderr and "github.com/Lizw14/Super-CLEVR" in done.stderr
