@@ -109,7 +109,7 @@ def test_no_constant_or_empty_answer_scores_a_two_image_group():
         {"question_id": "G_c1", "question": "p?", "answer": "no"},
         {"question_id": "G_j0", "question": "q?", "answer": "no"},
         {"question_id": "G_j1", "question": "p?", "answer": "yes"}]}
-    sets = parse_contrast_sets([rec])
+    sets = parse_contrast_sets([rec], proofs=False)  # scoring reads answers, not proofs
     ids = ("G", "G_c1", "G_j0", "G_j1")
     for answer in ("yes", "no", "", "."):
         m = group_metrics(sets, dict.fromkeys(ids, answer))["overall"]
