@@ -426,30 +426,38 @@ def program_edit_problems(record: dict[str, Any], p: dict[str, Any], graph: Grap
     elif p.get("kind") != "invariance" and kept:
         problems.append(("answer", "the answer did not change"))
     problems += new_reference_problems(record.get("semantic"), p.get("semantic"), values, change, graph, rules)
-    problems += hair_color_problems(p.get("semantic"), values, change, graph, rules)
+    problems += hair_color_problems(record.get("semantic"), p.get("semantic"), values, change, graph, rules)
     problems += answer_said_problems(str(p.get("question", "")), answer, p.get("semantic"))
     return problems + reference_problems(p.get("semantic"), values, change, evidence, record.get("semantic"))
 
 
-def hair_color_problems(semantic: Any, values: list[Any], change: dict[str, Any], graph: GraphIndex,
-                        rules: VerifyRules) -> list[Problem]:
-    """A hair colour is said only of hair and people (rules/hair_colors.tsv): a value edit to
-    one ("Is the truck large and blond?") must ask it of objects that take it, each object the
-    edited step reads being of a listed kind."""
+def hair_color_problems(original: Any, semantic: Any, values: list[Any], change: dict[str, Any],
+                        graph: GraphIndex, rules: VerifyRules) -> list[Problem]:
+    """A hair colour is said only of hair and people (rules/hair_colors.tsv): a new value ("Is
+    the truck large and blond?") must be asked of objects that take it, each object the edited
+    step reads being of a listed kind; so must each value rd+ adds to a selected object ("the
+    blond railing")."""
     step = _edited_step(change)
-    new = normalize_name(str(change.get("to", "")))
-    takers = rules.hair_colors.get(new)
-    if change.get("kind") != "attribute" or takers is None or step is None or not isinstance(semantic, list) \
-            or not 0 <= step < len(semantic) or not isinstance(semantic[step], dict):
+    if change.get("kind") != "attribute" or step is None or not isinstance(semantic, list) \
+            or not isinstance(original, list) or not 0 <= step < len(semantic):
         return []
-    deps = _dependencies(semantic[step])
-    read = values[deps[0]] if deps and deps[0] < len(values) else None
-    objects = read if isinstance(read, set) else set()
-    wrong = sorted(o for o in objects if graph.name_of(o) not in takers)
-    if wrong:
-        return [("attribute", f"step {step} says {new!r} of {[graph.name_of(o) for o in wrong]}: a hair colour "
-                 "is said only of hair and people (rules/hair_colors.tsv)")]
-    return []
+    if change.get("from") == "":  # rd+: the filters inserted after the select say the values
+        said = [(j, semantic[j]) for j in range(step + 1, step + 1 + len(semantic) - len(original))]
+    else:
+        said = [(step, semantic[step])]
+    problems = []
+    for j, s in said:
+        if not isinstance(s, dict):
+            continue
+        new = normalize_name(str(change.get("to", ""))) if j == step else normalize_name(str(s.get("argument", "")))
+        takers = rules.hair_colors.get(new)
+        deps = _dependencies(s)
+        read = values[deps[0]] if takers is not None and deps and deps[0] < len(values) else None
+        wrong = sorted(o for o in read if graph.name_of(o) not in takers) if isinstance(read, set) else []
+        if wrong:
+            problems.append(("attribute", f"step {j} says {new!r} of {[graph.name_of(o) for o in wrong]}: a hair "
+                             "colour is said only of hair and people (rules/hair_colors.tsv)"))
+    return problems
 
 
 def answer_said_problems(question: str, answer: str, semantic: Any) -> list[Problem]:

@@ -171,3 +171,23 @@ def test_the_verifier_reads_an_answer_in_its_question_with_its_own_code(question
     from contrastgen.verify.program_edits import answer_said_problems
     semantic = [_step("select", "man (1)"), _step("query", "name", 0)]
     assert bool(answer_said_problems(question, answer, semantic)) == said
+
+
+# a graph that calls a railing blond: rd+ says every attribute of the one railing, but not that one
+RAILING = _graph(**{"1": _obj("railing", 50, ["large", "blond", "metal"]), "2": _obj("cup", 300, ["red"])})
+RAILING_MADE_OF = {"question": "What is the railing made of?", "answer": "metal",
+                   "semantic": [_step("select", "railing (1)"), _step("query", "material", 0)]}
+
+
+def test_rd_plus_says_no_hair_colour_of_a_thing(engine):
+    _, records, emitted = _generate(engine, RAILING_MADE_OF, RAILING)
+    assert "What is the large railing made of?" in {p["question"] for p in emitted}
+    assert not [p for p in emitted if "blond" in p["question"]]
+    assert verify_contrast_sets(records, {"1": RAILING}).ok
+
+
+def test_the_verifier_rejects_a_hair_colour_rd_plus_added_to_a_thing(engine, monkeypatch):
+    monkeypatch.setattr("contrastgen.programs.edits.redundancy.hair_colors", lambda: HairColors({}))
+    _, records, emitted = _generate(engine, RAILING_MADE_OF, RAILING)
+    assert "What is the large blond railing made of?" in {p["question"] for p in emitted}
+    assert any("hair colour" in f and "railing" in f for f in _rejected(records, RAILING))
