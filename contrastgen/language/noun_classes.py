@@ -1,6 +1,8 @@
 """What kinds of noun take which attributes, and which people nouns may name the same person:
 the run-time reading of rules/attribute_kinds.tsv and rules/lexicon/person_facets.tsv (both built
-from the corpus and WordNet by benchmarks/make_noun_classes.py, so WordNet is not needed here).
+from the corpus and WordNet by benchmarks/make_noun_classes.py, so WordNet is not needed here), and
+of two hand-written lists: rules/hair_colors.tsv (values said only of hair and people) and
+rules/several_colored.tsv (kinds whose one listed colour excludes no other).
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from contrastgen.language.lexicon import Lexicon
 from contrastgen.resources import rules_file
 
 
@@ -67,3 +70,31 @@ def may_be_same_person(a: str, b: str, facets: dict[str, tuple[str, str]]) -> bo
     """Two people nouns may name one person unless their genders or their ages differ."""
     (ga, aa), (gb, ab) = facets[a], facets[b]
     return (ga == "-" or gb == "-" or ga == gb) and (aa == "-" or ab == "-" or aa == ab)
+
+
+@dataclass(frozen=True)
+class HairColors:
+    """rules/hair_colors.tsv: colour values said only of hair and people, and what may take them."""
+
+    takers: dict[str, frozenset[str]]  # value -> lexicon categories and canonical nouns
+
+    def allows(self, value: str, noun: str, lex: Lexicon) -> bool:
+        """May `value` be said of an object named `noun`? Any value that is no hair colour may;
+        a hair colour only of a listed category or a kind of a listed noun ("beard": hair)."""
+        takers = self.takers.get(value.strip().lower())
+        if takers is None:
+            return True
+        return lex.category(noun) in takers or any(lex.is_a(noun, t) for t in takers)
+
+
+@functools.lru_cache(maxsize=1)
+def hair_colors() -> HairColors:
+    return HairColors({cols[0].lower(): frozenset(c.strip() for c in cols[1].split(",") if c.strip())
+                       for cols in _rows("hair_colors.tsv") if len(cols) >= 2})
+
+
+@functools.lru_cache(maxsize=1)
+def several_colored_categories() -> frozenset[str]:
+    """rules/several_colored.tsv: categories whose one listed colour does not exclude another (a
+    person in pink shoes listed as white, a bus's parts)."""
+    return frozenset(cols[0] for cols in _rows("several_colored.tsv") if cols and cols[0])

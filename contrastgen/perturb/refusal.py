@@ -17,7 +17,8 @@ from __future__ import annotations
 GQA_REASONS = ("no_answer", "no_match", "no_scene_graph", "not_grounded", "ambiguous", "answer_mismatch",
                "no_distractor", "duplicate", "unannotated_prone", "unsupported_phrase", "no_relation",
                "no_opposite", "inconsistent_graph", "program_mismatch", "not_executable", "unaligned",
-               "no_argument", "original_presupposition", "uninformative_answer", "attribute_kind")
+               "no_argument", "original_presupposition", "uninformative_answer", "attribute_kind",
+               "answer_in_question", "several_colors")
 # CLEVR and Super-CLEVR: the words read back into no family's program (`no_family`, `no_reading`,
 # `ambiguous`, `program_mismatch`), the program does not run on the scene, a part's words select
 # other parts than the raw name Super-CLEVR's engine matches (the original's, or those of every

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Container
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from contrastgen.datasets.gqa_program import REFERENCE_OPS
 from contrastgen.language.lexicon import Lexicon, attribute_opposites, read_word_list
+from contrastgen.language.noun_classes import several_colored_categories
 from contrastgen.programs.gqa import (
     Execution,
     GqaExecutor,
@@ -109,6 +110,9 @@ class EditProofs:
     scene: SceneIndex
     lex: Lexicon
     executor: Callable[[], GqaExecutor]
+    # a colour "no" was not claimed only because the object is a person or a composite thing
+    # (rules/several_colored.tsv): the question's reason, if nothing else is found
+    several_colored_refused: bool = field(default=False, init=False)
 
     def holds(self, edited: list[dict[str, Any]], parsed: list[Step], steps: list[Step], downstream: set[int],
               run: Execution) -> bool:
@@ -176,8 +180,11 @@ class EditProofs:
 
     def excluded(self, oid: str, kind: str, value: str) -> bool:
         """Does the graph show that the object is not `value`: it carries an opposite of it, or
-        the one value of a single-valued type (rules/single_valued_types.txt) that is another?"""
-        attrs = set(self.scene.objects[oid].attributes)
+        the one value of a single-valued type (rules/single_valued_types.txt) that is another?
+        Colour is not single-valued for a person or a composite thing (rules/several_colored.tsv:
+        "Is the skier pink? no" of a skier listed as white, in pink shoes)."""
+        obj = self.scene.objects[oid]
+        attrs = set(obj.attributes)
         if attrs & attribute_opposites().get(value, frozenset()):
             return True
         types = {kind} if kind else set(attribute_types().get(value, ()))
@@ -186,6 +193,9 @@ class EditProofs:
         for t in types & single_valued_types():
             have = self.executor().values_of(oid, t)
             if len(have) == 1 and not shades(value, next(iter(have))):
+                if t == "color" and self.lex.category(obj.canonical) in several_colored_categories():
+                    self.several_colored_refused = True
+                    continue
                 return True
         return False
 

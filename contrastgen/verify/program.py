@@ -379,7 +379,8 @@ class _Executor:
 
     def not_having(self, what: str, oid: str, kind: str, value: str) -> None:
         """A "no" about an attribute rests on the graph, not on a missing annotation: the object
-        carries an opposite of the value, or the one value of a single-valued type (colour)."""
+        carries an opposite of the value, or the one value of a single-valued type (colour; not
+        of a person or a composite thing, rules/several_colored.tsv)."""
         attrs = set(self.g.attributes_of(oid))
         if attrs & self.rules.attribute_opposites.get(value, frozenset()):
             return
@@ -387,6 +388,8 @@ class _Executor:
         if value in self.rules.colors:
             types.add("color")
         for t in sorted(types & self.rules.single_valued):
+            if t == "color" and self.g.name_of(oid) in self.rules.several_colored:
+                continue  # a person wears other colours, a bus's parts have theirs (several_colored.tsv)
             have = self.values(oid, t)
             if len(have) == 1 and not _shade_of(value, next(iter(have))):
                 return

@@ -42,6 +42,7 @@ from contrastgen.verify.rules import VerifyRules, normalize_name
 Problem = tuple[str, str]
 _WORD = regex.compile(r"\w+(?:'\w+)?|[^\w\s]")
 _ARTICLES = {"a", "an"}
+_ALNUM = regex.compile(r"[a-z0-9]+")  # a question's words, apostrophes and hyphens apart ("man's": "man")
 
 
 def _name(argument: str) -> str:
@@ -436,7 +437,73 @@ def program_edit_problems(record: dict[str, Any], p: dict[str, Any], graph: Grap
     elif p.get("kind") != "invariance" and kept:
         problems.append(("answer", "the answer did not change"))
     problems += new_reference_problems(record.get("semantic"), p.get("semantic"), values, change, graph, rules)
+    problems += hair_color_problems(record.get("semantic"), p.get("semantic"), values, change, graph, rules)
+    problems += answer_said_problems(str(p.get("question", "")), answer, p.get("semantic"))
     return problems + reference_problems(p.get("semantic"), values, change, evidence, record.get("semantic"))
+
+
+def hair_color_problems(original: Any, semantic: Any, values: list[Any], change: dict[str, Any],
+                        graph: GraphIndex, rules: VerifyRules) -> list[Problem]:
+    """A hair colour is said only of hair and people (rules/hair_colors.tsv): a new value ("Is
+    the truck large and blond?") must be asked of objects that take it, each object the edited
+    step reads being of a listed kind; so must each value rd+ adds to a selected object ("the
+    blond railing")."""
+    step = _edited_step(change)
+    if change.get("kind") != "attribute" or step is None or not isinstance(semantic, list) \
+            or not isinstance(original, list) or not 0 <= step < len(semantic):
+        return []
+    if change.get("from") == "":  # rd+: the filters inserted after the select say the values
+        said = [(j, semantic[j]) for j in range(step + 1, step + 1 + len(semantic) - len(original))]
+    else:
+        said = [(step, semantic[step])]
+    problems = []
+    for j, s in said:
+        if not isinstance(s, dict):
+            continue
+        new = normalize_name(str(change.get("to", ""))) if j == step else normalize_name(str(s.get("argument", "")))
+        takers = rules.hair_colors.get(new)
+        deps = _dependencies(s)
+        read = values[deps[0]] if takers is not None and deps and deps[0] < len(values) else None
+        wrong = sorted(o for o in read if graph.name_of(o) not in takers) if isinstance(read, set) else []
+        if wrong:
+            problems.append(("attribute", f"step {j} says {new!r} of {[graph.name_of(o) for o in wrong]}: a hair "
+                             "colour is said only of hair and people (rules/hair_colors.tsv)"))
+    return problems
+
+
+def answer_said_problems(question: str, answer: str, semantic: Any) -> list[Problem]:
+    """An object answer the question itself names ("What is behind the bag the man is behind?
+    man"): any form of the answer's noun (nouns.tsv: its plural, its synonyms) said as whole words
+    hands the answer over."""
+    last = semantic[-1] if isinstance(semantic, list) and semantic and isinstance(semantic[-1], dict) else {}
+    if last.get("operation") != "query" or normalize_name(str(last.get("argument", ""))) != "name":
+        return []
+    said = normalize_name(answer)
+    if not said:
+        return []
+    words = f" {' '.join(_ALNUM.findall(question.lower()))} "
+    for form in sorted(_same_noun(said) | {said}):
+        if f" {' '.join(_ALNUM.findall(form))} " in words:
+            return [("answer", f"the answer {answer!r} is said in the question ({form!r})")]
+    return []
+
+
+def _same_noun(word: str) -> frozenset[str]:
+    """Every surface name of the noun `word` is (singular and plural of each synonym)."""
+    nouns = load_nouns()
+    canonical = nouns.canonical(word)
+    if canonical is None:
+        return frozenset()
+    return _forms_by_canonical(nouns).get(canonical, frozenset())
+
+
+@functools.cache
+def _forms_by_canonical(nouns: Any) -> dict[str, frozenset[str]]:
+    out: dict[str, set[str]] = {}
+    for table in (nouns.by_name, nouns.by_plural):
+        for w, c in table.items():
+            out.setdefault(c, set()).add(w)
+    return {c: frozenset(ws) for c, ws in out.items()}
 
 
 def new_reference_problems(original: Any, semantic: Any, values: list[Any], change: dict[str, Any],

@@ -28,6 +28,8 @@ _NOUNS = ("lexicon", "nouns.tsv")
 _PHRASES = ("phrases.json",)
 _ATTRIBUTE_WORDS = (("lexicon", "attributes.txt"), ("lexicon", "extra_attributes.txt"), _COLORS)
 _KINDS_NOT_SAID = ("lexicon", "kinds_not_said.tsv")
+_HAIR_COLORS = ("hair_colors.tsv",)
+_SEVERAL_COLORED = ("several_colored.tsv",)
 _SYMMETRIC = "symmetric"
 
 
@@ -76,6 +78,10 @@ class VerifyRules:
     determiners: frozenset[str] = frozenset()
     attribute_words: frozenset[str] = frozenset()
     kinds_not_said: frozenset[tuple[str, str]] = frozenset()
+    # hair colour -> the graph names it may be said of (rules/hair_colors.tsv over nouns.tsv)
+    hair_colors: dict[str, frozenset[str]] = field(default_factory=dict)
+    # graph names whose one listed colour excludes no other (rules/several_colored.tsv)
+    several_colored: frozenset[str] = frozenset()
 
     def is_unannotated_prone(self, name: str) -> bool:
         """True if `name`, or a naive singular of it, is prone to be missing from scene graphs.
@@ -209,6 +215,38 @@ def expand_prone(prone: frozenset[str], nouns_tsv: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _noun_rows(nouns_tsv: str) -> list[tuple[str, str, str, str, set[str]]]:
+    """nouns.tsv's (name, plural, canonical, category, kinds), lower-cased; a synonym takes its
+    canonical noun's category, as the lexicon's own reading does."""
+    rows = []
+    for raw in nouns_tsv.splitlines():
+        if raw.startswith("#") or not raw.strip():
+            continue
+        cols = [c.strip().lower() for c in raw.split("\t")]
+        if len(cols) >= 5:
+            rows.append((cols[0], cols[1], cols[2], cols[3], set() if cols[4] == "-" else
+                         {k.strip() for k in cols[4].split(",")}))
+    own = {name: category for name, _, canonical, category, _ in rows if name == canonical and category != "-"}
+    return [(n, p, c, own.get(c, cat), kinds) for n, p, c, cat, kinds in rows]
+
+
+def names_in(classes: frozenset[str], nouns_tsv: str) -> frozenset[str]:
+    """The graph names (each noun's singular and plural) of a category in `classes`, or whose
+    canonical noun, or a kind it is a kind of, is in `classes` ("beard": a kind of hair)."""
+    return frozenset(w for name, plural, canonical, category, kinds in _noun_rows(nouns_tsv)
+                     if category in classes or canonical in classes or kinds & classes for w in (name, plural))
+
+
+def parse_hair_colors(text: str, nouns_tsv: str) -> dict[str, frozenset[str]]:
+    """rules/hair_colors.tsv (value <TAB> categories and nouns) -> value -> graph names that take it."""
+    out: dict[str, frozenset[str]] = {}
+    for raw in text.splitlines():
+        cols = [c.strip().lower() for c in raw.split("#", 1)[0].split("\t")]
+        if len(cols) >= 2 and cols[0]:
+            out[cols[0]] = names_in(frozenset(c.strip() for c in cols[1].split(",") if c.strip()), nouns_tsv)
+    return out
+
+
 @functools.lru_cache(maxsize=1)
 def load_rules() -> VerifyRules:
     """Read the shipped rules once per process.
@@ -238,7 +276,11 @@ def load_rules() -> VerifyRules:
     opposites_text, _ = _read_required(_ATTRIBUTE_OPPOSITES)
     single_text, _ = _read_required(_SINGLE_VALUED)
     phrases = json.loads(_read_required(_PHRASES)[0])
+    nouns_text = _read_required(_NOUNS)[0]
+    several = frozenset(normalize_name(e.split("\t")[0]) for e in _entries(_read_required(_SEVERAL_COLORED)[0]))
     return VerifyRules(
+        hair_colors=parse_hair_colors(_read_required(_HAIR_COLORS)[0], nouns_text),
+        several_colored=names_in(several, nouns_text),
         possessives=frozenset(normalize_name(w) for w in phrases["possessives"]),
         determiners=frozenset(normalize_name(w) for w in phrases["determiners"]),
         attribute_words=frozenset().union(*(parse_word_list(_read_required(f)[0]) for f in _ATTRIBUTE_WORDS)),

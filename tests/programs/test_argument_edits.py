@@ -69,23 +69,23 @@ def test_no_choose_rel_edit_where_the_graph_does_not_decide_the_side(engine):
 
 
 # -- attribute values ----------------------------------------------------------------------------
-def _color_scene(car_colors):
+def _color_scene(cup_colors):
     return {"width": 640, "height": 480, "objects": {
-        "1": _obj("car", 100, car_colors), "2": _obj("bus", 400, ["blue"]), "3": _obj("kite", 500, ["green"])}}
+        "1": _obj("cup", 100, cup_colors), "2": _obj("bus", 400, ["blue"]), "3": _obj("kite", 500, ["green"])}}
 
 
-VERIFY_COLOR = {"imageId": "img", "question": "Is the car red?", "answer": "yes",
+VERIFY_COLOR = {"imageId": "img", "question": "Is the cup red?", "answer": "yes",
                 "annotations": {"question": {"2": "1"}},
-                "semantic": [_step("select", "car (1)"), _step("verify color", "red", 0)]}
+                "semantic": [_step("select", "cup (1)"), _step("verify color", "red", 0)]}
 
 
 def test_a_verify_value_is_replaced_and_its_no_rests_on_the_one_colour(engine):
     ps = [p for p in _perturbations(_run(engine, VERIFY_COLOR, _color_scene(["red"])))
           if p["change"]["kind"] == "attribute"]
-    assert {(p["question"], p["answer"]) for p in ps} == {("Is the car blue?", "no"), ("Is the car green?", "no")}
+    assert {(p["question"], p["answer"]) for p in ps} == {("Is the cup blue?", "no"), ("Is the cup green?", "no")}
     for p in ps:
         assert p["change"]["slot"] == "step1" and p["semantic"][1]["argument"] == p["change"]["to"]
-        assert {"fact": "object", "id": "1", "name": "car", "attributes": ["red"]} in p["evidence"]["facts"]
+        assert {"fact": "object", "id": "1", "name": "cup", "attributes": ["red"]} in p["evidence"]["facts"]
 
 
 def test_no_attribute_no_where_the_graph_lists_two_colours(engine):
@@ -103,33 +103,33 @@ def test_the_verifier_refuses_an_attribute_no_the_graph_does_not_show(engine):
     assert any("is not 'green'" in f.problem for f in report.failures)
 
 
-CHOOSE_COLOR = {"imageId": "img", "question": "Is the car red or yellow?", "answer": "red",
+CHOOSE_COLOR = {"imageId": "img", "question": "Is the cup red or yellow?", "answer": "red",
                 "annotations": {"question": {"2": "1"}},
-                "semantic": [_step("select", "car (1)"), _step("choose color", "red|yellow", 0)]}
+                "semantic": [_step("select", "cup (1)"), _step("choose color", "red|yellow", 0)]}
 
 
 def test_a_choice_keeps_its_answer_when_its_rejected_option_is_replaced(engine):
     ps = [p for p in _perturbations(_run(engine, CHOOSE_COLOR, _color_scene(["red"])))
           if p["change"]["kind"] == "attribute"]
     assert {(p["question"], p["answer"], p["kind"]) for p in ps} == {
-        ("Is the car red or blue?", "red", "invariance"), ("Is the car red or green?", "red", "invariance")}
+        ("Is the cup red or blue?", "red", "invariance"), ("Is the cup red or green?", "red", "invariance")}
 
 
-FILTER = {"imageId": "img", "question": "Which kind of vehicle is white?", "answer": "car",
+FILTER = {"imageId": "img", "question": "Which kind of furniture is white?", "answer": "chair",
           "annotations": {"question": {"3": "1"}},
-          "semantic": [_step("select", "vehicle (1)"), _step("filter color", "white", 0),
+          "semantic": [_step("select", "furniture (1)"), _step("filter color", "white", 0),
                        _step("query", "name", 1)]}
 
 
 def test_a_filter_value_is_replaced_where_it_still_picks_out_one_object(engine):
     graph = {"width": 640, "height": 480, "objects": {
-        "1": _obj("car", 100, ["white"]), "2": _obj("bus", 300, ["blue"]), "3": _obj("truck", 500, ["blue"])}}
+        "1": _obj("chair", 100, ["white"]), "2": _obj("table", 300, ["blue"]), "3": _obj("bench", 500, ["blue"])}}
     assert not [p for p in _perturbations(generate(engine, {"q": FILTER}, {"img": graph}, workers=1,
                                                    mode="programs")) if p["change"]["kind"] == "attribute"]
     graph["objects"]["3"]["attributes"] = ["black"]
     ps = [p for p in _perturbations(_run(engine, FILTER, graph)) if p["change"]["kind"] == "attribute"]
     assert {(p["question"], p["answer"]) for p in ps} == {
-        ("Which kind of vehicle is blue?", "bus"), ("Which kind of vehicle is black?", "truck")}
+        ("Which kind of furniture is blue?", "table"), ("Which kind of furniture is black?", "bench")}
 
 
 # -- relations -----------------------------------------------------------------------------------
@@ -179,12 +179,12 @@ def test_a_program_with_nothing_to_edit_is_counted_as_such(engine):
 
 
 def test_a_shade_is_never_offered_as_the_rejected_option(engine):
-    question = {"imageId": "img", "question": "Is the car light blue or yellow?", "answer": "light blue",
+    question = {"imageId": "img", "question": "Is the cup light blue or yellow?", "answer": "light blue",
                 "annotations": {"question": {"2": "1"}},
-                "semantic": [_step("select", "car (1)"), _step("choose color", "light blue|yellow", 0)]}
+                "semantic": [_step("select", "cup (1)"), _step("choose color", "light blue|yellow", 0)]}
     ps = [p for p in _perturbations(_run(engine, question, _color_scene(["light blue"])))
           if p["change"]["kind"] == "attribute"]
-    assert [p["question"] for p in ps] == ["Is the car light blue or green?"]  # never "light blue or blue"
+    assert [p["question"] for p in ps] == ["Is the cup light blue or green?"]  # never "light blue or blue"
 
 
 def test_no_new_noun_after_a_that_takes_no_a(engine):

@@ -164,7 +164,7 @@ def test_an_untyped_choice_rejects_only_what_the_graph_excludes():
 NEGATED = {"width": 640, "height": 480, "objects": {
     "1": {**_box(20, 100), "name": "car", "attributes": ["red"]},
     "2": {**_box(400, 100), "name": "truck", "attributes": []},
-    "3": {**_box(200, 100), "name": "bus", "attributes": ["blue"]},
+    "3": {**_box(200, 100), "name": "cup", "attributes": ["blue"]},
     "4": {**_box(300, 100), "name": "bench", "attributes": ["wooden"]}}}
 def _filtered(text: str, answer: str, reference: str, color: str, detailed: str) -> dict:
     """GQA's "<select> -> filter color -> exist" ("Is there a car that is not red?") or "... ->
@@ -187,10 +187,10 @@ NOT_RED = _filtered("Is there a car that is not red?", "no", "car (1)", "not(red
 def test_a_negated_filter_keeps_its_value_and_claims_only_what_the_graph_excludes():
     """"the car that is not red": the edited program keeps `not(red)` whole (it is a value, not a
     name with ids), and a renamed object passes it only where the graph shows it is not red (the
-    bus's one colour is blue; nothing shows the truck or the bench is not red)."""
+    cup's one colour is blue; nothing shows the truck or the bench is not red)."""
     gen = generate(Engine.load(), {"q": NOT_RED}, {"img": NEGATED}, max_k=5, seed=0, workers=1, mode="programs")
     made = {p["question"]: p for r in gen.records for p in r["perturbations"]}
-    assert made["Is there a bus that is not red?"]["answer"] == "yes"
+    assert made["Is there a cup that is not red?"]["answer"] == "yes"
     assert not {"Is there a truck that is not red?", "Is there a bench that is not red?"} & set(made)
     assert all(p["semantic"][1]["argument"] == "not(red)" for p in made.values())
     assert verify_contrast_sets(gen.records, {"img": NEGATED}).ok

@@ -8,7 +8,7 @@ import random
 from collections.abc import Iterator
 
 from contrastgen.datasets.gqa_program import Step
-from contrastgen.language.noun_classes import attribute_kinds
+from contrastgen.language.noun_classes import attribute_kinds, hair_colors
 from contrastgen.perturb import Proposal, Ranking
 from contrastgen.programs.edits.base import POSITION_VALUES
 from contrastgen.programs.edits.question import EditedQuestion
@@ -41,9 +41,14 @@ class AttributeEdit:
         noun = q.said_noun(step.dependencies[0]) if step.dependencies else None
         category = q.editor.lex.category(noun) if noun else None
         kinds = attribute_kinds()
-        fitting = [v for v in pool if kinds.allows(category, step.kind, v)]
+        names = self._input_names(q, step)
+        hair = hair_colors()
+        # "Are the sneakers brunette?", "Is the truck large and blond?": a hair colour is no
+        # colour of shoes or trucks, whether the step is asked alone or under an and/or
+        fitting = [v for v in pool if kinds.allows(category, step.kind, v)
+                   and all(hair.allows(v, n, q.editor.lex) for n in names)]
         q.unfit_refused |= len(fitting) < len(pool)
-        pool = fitting  # "Are the sneakers brunette?": a hair colour is no colour of shoes
+        pool = fitting
         for position, old in enumerate(options):
             span = said_once(q.text, old)
             if span is None:
@@ -61,6 +66,14 @@ class AttributeEdit:
                 p = self._try_value(q, index, span, old, new, argument)
                 if p is not None:
                     yield p
+
+    def _input_names(self, q: EditedQuestion, step: Step) -> list[str]:
+        """The names of the objects the step reads (the original's run), and the noun the words
+        say of them: a value must fit each (what the verifier checks is the objects)."""
+        inputs = q.original.values[step.dependencies[0]] if step.dependencies else ()
+        names = [] if isinstance(inputs, str) else [q.editor.scene.objects[o].canonical for o in inputs]
+        noun = q.said_noun(step.dependencies[0]) if step.dependencies else None
+        return names + ([noun] if noun else [])
 
     def _all_have(self, q: EditedQuestion, step: Step, value: str) -> bool:
         inputs = q.original.values[step.dependencies[0]] if step.dependencies else ()
@@ -96,6 +109,10 @@ class AttributeEdit:
         if not q.reads_well(words):
             return None
         inputs = run.values[step.dependencies[0]] if step.dependencies else ()
+        if not isinstance(inputs, str) and not all(
+                hair_colors().allows(new, q.editor.scene.objects[o].canonical, q.editor.lex) for o in inputs):
+            q.unfit_refused = True
+            return None  # the edited run reads other objects (a filter frees its reference): each must take it
         attributes = {o: q.attributes_shown(o, step.kind, (old, new)) for o in inputs} \
             if not isinstance(inputs, str) else {}
         return q.perturbation(edited, run, index, rewritten, words,

@@ -35,7 +35,9 @@ A candidate is kept only if:
   objects said as "the" ones);
 - the words around a new name say nothing of it the program does not check: no adjective no
   filter says ("the black purse" annotated as "purse"), no possessive ("her racket");
-- the new words do not give the answer away, and the new question is not one of the image's.
+- the new words do not give the answer away (a category word above the answer, or the answer's own
+  noun: "What is behind the bag the man is behind? man"), and the new question is not one of the
+  image's.
 """
 
 from __future__ import annotations
@@ -102,11 +104,15 @@ class ProgramEditor:
         if q.presupposition_fails():
             raise Refusal("original_presupposition")
         said_nothing = [False]
+        said_answer = [False]
 
         def informative(proposals: Iterable[Proposal]) -> Iterator[Proposal]:
             for p in proposals:
                 if q.says_nothing(p):
                     said_nothing[0] = True  # "What animal is black? animal"
+                    continue
+                if q.repeats_question(p):
+                    said_answer[0] = True  # "What is behind the bag the man is behind? man"
                     continue
                 yield p
 
@@ -127,5 +133,7 @@ class ProgramEditor:
             if q.prone_refused:
                 raise Refusal("unannotated_prone")
             raise Refusal("uninformative_answer" if said_nothing[0] else
-                          "attribute_kind" if q.unfit_refused else "no_distractor")
+                          "answer_in_question" if said_answer[0] else
+                          "attribute_kind" if q.unfit_refused else
+                          "several_colors" if self.proofs.several_colored_refused else "no_distractor")
         return ranking.records(question_id, PROGRAM_SUFFIX)

@@ -6,6 +6,7 @@ edited program and checking its claims, and building a proposal with its evidenc
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from contrastgen.programs.wording import Span, doubled_words, said_once, without
 if TYPE_CHECKING:
     from contrastgen.programs.edits.editor import ProgramEditor
 
+_WORDS = re.compile(r"[a-z0-9]+")  # a question's words, for finding a noun said in them
 _ASKING = ("query", "verify", "choose", "same", "different", "common")  # steps that ask of objects
 
 
@@ -114,6 +116,22 @@ class EditedQuestion:
         answer = str(p.answer).strip().lower()
         lex = self.editor.lex
         return bool(noun) and noun not in ("_", SCENE) and (answer == noun.lower() or lex.is_a(noun, answer))
+
+    def repeats_question(self, p: Proposal) -> bool:
+        """Does a `query: name` answer name a noun its question says ("What is behind the bag the
+        man is behind? man", "What is growing on the trash bag? bag")? The words then hand over
+        the answer, or ask of a thing by itself. A form of the answer's noun (a plural, a synonym)
+        said as whole words counts."""
+        semantic = p.program.get("semantic") or []
+        last = semantic[-1] if semantic else {}
+        if last.get("operation") != "query" or str(last.get("argument", "")).strip() != "name":
+            return False
+        answer = str(p.answer).strip().lower()
+        if not answer:
+            return False
+        words = f" {' '.join(_WORDS.findall(p.question.lower()))} "
+        return any(f" {' '.join(_WORDS.findall(form))} " in words
+                   for form in self.editor.lex.forms(answer) | {answer})
 
     def execute(self, index: int, argument: str) -> tuple[list[dict[str, Any]], Execution, set[int]] | None:
         """The program with step `index`'s argument replaced and the steps that read it by name,

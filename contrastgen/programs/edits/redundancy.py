@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import regex
 
 from contrastgen.datasets.gqa_program import Step, reference_name, split_reference, step_of
+from contrastgen.language.noun_classes import hair_colors
 from contrastgen.language.nounphrase import attribute_words
 from contrastgen.perturb import Proposal, Ranking
 from contrastgen.programs.edits.base import RD_PLUS_TYPES, adjective_order
@@ -124,6 +125,8 @@ class SayEveryAttribute:
             value = next(iter(values))
             if value in words or any(v in words for v in value.split()):
                 continue
+            if not hair_colors().allows(value, q.editor.scene.objects[ids[0]].canonical, lex):
+                continue  # a graph's "blond" railing: a hair colour is never said of a thing
             added.append((kind, value))
         if not added or any(s.head == "filter" and s.dependencies == (index,) for s in q.steps):
             return  # nothing to add, or the reference has filters of its own (their words)
