@@ -94,20 +94,26 @@ class GqaDomain:
         found = self._may_kinds.get(noun)
         if found is None:
             lex = self.lex
-            found = self._may_kinds[noun] = lex.may_denote(noun) | lex.broader(noun) | {lex.canonical(noun)}
+            # people cross-classify both ways: an object listed as a man may be the boy a caption
+            # names, since "man" may denote a boy (the question path's people rule, made symmetric)
+            found = self._may_kinds[noun] = (lex.may_denote(noun) | lex.broader(noun) | {lex.canonical(noun)}
+                                             | lex.people_who_may_be(noun))
         return found
 
     def noun_of(self, kind: str) -> str:
         return kind
 
     def allows(self, noun: str, attribute: str) -> bool:
-        """May the attribute be said of the noun (rules/attribute_kinds.tsv: "brunette" of hair and
-        people, not of shoes)? A negative that says what no one says of such a thing would be
-        told by its words alone."""
+        """May a negative say the attribute of the noun (rules/attribute_kinds.tsv: "brunette" of hair
+        and people, not of shoes; no colour of a people noun)? A negative that says what no one
+        says of such a thing would be told by its words alone."""
         found = self._allows.get((noun, attribute))
         if found is None:
-            found = self._allows[noun, attribute] = self.kinds.allows(
-                self.lex.category(noun), self.vocab.attribute_type(attribute), attribute)
+            kind = self.vocab.attribute_type(attribute)
+            # a colour is never put on a person ("a brown chair" -> "a brown woman"): said of people
+            # it reads as their skin, which no graph's colour of a person (their clothes) shows
+            found = self._allows[noun, attribute] = not (kind == "color" and self.lex.is_person(noun)) \
+                and self.kinds.allows(self.lex.category(noun), kind, attribute)
         return found
 
     def antisymmetric(self, relation: str) -> bool:

@@ -239,6 +239,21 @@ class Lexicon:
         ca, cb = self.canonical(a), self.canonical(b)
         return ca != cb and ca in self._people_facets and cb in self._may_denote_people(ca)
 
+    def is_person(self, word: str) -> bool:
+        """Is the word a people noun (person_facets.tsv)?"""
+        return self.canonical(word) in self._people_facets
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - the lexicon lives as long as the process
+    def people_who_may_be(self, word: str) -> frozenset[str]:
+        """The people nouns that may denote what a people noun `word` names ("man" may denote a
+        boy): an object listed under one of them may be the `word` a caption or a question means,
+        so no absence or uniqueness of `word` may be claimed while it is there. The converse of
+        `may_denote` among people; empty for any other noun."""
+        c = self.canonical(word)
+        if c not in self._people_facets:
+            return frozenset()
+        return frozenset(p for p in self._people_facets if p != c and c in self.may_denote(p))
+
     def _may_denote_people(self, canonical: str) -> frozenset[str]:
         return self._loose.get(canonical, frozenset()) & frozenset(self._people_facets)
 

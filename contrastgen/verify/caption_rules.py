@@ -7,6 +7,8 @@ not make both agree on a wrong proof. What the verifier trusts:
 - rules/asymmetric_relations.txt and rules/relations.tsv: which relations cannot hold both ways;
 - rules/lexicon/nouns.tsv's `kinds` column: the kinds a noun is a kind of (an object listed under
   one of them may be the noun's object);
+- rules/lexicon/person_facets.tsv's first column: the people nouns (no colour is put on one, and
+  an object listed under a people noun that may denote another may be that other);
 - rules/clevr/metadata_*.json: CLEVR's shapes, Super-CLEVR's shape names and categories, and the
   type of each size, colour and material.
 """
@@ -43,6 +45,7 @@ class CaptionRules:
     hypernyms: dict[str, frozenset[str]]  # noun (any listed form) -> the surface names of its kinds
     synonyms: dict[str, frozenset[str]]  # a row's name -> every name and plural of its canonical noun
     typed_attributes: frozenset[str]  # the attribute values of rules/attribute_types.tsv
+    people: frozenset[str]  # the people nouns of rules/lexicon/person_facets.tsv
     clevr_shapes: dict[str, str]  # word -> CLEVR shape value or Super-CLEVR category
     clevr_category: dict[str, str]  # Super-CLEVR shape -> its category
     clevr_types: dict[str, str]  # CLEVR size, colour or material value -> its type
@@ -97,4 +100,5 @@ def load_caption_rules() -> CaptionRules:
         asymmetric=frozenset(normalize_name(r) for r in asymmetric),
         hypernyms=hypernyms, synonyms=synonyms,
         typed_attributes=frozenset(row[0] for row in _lines("attribute_types.tsv") if row),
+        people=frozenset(row[0] for row in _lines("lexicon", "person_facets.tsv") if len(row) >= 3),
         clevr_shapes=shapes, clevr_category=category, clevr_types=types)
