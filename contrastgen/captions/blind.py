@@ -11,12 +11,13 @@ asked only of pairs it was not trained on:
   the image's own counts left out; it picks the more plausible caption;
 - a naive Bayes over words and pairs of adjacent words, trained on the pairs of one half of the images (a hash of the image
   id decides the half) and asked of the other half's, then the other way round.
-A tie counts half. A kind at most `TARGET` for both is left as it is. Above it, the kind is
-thinned: the pairs a model above target picks right are left out, those both models pick right
-first, then the surest, until both are at most `AIM` (the naive Bayes is trained again after each
-round, since leaving pairs out changes what it learns). A kind that would keep fewer than
-`MIN_KEPT` of its pairs, or is still above `TARGET` after `ROUNDS` rounds, is refused for the
-input: none of its pairs is written, and the run says why.
+A tie counts half. The promise is `TARGET` (60%) for every kind written. A kind at most
+`THIN_ABOVE` for both models is left as it is. Above it, the kind is thinned: the pairs a model
+above it picks right are left out, those both models pick right first, then the surest, until it
+is at most `AIM` (the naive Bayes is trained again after each round, since leaving pairs out
+changes what it learns). A kind that would keep fewer than `MIN_KEPT` of its pairs, or is still
+above `TARGET` after `ROUNDS` rounds, is refused for the input: none of its pairs is written, and
+the run says why.
 
 Everything here depends only on the pairs in input order, so the same input and seed give the
 same verdicts whatever the number of workers.
@@ -31,7 +32,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 TARGET = 0.60  # the most a blind model may pick the true caption in a written kind
-AIM = 0.55  # what thinning brings a kind to (below TARGET: the naive Bayes is trained again after)
+# A kind above THIN_ABOVE is thinned to AIM. Both are below TARGET because a model trained on more
+# of the images learns more than one trained on half: on graphs built from the shared GQA questions,
+# replace_obj is 59.1% for the half-trained naive Bayes and 67.0% for a classifier trained on four
+# fifths (benchmarks/caption_balance.py); thinned to 50%, the classifier is at 55%.
+THIN_ABOVE = 0.55
+AIM = 0.50
 MIN_KEPT = 0.25  # a kind that keeps fewer of its pairs than this share is refused, not thinned
 ROUNDS = 6
 SMOOTHING = 1.0
@@ -138,12 +144,12 @@ def _to_leave_out(right: float, total: int) -> int:
 
 def _round(kept: Sequence[BlindPair], now: dict[str, float]) -> set[int]:
     """One round of thinning: the positions of the pairs to leave out, as many of the pairs a
-    model above AIM picks right as bring it to AIM; those that every such model picks right first,
+    model above THIN_ABOVE picks right as bring it to AIM; those that every such model picks right first,
     then the surest, then by id (a fixed order)."""
     margins = bayes_margins(kept)
     bayes = [_pick(m) for m in margins]
     plaus = [p.plausibility_pick for p in kept]
-    over_bayes, over_plaus = now["naive_bayes"] > AIM, now["plausibility"] > AIM
+    over_bayes, over_plaus = now["naive_bayes"] > THIN_ABOVE, now["plausibility"] > THIN_ABOVE
     need = max(_to_leave_out(sum(bayes), len(kept)) if over_bayes else 0,
                _to_leave_out(sum(plaus), len(kept)) if over_plaus else 0)
 
@@ -165,7 +171,7 @@ def check_kind(kind: str, pairs: Sequence[BlindPair]) -> KindVerdict:
     kept = list(pairs)
     now = before
     for _ in range(ROUNDS):
-        if max(now.values()) <= TARGET:
+        if max(now.values()) <= THIN_ABOVE:
             break
         drop = _round(kept, now)
         if not drop:
@@ -177,7 +183,7 @@ def check_kind(kind: str, pairs: Sequence[BlindPair]) -> KindVerdict:
         worst = max(before, key=lambda m: before[m])
         verdict.refused = (f"{kind}: refused for this input: a text-only model ({worst.replace('_', ' ')}) picks the "
                            f"true caption in {100 * before[worst]:.1f}% of its {len(pairs)} pairs, and thinning "
-                           f"to {100 * TARGET:.0f}% would keep {len(kept)} of them (--unbalanced writes it unchecked)")
+                           f"it would keep {len(kept)} of them (--unbalanced writes it unchecked)")
         return verdict
     verdict.after = now
     kept_ids = {p.negative_id for p in kept}

@@ -103,7 +103,8 @@ class CaptionGraph:
         return self.g.ids_named(names) | self._vague
 
     def is_person(self, noun: str) -> bool:
-        return not self.clevr and self.nouns.canonical(noun) in self.crules.people
+        """A people noun or a group of people."""
+        return not self.clevr and self.nouns.canonical(noun) in (self.crules.people | self.crules.person_kinds)
 
     def is_colour(self, attribute: str) -> bool:
         return attribute in self.crules.color_terms
@@ -255,17 +256,24 @@ _PEOPLE_WHO_MAY_BE: dict[tuple[str, int, int], frozenset[str]] = {}  # per proce
 
 
 def _people_who_may_be(noun: str, nouns: NounTable, crules: CaptionRules) -> frozenset[str]:
-    """Every name of a people noun that may denote the people noun `noun` ("man" may denote a
-    boy): an object so listed may be the one `noun` names. Empty for any other noun."""
+    """Every name of a people noun an object may be listed under and still be, or hold, what the
+    people noun `noun` names: one that may denote it ("man" may denote a boy), and any group or
+    people noun of no known gender or age ("crowd", "worker"), which may be anyone; for such a
+    noun itself, every people noun. Empty for any other noun."""
     key = (noun, id(nouns), id(crules))
     found = _PEOPLE_WHO_MAY_BE.get(key)
     if found is None:
         c = nouns.canonical(noun)
-        found = frozenset()
-        if c is not None and c in crules.people:
-            forms = crules.synonyms.get(noun, frozenset()) | {noun, c}
-            found = frozenset(name for p in crules.people if nouns.canonical(p) != c and forms & nouns.names(p, loose=True)
-                              for name in crules.synonyms.get(p, frozenset({p})))
+        kinds = crules.person_kinds | crules.people
+        others: frozenset[str] = frozenset()
+        if c is not None and c in kinds:
+            if c not in crules.people:  # a group, or a person of no known gender or age: anyone
+                others = kinds - {c}
+            else:
+                forms = crules.synonyms.get(noun, frozenset()) | {noun, c}
+                others = frozenset(p for p in crules.people if p != c and forms & nouns.names(p, loose=True)) \
+                    | (kinds - crules.people)
+        found = frozenset(name for p in others for name in crules.synonyms.get(p, frozenset({p})))
         if len(_PEOPLE_WHO_MAY_BE) < 1 << 16:
             _PEOPLE_WHO_MAY_BE[key] = found
     return found

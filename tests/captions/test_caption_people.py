@@ -2,7 +2,8 @@
 - no colour is put on a people noun ("a brown chair" -> "a brown woman", "a blue man");
 - people cross-classify both ways for absence and uniqueness: "man" may denote a boy, so where a
   man is listed no negative says there is no boy ("a lamp and a man" -> "a boy and a man" on an
-  image with three men), and "the girl" is not one object where a woman is there too.
+  image with three men), and "the girl" is not one object where a woman is there too; a group of
+  people ("crowd", "family") may hold anyone, so none is said absent where people are listed.
 The generator keeps to both, and `verify` re-checks both with its own code."""
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from contrastgen.verify.captions import CaptionGraph
 from contrastgen.verify.nouns import load_nouns
 from contrastgen.verify.rules import load_rules
 
-PEOPLE = {"man", "woman", "boy", "girl", "child", "lady", "guy", "baby", "umpire", "soldier", "person", "player"}
+PEOPLE = {"man", "woman", "boy", "girl", "child", "lady", "guy", "baby", "umpire", "soldier", "person", "player",
+          "crowd", "family"}
 COLOURS = {"brown", "blue", "white", "black", "red", "green", "gray", "yellow", "pink", "purple", "orange", "beige"}
 
 
@@ -53,6 +55,7 @@ def people_graphs() -> dict:
         graphs[f"girl{i}"] = scene(("girl", ["young"]), ("woman", ["tall"]), ("chair", ["brown"]), ("cup", ["blue"]))
         graphs[f"things{i}"] = scene(("chair", ["brown"]), ("vase", ["blue"]), ("plate", ["white"]), ("bench", ["black"]))
         graphs[f"alone{i}"] = scene(("boy", ["young"]), ("kite", ["red"]), ("bowl", ["green"]))
+        graphs[f"crowd{i}"] = scene(("crowd", []), ("fence", ["white"]), ("family", []), ("bus", ["red"]))
     return graphs
 
 
@@ -112,8 +115,8 @@ def test_a_people_noun_another_may_denote_is_not_claimed_absent(tmp_path):
         for f in n["evidence"]["facts"]:
             if f["fact"] == "may_be" and not f["ids"] and where in absent:
                 absent[where].add(f["noun"])
-    assert "boy" in absent["things"] and "woman" in absent["men"]
-    assert not absent["men"] & {"boy", "child", "person", "soldier", "player", "guy"}, absent["men"]
+    assert "boy" in absent["things"] and "woman" in absent["men"] and absent["things"] & {"crowd", "family"}
+    assert not absent["men"] & {"boy", "child", "person", "soldier", "player", "guy", "crowd", "family"}, absent["men"]
     assert not absent["girl"] & {"child", "person"}, absent["girl"]
     assert run("verify", out, "--scene-graphs", graphs).exit_code == 0
 
@@ -141,4 +144,5 @@ def test_the_verifier_reads_people_both_ways_with_its_own_tables():
     assert {"1", "2"} <= graph.may_be("boy")  # a man may be the boy
     assert "4" in graph.may_be("woman") and "5" in graph.may_be("girl")
     assert not {"1", "2"} & graph.may_be("woman")  # no man is a woman
-    assert graph.is_person("woman") and not graph.is_person("lamp")
+    assert {"1", "2", "4", "5"} <= graph.may_be("crowd")  # a crowd may hold anyone
+    assert graph.is_person("woman") and graph.is_person("family") and not graph.is_person("lamp")
