@@ -280,11 +280,12 @@ def _people_who_may_be(noun: str, nouns: NounTable, crules: CaptionRules) -> fro
 
 
 def person_colour(graph: CaptionGraph, pos: dict[str, Any], neg: dict[str, Any]) -> str | None:
-    """A negative's changed phrase that puts a colour on a people noun ("a brown chair" -> "a
-    brown woman"), or None."""
-    for i, q in enumerate(neg["phrases"]):
-        p = pos["phrases"][i] if i < len(pos["phrases"]) else None
-        if q != p and q["attribute"] and graph.is_colour(q["attribute"]) and graph.is_person(q["noun"]):
+    """A phrase of the negative that puts a colour on a people noun the caption did not say it
+    of ("a brown chair" -> "a brown woman"), or None."""
+    said = {(p["noun"], p["attribute"]) for p in pos["phrases"]}  # a swap moves a phrase, colour and all
+    for q in neg["phrases"]:
+        if (q["noun"], q["attribute"]) not in said and q["attribute"] and graph.is_colour(q["attribute"]) \
+                and graph.is_person(q["noun"]):
             return f"the negative says the colour {q['attribute']!r} of the person noun {q['noun']!r}"
     return None
 
