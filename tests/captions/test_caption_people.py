@@ -124,11 +124,13 @@ def test_a_people_noun_another_may_denote_is_not_claimed_absent(tmp_path):
 
 
 def test_the_people_noun_another_may_denote_is_not_one_object(tmp_path):
-    """A girl and a woman listed: "woman" may denote a girl, so "the girl" does not name one object."""
+    """A girl and a woman listed: "woman" may denote a girl, so "the girl" does not name one object;
+    nor does "the soldier" where a man is listed too."""
     graphs = {}
     for i in range(30):
         graphs[f"girl{i}"] = scene(("lamp", ["white"]), ("girl", []), ("woman", []), ("cup", ["blue"]))
         graphs[f"alone{i}"] = scene(("lamp", ["white"]), ("girl", []), ("cup", ["blue"]))
+        graphs[f"soldier{i}"] = scene(("lamp", ["white"]), ("soldier", []), ("man", []), ("cup", ["blue"]))
     graphs = write(tmp_path, graphs)
     out = generate(graphs, tmp_path / "out", "--unbalanced", "--candidates", "8", "--kinds", "aro_relation")
     said = {}
@@ -137,6 +139,7 @@ def test_the_people_noun_another_may_denote_is_not_one_object(tmp_path):
             p["noun"] for p in r["evidence"]["reading"]["phrases"])
     assert "girl" in said["alone"]  # alone, the girl is "the girl"
     assert not said.get("girl", set()) & {"girl", "woman"}
+    assert not said.get("soldier", set()) & {"soldier", "man"}  # "the soldier" where a man stands too
     assert run("verify", out, "--scene-graphs", graphs).exit_code == 0
 
 
