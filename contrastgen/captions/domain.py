@@ -43,6 +43,8 @@ class Domain(Protocol):
 
     def allows(self, noun: str, attribute: str) -> bool: ...
 
+    def says_of(self, noun: str, attribute: str) -> bool: ...
+
     def antisymmetric(self, relation: str) -> bool: ...
 
     def opposite(self, relation: str) -> str | None: ...
@@ -109,12 +111,16 @@ class GqaDomain:
         says of such a thing would be told by its words alone."""
         found = self._allows.get((noun, attribute))
         if found is None:
-            kind = self.vocab.attribute_type(attribute)
-            # a colour is never put on a person ("a brown chair" -> "a brown woman"): said of people
-            # it reads as their skin, which no graph's colour of a person (their clothes) shows
-            found = self._allows[noun, attribute] = not (kind == "color" and self.lex.is_person(noun)) \
-                and self.kinds.allows(self.lex.category(noun), kind, attribute)
+            found = self._allows[noun, attribute] = self.says_of(noun, attribute) and self.kinds.allows(
+                self.lex.category(noun), self.vocab.attribute_type(attribute), attribute)
         return found
+
+    def says_of(self, noun: str, attribute: str) -> bool:
+        """May any caption, true or false, say the attribute of the noun? Not a colour of people or
+        a group of people ("a brown woman", "a silver man"): said of people a colour reads as their
+        skin, which no graph's colour of a person (their clothes) shows; and a class of phrase only
+        true captions said would tell them from their negatives."""
+        return not (self.lex.is_person(noun) and self.vocab.attribute_type(attribute) == "color")
 
     def antisymmetric(self, relation: str) -> bool:
         found = self._antisymmetric.get(relation)
@@ -164,6 +170,9 @@ class ClevrDomain:
 
     def allows(self, noun: str, attribute: str) -> bool:
         return attribute in self.clevr.type_of_value
+
+    def says_of(self, noun: str, attribute: str) -> bool:
+        return True
 
     def antisymmetric(self, relation: str) -> bool:
         return relation in self.replace_relations

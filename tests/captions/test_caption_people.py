@@ -1,5 +1,6 @@
 """People nouns in caption negatives (issue 44, on graphs built from the shared GQA questions):
-- no colour is put on a people noun ("a brown chair" -> "a brown woman", "a blue man");
+- no colour is put on a people noun ("a brown chair" -> "a brown woman", "a blue man"), nor said
+  of one in a true caption;
 - people cross-classify both ways for absence and uniqueness: "man" may denote a boy, so where a
   man is listed no negative says there is no boy ("a lamp and a man" -> "a boy and a man" on an
   image with three men), and "the girl" is not one object where a woman is there too; a group of
@@ -15,7 +16,7 @@ from caption_cli import generate, run
 
 from contrastgen.jsonio import read_jsonl
 from contrastgen.verify.caption_rules import load_caption_rules
-from contrastgen.verify.captions import CaptionGraph
+from contrastgen.verify.captions import CaptionGraph, person_colour
 from contrastgen.verify.nouns import load_nouns
 from contrastgen.verify.rules import load_rules
 
@@ -72,8 +73,11 @@ def test_no_colour_is_put_on_a_people_noun(tmp_path):
     assert any(k == "replace_obj" and q["noun"] in PEOPLE for k, q in changed)
     assert any(k == "replace_obj" and q["attribute"] in COLOURS for k, q in changed)
     assert [q for _, q in changed if q["noun"] in PEOPLE and q["attribute"] in COLOURS] == []
-    # a swap moves "a blue boy", colour and all, which the caption says of him: that is no colour put on him
-    assert any(n["kind"] == "swap_obj" and "blue boy" in n["caption"] for _, n in pairs)
+    # nor does a caption say one of a person (the boy is listed blue): a phrase only true captions
+    # said would give them away
+    said = [p for r, n in pairs for c in (r, n) for p in c["evidence"]["reading"]["phrases"]]
+    assert any(p["noun"] == "boy" for p in said) and any(p["attribute"] in COLOURS for p in said)
+    assert [p for p in said if p["noun"] in PEOPLE and p["attribute"] in COLOURS] == []
     assert run("verify", out, "--scene-graphs", graphs).exit_code == 0
 
 
@@ -151,3 +155,16 @@ def test_the_verifier_reads_people_both_ways_with_its_own_tables():
     assert not {"1", "2"} & graph.may_be("woman")  # no man is a woman
     assert {"1", "2", "4", "5"} <= graph.may_be("crowd")  # a crowd may hold anyone
     assert graph.is_person("woman") and graph.is_person("family") and not graph.is_person("lamp")
+
+
+def test_the_verifier_fails_a_colour_put_on_a_person_not_one_a_swap_moves():
+    graph = CaptionGraph(scene(("man", ["blue"]), ("chair", ["brown"])), load_rules(), load_caption_rules(), load_nouns())
+
+    def phrase(attribute: str, noun: str) -> dict:
+        return {"determiner": "a", "attribute": attribute, "noun": noun}
+
+    caption = {"shape": "relation", "relation": "to the left of", "phrases": [phrase("blue", "man"), phrase("", "chair")]}
+    swapped = {**caption, "phrases": caption["phrases"][::-1]}
+    assert person_colour(graph, caption, swapped) is None
+    replaced = {"shape": "object", "phrases": [phrase("brown", "woman")]}
+    assert "brown" in person_colour(graph, {"shape": "object", "phrases": [phrase("brown", "chair")]}, replaced)
