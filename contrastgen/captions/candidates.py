@@ -178,7 +178,7 @@ class ImageCandidates:
         found = said.get(thing.id)
         if found is None:
             found = said[thing.id] = [a for a in thing.attributes if (not provable or self.domain.provable(a))
-                                      and not self.world.compound(a, thing.noun)]
+                                      and not self.world.compound(a, thing.noun) and self.domain.says_of(thing.noun, a)]
         return found
 
     def _phrase(self, thing: Thing, rng: random.Random, *, attribute: str | None = None,

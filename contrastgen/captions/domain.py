@@ -43,6 +43,8 @@ class Domain(Protocol):
 
     def allows(self, noun: str, attribute: str) -> bool: ...
 
+    def says_of(self, noun: str, attribute: str) -> bool: ...
+
     def antisymmetric(self, relation: str) -> bool: ...
 
     def opposite(self, relation: str) -> str | None: ...
@@ -94,21 +96,31 @@ class GqaDomain:
         found = self._may_kinds.get(noun)
         if found is None:
             lex = self.lex
-            found = self._may_kinds[noun] = lex.may_denote(noun) | lex.broader(noun) | {lex.canonical(noun)}
+            # people cross-classify both ways: an object listed as a man may be the boy a caption
+            # names, since "man" may denote a boy (the question path's people rule, made symmetric)
+            found = self._may_kinds[noun] = (lex.may_denote(noun) | lex.broader(noun) | {lex.canonical(noun)}
+                                             | lex.people_who_may_be(noun))
         return found
 
     def noun_of(self, kind: str) -> str:
         return kind
 
     def allows(self, noun: str, attribute: str) -> bool:
-        """May the attribute be said of the noun (rules/attribute_kinds.tsv: "brunette" of hair and
-        people, not of shoes)? A negative that says what no one says of such a thing would be
-        told by its words alone."""
+        """May a negative say the attribute of the noun (rules/attribute_kinds.tsv: "brunette" of hair
+        and people, not of shoes; no colour of a people noun)? A negative that says what no one
+        says of such a thing would be told by its words alone."""
         found = self._allows.get((noun, attribute))
         if found is None:
-            found = self._allows[noun, attribute] = self.kinds.allows(
+            found = self._allows[noun, attribute] = self.says_of(noun, attribute) and self.kinds.allows(
                 self.lex.category(noun), self.vocab.attribute_type(attribute), attribute)
         return found
+
+    def says_of(self, noun: str, attribute: str) -> bool:
+        """May any caption, true or false, say the attribute of the noun? Not a colour of people or
+        a group of people ("a brown woman", "a silver man"): said of people a colour reads as their
+        skin, which no graph's colour of a person (their clothes) shows; and a class of phrase only
+        true captions said would tell them from their negatives."""
+        return not (self.lex.is_person(noun) and self.vocab.attribute_type(attribute) == "color")
 
     def antisymmetric(self, relation: str) -> bool:
         found = self._antisymmetric.get(relation)
@@ -158,6 +170,9 @@ class ClevrDomain:
 
     def allows(self, noun: str, attribute: str) -> bool:
         return attribute in self.clevr.type_of_value
+
+    def says_of(self, noun: str, attribute: str) -> bool:
+        return True
 
     def antisymmetric(self, relation: str) -> bool:
         return relation in self.replace_relations

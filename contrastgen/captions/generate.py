@@ -18,10 +18,13 @@ import random
 import shutil
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+import orjson
+
+from contrastgen.captions import blind
 from contrastgen.captions.balance import Balancer, Scored
 from contrastgen.captions.candidates import KINDS, MATCHED, SUGARCREPE, ImageCandidates, NounPool
 from contrastgen.captions.caption import Caption, caption_text
@@ -72,8 +75,12 @@ class CaptionStats:
     images_with: Counter[str] = field(default_factory=Counter)  # kind -> images that had a candidate
     proofs: Counter[str] = field(default_factory=Counter)  # "kind proof" -> pairs
     scorer_right: Counter[str] = field(default_factory=Counter)  # kind -> pairs the scorer picks right (ties: half)
+    pairs_seen: list[blind.BlindPair] = field(default_factory=list)  # every pair written, for the blind check
+    verdicts: dict[str, blind.KindVerdict] = field(default_factory=dict)  # kind -> the blind check's verdict
 
     def add(self, other: CaptionStats) -> None:
+        offset = self.records
+        self.pairs_seen.extend(replace(p, record=p.record + offset) for p in other.pairs_seen)
         self.images += other.images
         self.records += other.records
         for mine, theirs in ((self.pairs, other.pairs), (self.images_with, other.images_with),
@@ -89,9 +96,28 @@ class CaptionStats:
                           "images_without": self.images - self.images_with[k],
                           "scorer_picks_positive": round(self.scorer_right[k] / self.pairs[k], 4) if self.pairs[k] else None,
                           "proofs": {p.split(" ", 1)[1]: n for p, n in sorted(self.proofs.items())
-                                     if p.split(" ", 1)[0] == k}}
+                                     if p.split(" ", 1)[0] == k},
+                          "blind_check": self.verdicts[k].as_dict() if k in self.verdicts else None}
                       for k in kinds},
+            "blind_check": {"enforced": options.balanced, "target": blind.TARGET,
+                            "refused": [v.refused for v in self.verdicts.values() if v.refused]},
         }
+
+    def leave_out(self, verdicts: Mapping[str, blind.KindVerdict]) -> set[str]:
+        """Take the pairs the blind check leaves out off the counts; their negative ids."""
+        self.verdicts = dict(verdicts)
+        gone: set[str] = set()
+        for verdict in verdicts.values():
+            for p in verdict.left_out:
+                gone.add(p.negative_id)
+                self.pairs[p.kind] -= 1
+                self.proofs[f"{p.kind} {p.proof}"] -= 1
+                self.scorer_right[p.kind] -= p.plausibility_pick
+            if verdict.left_out:
+                self.images_with[verdict.kind] = len({p.image_id for p in self.pairs_seen
+                                                      if p.kind == verdict.kind and p.negative_id not in gone})
+        self.proofs = +self.proofs
+        return gone
 
 
 @dataclass
@@ -141,6 +167,9 @@ def generate_captions(scene_graphs: Path, out: Path, options: CaptionOptions, *,
         with atomic_dir(out) as tmp:
             with (tmp / CAPTIONS_FILE).open("wb") as fh:
                 stats = write_captions(fh, domain, graphs, options, plausibility, workers=workers)
+            if options.balanced:
+                enforce_blind_check(tmp / CAPTIONS_FILE, stats, options)
+            stats.pairs_seen = []
             (tmp / STATS_FILE).write_bytes(dumps(stats.as_dict(options), indent=True))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -161,6 +190,33 @@ def write_captions(fh: BinaryIO, domain: Domain, graphs: Mapping[str, Any], opti
             fh.write(chunk)
             stats.add(shard_stats)
     return stats
+
+
+def enforce_blind_check(path: Path, stats: CaptionStats, options: CaptionOptions) -> None:
+    """Measure every kind written to `path` with the blind models (`blind`) and leave out what
+    they say must go: `path` is rewritten without those negatives (a caption left with none is
+    left out too), and `stats` counts what stays. Only the records that lose a negative are read
+    back; the others are copied as they were written."""
+    verdicts = blind.check(stats.pairs_seen, options.kinds)
+    gone = stats.leave_out(verdicts)
+    if not gone:
+        return
+    touched = {p.record for v in verdicts.values() for p in v.left_out}
+    kept_path = path.with_name(path.name + ".kept")
+    records = 0
+    with path.open("rb") as src, kept_path.open("wb") as dst:
+        for n, line in enumerate(src):
+            if n not in touched:
+                dst.write(line)
+                records += 1
+                continue
+            record = orjson.loads(line)  # our own line, written above
+            record["negatives"] = [x for x in record["negatives"] if x["id"] not in gone]
+            if record["negatives"]:
+                dst.write(dumps(record))
+                records += 1
+    kept_path.replace(path)
+    stats.records = records
 
 
 def _shards(ids: list[str], size: int) -> list[list[str]]:
@@ -259,6 +315,11 @@ def _caption_shard(state: _State, image_ids: list[str]) -> tuple[bytes, CaptionS
                 stats.proofs[f"{kind} {c.proof.kind}"] += 1
                 stats.scorer_right[kind] += (s.scorer_verdict + 1) / 2
         for chosen in by_positive.values():
-            out += dumps(caption_record(image_id, world, lex, chosen))
+            record = caption_record(image_id, world, lex, chosen)
+            for negative in record["negatives"]:  # as an outside reader of the file sees them
+                stats.pairs_seen.append(blind.BlindPair(
+                    negative["kind"], image_id, stats.records, negative["id"], record["caption"], negative["caption"],
+                    record["plausibility"], negative["plausibility"], negative["evidence"]["proof"]))
+            out += dumps(record)
             stats.records += 1
     return bytes(out), stats

@@ -63,6 +63,13 @@ def generate_cmd(scene_graphs: Path, out: Path, kinds: tuple[str, ...], per_imag
         scorer = row["scorer_picks_positive"]
         click.echo(f"  {kind:<14} {row['pairs']:>7} pairs, {row['images_without']:>6} images without one"
                    + ("" if scorer is None else f", plausibility scorer picks the positive {100 * scorer:.1f}%"))
+    for kind, row in summary["kinds"].items():
+        check = row["blind_check"]
+        if check and check["left_out"] and not check["refused"]:
+            click.echo(f"  {kind}: {check['left_out']} of {check['pairs_before']} pairs left out so that "
+                       f"no blind model picks the true caption in more than {100 * summary['blind_check']['target']:.0f}%")
+    for message in summary["blind_check"]["refused"]:
+        click.echo(message, err=True)
     click.echo(f"wrote {out}/captions.jsonl, stats.json")
 
 

@@ -239,6 +239,35 @@ class Lexicon:
         ca, cb = self.canonical(a), self.canonical(b)
         return ca != cb and ca in self._people_facets and cb in self._may_denote_people(ca)
 
+    @functools.cached_property
+    def _person_kinds(self) -> frozenset[str]:
+        """Every noun of the person category (nouns.tsv), groups of people ("crowd", "family")
+        and people nouns of no known gender or age ("worker") among them, and the people nouns
+        of person_facets.tsv."""
+        return frozenset(c for c, e in self._entries.items() if e.canonical == c and e.category == "person") \
+            | frozenset(self._people_facets)
+
+    def is_person(self, word: str) -> bool:
+        """Does the word name a person or a group of people?"""
+        return self.canonical(word) in self._person_kinds
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - the lexicon lives as long as the process
+    def people_who_may_be(self, word: str) -> frozenset[str]:
+        """The people nouns an object may be listed under and still be, or hold, what the people
+        noun `word` names: so no absence or uniqueness of `word` may be claimed while one is
+        there. A people noun of person_facets.tsv may be what another that may denote it names
+        ("man" may denote a boy: a man listed may be the boy), and what a group or a people noun
+        of no known gender or age names ("crowd", "worker") may be anyone; a group or such a noun
+        may be what any people noun names. Empty for any other noun."""
+        c = self.canonical(word)
+        kinds = self._person_kinds
+        if c not in kinds:
+            return frozenset()
+        faceted = frozenset(self._people_facets)
+        if c not in faceted:
+            return kinds - {c}
+        return frozenset(p for p in faceted if p != c and c in self.may_denote(p)) | (kinds - faceted)
+
     def _may_denote_people(self, canonical: str) -> frozenset[str]:
         return self._loose.get(canonical, frozenset()) & frozenset(self._people_facets)
 

@@ -7,6 +7,10 @@ not make both agree on a wrong proof. What the verifier trusts:
 - rules/asymmetric_relations.txt and rules/relations.tsv: which relations cannot hold both ways;
 - rules/lexicon/nouns.tsv's `kinds` column: the kinds a noun is a kind of (an object listed under
   one of them may be the noun's object);
+- rules/lexicon/person_facets.tsv's first column and nouns.tsv's person category: the people
+  nouns and groups of people (no colour is put on one; an object listed under a people noun
+  that may denote another may be that other, and a group or a people noun of no known gender
+  or age may be, or hold, anyone);
 - rules/clevr/metadata_*.json: CLEVR's shapes, Super-CLEVR's shape names and categories, and the
   type of each size, colour and material.
 """
@@ -43,6 +47,8 @@ class CaptionRules:
     hypernyms: dict[str, frozenset[str]]  # noun (any listed form) -> the surface names of its kinds
     synonyms: dict[str, frozenset[str]]  # a row's name -> every name and plural of its canonical noun
     typed_attributes: frozenset[str]  # the attribute values of rules/attribute_types.tsv
+    people: frozenset[str]  # the people nouns of rules/lexicon/person_facets.tsv
+    person_kinds: frozenset[str]  # nouns.tsv's canonical nouns of the person category ("crowd", "worker")
     clevr_shapes: dict[str, str]  # word -> CLEVR shape value or Super-CLEVR category
     clevr_category: dict[str, str]  # Super-CLEVR shape -> its category
     clevr_types: dict[str, str]  # CLEVR size, colour or material value -> its type
@@ -97,4 +103,7 @@ def load_caption_rules() -> CaptionRules:
         asymmetric=frozenset(normalize_name(r) for r in asymmetric),
         hypernyms=hypernyms, synonyms=synonyms,
         typed_attributes=frozenset(row[0] for row in _lines("attribute_types.tsv") if row),
+        people=frozenset(row[0] for row in _lines("lexicon", "person_facets.tsv") if len(row) >= 3),
+        person_kinds=frozenset(row[0] for row in _lines("lexicon", "nouns.tsv")
+                               if len(row) >= 5 and row[0] == row[2] and row[3] == "person"),
         clevr_shapes=shapes, clevr_category=category, clevr_types=types)

@@ -11,12 +11,14 @@ For each record it checks, with its own code and the rules files only:
    edge, or the converse of a relation that cannot hold both ways); nothing rests on a noun
    annotators leave out (unannotated-prone) or too vague to list;
 4. each negative is its kind's change of the caption (a replaced noun, swapped phrases, ...),
-   and a swap is never over a symmetric relation;
+   a swap is never over a symmetric relation, and no phrase it changes says a colour of a
+   people noun (said of people, a colour reads as their skin);
 5. every fact of every evidence holds in the graph;
 6. ids are the caption's image and text hashed, unique, and the evidence version is known.
 
 What a noun may denote is read from rules/lexicon (`verify.nouns`: forms, synonyms, kinds below
-it, every sense's kinds, people who cross-classify) plus the kinds it is a kind of and every name
+it, every sense's kinds, people who cross-classify, both ways: an object listed as a man may be
+the boy, since "man" may denote a boy) plus the kinds it is a kind of and every name
 of a noun it may denote (`caption_rules`), and any object whose name the table cannot place may
 be anything. A CLEVR
 scene (`"dataset": "clevr"`) is closed: its shapes are all it has.
@@ -53,7 +55,8 @@ SYMMETRIC = "symmetric_swap"
 FACT = "fact"
 IDS = "ids"
 IMAGE = "image"
-CHECKS = (STRUCTURE, READING, TRUE, FALSE, CHANGE, SYMMETRIC, FACT, IDS, IMAGE)
+PERSON_COLOUR = "person_colour"
+CHECKS = (STRUCTURE, READING, TRUE, FALSE, CHANGE, PERSON_COLOUR, SYMMETRIC, FACT, IDS, IMAGE)
 
 
 class CaptionGraph:
@@ -96,7 +99,15 @@ class CaptionGraph:
         names = self.nouns.names(noun, loose=True) | self.crules.hypernyms.get(noun, frozenset())
         synonyms = self.crules.synonyms
         names |= {s for n in names for s in synonyms.get(n, ())}
+        names |= _people_who_may_be(noun, self.nouns, self.crules)
         return self.g.ids_named(names) | self._vague
+
+    def is_person(self, noun: str) -> bool:
+        """A people noun or a group of people."""
+        return not self.clevr and self.nouns.canonical(noun) in (self.crules.people | self.crules.person_kinds)
+
+    def is_colour(self, attribute: str) -> bool:
+        return attribute in self.crules.color_terms
 
     # -- attributes and relations --------------------------------------------------------------
 
@@ -239,6 +250,44 @@ class CaptionGraph:
                 raise EvidenceProblem(f"not_relation fact: {s} {rel} {o} is not shown false by the edge {claimed}")
         else:
             check_fact(fact, self.g, self.vrules)
+
+
+_PEOPLE_WHO_MAY_BE: dict[tuple[str, int, int], frozenset[str]] = {}  # per process: the rules are loaded once
+
+
+def _people_who_may_be(noun: str, nouns: NounTable, crules: CaptionRules) -> frozenset[str]:
+    """Every name of a people noun an object may be listed under and still be, or hold, what the
+    people noun `noun` names: one that may denote it ("man" may denote a boy), and any group or
+    people noun of no known gender or age ("crowd", "worker"), which may be anyone; for such a
+    noun itself, every people noun. Empty for any other noun."""
+    key = (noun, id(nouns), id(crules))
+    found = _PEOPLE_WHO_MAY_BE.get(key)
+    if found is None:
+        c = nouns.canonical(noun)
+        kinds = crules.person_kinds | crules.people
+        others: frozenset[str] = frozenset()
+        if c is not None and c in kinds:
+            if c not in crules.people:  # a group, or a person of no known gender or age: anyone
+                others = kinds - {c}
+            else:
+                forms = crules.synonyms.get(noun, frozenset()) | {noun, c}
+                others = frozenset(p for p in crules.people if p != c and forms & nouns.names(p, loose=True)) \
+                    | (kinds - crules.people)
+        found = frozenset(name for p in others for name in crules.synonyms.get(p, frozenset({p})))
+        if len(_PEOPLE_WHO_MAY_BE) < 1 << 16:
+            _PEOPLE_WHO_MAY_BE[key] = found
+    return found
+
+
+def person_colour(graph: CaptionGraph, pos: dict[str, Any], neg: dict[str, Any]) -> str | None:
+    """A phrase of the negative that puts a colour on a people noun the caption did not say it
+    of ("a brown chair" -> "a brown woman"), or None."""
+    said = {(p["noun"], p["attribute"]) for p in pos["phrases"]}  # a swap moves a phrase, colour and all
+    for q in neg["phrases"]:
+        if (q["noun"], q["attribute"]) not in said and q["attribute"] and graph.is_colour(q["attribute"]) \
+                and graph.is_person(q["noun"]):
+            return f"the negative says the colour {q['attribute']!r} of the person noun {q['noun']!r}"
+    return None
 
 
 def _reading_of(text: Any, claimed: Any, graph: CaptionGraph) -> dict[str, Any]:
@@ -413,6 +462,9 @@ def _record_failures(record: dict[str, Any], rid: str, image_id: str, graph: Cap
         problem = change_problem(str(kind), pos, reading) if kind in KINDS else None
         if problem:
             fail(pid, CHANGE, f"{kind}: {problem}")
+        colour = person_colour(graph, pos, reading)
+        if colour:
+            fail(pid, PERSON_COLOUR, f"{kind}: {colour}")
         if kind in ("swap_obj", "aro_relation") and pos.get("relation") in graph.vrules.symmetric:
             fail(pid, SYMMETRIC, f"a swap over the symmetric relation {pos['relation']!r} may be true")
         _run(lambda r=reading: graph.false(r), fail, pid, FALSE)
