@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 import httpx
 import pytest
 from contrastgen.api.guards import loopback_host
-from server_harness import Server, shared_server
+from server_harness import Server
 
 
 @pytest.fixture(scope="module")
@@ -21,12 +21,6 @@ def body(sample) -> dict:
     qid, q = next(iter(questions.items()))
     return {"question_id": qid, "question": q["question"], "answer": q["answer"], "image_id": q["imageId"],
             "scene_graph": graphs[q["imageId"]]}
-
-
-@pytest.fixture(scope="session")
-def impatient_server(servers_root) -> Server:
-    """Half a second for each piece of a body."""
-    yield from shared_server(servers_root, "api-impatient", "--body-timeout", "0.5")
 
 
 def _raw(server: Server, request: bytes, wait: float = 5.0) -> bytes:
