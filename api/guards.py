@@ -122,9 +122,9 @@ class RequestGuards:
             nonlocal body_done
             if body_done:
                 return await receive()
-            with anyio.CancelScope(deadline=deadline) as scope_:
+            with anyio.CancelScope(deadline=deadline) as window:
                 message = await receive()
-            if scope_.cancelled_caught:
+            if window.cancelled_caught:
                 raise BodyTimeout(seconds)
             body_done = message["type"] != "http.request" or not message.get("more_body", False)
             return message

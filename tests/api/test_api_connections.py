@@ -105,6 +105,8 @@ def test_a_body_trickled_in_small_pieces_meets_one_deadline_for_the_whole(impati
         answer, took = _trickle(s, every=0.1, limit=8)
     assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
     assert _body_of(answer)["error"] == "body_timeout"
+    # the application's own 408 (logged with the request), not the connection's later one
+    assert b"\r\nx-request-id: " in answer.lower(), answer[:300]
     assert took < 4, took
 
 
