@@ -3,7 +3,9 @@
 One worker runs in this process with the engine loaded before uvicorn starts, so a bad
 `--scene-graphs` file fails the command at once with the CLI's usual message (exit 2). Several
 workers are separate processes that uvicorn starts from an import string; they receive the
-settings through the environment and load the engine in their own lifespans.
+settings through the environment and load the engine in their own lifespans. Every connection
+runs under `connection.DeadlineProtocol` (headers and body in time), handed to the workers as a
+picklable partial.
 """
 
 from __future__ import annotations
