@@ -69,12 +69,14 @@ def _header(scope: Scope, wanted: bytes) -> str | None:
     return None
 
 
-def bad_host(scope: Scope) -> Response | None:
+_ONLY_LOOPBACK = "this server answers only to loopback names (localhost, 127.0.0.1, [::1])"
+
+
+def bad_host(scope: Scope, detail: str) -> Response | None:
     """The 400 for a request whose `Host` is not a loopback name, else None."""
     if loopback_host(_header(scope, b"host") or ""):
         return None
-    return error_response(400, "bad_host", "this server answers only to loopback names "
-                          "(localhost, 127.0.0.1, [::1]) unless it has a token")
+    return error_response(400, "bad_host", detail)
 
 
 class LoopbackHostsOnly:
@@ -85,7 +87,7 @@ class LoopbackHostsOnly:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        refusal = bad_host(scope) if scope["type"] == "http" else None
+        refusal = bad_host(scope, _ONLY_LOOPBACK) if scope["type"] == "http" else None
         if refusal is not None:
             await refusal(scope, receive, send)
             return
@@ -104,7 +106,7 @@ class RequestGuards:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self.check_host and (refusal := bad_host(scope)) is not None:
+        if self.check_host and (refusal := bad_host(scope, f"{_ONLY_LOOPBACK} unless it has a token")) is not None:
             await refusal(scope, receive, send)
             return
         if (scope.get("method") == "POST" and scope.get("path", "").startswith("/v1/")
