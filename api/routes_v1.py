@@ -62,7 +62,7 @@ async def _run(request: Request, pool: WorkerPool, fn: Callable[..., T], *args: 
                deadline: Deadline | None = None) -> T:
     """`fn(*args)` in the worker pool, cancelled if the client leaves first (logged 499)."""
     deadline = deadline or pool.deadline()
-    return await while_connected(request.receive, deadline,
+    return await while_connected(request.scope, request.receive, deadline,
                                  lambda: pool.run(fn, *args, deadline=deadline))
 
 

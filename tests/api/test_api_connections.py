@@ -14,8 +14,13 @@ import time
 import uuid
 from urllib.parse import urlparse
 
+import anyio
 import orjson
+import pytest
+from contrastgen.api.disconnect import while_connected
+from contrastgen.api.offload import Deadline
 from server_harness import Server
+from starlette.requests import ClientDisconnect
 
 
 def _connect(server: Server) -> socket.socket:
@@ -153,3 +158,34 @@ def test_work_whose_client_left_is_cancelled_and_logged_499(impatient_server, sa
     assert {i: line["status"] for i, line in ours().items()} == {i: 499 for i in ids}
     # finished, they would be (4 + 1) x `alone` of work on one thread
     assert after < 2.5 * alone + 0.5, (after, alone)
+
+
+def test_under_another_server_the_work_is_cancelled_by_receive_s_disconnect():
+    """Without the protocol's hooks in the scope (another ASGI server), the disconnect message
+    that `receive()` gives is what cancels the work; its errors still come out as themselves."""
+    async def leaves() -> dict:
+        await anyio.sleep(0.1)
+        return {"type": "http.disconnect"}
+
+    async def stays() -> dict:
+        await anyio.sleep(60)
+        return {"type": "http.disconnect"}
+
+    async def long_work() -> int:
+        await anyio.sleep(30)
+        return 1
+
+    async def failing_work() -> int:
+        raise ValueError("the work's own error")
+
+    async def main() -> None:
+        deadline = Deadline.after(60)
+        start = time.monotonic()
+        with pytest.raises(ClientDisconnect):
+            await while_connected({}, leaves, deadline, long_work)
+        assert time.monotonic() - start < 5
+        assert deadline.gone.is_set()  # the worker thread's next check stops it
+        with pytest.raises(ValueError, match="own error"):
+            await while_connected({}, stays, Deadline.after(60), failing_work)
+
+    anyio.run(main)
