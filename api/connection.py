@@ -18,9 +18,9 @@ The deadlines:
   response has begun.
 
 It also tells the application at once when a client goes before its answer: each request's
-scope carries a list under `extensions[DISCONNECT_HOOKS]`, and the functions the application puts
-there are called when the connection is lost (see `disconnect`; cheaper than a task per request
-that waits on `receive()` for the same news).
+scope carries a `ClientWatch` under `extensions[CLIENT_WATCH]`, marked gone and its hooks called
+when the connection is lost (see `disconnect`; cheaper than a task per request that waits on
+`receive()` for the same news).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -36,8 +37,22 @@ from contrastgen.api.access_log import ACCESS_LOGGER
 from contrastgen.api.settings import Limits
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-# The scope extension: a list of functions to call if the client goes before its answer.
-DISCONNECT_HOOKS = "contrastgen.disconnect_hooks"
+# The scope extension that carries a request's `ClientWatch`.
+CLIENT_WATCH = "contrastgen.client_watch"
+
+
+@dataclass
+class ClientWatch:
+    """Whether a request's client has gone before its answer, and whom to call when it goes (a
+    request that looks after the news has begun may have missed the call)."""
+
+    gone: bool = False
+    hooks: list[Callable[[], None]] = field(default_factory=list)
+
+    def lost(self) -> None:
+        self.gone = True
+        for hook in list(self.hooks):
+            hook()
 
 # How much later than the application's body deadline the connection is closed regardless, so
 # that the application's own 408 (which names the request in the log) goes first.
@@ -83,8 +98,9 @@ class DeadlineProtocol(HttpToolsProtocol):
                    if cycle is not None and not cycle.response_complete]
         super().connection_lost(exc)
         for cycle in waiting:
-            for hook in list(cycle.scope.get("extensions", {}).get(DISCONNECT_HOOKS, ())):
-                hook()
+            watch = cycle.scope.get("extensions", {}).get(CLIENT_WATCH)
+            if watch is not None:
+                watch.lost()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -96,7 +112,7 @@ class DeadlineProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self.scope.setdefault("extensions", {})[DISCONNECT_HOOKS] = []  # type: ignore[typeddict-item]
+        self.scope.setdefault("extensions", {})[CLIENT_WATCH] = ClientWatch()  # type: ignore[typeddict-item]
         self._begun = True
         if self._timer is None:  # the first request keeps the deadline counted from the connection
             self._arm(self.header_timeout, self._headers_late)
@@ -110,6 +126,10 @@ class DeadlineProtocol(HttpToolsProtocol):
         super().on_message_complete()
         self._begun = False
         self._disarm()
+        # uvicorn pauses reading while a body is buffered and resumes it only when the
+        # application calls receive(); the body whole, reading on is how a client's leaving
+        # (its EOF) is seen while its request is being worked on
+        self.flow.resume_reading()
 
     # -- deadlines missed ---------------------------------------------------------------------
 

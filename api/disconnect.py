@@ -6,8 +6,9 @@ forgotten could fill `--max-pending`. When the client goes, the work is cancelle
 waiting for a thread leaves the queue at once), the worker thread is told through its `Deadline`
 to stop at its next check, and the request ends in starlette's `ClientDisconnect`, logged 499.
 
-How the news comes: under `contrastgen serve` the connection's protocol calls the hooks the
-request's scope carries (`connection.DISCONNECT_HOOKS`), which costs a cancel scope. Under
+How the news comes: under `contrastgen serve` the connection's protocol marks the request's
+`connection.ClientWatch` gone and calls its hooks, which costs a cancel scope (the mark covers a
+client that left before the work began, e.g. right after sending its body). Under
 another server (`uvicorn --factory contrastgen.api.app:app_from_env`) only `receive()` says so
 (an `http.disconnect` message), so a task waits on it beside the work, which costs a task group
 (about 50-100 microseconds a request).
@@ -19,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import anyio
-from contrastgen.api.connection import DISCONNECT_HOOKS
+from contrastgen.api.connection import CLIENT_WATCH
 from contrastgen.api.offload import Deadline
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope
@@ -33,20 +34,22 @@ async def while_connected(scope: Scope, receive: Receive, deadline: Deadline,
 
     `receive` must have delivered the whole body already: what it gives next is the disconnect.
     The work's own errors are raised as they are."""
-    hooks = scope.get("extensions", {}).get(DISCONNECT_HOOKS)
-    if hooks is None:
+    watch = scope.get("extensions", {}).get(CLIENT_WATCH)
+    if watch is None:
         return await _watching_receive(receive, deadline, work)
+    if watch.gone:
+        raise ClientDisconnect()
     with anyio.CancelScope() as cancel:
 
         def gone() -> None:
             deadline.abandon()
             cancel.cancel()
 
-        hooks.append(gone)
+        watch.hooks.append(gone)
         try:
             return await work()
         finally:
-            hooks.remove(gone)
+            watch.hooks.remove(gone)
     raise ClientDisconnect()  # only reached when `gone` cancelled the work
 
 

@@ -8,6 +8,7 @@ here has a 1 s header deadline and a 0.5 s body deadline, so each test is over i
 
 from __future__ import annotations
 
+import asyncio
 import select
 import socket
 import time
@@ -17,10 +18,14 @@ from urllib.parse import urlparse
 import anyio
 import orjson
 import pytest
+import uvicorn
+from contrastgen.api.connection import deadline_protocol
 from contrastgen.api.disconnect import while_connected
 from contrastgen.api.offload import Deadline
+from contrastgen.api.settings import Limits
 from server_harness import Server
 from starlette.requests import ClientDisconnect
+from uvicorn.server import ServerState
 
 
 def _connect(server: Server) -> socket.socket:
@@ -125,7 +130,7 @@ def test_a_body_the_application_never_reads_is_held_to_the_deadline_too(impatien
 
 
 def test_work_whose_client_left_is_cancelled_and_logged_499(impatient_server, sample):
-    """A batch whose client closes the connection once the work has begun is logged 499 and
+    """A batch whose client closes the connection once its body is sent is logged 499 and
     stops: with one worker thread, a batch sent after four abandoned ones waits for none of them."""
     questions, graphs = sample
     body = orjson.dumps({"questions": dict(list(questions.items())[:120]), "scene_graphs": graphs, "mode": "both"})
@@ -141,11 +146,13 @@ def test_work_whose_client_left_is_cancelled_and_logged_499(impatient_server, sa
     alone = batch_took()
     before = len(impatient_server.log_lines())
     ids = [f"gone-{uuid.uuid4().hex}" for _ in range(4)]
-    for request_id in ids:
+    for n, request_id in enumerate(ids):
         with _connect(impatient_server) as s:
             s.sendall((f"POST /v1/perturb/batch HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/json\r\n"
                        f"X-Request-ID: {request_id}\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body)
-            time.sleep(0.1)  # the body is read and the work under way (or queued) when the client goes
+            # gone at once (its leaving may come in with the end of its body), or once the work is
+            # under way or queued
+            time.sleep(0.1 * (n % 2))
     after = batch_took()
 
     def ours() -> dict[str, dict]:
@@ -189,3 +196,49 @@ def test_under_another_server_the_work_is_cancelled_by_receive_s_disconnect():
             await while_connected({}, stays, Deadline.after(60), failing_work)
 
     anyio.run(main)
+
+
+@pytest.mark.parametrize("runner", ["asyncio", "uvloop"])
+def test_a_client_leaving_with_the_end_of_a_large_body_is_seen_while_its_work_runs(runner):
+    """uvicorn stops reading while a large body is buffered and reads on only when the application
+    asks for more; once the body is whole, the protocol reads on by itself, so the end of a
+    connection that came with the body's last bytes reaches the work (which waits on no receive())."""
+    outcome: dict[str, object] = {}
+
+    async def app(scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        try:
+            await while_connected(scope, receive, Deadline.after(30), lambda: anyio.sleep(30))
+            outcome["result"] = "finished"
+        except ClientDisconnect:
+            outcome["result"] = "client gone"
+
+    async def main() -> None:
+        config = uvicorn.Config(app, http=deadline_protocol(Limits()), log_level="critical")
+        config.load()
+        state = ServerState()
+        loop = asyncio.get_running_loop()
+        server_end, client_end = socket.socketpair()
+        await loop.connect_accepted_socket(
+            lambda: config.http_protocol_class(config=config, server_state=state, app_state={}), server_end)
+        body = b"x" * 1_000_000  # far past uvicorn's 64 KiB high-water mark
+        client_end.setblocking(False)
+        await loop.sock_sendall(client_end, b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                            b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        client_end.close()
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if outcome:
+                break
+        for task in list(state.tasks):
+            task.cancel()
+
+    if runner == "uvloop":
+        uvloop = pytest.importorskip("uvloop")
+        uvloop.run(main())
+    else:
+        asyncio.run(main())
+    assert outcome == {"result": "client gone"}
