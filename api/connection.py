@@ -43,8 +43,8 @@ CLIENT_WATCH = "contrastgen.client_watch"
 
 @dataclass
 class ClientWatch:
-    """Whether a request's client has gone before its answer, and whom to call when it goes (a
-    request that looks after the news has begun may have missed the call)."""
+    """Whether a request's client has gone before its answer, and whom to call when it goes
+    (`gone` stays set for work that begins to listen only after the connection was lost)."""
 
     gone: bool = False
     hooks: list[Callable[[], None]] = field(default_factory=list)
@@ -53,6 +53,7 @@ class ClientWatch:
         self.gone = True
         for hook in list(self.hooks):
             hook()
+
 
 # How much later than the application's body deadline the connection is closed regardless, so
 # that the application's own 408 (which names the request in the log) goes first.
