@@ -7,9 +7,12 @@ Why each:
   `application/x-www-form-urlencoded` without a preflight) or a DNS-rebinding page (which sends
   its own host name in `Host`). So a body must be `application/json` (415 otherwise), and, when
   no token is set and the server listens on loopback, `Host` must be a loopback name (400).
-- `--timeout` bounds the work, not the upload: a client that sends its headers and then stalls
-  would hold a connection and a slot forever. Each piece of the body must arrive within
-  `body_timeout_s` (408 otherwise).
+- `--timeout` bounds the work, not the upload: a client that sends its headers and then stalls,
+  or trickles its body a byte at a time, would hold a connection and a slot forever. The whole
+  body must arrive within `body_timeout_s` of the request's start (408 otherwise); a deadline
+  for each piece alone would let a byte every few seconds go on for ever. (Headers that never
+  end, and bodies the application never reads, are held to their deadlines by
+  `connection.DeadlineProtocol`.)
 - A client that goes away mid-upload is the client's business, not a server error: 499 (as
   nginx logs it), logged without a traceback.
 """
@@ -66,6 +69,31 @@ def _header(scope: Scope, wanted: bytes) -> str | None:
     return None
 
 
+_ONLY_LOOPBACK = "this server answers only to loopback names (localhost, 127.0.0.1, [::1])"
+
+
+def bad_host(scope: Scope, detail: str) -> Response | None:
+    """The 400 for a request whose `Host` is not a loopback name, else None."""
+    if loopback_host(_header(scope, b"host") or ""):
+        return None
+    return error_response(400, "bad_host", detail)
+
+
+class LoopbackHostsOnly:
+    """ASGI middleware: only requests whose `Host` is a loopback name (the DNS-rebinding check
+    alone, for a tokenless server on loopback that takes no bodies: `contrastgen view`)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = bad_host(scope, _ONLY_LOOPBACK) if scope["type"] == "http" else None
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 class RequestGuards:
     """ASGI middleware: the Host and Content-Type checks, and the body's time limit."""
 
@@ -78,10 +106,8 @@ class RequestGuards:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self.check_host and not loopback_host(_header(scope, b"host") or ""):
-            response = error_response(400, "bad_host", "this server answers only to loopback names "
-                                      "(localhost, 127.0.0.1, [::1]) unless it has a token")
-            await response(scope, receive, send)
+        if self.check_host and (refusal := bad_host(scope, f"{_ONLY_LOOPBACK} unless it has a token")) is not None:
+            await refusal(scope, receive, send)
             return
         if (scope.get("method") == "POST" and scope.get("path", "").startswith("/v1/")
                 and _media_type(scope) != JSON):
@@ -90,13 +116,20 @@ class RequestGuards:
             await response(scope, receive, send)
             return
         seconds = self.body_timeout
+        deadline = anyio.current_time() + seconds
+        body_done = False
 
         async def timed_receive() -> Message:
-            try:
-                with anyio.fail_after(seconds):
-                    return await receive()
-            except TimeoutError:
-                raise BodyTimeout(seconds) from None
+            """The body's pieces, all by one deadline; after the last, what comes (a disconnect) untimed."""
+            nonlocal body_done
+            if body_done:
+                return await receive()
+            with anyio.CancelScope(deadline=deadline) as window:
+                message = await receive()
+            if window.cancelled_caught:
+                raise BodyTimeout(seconds)
+            body_done = message["type"] != "http.request" or not message.get("more_body", False)
+            return message
 
         await self.app(scope, timed_receive, send)
 

@@ -6,14 +6,16 @@ thread pool instead. Two limits keep the service predictable under load: a reque
 wait behind more than `max_pending` others is refused at once (503, retry later), and one that
 runs past `request_timeout_s` is answered with 504. Python threads cannot be killed, so long
 jobs also receive a `Deadline` and check it between units of work (questions, records); an
-abandoned job therefore stops soon after its client was told it timed out.
+abandoned job therefore stops soon after its client was told it timed out, or soon after its
+client left (`Deadline.abandon`, see `disconnect`).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import anyio
@@ -38,12 +40,19 @@ class DeadlineExceeded(Exception):
         self.seconds = seconds
 
 
+class Abandoned(Exception):
+    """The client of this work has gone; nobody waits for its result."""
+
+
 @dataclass(frozen=True)
 class Deadline:
-    """A point in monotonic time; `check()` raises once it has passed."""
+    """A point in monotonic time; `check()` raises once it has passed, or once the work's client
+    has gone (`abandon`)."""
 
     at: float
     seconds: float
+    # set from the event loop, read by the worker thread between units of work
+    gone: threading.Event = field(default_factory=threading.Event, compare=False, repr=False)
 
     @classmethod
     def after(cls, seconds: float) -> Deadline:
@@ -52,7 +61,13 @@ class Deadline:
     def expired(self) -> bool:
         return time.monotonic() > self.at
 
+    def abandon(self) -> None:
+        """Tell the work to stop at its next `check`: its client has gone."""
+        self.gone.set()
+
     def check(self) -> None:
+        if self.gone.is_set():
+            raise Abandoned()
         if self.expired():
             raise DeadlineExceeded(self.seconds)
 

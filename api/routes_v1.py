@@ -1,15 +1,17 @@
 """The `/v1` endpoints: perturb, batch perturb, verify, evaluate, templates.
 
-Each handler only reads the body, hands it to a `service` function in the worker pool and
-returns the bytes it produced; the response models below are for the OpenAPI schema (the
+Each handler only reads the body, hands it to a `service` function in the worker pool (for as
+long as its client is connected: `disconnect`) and returns the bytes it produced; the response models below are for the OpenAPI schema (the
 service serialises with sorted keys, which is what makes results byte-identical to the CLI's).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import TypeVar
 
 from contrastgen.api import service
+from contrastgen.api.disconnect import while_connected
 from contrastgen.api.errors import AUTH_RESPONSES, ERROR_RESPONSES
 from contrastgen.api.models import (
     BatchRequest,
@@ -23,7 +25,7 @@ from contrastgen.api.models import (
     VerifyRequest,
     VerifyResponse,
 )
-from contrastgen.api.offload import DeadlineExceeded, Overloaded, WorkerPool
+from contrastgen.api.offload import Deadline, DeadlineExceeded, Overloaded, WorkerPool
 from contrastgen.api.openapi import body_doc
 from contrastgen.api.settings import Settings
 from contrastgen.api.state import EngineState
@@ -53,6 +55,17 @@ def _ctx(request: Request) -> tuple[EngineState, Settings, WorkerPool]:
     return app.state.engine, app.state.settings, pool
 
 
+T = TypeVar("T")
+
+
+async def _run(request: Request, pool: WorkerPool, fn: Callable[..., T], *args: object,
+               deadline: Deadline | None = None) -> T:
+    """`fn(*args)` in the worker pool, cancelled if the client leaves first (logged 499)."""
+    deadline = deadline or pool.deadline()
+    return await while_connected(request.scope, request.receive, deadline,
+                                 lambda: pool.run(fn, *args, deadline=deadline))
+
+
 def _json(payload: bytes) -> Response:
     return Response(payload, media_type="application/json")
 
@@ -72,7 +85,7 @@ async def perturb(request: Request) -> Response:
     """
     state, settings, pool = _ctx(request)
     body = await request.body()
-    return _json(await pool.run(service.perturb, state, settings.limits, body))
+    return _json(await _run(request, pool, service.perturb, state, settings.limits, body))
 
 
 @router.post(
@@ -96,19 +109,24 @@ async def perturb_batch(request: Request) -> Response:
     body = await request.body()
     deadline = pool.deadline()
     if NDJSON not in request.headers.get("accept", "").lower():
-        return _json(await pool.run(service.batch_response, state, settings.limits, body, deadline,
-                                    deadline=deadline))
-    job = await pool.run(service.prepare_batch, state, settings.limits, body, deadline=deadline)
+        return _json(await _run(request, pool, service.batch_response, state, settings.limits, body,
+                                deadline, deadline=deadline))
+    job = await _run(request, pool, service.prepare_batch, state, settings.limits, body, deadline=deadline)
 
     async def lines() -> AsyncIterator[bytes]:
-        for start, stop in service.iter_slices(len(job), STREAM_SLICE):
-            try:
-                yield await pool.run(service.batch_ndjson, state, job, start, stop, deadline,
-                                     deadline=deadline, admit=False)
-            except (DeadlineExceeded, Overloaded) as exc:
-                code = "timeout" if isinstance(exc, DeadlineExceeded) else "overloaded"
-                yield dumps({"error": code, "detail": str(exc)})
-                return
+        # starlette's StreamingResponse stops this generator when the client leaves; the finally
+        # then stops the slice under way in its thread too
+        try:
+            for start, stop in service.iter_slices(len(job), STREAM_SLICE):
+                try:
+                    yield await pool.run(service.batch_ndjson, state, job, start, stop, deadline,
+                                         deadline=deadline, admit=False)
+                except (DeadlineExceeded, Overloaded) as exc:
+                    code = "timeout" if isinstance(exc, DeadlineExceeded) else "overloaded"
+                    yield dumps({"error": code, "detail": str(exc)})
+                    return
+        finally:
+            deadline.abandon()
 
     return StreamingResponse(lines(), media_type=NDJSON)
 
@@ -125,8 +143,8 @@ async def verify(request: Request) -> Response:
     state, settings, pool = _ctx(request)
     body = await request.body()
     deadline = pool.deadline()
-    return _json(await pool.run(service.verify, state, settings.limits, body, deadline,
-                                deadline=deadline))
+    return _json(await _run(request, pool, service.verify, state, settings.limits, body, deadline,
+                            deadline=deadline))
 
 
 @router.post(
@@ -141,8 +159,8 @@ async def evaluate(request: Request) -> Response:
     state, settings, pool = _ctx(request)
     body = await request.body()
     deadline = pool.deadline()
-    return _json(await pool.run(service.evaluate, state, settings.limits, body, deadline,
-                                deadline=deadline))
+    return _json(await _run(request, pool, service.evaluate, state, settings.limits, body, deadline,
+                            deadline=deadline))
 
 
 @router.get("/templates", response_model=TemplatesResponse, summary="The question templates",

@@ -44,8 +44,12 @@ def register(group: click.Group) -> None:
               type=click.IntRange(min=1), help="Most questions in one batch (413 above).")
 @click.option("--timeout", default=_DEFAULTS.request_timeout_s, show_default=True,
               type=FiniteRange(min=0.01), help="Seconds one request may run (504 beyond).")
+@click.option("--header-timeout", default=_DEFAULTS.header_timeout_s, show_default=True,
+              type=FiniteRange(min=0.01),
+              help="Seconds a request's headers may take to arrive (408 and the connection closed beyond).")
 @click.option("--body-timeout", default=_DEFAULTS.body_timeout_s, show_default=True,
-              type=FiniteRange(min=0.01), help="Seconds each piece of a request body may take to arrive (408 beyond).")
+              type=FiniteRange(min=0.01),
+              help="Seconds a whole request body may take to arrive after its headers (408 beyond).")
 @click.option("--max-question-chars", default=_DEFAULTS.max_question_chars, show_default=True,
               type=click.IntRange(min=1), help="Longest question text (413 above).")
 @click.option("--threads", default=_DEFAULTS.worker_threads, show_default=True,
@@ -62,7 +66,8 @@ def register(group: click.Group) -> None:
 @click.option("--viewer-predictions", multiple=True, metavar="NAME=PATH", help="Models' predictions for the viewer.")
 def serve_cmd(host: str, port: int, workers: int, scene_graphs: Path | None, insecure: bool,
               cors_origins: tuple[str, ...], max_body_mib: int, max_objects: int, max_batch: int,
-              timeout: float, body_timeout: float, max_question_chars: int, threads: int, max_pending: int, log_level: str, viewer_out: Path | None,
+              timeout: float, header_timeout: float, body_timeout: float, max_question_chars: int, threads: int,
+              max_pending: int, log_level: str, viewer_out: Path | None,
               viewer_scene_graphs: Path | None, viewer_images: str | None,
               viewer_predictions: tuple[str, ...]) -> None:
     """Serve perturb, verify and evaluate over HTTP; the OpenAPI page is at /docs.
@@ -73,7 +78,8 @@ def serve_cmd(host: str, port: int, workers: int, scene_graphs: Path | None, ins
 
     limits = Limits(max_body_bytes=max_body_mib * MIB, max_objects_per_graph=max_objects,
                     max_questions_per_batch=max_batch, request_timeout_s=timeout,
-                    body_timeout_s=body_timeout, max_question_chars=max_question_chars,
+                    header_timeout_s=header_timeout, body_timeout_s=body_timeout,
+                    max_question_chars=max_question_chars,
                     worker_threads=threads, max_pending=max_pending)
     site = images_folder = None
     if viewer_out is not None:  # built once here; every worker process serves the same folder

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import click
@@ -89,12 +90,29 @@ def view_cmd(out_dir: Path, scene_graphs: Path | None, images: str | None, predi
         raise UnsafeBindError(f"refusing to serve the viewer on {host}: it has no login, so anyone who "
                               "reaches that address would see the contrast sets and the images folder; "
                               "use 127.0.0.1 (and an SSH tunnel), or pass --insecure if the network is trusted")
-    import uvicorn  # only for serving
-
-    from contrastgen.viewer.app import viewer_app
-
     site = scratch.make_dir("view-") / "site"  # removed with the process's temporary folder
     _, folder = build_site(out_dir, site, scene_graphs=scene_graphs, predictions=predictions, review=review,
                            images=images, served=True)
-    click.echo(f"contrastgen view: http://{host}:{port}/ (Ctrl-C stops)", err=True)
-    uvicorn.run(viewer_app(site, folder), host=host, port=port, log_level="warning")
+    serve_site(site, folder, host=host, port=port)
+
+
+def serve_site(site: Path, images: Path | None, *, host: str, port: int) -> None:
+    """Serve a built viewer until Ctrl-C, saying where once the port is bound (`--port 0`: the
+    one the system chose). On loopback it answers only loopback `Host` names, as the tokenless
+    service does: a page that rebinds its own name to 127.0.0.1 (DNS rebinding) would otherwise
+    read the sets. Connections are held to the service's header and body deadlines."""
+    import uvicorn  # only for serving
+
+    from contrastgen.api.connection import deadline_protocol
+    from contrastgen.api.guards import LoopbackHostsOnly
+    from contrastgen.api.settings import Limits
+    from contrastgen.viewer.app import viewer_app
+
+    app = viewer_app(site, images)
+    config = uvicorn.Config(LoopbackHostsOnly(app) if is_loopback(host) else app, host=host, port=port,
+                            log_level="warning", http=deadline_protocol(Limits()))
+    sock = config.bind_socket()
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"contrastgen view: http://{shown}:{sock.getsockname()[1]}/ (Ctrl-C stops)", err=True)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how it stops
+        uvicorn.Server(config).run(sockets=[sock])

@@ -390,30 +390,78 @@ def check_unique_keys(data: bytes | IO[bytes], parsed: Any, scan: StructureScan,
             raise duplicate_key_error(data, path)
 
 
-def duplicate_key_error(data: bytes | IO[bytes], path: str | None) -> InputError:
-    """An error naming the first key given twice in the same object, where it is and both
-    places (the ordinal of each occurrence among that object's keys)."""
+def any_key_given_twice(parsed: Any, scan: StructureScan) -> bool:
+    """Whether any object of a whole document held a key twice: the scan counted more keys
+    than the parsed objects hold (a parser keeps one of each). For a document small enough to
+    check everywhere (a request body); `check_unique_keys` checks a file's id levels."""
+    held = 0
+    stack = [parsed]
+    while stack:
+        value = stack.pop()
+        members = value.values() if type(value) is dict else value
+        if type(value) is dict:
+            held += len(value)
+        stack.extend([m for m in members if type(m) is dict or type(m) is list])
+    return int(scan.keys_at_depth.sum()) != held
+
+
+@dataclass(frozen=True)
+class DuplicateKey:
+    """A key given twice in one object: the object's place (keys and list indices from the top),
+    the key, and the ordinal of each occurrence among that object's keys."""
+
+    where: tuple[str | int, ...]
+    key: str
+    first: int
+    second: int
+
+    @property
+    def prefix(self) -> str:
+        """The object's place as ijson writes it (a list's members are all `item`)."""
+        return ".".join("item" if isinstance(part, int) else part for part in self.where)
+
+    def describe(self) -> str:
+        where = f" in {self.prefix}" if self.where else ""
+        return (f"key {self.key!r} is given twice{where} (its keys number {self.first} and {self.second}); "
+                "a reader would keep only the last")
+
+
+def first_duplicate_key(data: bytes | IO[bytes]) -> DuplicateKey | None:
+    """The first key given twice in the same object of a JSON document, read again with ijson."""
     import ijson
 
     fh = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
     if not isinstance(data, bytes | bytearray):
         fh.seek(0)
-    stack: list[dict[str, int]] = []
-    counts: list[int] = []
-    for prefix, event, value in ijson.parse(fh, use_float=True):
-        if event == "start_map":
-            stack.append({})
-            counts.append(0)
-        elif event == "end_map":
-            stack.pop()
-            counts.pop()
-        elif event == "map_key":
-            counts[-1] += 1
-            seen = stack[-1]
+    # one frame per open container: an object's keys seen (key -> ordinal) and its current key,
+    # or a list's index of its current member
+    frames: list[list[Any]] = []
+    for _prefix, event, value in ijson.parse(fh, use_float=True):
+        if event in ("end_map", "end_array"):
+            frames.pop()
+            continue
+        if event == "map_key":
+            seen, _ = frames[-1]
             if value in seen:
-                where = f" in {prefix}" if prefix else ""
-                return InputError(f"key {value!r} is given twice{where} (its keys number {seen[value]} and "
-                                  f"{counts[-1]}); a reader would keep only the last", path=path,
-                                  record=str(value) if not prefix else prefix.split(".")[0])
-            seen[value] = counts[-1]
-    return InputError("a key is given twice in one object", path=path)
+                where = tuple(frame[1] for frame in frames[:-1])
+                return DuplicateKey(where, value, seen[value], len(seen) + 1)
+            seen[value] = len(seen) + 1
+            frames[-1][1] = value
+            continue
+        if frames and not isinstance(frames[-1][0], dict):  # a member of a list begins
+            frames[-1][1] += 1
+        if event == "start_map":
+            frames.append([{}, ""])
+        elif event == "start_array":
+            frames.append([None, -1])
+    return None
+
+
+def duplicate_key_error(data: bytes | IO[bytes], path: str | None) -> InputError:
+    """An error naming the first key given twice in the same object, where it is and both
+    places (the ordinal of each occurrence among that object's keys)."""
+    found = first_duplicate_key(data)
+    if found is None:
+        return InputError("a key is given twice in one object", path=path)
+    return InputError(found.describe(), path=path,
+                      record=found.key if not found.where else found.prefix.split(".")[0])

@@ -34,6 +34,14 @@ def secured_server(servers_root: Path) -> Server:
 
 
 @pytest.fixture(scope="session")
+def impatient_server(servers_root: Path) -> Server:
+    """Short deadlines: a second for a request's headers, half a second for its whole body; one
+    worker thread, so work left running for a client that has gone would hold up the next."""
+    yield from shared_server(servers_root, "api-impatient", "--header-timeout", "1", "--body-timeout", "0.5",
+                             "--threads", "1")
+
+
+@pytest.fixture(scope="session")
 def sample() -> tuple[dict[str, Any], dict[str, Any]]:
     """The bundled sample, restricted to questions whose image has a scene graph (the API
     rejects the others with 422, where the CLI records reason no_scene_graph)."""

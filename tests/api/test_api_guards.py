@@ -10,9 +10,10 @@ import uuid
 from urllib.parse import urlparse
 
 import httpx
+import orjson
 import pytest
 from contrastgen.api.guards import loopback_host
-from server_harness import Server, shared_server
+from server_harness import Server
 
 
 @pytest.fixture(scope="module")
@@ -21,12 +22,6 @@ def body(sample) -> dict:
     qid, q = next(iter(questions.items()))
     return {"question_id": qid, "question": q["question"], "answer": q["answer"], "image_id": q["imageId"],
             "scene_graph": graphs[q["imageId"]]}
-
-
-@pytest.fixture(scope="session")
-def impatient_server(servers_root) -> Server:
-    """Half a second for each piece of a body."""
-    yield from shared_server(servers_root, "api-impatient", "--body-timeout", "0.5")
 
 
 def _raw(server: Server, request: bytes, wait: float = 5.0) -> bytes:
@@ -154,3 +149,44 @@ def test_every_v1_operation_documents_401(server):
                 assert "401" in operation["responses"], (method, path)
                 if method == "post":
                     assert {"408", "415", "400"} <= set(operation["responses"]), (method, path)
+
+
+def _with_duplicate(payload: dict, placeholder: str, key: str) -> bytes:
+    """`payload` as JSON text in which the key `placeholder` is written as `key`, a key it already has."""
+    text = orjson.dumps(payload)
+    assert text.count(orjson.dumps(placeholder)) == 1
+    return text.replace(orjson.dumps(placeholder), orjson.dumps(key))
+
+
+def test_a_key_given_twice_is_a_422_naming_it_on_every_endpoint(server, body, sample):
+    """A parser keeps the last copy, so a request giving an object id (or any key) twice says two
+    things; it is refused as the file readers refuse it."""
+    questions, graphs = sample
+    graph = body["scene_graph"]
+    first_id, first = next(iter(graph["objects"].items()))
+    changed = {**first, "attributes": ["green"]}
+    qid = body["question_id"]
+    cases = {
+        "/v1/perturb": (_with_duplicate({**body, "scene_graph": {**graph, "objects": {**graph["objects"], "DUP": changed}}},
+                                        "DUP", first_id), ["body", "scene_graph", "objects", first_id]),
+        "/v1/perturb/batch": (_with_duplicate({"questions": {qid: questions[qid], "DUP": questions[qid]},
+                                               "scene_graphs": {body["image_id"]: graph}}, "DUP", qid),
+                              ["body", "questions", qid]),
+        "/v1/verify": (_with_duplicate({"records": [{"question_id": "a"}, {"question_id": "b", "DUP": "c"}],
+                                        "scene_graphs": {}}, "DUP", "question_id"),
+                       ["body", "records", 1, "question_id"]),
+        "/v1/evaluate": (_with_duplicate({"records": [], "predictions": {"m": {}}, "seed": 0, "DUP": 1}, "DUP", "seed"),
+                         ["body", "seed"]),
+    }
+    with server.client() as client:
+        for path, (content, loc) in cases.items():
+            response = client.post(path, content=content, headers={"content-type": "application/json"})
+            assert response.status_code == 422, (path, response.text)
+            problem = response.json()["detail"][0]
+            assert problem["type"] == "duplicate_key", (path, problem)
+            assert problem["loc"] == loc, (path, problem)
+            assert f"key {loc[-1]!r} is given twice" in problem["msg"], (path, problem)
+        # the same body with the copy under a new id is served
+        fresh = _with_duplicate({**body, "scene_graph": {**graph, "objects": {**graph["objects"], "DUP": changed}}},
+                                "DUP", "fresh-id")
+        assert client.post("/v1/perturb", content=fresh, headers={"content-type": "application/json"}).status_code == 200
