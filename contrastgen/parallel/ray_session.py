@@ -39,7 +39,6 @@ def in_flight_limit(cluster_cpus: float) -> int:
     return max(2, 2 * int(cluster_cpus))
 
 
-
 class RayFailed(ContrastgenError):
     """The cluster failed during a run (a raylet, the GCS, a node)."""
 
