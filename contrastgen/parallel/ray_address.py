@@ -13,11 +13,13 @@ A TCP connect to the same host and port, with a deadline, tells "nothing there" 
 
 from __future__ import annotations
 
+import os
 import socket
 
 from contrastgen.errors import ContrastgenError
 
 CONNECT_TIMEOUT_S = 10.0
+RAY_ADDRESS_ENV = "RAY_ADDRESS"  # Ray's own: the cluster when ray.init is given none, or "auto"
 RAY_CLIENT_PORT = 10001  # Ray Client's (ray://HOST) port when the address names none
 
 
@@ -25,7 +27,7 @@ class RayUnavailable(ContrastgenError):
     """Ray is not installed, or the cluster cannot be reached or started."""
 
 
-def host_and_port(address: str) -> tuple[str, int] | None:
+def host_and_port(address: str, source: str = "--address") -> tuple[str, int] | None:
     """The host and port `address` names (HOST:PORT, [IPv6]:PORT, ray://HOST[:PORT]), or None
     for an address Ray itself resolves ("auto", "local")."""
     client = address.startswith("ray://")
@@ -42,18 +44,22 @@ def host_and_port(address: str) -> tuple[str, int] | None:
     if not port and client and host:
         return host, RAY_CLIENT_PORT
     if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise RayUnavailable(f"--address {address}: give the Ray cluster as HOST:PORT (a port from 1 to 65535), "
+        raise RayUnavailable(f"{_named(source, address)}: give the Ray cluster as HOST:PORT (a port from 1 to 65535), "
                              "ray://HOST[:PORT] or auto")
     return host, int(port)
 
 
 def check_reachable(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
-    """Raise RayUnavailable, in one sentence naming --address, unless something accepts a TCP
-    connection at `address` within `timeout` seconds (None, "auto": Ray finds the cluster itself,
-    and fails at once when there is none)."""
+    """Raise RayUnavailable, in one sentence naming where the address came from, unless something
+    accepts a TCP connection there within `timeout` seconds. Without an address (or with "auto")
+    Ray takes RAY_ADDRESS when it is set, so that is what is asked; otherwise Ray finds a cluster
+    itself, or starts one, and fails at once when it finds none."""
+    source = "--address"
+    if address in (None, "auto") and os.environ.get(RAY_ADDRESS_ENV):
+        address, source = os.environ[RAY_ADDRESS_ENV], RAY_ADDRESS_ENV
     if address is None:
         return
-    target = host_and_port(address)
+    target = host_and_port(address, source)
     if target is None:
         return
     try:
@@ -65,6 +71,14 @@ def check_reachable(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> 
         reason = exc.strerror or type(exc).__name__
     else:
         return
-    raise RayUnavailable(f"--address {address}: no Ray cluster answers there ({reason.lower()}); start one with "
-                         "'ray start --head' and give the address it prints, or leave out --address to start "
+    raise RayUnavailable(f"{_named(source, address)}: no Ray cluster answers there ({reason.lower()}); start one "
+                         f"with 'ray start --head' and give the address it prints, or {_unset(source)} to start "
                          "Ray on this machine")
+
+
+def _named(source: str, address: str) -> str:
+    return f"--address {address}" if source == "--address" else f"{source}={address}"
+
+
+def _unset(source: str) -> str:
+    return "leave out --address" if source == "--address" else f"unset {source} and leave out --address"

@@ -58,6 +58,7 @@ class FakeRay(types.ModuleType):
 def fake_ray(monkeypatch, tmp_path):
     """Install a FakeRay whose temporary folder is `tmp_path/ray`; returns a function that
     sets what its `init` does."""
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # Ray's own choice of cluster, from the caller's shell
     root = tmp_path / "ray"
     fake = FakeRay(root)
     utils = types.SimpleNamespace(get_default_ray_temp_dir=lambda: str(root))
@@ -238,3 +239,20 @@ def test_ray_folder_made_by_the_start_goes_when_empty(fake_ray, tmp_path):
         assert (tmp_path / "ray").is_dir()
     assert not (tmp_path / "ray").exists()
     assert ray_temp.remove_own(ray_temp.Sessions(None, False, frozenset())) == []
+
+
+def test_ray_address_from_the_environment_is_asked_and_named(fake_ray, tmp_path, monkeypatch):
+    """Without --address (or with auto) Ray connects to RAY_ADDRESS: that is what must answer."""
+    fake = fake_ray()
+    port = _free_port()
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+    for backend in ([], ["--address", "auto"]):
+        error = _one_sentence(_generate(tmp_path / "out", *backend))
+        assert f"RAY_ADDRESS=127.0.0.1:{port}: no Ray cluster answers there (connection refused)" in error
+        assert "unset RAY_ADDRESS" in error
+    assert fake.calls == [] and not (tmp_path / "out").exists()
+    # an --address of its own is what Ray uses, whatever RAY_ADDRESS says
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        check_reachable(f"127.0.0.1:{server.getsockname()[1]}")
