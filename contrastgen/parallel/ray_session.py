@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from contrastgen.errors import ContrastgenError
+from contrastgen.parallel import ray_temp
+from contrastgen.parallel.ray_address import RayUnavailable, check_reachable
 
 MAX_RETRIES = 3
 # A fault injection for the tests: the first attempt of the task of this index (a shard of
@@ -37,10 +39,6 @@ def in_flight_limit(cluster_cpus: float) -> int:
     return max(2, 2 * int(cluster_cpus))
 
 
-class RayUnavailable(ContrastgenError):
-    """Ray is not installed, or the cluster cannot be reached."""
-
-
 class RayFailed(ContrastgenError):
     """The cluster failed during a run (a raylet, the GCS, a node)."""
 
@@ -48,29 +46,56 @@ class RayFailed(ContrastgenError):
 @contextlib.contextmanager
 def ray_session(address: str | None) -> Iterator[Any]:
     """The `ray` module, connected to the cluster at `address` (None: a new instance on this
-    machine) unless this process already is; disconnected after, if it connected here."""
+    machine) unless this process already is; disconnected after, if it connected here, and the
+    session folder of an instance it started removed (`ray_temp`), also when the run fails."""
     try:
         import ray
     except ImportError:
         raise RayUnavailable("the ray backend needs Ray: pip install 'contrastgen[ray]'") from None
-    started_here = not ray.is_initialized()
-    if started_here:
-        env = {k: v for k, v in os.environ.items() if k in (CRASH_ENV, CRASH_MARKER_ENV)}
+    if ray.is_initialized():
+        yield from _guarded(ray)
+        return
+    check_reachable(address)
+    sessions = ray_temp.before_start()
+    try:
+        _start(ray, address)
         try:
-            ray.init(address=address, logging_level="ERROR", log_to_driver=False,
-                     runtime_env={"env_vars": env} if env else None)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise RayUnavailable(f"cannot reach the Ray cluster at {address or 'a new local instance'}: {exc}") from None
+            yield from _guarded(ray)
+        finally:
+            ray.shutdown()
+    finally:
+        ray_temp.remove_own(sessions)
+
+
+def _start(ray: Any, address: str | None) -> None:
+    """`ray.init`, any failure of which is one sentence: a Ray process killed or stuck while a
+    local instance starts raises a bare Exception from deep inside Ray, with a traceback."""
+    env = {k: v for k, v in os.environ.items() if k in (CRASH_ENV, CRASH_MARKER_ENV)}
+    try:
+        ray.init(address=address, logging_level="ERROR", log_to_driver=False,
+                 runtime_env={"env_vars": env} if env else None)
+    except Exception as exc:  # noqa: BLE001 - whatever Ray raised, the run cannot go on
+        ray.shutdown()  # the processes a half-made start left
+        first = _first_line(exc)
+        if address:
+            raise RayUnavailable(f"--address {address}: cannot connect to the Ray cluster there ({first}); "
+                                 "nothing was written") from None
+        raise RayUnavailable(f"--backend ray: Ray failed to start on this machine ({first}); nothing was written; "
+                             "rerun, or use --backend local") from None
+
+
+def _guarded(ray: Any) -> Iterator[Any]:
     try:
         yield ray
     except ray.exceptions.RayError as exc:
         # a raylet, the GCS or a node that died mid-run: one sentence, not Ray's traceback
-        first = (str(exc).strip().splitlines() or [""])[0][:300]
-        raise RayFailed(f"the Ray cluster failed during the run ({type(exc).__name__}: {first}); nothing was "
+        raise RayFailed(f"the Ray cluster failed during the run ({_first_line(exc)}); nothing was "
                         "written; rerun when the cluster is back, or use --backend local") from None
-    finally:
-        if started_here:
-            ray.shutdown()
+
+
+def _first_line(exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [""])[0].strip().rstrip(":.")[:300]
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def crash_on_first_attempt(index: int) -> None:
