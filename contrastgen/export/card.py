@@ -86,7 +86,7 @@ def license_for(datasets: Sequence[str], override: str | None, note: str | None)
     return "other", note or "The inputs' licence is not known to contrastgen; see where they came from."
 
 
-def _size_category(n: int) -> str:
+def size_category(n: int) -> str:
     for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
                         (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M")):
         if n < limit:
@@ -110,6 +110,11 @@ def citation(datasets: Sequence[str]) -> str:
     return "\n\n".join([_citations()["method"]["bibtex"], *(s["bibtex"] for s in sources(datasets))])
 
 
+def sources_method() -> str:
+    """The method's paper, as the cards name it."""
+    return _citations()["method"]["name"]
+
+
 def generator() -> str:
     """The generator's name and version, as the card and `DatasetInfo` state it."""
     return f"contrastgen {contrastgen.__version__}"
@@ -120,7 +125,7 @@ def info_fields(datasets: Sequence[str], license: str, description: str) -> dict
     where no card travels with it (`load_from_disk(...).info`)."""
     homepages = [s["homepage"] for s in sources(datasets)]
     return {"description": f"{description} Made by {generator()} with the method of "
-                           f"{_citations()['method']['name']}.",
+                           f"{sources_method()}.",
             "citation": citation(datasets), "homepage": homepages[0] if len(homepages) == 1 else "",
             "license": license}
 
@@ -161,7 +166,7 @@ def _front_matter(f: CardFacts) -> dict[str, Any]:
         "task_categories": ["visual-question-answering"],
         "tags": ["contrast-sets", "scene-graphs", *f.datasets],
         "pretty_name": "Contrast sets from scene graphs",
-        "size_categories": [_size_category(f.rows)],
+        "size_categories": [size_category(f.rows)],
     }
     if f.layout == "parquet":  # how the Hub and `load_dataset` find the split's files
         meta["configs"] = [{"config_name": "default",
@@ -230,7 +235,7 @@ def render(f: CardFacts) -> str:
         "",
         "## How it was made",
         "",
-        ", ".join(made) + f"; the method of {_citations()['method']['name']}), then exported by "
+        ", ".join(made) + f"; the method of {sources_method()}), then exported by "
         "`contrastgen export`.",
     ]
     if stats.get("questions") is not None:

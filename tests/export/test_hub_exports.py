@@ -138,3 +138,25 @@ def test_every_export_has_the_same_default_split(gqa_output, tmp_path, hf_offlin
     _export(gqa_output, tmp_path / "jl", "jsonl")
     assert (tmp_path / "jl" / "test.jsonl").is_file()
     assert list(hf_offline.load_from_disk(str(_export(gqa_output, tmp_path / "hf", "hf")))) == ["test"]
+
+
+@pytest.mark.parametrize("command", [
+    ["export", "{src}", "--format", "lmms-eval", "--out", "{out}"],
+    ["captions", "export", "{src}", "--format", "sugarcrepe", "--out", "{out}"],
+    ["generate", "--questions", "{src}", "--scene-graphs", "{src}", "--out", "{out}"],
+    ["mturk", "export", "--contrast", "{src}", "--images-base-url", "https://h/i", "--sample", "1", "--out", "{out}"],
+])
+def test_images_is_a_directory_in_every_command(command, tmp_path):
+    file = tmp_path / "a.jpg"
+    file.write_bytes(b"x")
+    result = CliRunner().invoke(cli, [*(a.format(src=file, out=tmp_path / "out") for a in command), "--images", str(file)])
+    assert result.exit_code == 2 and "--images" in result.output and "is a file" in result.output, result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_export_names_its_input_source_and_its_output_a_folder(gqa_output, tmp_path):
+    help_text = CliRunner().invoke(cli, ["export", "--help"]).output
+    assert "export [OPTIONS] SOURCE" in help_text and "OUT_DIR" not in help_text
+    (tmp_path / "file").write_text("")
+    result = CliRunner().invoke(cli, ["export", str(gqa_output), "--format", "jsonl", "--out", str(tmp_path / "file")])
+    assert result.exit_code == 2 and "is a file" in result.output
