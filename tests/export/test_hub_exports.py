@@ -160,3 +160,23 @@ def test_export_names_its_input_source_and_its_output_a_folder(gqa_output, tmp_p
     (tmp_path / "file").write_text("")
     result = CliRunner().invoke(cli, ["export", str(gqa_output), "--format", "jsonl", "--out", str(tmp_path / "file")])
     assert result.exit_code == 2 and "is a file" in result.output
+
+
+def test_a_batch_ends_at_its_image_bytes(gqa_output, gqa_images, tmp_path, monkeypatch, hf_offline):
+    """Memory holds one batch: with images a batch (a Parquet row group) also ends once it holds
+    BATCH_IMAGE_BYTES, and the rows read back the same however they were cut."""
+    import pyarrow.parquet as pq
+
+    from contrastgen.export import write
+
+    whole = _export(gqa_output, tmp_path / "whole", "parquet", "--images", str(gqa_images))
+    one_image = max(p.stat().st_size for p in gqa_images.iterdir())
+    monkeypatch.setattr(write, "BATCH_IMAGE_BYTES", 10 * one_image)
+    cut = _export(gqa_output, tmp_path / "cut", "parquet", "--images", str(gqa_images))
+    file = "data/test-00000-of-00001.parquet"
+    parquet = pq.ParquetFile(cut / file)
+    assert parquet.num_row_groups > 1
+    for i in range(parquet.num_row_groups):  # a group ends with the row that reaches the bound
+        held = [len(image["bytes"]) for image in parquet.read_row_group(i, columns=["image"]).column("image").to_pylist()]
+        assert sum(held[:-1]) < 10 * one_image
+    assert pq.read_table(cut / file).to_pylist() == pq.read_table(whole / file).to_pylist()
