@@ -77,10 +77,10 @@ def generate_cmd(scene_graphs: Path, out: Path, kinds: tuple[str, ...], per_imag
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "fmt", required=True, type=click.Choice(FORMATS),
               help="sugarcrepe: the seven {kind}.json; aro: visual_genome_relation.json and "
-                   "visual_genome_attribution.json; hf: a Hugging Face dataset (save_to_disk); "
-                   "negclip: NegCLIP's tab-separated training file.")
-@click.option("--out", required=True, type=click.Path(path_type=Path),
-              help="Output directory (a file for negclip), replaced whole.")
+                   "visual_genome_attribution.json; hf: a Hugging Face dataset (save_to_disk) with its card; "
+                   "negclip: NegCLIP's tab-separated training file, train_neg_clip.tsv.")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output directory, replaced whole.")
 @click.option("--images", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Folder of {image_id}.jpg|jpeg|png: linked as the loader's image folder (sugarcrepe, aro), "
                    "embedded (hf), or named by absolute path (negclip).")
@@ -94,6 +94,10 @@ def export_cmd(source: Path, fmt: str, out: Path, images: Path | None, seed: int
         from contrastgen.export.caption_benchmarks import export_aro
         result = export_aro(source, out, images=images)
     elif fmt == "hf":
+        require_extra("hf", ("datasets", "huggingface_hub"), "a Hugging Face caption export")
+        import datasets
+
+        datasets.disable_progress_bars()
         from contrastgen.export.caption_hf import export_caption_hf
         result = export_caption_hf(source, out, images=images)
     else:
@@ -101,6 +105,8 @@ def export_cmd(source: Path, fmt: str, out: Path, images: Path | None, seed: int
         result = export_negclip(source, out, images=images, seed=seed)
     click.echo(f"wrote {result.pairs} {'rows' if fmt == 'negclip' else 'pairs'} to {out} "
                f"({', '.join(result.files[:8])}{', ...' if len(result.files) > 8 else ''})")
+    for note in result.notes:
+        click.echo(note)
 
 
 @captions.command("baselines")

@@ -86,7 +86,7 @@ _format_option = click.option(
 @_mode_option
 @backend_option
 @_format_option
-@click.option("--images", type=click.Path(path_type=Path), default=None,
+@click.option("--images", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="The folder of the images ({image_id}.jpg|jpeg|png): each record names its file "
                    "(`image_file`); a missing image is an error.")
 @click.option("--groups", is_flag=True,

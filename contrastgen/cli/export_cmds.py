@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from contrastgen.errors import require_extra
-from contrastgen.export.write import FORMATS
+from contrastgen.export.write import FORMATS, IMAGE_FORMATS, SPLIT
 
 HARNESS_FORMATS = ("lmms-eval", "vlmevalkit")
 
@@ -24,52 +24,57 @@ def _default_name(out: Path) -> str:
 
 
 @click.command("export")
-@click.argument("out_dir", type=click.Path(path_type=Path))
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(FORMATS.names() + HARNESS_FORMATS), required=True,
               help="parquet: data/{split}-00000-of-00001.parquet (the Hub's layout); hf: a `datasets` "
                    "DatasetDict (save_to_disk); jsonl: {split}.jsonl. Each with a dataset card, README.md. "
                    "lmms-eval: a task folder for `--include_path` (task contrast_NAME); vlmevalkit: "
                    "Contrast_NAME_OpenEnded.tsv and Contrast_NAME_MCQ.tsv for $LMUData.")
-@click.option("--out", type=click.Path(path_type=Path), required=True, help="The folder to write (replaced whole).")
-@click.option("--split", default=None, help="parquet, hf, jsonl: the split's name in the dataset (default: validation).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The folder to write (replaced whole).")
+@click.option("--split", default=None,
+              help=f"parquet, hf, jsonl: the split's name in the dataset (default: {SPLIT}, as every export's).")
 @click.option("--license", "license_id", default=None,
               help="Licence identifier for the card (default: the inputs', CC BY 4.0 for GQA and CLEVR).")
 @click.option("--license-note", default=None, help="A sentence on the licence, for the card.")
 @click.option("--name", default=None,
               help="lmms-eval, vlmevalkit: the benchmark's NAME (letters, digits, _; default: from --out).")
-@click.option("--images", type=click.Path(path_type=Path), default=None,
-              help="lmms-eval, vlmevalkit: the folder of the images ({image_id}.jpg|jpeg|png), embedded "
-                   "in the export; without it each record's image file (`generate --images`) is "
-                   "referenced by its path.")
-def export_cmd(out_dir: Path, fmt: str, out: Path, split: str | None, license_id: str | None,
+@click.option("--images", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="The folder of the images ({image_id}.jpg|jpeg|png), embedded in the export: "
+                   "parquet and hf as an `image` column (datasets.Image); lmms-eval and vlmevalkit "
+                   "likewise, and without it there each record's image file (`generate --images`) is "
+                   "referenced by its path. Without it, parquet and hf have no image column.")
+def export_cmd(source: Path, fmt: str, out: Path, split: str | None, license_id: str | None,
                license_note: str | None, name: str | None, images: Path | None) -> None:
-    """Write OUT_DIR's contrast sets (`generate`'s output, or a contrast_sets.jsonl) one row per
-    perturbation, with the original, the change, the answer and the evidence as nested columns;
-    or, for an evaluation harness, one row per question to ask a model.
+    """Write SOURCE's contrast sets (`generate`'s output folder, or a contrast_sets.jsonl) one row
+    per perturbation, with the original, the change, the answer and the evidence as nested
+    columns; or, for an evaluation harness, one row per question to ask a model.
 
     \b
     Examples:
       contrastgen export out/cs --format parquet --out out/cs-parquet
-      contrastgen export out/cs --format hf --out out/cs-hf      # datasets.load_from_disk(...)
+      contrastgen export out/cs --format hf --out out/cs-hf --images images/   # load_from_disk(...)
       contrastgen export out/cs --format lmms-eval --out out/cs-lmms --images images/
       contrastgen export out/cs --format vlmevalkit --out out/cs-vlm --images images/
     """
     if fmt in HARNESS_FORMATS:
         if split is not None or license_id is not None or license_note is not None:
             raise click.UsageError("--split, --license and --license-note apply to --format parquet, hf and jsonl")
-        _export_harness(out_dir, fmt, out, name or _default_name(out), images)
+        _export_harness(source, fmt, out, name or _default_name(out), images)
         return
-    if name is not None or images is not None:
-        raise click.UsageError("--name and --images apply to --format lmms-eval and vlmevalkit")
-    if fmt == "hf":
-        require_extra("hf", ("datasets",), "`contrastgen export --format hf`")
+    if name is not None:
+        raise click.UsageError("--name applies to --format lmms-eval and vlmevalkit")
+    if images is not None and fmt not in IMAGE_FORMATS:
+        raise click.UsageError(f"--images applies to --format {', '.join(IMAGE_FORMATS + HARNESS_FORMATS)}")
+    if fmt == "hf" or images is not None:
+        require_extra("hf", ("datasets",), f"`contrastgen export --format {fmt}{' --images' if images else ''}`")
         import datasets
 
         datasets.disable_progress_bars()
     from contrastgen.export.write import export
 
-    result = export(out_dir, out, fmt=fmt, split=split or "validation", license=license_id,
-                    license_note=license_note)
+    result = export(source, out, fmt=fmt, split=split or SPLIT, license=license_id,
+                    license_note=license_note, images=images)
     click.echo(f"wrote {result.rows:,} perturbations of {result.sets:,} contrast sets to {result.out}: "
                + ", ".join(result.files))
 

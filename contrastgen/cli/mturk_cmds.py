@@ -47,7 +47,7 @@ def mturk_group() -> None:
 @click.option("--images-base-url", default=None,
               help="Where workers' browsers fetch images: {URL}/{image_id}.jpg, or the file --images finds "
                    "(use https for MTurk). Default with --images: that folder as a file:// URL (previews).")
-@click.option("--images", "images", type=click.Path(path_type=Path), default=None,
+@click.option("--images", "images", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="The folder of the real images ({image_id}.jpg|jpeg|png, e.g. Super-CLEVR's PNGs): URLs name "
                    "each image's own file, and a sampled image without one is an error.")
 @click.option("--sample", required=True, type=click.IntRange(1), help="Number of images; each gives an original and a perturbed question.")

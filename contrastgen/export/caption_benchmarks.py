@@ -11,6 +11,11 @@ image), `true_caption`, `false_caption`, and `relation_name` or `attributes` (th
 caption says, in its order). Each record also carries our `image_id`, `caption_id` and
 `negative_id`, which the loaders do not read, so that scores can be joined back.
 
+ARO's own scoring (`VG_Attribution.evaluate_scores`) reports accuracy per attribute pair (the
+record's two `attributes`, in order) and skips every pair with fewer than 25 records, so a small
+export gets no ARO attribute result at all; the export counts what ARO will report and says so
+(`aro_attribute_note`). `VG_Relation.evaluate_scores` reports every relation.
+
 With `--images DIR`, each image is looked up there (an image missing is an error naming its
 caption) and the images folder the loader wants (`val2017/`, `images/`) is a link to DIR, so the
 export is a dataset root as it stands. Without, file names are `<image_id>.jpg` and the user puts
@@ -20,6 +25,7 @@ the images in that folder.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +41,10 @@ SUGARCREPE_KINDS = ("add_att", "add_obj", "replace_att", "replace_obj", "replace
 SUGARCREPE_IMAGES = "val2017"
 ARO_FILES = {"aro_relation": "visual_genome_relation.json", "aro_attribute": "visual_genome_attribution.json"}
 ARO_IMAGES = "images"
+# The fewest records an attribute pair needs for ARO's VG_Attribution.evaluate_scores to report it
+# (mertyg/vision-language-models-are-bows, dataset_zoo/aro_datasets.py: `if attr_mask.sum() < 25:
+# continue`).
+ARO_MIN_PAIR = 25
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,7 @@ class CaptionExport:
     out: Path
     files: tuple[str, ...]
     pairs: int
+    notes: tuple[str, ...] = ()  # what the user should know about how the benchmark will read it
 
 
 class ImageNames:
@@ -119,6 +130,24 @@ def aro_record(record: Mapping[str, Any], negative: Mapping[str, Any], image_pat
     return out
 
 
+def aro_attribute_note(records: Iterable[Mapping[str, Any]]) -> str:
+    """What ARO's VG_Attribution.evaluate_scores will report of these attribution records: the
+    attribute pairs (keyed `first_second`, as it keys them) with at least ARO_MIN_PAIR records."""
+    per_pair = Counter(f"{r['attributes'][0]}_{r['attributes'][1]}" for r in records)
+    total = sum(per_pair.values())
+    reported = {pair: n for pair, n in per_pair.items() if n >= ARO_MIN_PAIR}
+    largest = max(per_pair.values(), default=0)
+    head = (f"ARO's VG_Attribution.evaluate_scores reports only attribute pairs with at least "
+            f"{ARO_MIN_PAIR} records: ")
+    if not reported:
+        return (head + f"none of the {len(per_pair):,} pairs here has that many (the largest has {largest:,}), "
+                f"so ARO gives this export no attribution result; `contrastgen evaluate --captions` scores "
+                f"all {total:,} records")
+    kept = sum(reported.values())
+    return (head + f"{len(reported):,} of the {len(per_pair):,} pairs here ({kept:,} of {total:,} records); "
+            f"the other {total - kept:,} records count in `contrastgen evaluate --captions` only")
+
+
 def export_aro(source: str | os.PathLike[str], out: str | os.PathLike[str], *,
                images: str | os.PathLike[str] | None = None) -> CaptionExport:
     names = ImageNames(images)
@@ -129,4 +158,5 @@ def export_aro(source: str | os.PathLike[str], out: str | os.PathLike[str], *,
         for kind, file in ARO_FILES.items():
             (tmp / file).write_bytes(orjson.dumps(by_kind[kind], option=orjson.OPT_INDENT_2))
         names.link(tmp, ARO_IMAGES)
-    return CaptionExport(Path(out), tuple(ARO_FILES.values()), sum(len(v) for v in by_kind.values()))
+    return CaptionExport(Path(out), tuple(ARO_FILES.values()), sum(len(v) for v in by_kind.values()),
+                         notes=(aro_attribute_note(by_kind["aro_attribute"]),))

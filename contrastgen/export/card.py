@@ -1,21 +1,29 @@
 """The dataset card (`README.md`) that goes with every export.
 
 A contrast set that travels without its card loses what makes it usable: which fields mean what,
-how many perturbations each template and k contributed, how it was made, and under what licence
-the questions and graphs it derives from were released. The card is Hugging Face's format (YAML
-metadata, then Markdown), so the Hub shows it and `datasets` reads the Parquet layout from it.
+how many perturbations each template and k contributed, how it was made (the generator's version
+and settings), what it derives from and under what licence, and what to cite. The card is
+Hugging Face's format (YAML metadata, then Markdown), written with `huggingface_hub`'s
+`DatasetCardData` and `DatasetCard` (the library the Hub's own tools write cards with: the
+metadata's keys are the Hub's, and the card is parsed back before it is written), so the Hub shows
+it and `datasets` reads the Parquet layout from it. The same facts fill the `DatasetInfo` of a
+saved Hugging Face dataset (`info_fields`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
+import orjson
 
+import contrastgen
+from contrastgen.errors import require_extra
 from contrastgen.export.rows import COLUMN_DOCS, SCHEMA
+from contrastgen.resources import rules_resource
 
 # What the inputs were released under, by the dataset the records say they come from. A user
 # exporting data with another licence says so with `--license` / `--license-note`.
@@ -42,6 +50,7 @@ class CardFacts:
     license_note: str
     split: str
     layout: str  # parquet | hf | jsonl
+    images: bool = False  # rows carry their image (`export --images DIR`)
 
 
 class Tally:
@@ -77,7 +86,7 @@ def license_for(datasets: Sequence[str], override: str | None, note: str | None)
     return "other", note or "The inputs' licence is not known to contrastgen; see where they came from."
 
 
-def _size_category(n: int) -> str:
+def size_category(n: int) -> str:
     for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
                         (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M")):
         if n < limit:
@@ -85,19 +94,84 @@ def _size_category(n: int) -> str:
     return "n>10M"
 
 
-def _front_matter(f: CardFacts) -> str:
+@functools.cache
+def _citations() -> dict[str, Any]:
+    return orjson.loads(rules_resource("citations.json").read_bytes())
+
+
+def sources(datasets: Sequence[str]) -> list[dict[str, str]]:
+    """The source datasets the records name (`rules/citations.json`), in the given order."""
+    known = _citations()["datasets"]
+    return [entry for d in datasets for entry in known.get(d, ())]
+
+
+def citation(datasets: Sequence[str]) -> str:
+    """BibTeX of the method's paper, then of each source dataset."""
+    return "\n\n".join([_citations()["method"]["bibtex"], *(s["bibtex"] for s in sources(datasets))])
+
+
+def sources_method() -> str:
+    """The method's paper, as the cards name it."""
+    return _citations()["method"]["name"]
+
+
+def generator() -> str:
+    """The generator's name and version, as the card and `DatasetInfo` state it."""
+    return f"contrastgen {contrastgen.__version__}"
+
+
+def info_fields(datasets: Sequence[str], license: str, description: str) -> dict[str, str]:
+    """`DatasetInfo`'s description, citation, homepage and licence: what a saved dataset carries
+    where no card travels with it (`load_from_disk(...).info`)."""
+    homepages = [s["homepage"] for s in sources(datasets)]
+    return {"description": f"{description} Made by {generator()} with the method of "
+                           f"{sources_method()}.",
+            "citation": citation(datasets), "homepage": homepages[0] if len(homepages) == 1 else "",
+            "license": license}
+
+
+def hub_card(metadata: Mapping[str, Any], body: str) -> str:
+    """The card's text: `metadata` as `DatasetCardData` (the Hub's metadata keys) and `body`,
+    parsed by `DatasetCard` as the Hub parses a README."""
+    require_extra("hf", ("huggingface_hub",), "the dataset card")
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    data = DatasetCardData(**metadata)
+    return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n{body}"))
+
+
+def source_lines(datasets: Sequence[str], license: str, license_note: str) -> list[str]:
+    """The card's section on what the rows derive from and under what licence."""
+    lines = ["## Source data and licence", ""]
+    lines += [f"- {s['name']}: {s['homepage']}" for s in sources(datasets)]
+    return [*lines, "", f"Licence: `{license}`. {license_note}", ""]
+
+
+def citation_lines(datasets: Sequence[str]) -> list[str]:
+    """The card's citation section: the method's paper and the source datasets, as BibTeX."""
+    method = _citations()["method"]
+    lines = ["## Citation", "", f"The method: {method['name']}; its authors' code: {method['code']}.",
+             "Cite it and the source data:", "", "```bibtex", citation(datasets), "```", ""]
+    return lines
+
+
+def _front_matter(f: CardFacts) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "license": f.license,
         "language": ["en"],
+        "annotations_creators": ["machine-generated"],
+        "language_creators": ["machine-generated"],
+        "multilinguality": ["monolingual"],
+        "source_datasets": [f"extended|other-{d}" for d in f.datasets],
         "task_categories": ["visual-question-answering"],
         "tags": ["contrast-sets", "scene-graphs", *f.datasets],
         "pretty_name": "Contrast sets from scene graphs",
-        "size_categories": [_size_category(f.rows)],
+        "size_categories": [size_category(f.rows)],
     }
     if f.layout == "parquet":  # how the Hub and `load_dataset` find the split's files
         meta["configs"] = [{"config_name": "default",
                             "data_files": [{"split": f.split, "path": f"data/{f.split}-*.parquet"}]}]
-    return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n"
+    return meta
 
 
 _LOADING = {
@@ -115,16 +189,32 @@ def _type_of(kind: Any) -> str:
     return str(kind).replace("<item: ", "<").replace("element: ", "")
 
 
+DESCRIPTION = ("Contrast sets for visual question answering: each row one perturbation of a question "
+               "(one object, attribute or relation changed), its answer computed from the image's "
+               "scene graph, with the evidence that proves it.")
+IMAGE_DOC = ("the image, embedded (`datasets.Image`: it loads as a PIL image; in Parquet the Hub's "
+             "struct of `bytes` and `path`, the file's name)")
+
+
+def _images_lines(f: CardFacts) -> list[str]:
+    if f.images:
+        return ["## Images", "", "Each row carries its image in the `image` column (the file given at "
+                "export, bytes as they were), so the set needs nothing else to run.", ""]
+    homes = "; ".join(f"{s['name']}: {s['homepage']}" for s in sources(f.datasets))
+    return ["## Images", "", "This export has no image column: each row names its image by `image_id` "
+            f"(the source dataset's image id; {homes}). `contrastgen export ... --images DIR` embeds "
+            "them (`{image_id}.jpg|jpeg|png` in DIR).", ""]
+
+
 def render(f: CardFacts) -> str:
     """The card's text (deterministic: the same rows and stats give the same bytes)."""
     stats = f.stats
-    made = ["Made by `contrastgen generate`"]
+    made = [f"Made by {generator()} (`contrastgen generate`"]
     if "seed" in stats:
         made.append(f"seed {stats['seed']}")
     if "max_k" in stats:
         made.append(f"up to k = {stats['max_k']} perturbations per question")
     lines = [
-        _front_matter(f),
         "# Contrast sets from scene graphs",
         "",
         "Each row is one perturbation of a visual question: one atom of the original (an object, an",
@@ -145,7 +235,8 @@ def render(f: CardFacts) -> str:
         "",
         "## How it was made",
         "",
-        ", ".join(made) + ", then exported by `contrastgen export`.",
+        ", ".join(made) + f"; the method of {sources_method()}), then exported by "
+        "`contrastgen export`.",
     ]
     if stats.get("questions") is not None:
         lines += ["", f"Input: {stats['questions']:,} questions over {stats.get('images', 0):,} images; "
@@ -167,8 +258,10 @@ def render(f: CardFacts) -> str:
     lines += ["", "## Fields", "", "| field | type | what |", "|---|---|---|"]
     for field in SCHEMA:
         lines.append(f"| `{field.name}` | `{_type_of(field.type)}` | {COLUMN_DOCS[field.name]} |")
+    if f.images:
+        lines.append(f"| `image` | `image` | {IMAGE_DOC} |")
     lines += ["", "Nested `change`, `evidence.query` and `evidence.facts` entries have a field per key the",
               "generators write (null where a fact has none) and `other`: the JSON of any key the",
               "schema does not name.", "",
-              "## Licence", "", f"`{f.license}`. {f.license_note}", ""]
-    return "\n".join(lines)
+              *_images_lines(f), *source_lines(f.datasets, f.license, f.license_note), *citation_lines(f.datasets)]
+    return hub_card(_front_matter(f), "\n".join(lines))

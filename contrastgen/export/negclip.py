@@ -13,6 +13,9 @@ are other images' captions that name one of its nouns (the images a text query w
 filled up from other images at random, seeded, `NEG_IMAGES` of them. Text cells are written
 formula-safe (`files.csv_cells`): captions never start with `=`, `+`, `-` or `@`, so no cell of
 a generated caption changes, but image paths are the user's.
+
+The file is written as `train_neg_clip.tsv` inside the output folder, as every export writes a
+folder; the fork is pointed at the file (`--train-data OUT/train_neg_clip.tsv`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any
 
 from contrastgen.errors import InputError
 from contrastgen.export.caption_benchmarks import CaptionExport, ImageNames
-from contrastgen.files.atomic import atomic_file
+from contrastgen.files.atomic import atomic_dir
 from contrastgen.files.csv_cells import neutral
 from contrastgen.records import read_caption_records
 
@@ -77,6 +80,6 @@ def export_negclip(source: str | os.PathLike[str], out: str | os.PathLike[str], 
         writer.writerow([i, neutral(record["caption"]), neutral(names.path(record["image_id"], record["id"])),
                          repr([n["caption"] for n in record["negatives"]]), repr(neg_images)])
     out = Path(out)
-    with atomic_file(out) as fh:
-        fh.write(buffer.getvalue().encode("utf-8"))
-    return CaptionExport(out, (out.name,), len(records))
+    with atomic_dir(out) as tmp:
+        (tmp / NEGCLIP_FILE).write_bytes(buffer.getvalue().encode("utf-8"))
+    return CaptionExport(out, (NEGCLIP_FILE,), len(records))

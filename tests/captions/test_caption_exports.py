@@ -10,13 +10,15 @@ import csv
 import json
 import os
 import random
+from collections import Counter
 
 import orjson
 import pytest
 from caption_cli import run
 from PIL import Image
 
-from contrastgen.export.caption_benchmarks import SUGARCREPE_KINDS
+from contrastgen.export.caption_benchmarks import ARO_MIN_PAIR, SUGARCREPE_KINDS
+from contrastgen.export.negclip import NEGCLIP_FILE
 from contrastgen.jsonio import read_jsonl, write_jsonl
 from contrastgen.resources import sample_dir
 
@@ -94,12 +96,35 @@ def test_hf_dataset_loads_with_datasets(tmp_path, gqa_captions, images, monkeypa
     assert json.loads(row["evidence"])["proof"] in ("empty_phrase", "no_pair", "referents")
     again = export(gqa_captions, tmp_path / "hf2", "hf", images)
     assert sorted(p.name for p in again.rglob("*")) == sorted(p.name for p in out.rglob("*"))
+    assert all((again / p.relative_to(out)).read_bytes() == p.read_bytes() for p in out.rglob("*") if p.is_file())
+
+
+def test_hf_dataset_has_a_card_and_its_info_names_licence_and_citation(tmp_path, gqa_captions, monkeypatch):
+    datasets = pytest.importorskip("datasets", reason="the `datasets` package (extra [hf]) is not installed")
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    import contrastgen
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    out = export(gqa_captions, tmp_path / "hf", "hf")
+    card = DatasetCard.load(out / "README.md")
+    assert isinstance(card.data, DatasetCardData)
+    assert card.data.license == "cc-by-4.0" and card.data.source_datasets == ["extended|other-gqa"]
+    stats = json.loads((gqa_captions / "stats.json").read_text())
+    assert f"contrastgen {contrastgen.__version__}" in card.text and f"seed {stats['seed']}" in card.text
+    citation = card.text.split("## Citation", 1)[1]
+    assert "Bitton, Yonatan" in citation and "hudson2019gqa" in citation
+    assert "has no images, only their file names" in card.text
+    info = datasets.load_from_disk(str(out))["test"].info
+    assert info.license == "cc-by-4.0" and "Bitton, Yonatan" in info.citation and info.description
 
 
 def test_negclip_as_the_fork_reads_it(tmp_path, gqa_captions, images):
     pd = pytest.importorskip("pandas")
-    out = export(gqa_captions, tmp_path / "train_neg_clip.tsv", "negclip", images)
-    df = pd.read_csv(out, sep="\t", converters={"neg_caption": ast.literal_eval, "neg_image": ast.literal_eval})
+    out = export(gqa_captions, tmp_path / "negclip", "negclip", images)
+    assert sorted(p.name for p in out.iterdir()) == [NEGCLIP_FILE]  # a folder, as every export's --out
+    df = pd.read_csv(out / NEGCLIP_FILE, sep="\t", converters={"neg_caption": ast.literal_eval, "neg_image": ast.literal_eval})
     images_ = df["filepath"].tolist()
     captions = df["title"].tolist()
     hard_captions = df["neg_caption"].tolist()
@@ -111,6 +136,31 @@ def test_negclip_as_the_fork_reads_it(tmp_path, gqa_captions, images):
         chosen = rng.choice(hard_images[idx])
         assert 0 <= chosen < len(df) and images_[chosen] != images_[idx]
         assert isinstance(rng.choice(hard_captions[chosen]), str)
+
+
+def test_aro_export_says_which_attribute_pairs_aro_will_report(tmp_path, gqa_captions):
+    # ARO's VG_Attribution.evaluate_scores skips a pair ("first_second") with fewer than 25 records
+    result = run("captions", "export", gqa_captions, "--format", "aro", "--out", tmp_path / "aro")
+    assert result.exit_code == 0, result.output
+    records = json.loads((tmp_path / "aro" / "visual_genome_attribution.json").read_text())
+    per_pair = Counter(f"{r['attributes'][0]}_{r['attributes'][1]}" for r in records)
+    assert max(per_pair.values()) < ARO_MIN_PAIR == 25  # the bundled sample is too small for any
+    assert (f"none of the {len(per_pair)} pairs here has that many (the largest has {max(per_pair.values())})"
+            in result.output and "no attribution result" in result.output)
+    # grown until one pair has 25 records: that pair is reported, the others are counted as not
+    recs = list(read_jsonl(gqa_captions / "captions.jsonl"))
+    one = next(r for r in recs if any(n["kind"] == "aro_attribute" for n in r["negatives"]))
+    grown = []
+    for i in range(ARO_MIN_PAIR):
+        copy = json.loads(json.dumps(one))
+        copy["id"] = f"{one['id']}x{i}"
+        copy["negatives"] = [dict(n, id=f"{n['id']}x{i}") for n in copy["negatives"] if n["kind"] == "aro_attribute"]
+        grown.append(copy)
+    write_jsonl(tmp_path / "grown" / "captions.jsonl", [*recs, *grown])
+    result = run("captions", "export", tmp_path / "grown", "--format", "aro", "--out", tmp_path / "aro2")
+    assert result.exit_code == 0, result.output
+    total = len(records) + ARO_MIN_PAIR
+    assert f"1 of the {len(per_pair)} pairs here (" in result.output and f" of {total} records)" in result.output
 
 
 def test_exports_without_images_name_the_files_to_place(tmp_path, gqa_captions):
@@ -135,8 +185,8 @@ def test_negclip_cells_a_spreadsheet_would_run_are_neutralised(tmp_path, gqa_cap
     recs = list(read_jsonl(gqa_captions / "captions.jsonl"))[:2]
     recs[0]["image_id"], recs[1]["image_id"] = "=HYPERLINK(\"http://x\")", "+1-2"
     write_jsonl(tmp_path / "captions.jsonl", recs)
-    out = export(tmp_path / "captions.jsonl", tmp_path / "neg.tsv", "negclip")
-    with out.open(newline="") as fh:
+    out = export(tmp_path / "captions.jsonl", tmp_path / "neg", "negclip")
+    with (out / NEGCLIP_FILE).open(newline="") as fh:
         rows = list(csv.reader(fh, delimiter="\t"))[1:]
     assert [r[2] for r in rows] == ["'=HYPERLINK(\"http://x\").jpg", "'+1-2.jpg"]
 

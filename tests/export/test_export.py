@@ -63,9 +63,9 @@ def test_parquet_round_trips_through_load_dataset(which, request, tmp_path, hf_o
     source = request.getfixturevalue(which)
     _export(source, tmp_path / "pq", "parquet")
     files = sorted((tmp_path / "pq" / "data").glob("*.parquet"))
-    assert [f.name for f in files] == ["validation-00000-of-00001.parquet"]
-    ds = hf_offline.load_dataset("parquet", data_files={"validation": [str(f) for f in files]},
-                                 cache_dir=str(tmp_path / "cache"))["validation"]
+    assert [f.name for f in files] == ["test-00000-of-00001.parquet"]
+    ds = hf_offline.load_dataset("parquet", data_files={"test": [str(f) for f in files]},
+                                 cache_dir=str(tmp_path / "cache"))["test"]
     want = _expected(source)
     assert len(ds) == len(want) and sorted(ds["question_id"]) == sorted(want)
     for row in ds:
@@ -73,22 +73,22 @@ def test_parquet_round_trips_through_load_dataset(which, request, tmp_path, hf_o
 
 
 def test_hf_dataset_round_trips_through_load_from_disk(gqa_output, tmp_path, hf_offline):
-    _export(gqa_output, tmp_path / "hf", "hf", "--split", "test")
+    _export(gqa_output, tmp_path / "hf", "hf", "--split", "dev")
     loaded = hf_offline.load_from_disk(str(tmp_path / "hf"))
-    assert list(loaded) == ["test"]
+    assert list(loaded) == ["dev"]
     want = _expected(gqa_output)
-    assert loaded["test"].num_rows == len(want)
-    for row in loaded["test"]:
+    assert loaded["dev"].num_rows == len(want)
+    for row in loaded["dev"]:
         _check_row(row, want[row["question_id"]])
-    kinds = Counter(loaded["test"]["kind"])
+    kinds = Counter(loaded["dev"]["kind"])
     assert kinds["contrast"] and kinds["invariance"]  # both modes' perturbations are there
 
 
 def test_jsonl_rows_equal_the_parquet_rows(clevr_output, tmp_path):
     _export(clevr_output, tmp_path / "pq", "parquet")
     _export(clevr_output, tmp_path / "jl", "jsonl")
-    table = pq.read_table(tmp_path / "pq" / "data" / "validation-00000-of-00001.parquet")
-    lines = [json.loads(line) for line in (tmp_path / "jl" / "validation.jsonl").read_text().splitlines()]
+    table = pq.read_table(tmp_path / "pq" / "data" / "test-00000-of-00001.parquet")
+    lines = [json.loads(line) for line in (tmp_path / "jl" / "test.jsonl").read_text().splitlines()]
     assert table.to_pylist() == lines
 
 
@@ -111,7 +111,7 @@ def test_card_counts_fields_and_licence(gqa_output, clevr_output, tmp_path):
     _export(gqa_output, tmp_path / "g", "parquet")
     meta, body = _card(tmp_path / "g")
     assert meta["license"] == "cc-by-4.0" and "GQA" in body
-    assert meta["configs"][0]["data_files"][0] == {"split": "validation", "path": "data/validation-*.parquet"}
+    assert meta["configs"][0]["data_files"][0] == {"split": "test", "path": "data/test-*.parquet"}
     records = load_contrast_records(gqa_output)
     per_template: dict[str, Counter] = {}
     for rec in records:
@@ -139,7 +139,7 @@ def test_a_fact_key_the_schema_does_not_name_is_kept_in_other(gqa_output, tmp_pa
     rec["perturbations"][0]["evidence"]["facts"][0]["confidence"] = 0.5
     (tmp_path / "contrast_sets.jsonl").write_text(json.dumps(rec) + "\n")
     _export(tmp_path / "contrast_sets.jsonl", tmp_path / "out", "jsonl")
-    row = json.loads((tmp_path / "out" / "validation.jsonl").read_text().splitlines()[0])
+    row = json.loads((tmp_path / "out" / "test.jsonl").read_text().splitlines()[0])
     assert json.loads(row["evidence"]["facts"][0]["other"]) == {"confidence": 0.5}
 
 
@@ -200,10 +200,10 @@ def test_a_record_verify_refuses_is_refused_by_every_reader_that_shows_it(gqa_ou
 def test_a_failed_export_keeps_the_previous_one(gqa_output, tmp_path):
     out = tmp_path / "out"
     _export(gqa_output, out, "jsonl")
-    before = (out / "validation.jsonl").read_bytes()
+    before = (out / "test.jsonl").read_bytes()
     (tmp_path / "empty.jsonl").write_text("")
     result = CliRunner().invoke(cli, ["export", str(tmp_path / "empty.jsonl"), "--format", "jsonl", "--out", str(out)])
-    assert result.exit_code == 2 and (out / "validation.jsonl").read_bytes() == before
+    assert result.exit_code == 2 and (out / "test.jsonl").read_bytes() == before
 
 
 def test_template_rows_carry_the_originals_program(gqa_output, tmp_path):

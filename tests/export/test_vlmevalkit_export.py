@@ -210,9 +210,12 @@ def test_the_command_line_writes_both_harness_formats_and_refuses_what_does_not_
                                    "--out", str(tmp_path / fmt / "gqa_cli")])
         assert done.exit_code == 0, done.output
         assert (tmp_path / fmt / "gqa_cli" / written).is_file() and said in done.output, done.output
-    refused = runner.invoke(cli, ["export", str(gqa_with_image_files), "--format", "parquet", "--images",
+    refused = runner.invoke(cli, ["export", str(gqa_with_image_files), "--format", "jsonl", "--images",
                                   str(tmp_path), "--out", str(tmp_path / "p")])
-    assert refused.exit_code == 2 and "--images apply to" in refused.output
+    assert refused.exit_code == 2 and "--images applies to" in refused.output
+    refused = runner.invoke(cli, ["export", str(gqa_with_image_files), "--format", "parquet", "--name", "x",
+                                  "--out", str(tmp_path / "p")])
+    assert refused.exit_code == 2 and "--name applies to" in refused.output
     refused = runner.invoke(cli, ["export", str(gqa_with_image_files), "--format", "vlmevalkit", "--split", "test",
                                   "--out", str(tmp_path / "v")])
     assert refused.exit_code == 2 and "--split" in refused.output
