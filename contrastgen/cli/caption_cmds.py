@@ -94,7 +94,7 @@ def export_cmd(source: Path, fmt: str, out: Path, images: Path | None, seed: int
         from contrastgen.export.caption_benchmarks import export_aro
         result = export_aro(source, out, images=images)
     elif fmt == "hf":
-        require_extra("hf", ("datasets", "huggingface_hub"), "a Hugging Face caption export")
+        require_extra("hf", ("datasets",), "a Hugging Face caption export")
         import datasets
 
         datasets.disable_progress_bars()

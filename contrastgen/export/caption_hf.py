@@ -108,7 +108,7 @@ def render_card(*, rows: int, kinds: Counter[str], datasets: tuple[str, ...], im
 
 def export_caption_hf(source: str | os.PathLike[str], out: str | os.PathLike[str], *,
                       images: str | os.PathLike[str] | None = None, split: str = SPLIT) -> CaptionExport:
-    require_extra("hf", ("datasets", "huggingface_hub"), "a Hugging Face caption export")
+    require_extra("hf", ("datasets",), "a Hugging Face caption export")
     from datasets import Dataset, DatasetDict, DatasetInfo, Features, Image, Sequence, Value
 
     source_images = ImageSource(images) if images is not None else None

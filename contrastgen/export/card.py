@@ -21,7 +21,6 @@ from typing import Any
 import orjson
 
 import contrastgen
-from contrastgen.errors import require_extra
 from contrastgen.export.rows import COLUMN_DOCS, SCHEMA
 from contrastgen.resources import rules_resource
 
@@ -133,7 +132,6 @@ def info_fields(datasets: Sequence[str], license: str, description: str) -> dict
 def hub_card(metadata: Mapping[str, Any], body: str) -> str:
     """The card's text: `metadata` as `DatasetCardData` (the Hub's metadata keys) and `body`,
     parsed by `DatasetCard` as the Hub parses a README."""
-    require_extra("hf", ("huggingface_hub",), "the dataset card")
     from huggingface_hub import DatasetCard, DatasetCardData
 
     data = DatasetCardData(**metadata)

@@ -17,7 +17,7 @@ from contrastgen.resources import sample_dir
 EXTRA_MODULES = {
     "crowd": ("crowdkit", "statsmodels", "pandas", "sklearn", "jinja2"),
     "ray": ("ray",),
-    "hf": ("datasets", "huggingface_hub"),
+    "hf": ("datasets",),
     "lexicon": ("nltk", "spacy", "spacy_lookups_data"),
 }
 
@@ -58,15 +58,6 @@ def test_export_hf_names_the_hf_extra(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli, ["export", str(tmp_path), "--format", "hf", "--out", str(tmp_path / "hf")])
     _refused(result, "hf")
     assert not (tmp_path / "hf").exists()
-
-
-@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
-def test_export_of_any_table_format_names_the_hf_extra_for_its_card(tmp_path, monkeypatch, fmt):
-    # the card is written with huggingface_hub's DatasetCard; Parquet and JSONL need nothing else
-    _without(monkeypatch, "huggingface_hub")
-    result = CliRunner().invoke(cli, ["export", str(tmp_path), "--format", fmt, "--out", str(tmp_path / "out")])
-    _refused(result, "hf")
-    assert "the dataset card" in result.output and not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("command", ["generate", "augment"])
