@@ -83,7 +83,8 @@ def _features(embed: bool, groups: bool = False) -> Any:
     texts = datasets.Sequence(text) if not hasattr(datasets, "List") else datasets.List(text)
     columns = {"question_id": text, "image_id": text, "dataset": text, "question": text,
                "answer": text, "role": text, "contrast_ids": texts, "templates": texts,
-               "question_type": text, "edit_kinds": texts, "rank": datasets.Value("int32")}
+               "question_type": text, "edit_kinds": texts, "rank": datasets.Value("int32"),
+               "set_sizes": text}
     if groups:  # `generate --groups`: the two-image groups' cells and ids (harness.py)
         columns.update({"groups": texts, "group_id": text})
     columns["image" if embed else "image_path"] = datasets.Image() if embed else text
@@ -115,7 +116,8 @@ def _row(q: HarnessQuestion, images: ImageSource, groups: bool) -> dict[str, Any
         "question_id": q.question_id, "image_id": q.image_id, "dataset": q.dataset,
         "question": q.question, "answer": q.answer, "role": q.role,
         "contrast_ids": list(q.contrast_ids), "templates": list(q.templates),
-        "question_type": q.question_type, "edit_kinds": list(q.edit_kinds), "rank": q.rank}
+        "question_type": q.question_type, "edit_kinds": list(q.edit_kinds), "rank": q.rank,
+        "set_sizes": q.set_sizes}
     if groups:
         row.update({"groups": list(q.groups), "group_id": q.group_id})
     if images.embeds:

@@ -188,15 +188,16 @@ def test_a_prediction_table_cut_short_is_refused_naming_the_line(harness_runs, t
 
 
 def test_a_request_the_harness_gave_up_on_is_no_answer(tmp_path):
-    """Left out, so evaluate reports it missing; and in the task, two failures are not an answer
+    """Asked and not answered: an empty answer, which evaluate counts wrong (not a question left
+    unasked, which would make the run partial); and in the task, two failures are not an answer
     kept."""
     failed = "[LMMS_EVAL_REQUEST_FAILED after 5 retries] Connection error."
     lines = [{"doc_id": 0, "filtered_resps": failed, "doc": {"question_id": "a"}},
              {"doc_id": 1, "filtered_resps": "yes", "doc": {"question_id": "b"}}]
-    assert lmms_eval_samples(lines, path="s.jsonl") == {"b": "yes"}
+    assert lmms_eval_samples(lines, path="s.jsonl") == {"a": "", "b": "yes"}
     rows = [{"question_key": "q:a", "prediction": "Failed to obtain answer via API. "},
             {"question_key": "q:b", "prediction": "no"}]
-    assert vlmevalkit_rows(rows, path="p.xlsx") == {"b": "no"}
+    assert vlmevalkit_rows(rows, path="p.xlsx") == {"a": "", "b": "no"}
     from contrastgen.export import lmms_eval_task as utils
 
     doc = {"question_id": "a", "role": "original", "contrast_ids": ["a:t"], "answer": "yes",
