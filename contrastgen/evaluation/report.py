@@ -252,9 +252,9 @@ def _oracle_md(report: Mapping[str, Any]) -> list[str]:
 
 def partial_note(model: str, cov: Mapping[str, Any]) -> str:
     """What a partial run's figures are over: the sets asked in full, with the unasked count."""
-    return (f"{model}: partial run: {cov['missing']:,} of {cov['questions']:,} questions not asked; "
-            f"scored the {cov.get('sets_scored', 0):,} of {cov.get('sets', 0):,} contrast sets asked in full "
-            "(--strict to refuse a partial run)")
+    return (f"{model}: partial run: {cov['missing']:,} of {cov['questions']:,} questions have no prediction "
+            f"(not asked, or abstained); scored on the {cov.get('sets_scored', 0):,} of {cov.get('sets', 0):,} "
+            "contrast sets with a prediction for every question (--strict to refuse a partial run)")
 
 
 def _coverage_md(report: Mapping[str, Any]) -> list[str]:
@@ -443,6 +443,12 @@ def _mark(entry: Mapping[str, Any]) -> Text:
     return Text(prediction, style="green" if entry["correct"] else "red")
 
 
+def _invariance_gaps(inv: Mapping[str, Any]) -> str:
+    said = ([f"{inv['missing']} questions without a prediction, their sets left out"] if inv["missing"] else []) + (
+        [f"{inv['empty']} empty answers, counted wrong"] if inv["empty"] else [])
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def render_report(report: Mapping[str, Any]) -> RenderableType:
     """Everything the terminal shows: the main table, the k table, oracle noise, the failing
     sets when examples were asked for, and missing predictions."""
@@ -469,8 +475,7 @@ def render_report(report: Mapping[str, Any]) -> RenderableType:
                           f"perturbations): consistency {pct(m['consistency'])}%, accuracy on originals "
                           f"{pct(m['original_accuracy'])}%, on invariance perturbations "
                           f"{pct(m['perturbed_accuracy'])}%"
-                          + (f" ({inv['missing']} not asked, their sets left out; {inv['empty']} empty "
-                             "answers, counted wrong)" if inv["missing"] or inv["empty"] else "")))
+                          + _invariance_gaps(inv)))
     for model, examples in report.get("examples", {}).items():
         if examples:
             parts.append(_examples_table(model, examples))
