@@ -6,6 +6,8 @@ Thin wrappers: parsing options, loading files and printing; the metrics live in
 
 from __future__ import annotations
 
+import glob
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +22,41 @@ from contrastgen.evaluation.contrast import MAX_RANK
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import write_json
 
+_GLOB_CHARS = frozenset("*?[")
+
+
+def expand_pattern(path: Path) -> Path:
+    """A path as given, or the one file its glob pattern matches.
+
+    The shell expands no pattern after `NAME=` (`-p m=results/*/x_*.jsonl` reaches us as
+    written), and the exported READMEs write the harnesses' dated file names as patterns. A
+    pattern matching several files is refused with the matches named: a second match is almost
+    always a second run (lmms-eval dates each samples file, VLMEvalKit each run folder), and
+    picking one silently would score a run the user did not mean."""
+    text = str(path)
+    if path.exists() or not _GLOB_CHARS & set(text):
+        return path
+    matches = sorted(glob.glob(os.path.expanduser(text), recursive=True))
+    if not matches:
+        raise InputError("file not found (no file matches this pattern)", path=text)
+    if len(matches) > 1:
+        shown = ", ".join(matches[:5]) + (f" and {len(matches) - 5} more" if len(matches) > 5 else "")
+        raise InputError(f"the pattern matches {len(matches)} files ({shown}): two runs? give one "
+                         "file, or repeat -p NAME=PATH for each run", path=text)
+    return Path(matches[0])
+
 
 def parse_model_paths(values: tuple[str, ...]) -> dict[str, Path]:
-    """`NAME=PATH` or `PATH` (named after the file's stem) -> {name: path}, names unique."""
+    """`NAME=PATH` or `PATH` (named after the file's stem) -> {name: path}, names unique. PATH may
+    be a glob pattern matching one file (`expand_pattern`)."""
     out: dict[str, Path] = {}
     for value in values:
         name, sep, rest = value.partition("=")
         if sep and name and "/" not in name and not Path(value).exists():
-            path = Path(rest)
+            path = expand_pattern(Path(rest))
         else:
-            name, path = Path(value).stem, Path(value)
+            path = expand_pattern(Path(value))
+            name = path.stem
         if name in out:
             raise InputError(f"two prediction files are both named {name!r}; name them with "
                              "NAME=PATH", path=str(path))
@@ -79,7 +106,10 @@ def _write(report: dict[str, Any], out: Path | None, console: Console) -> None:
 @click.option("--predictions", "-p", "prediction_args", multiple=True, required=True,
               metavar="[NAME=]PATH",
               help="Predictions (GQA submission, {qid: answer}, LXMERT or VQA results; as JSON, JSON lines, "
-                   "Parquet, or a folder of Parquet files or a Hugging Face dataset). Repeat to compare "
+                   "Parquet, or a folder of Parquet files or a Hugging Face dataset), or what a harness wrote "
+                   "for an export: lmms-eval's --log_samples file (<date>_samples_contrast_NAME.jsonl, not "
+                   "its _results.json), VLMEvalKit's prediction or MCQ result file (.xlsx, .tsv, .csv, "
+                   ".json). PATH may be a quoted glob pattern matching one file. Repeat to compare "
                    "models side by side; a model is named after its file unless NAME= is given. On Super-CLEVR "
                    "variants, name the variant it was trained on: -p nscl@long=PATH (Relative Degrade per factor).")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
@@ -94,7 +124,10 @@ def _write(report: dict[str, Any], out: Path | None, console: Console) -> None:
 @click.option("--oracle", default=None,
               help="Model whose disagreement with GQA is reported as annotation noise "
                    "(default: a model named 'oracle').")
-@click.option("--strict", is_flag=True, help="Missing predictions are an error, not wrong answers.")
+@click.option("--strict", is_flag=True,
+              help="A question without a prediction is an error. Without it, on --contrast a run that leaves "
+                   "questions unasked (a --limit'ed harness run, an MCQ file) is partial: scored on the contrast "
+                   "sets asked in full, with the unasked count reported; elsewhere it counts as wrong.")
 def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir: Path | None,
                  captions_dir: Path | None, prediction_args: tuple[str, ...], out: Path | None, seed: int, n_boot: int,
                  examples: int, ks: tuple[int, ...], oracle: str | None, strict: bool) -> None:
@@ -104,6 +137,7 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
     \b
     Examples:
       contrastgen evaluate --contrast cs -p lxmert=pred.json -p prior.json --out report --examples 20
+      contrastgen evaluate --contrast cs -p llava='results/*/*_samples_contrast_gqa.jsonl'
       contrastgen evaluate --questions val_balanced_questions.json -p pred.json
       contrastgen evaluate --ood ood_dir -p pred.json
       contrastgen evaluate --captions captions_dir -p clip=scores.csv
@@ -117,6 +151,8 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
     if captions_dir is not None:
         _evaluate_captions(captions_dir, prediction_args, out, seed, n_boot, strict)
         return
+    if out is not None:  # before the work, so a wrong --out costs nothing
+        check_report_dir(out)
     paths = parse_model_paths(prediction_args)
     predictions = load_all_predictions(paths)
     inputs = {"predictions": {name: str(p) for name, p in paths.items()}}

@@ -8,10 +8,17 @@ not give but a researcher needs to trust and act on the numbers: bootstrap inter
 contrast sets, breakdowns by the kind of atom changed and by answer direction, the oracle's
 disagreement with GQA (annotation noise), and the failing sets with their evidence.
 
-A prediction missing for a question of the set counts as wrong (as on GQA's leaderboard) and is
-reported; `strict=True` makes it an error instead. A prediction that normalises to nothing (empty,
-punctuation only, a multiple-choice reply naming no option) is no answer either: wrong, and
-counted apart as `empty`.
+A run is partial when its predictions cover a strict subset of the questions: a harness run with
+`--limit`, or a multiple-choice file that holds only the questions with two possible answers.
+A partial run is scored on what was asked, as the harness scores it: only the contrast sets
+whose original and every perturbation (up to the largest k) have a prediction (in a breakdown,
+every perturbation of the group: by change kind, the set's perturbations of that kind); the
+report says the run is partial, with the unasked questions and the sets scored. A set half asked
+is left out rather than scored on its asked part, because its consistency would then ask less of
+the model than a full set's; the exported lmms-eval task applies the same rule, so a `--limit`ed
+run scores back to lmms-eval's own figures. `strict=True` refuses a partial run instead. A prediction that normalises to
+nothing (empty, punctuation only, a multiple-choice reply naming no option, a request the harness
+gave up on) was asked and not answered: wrong, and counted apart as `empty`.
 
 Invariance perturbations (the answer provably stays) are scored apart, the same way: a set is
 invariance-consistent when its original and every invariance perturbation are answered right, and
@@ -50,6 +57,11 @@ class SetScore:
     original_missing: bool
     perturbations: tuple[bool, ...]
     perturbations_missing: tuple[bool, ...]
+
+    def asked_in_full(self, cs: ContrastSet, max_k: int) -> bool:
+        """Whether the original and every perturbation up to rank `max_k` have a prediction."""
+        return not self.original_missing and not any(
+            m for p, m in zip(cs.perturbations, self.perturbations_missing, strict=True) if p.rank <= max_k)
 
 
 def score_set(cs: ContrastSet, preds: Mapping[str, str]) -> SetScore:
@@ -125,14 +137,22 @@ class FlatSets:
 
 
 def group_columns(flat: FlatSets, n_clusters: int, original_ok: np.ndarray, pert_ok: np.ndarray,
-                  selected: np.ndarray) -> np.ndarray:
+                  selected: np.ndarray, original_asked: np.ndarray | None = None,
+                  pert_asked: np.ndarray | None = None) -> np.ndarray:
     """Per-cluster counts (sets, originals correct, perturbations correct, perturbations, sets
     all correct) over the sets, each restricted to its `selected` perturbations.
 
     A set none of whose perturbations is selected is left out, so a breakdown by change kind
-    compares each original only with the perturbations of that kind.
+    compares each original only with the perturbations of that kind. In a partial run
+    (`original_asked`, `pert_asked`: which questions have a prediction) a set is left out of a
+    group unless its original and all its selected perturbations were asked: the same rule the
+    exported lmms-eval task applies to each metric's items.
     """
     n_sets = len(flat.set_cluster)
+    if pert_asked is not None and original_asked is not None:
+        unasked = np.bincount(flat.pert_set[selected], weights=~pert_asked[selected], minlength=n_sets)
+        complete = original_asked & (unasked == 0)
+        selected = selected & complete[flat.pert_set]
     asked = np.bincount(flat.pert_set[selected], minlength=n_sets)
     right = np.bincount(flat.pert_set[selected], weights=pert_ok[selected], minlength=n_sets)
     has = asked > 0
@@ -182,18 +202,21 @@ def resolve_ks(sets: Sequence[ContrastSet], ks: Sequence[int] | None = None) -> 
 def _group_columns(flat: FlatSets, n_clusters: int, scores: Sequence[SetScore],
                    k: int) -> dict[tuple[str, str], np.ndarray]:
     """Columns of every group reported at k: overall, by template, by GQA question type, by change
-    kind, by direction."""
+    kind, by direction; each over the sets asked in full within the group."""
     original_ok = np.array([sc.original for sc in scores], dtype=bool)
     pert_ok = np.array([c for sc in scores for c in sc.perturbations], dtype=np.float64)
+    original_asked = np.array([not sc.original_missing for sc in scores], dtype=bool)
+    pert_asked = np.array([not m for sc in scores for m in sc.perturbations_missing], dtype=bool)
     in_k = flat.pert_rank <= k
-    out = {("overall", "all"): group_columns(flat, n_clusters, original_ok, pert_ok, in_k)}
+    asked = {"original_asked": original_asked, "pert_asked": pert_asked}
+    out = {("overall", "all"): group_columns(flat, n_clusters, original_ok, pert_ok, in_k, **asked)}
     labels = {"by_template": flat.set_template[flat.pert_set],
               "by_question_type": flat.set_type[flat.pert_set], "by_kind": flat.pert_kind,
               "by_direction": flat.pert_direction}
     for breakdown, label in labels.items():
         for value in sorted(set(label[in_k].tolist())):
             out[(breakdown, value)] = group_columns(flat, n_clusters, original_ok, pert_ok,
-                                                    in_k & (label == value))
+                                                    in_k & (label == value), **asked)
     return out
 
 
@@ -221,28 +244,30 @@ def _comparisons(groups: Mapping[GroupKey, np.ndarray], models: Sequence[str], k
 
 
 def _coverage(sets: Sequence[ContrastSet], scores: Sequence[SetScore], preds: Mapping[str, str],
-              max_k: int, invariance: set[str]) -> dict[str, Any]:
+              max_k: int, invariance: set[str], scored: np.ndarray) -> dict[str, Any]:
     """Questions of the contrast sets, predictions, those for no scored question (`ignored`; the
     invariance perturbations are scored in their own section, so not ignored), and the questions
-    without an answer: `missing` (no prediction) and `empty` (one that says nothing)."""
+    without an answer: `missing` (not asked: no prediction) and `empty` (one that says nothing).
+    `partial` when some were not asked; `sets_scored` of `sets` were asked in full."""
     ids = {cs.question_id for cs in sets} | {p.question_id for cs in sets for p in cs.perturbations
                                               if p.rank <= max_k}
-    missing = sorted(
+    missing = sorted(set(
         [cs.question_id for cs, sc in zip(sets, scores, strict=True) if sc.original_missing]
         + [p.question_id for cs, sc in zip(sets, scores, strict=True)
            for p, m in zip(cs.perturbations, sc.perturbations_missing, strict=True)
-           if m and p.rank <= max_k])
+           if m and p.rank <= max_k]))  # an original heading two sets is one question
     empty = sorted(q for q in ids if q in preds and is_empty(preds[q]))
     return {"questions": len(ids), "predictions": len(preds),
             "ignored": sum(1 for q in preds if q not in ids and q not in invariance),
             "missing": len(missing), "missing_examples": missing[:10],
-            "empty": len(empty), "empty_examples": empty[:10]}
+            "empty": len(empty), "empty_examples": empty[:10],
+            "partial": bool(missing), "sets": len(sets), "sets_scored": int(scored.sum())}
 
 
 def _examples(sets: Sequence[ContrastSet], scores: Sequence[SetScore], preds: Mapping[str, str],
-              k: int, n: int, seed: int) -> list[dict[str, Any]]:
-    failing = [(cs, sc) for cs, sc in zip(sets, scores, strict=True)
-               if not (sc.original and all(c for p, c in zip(cs.perturbations, sc.perturbations,
+              k: int, n: int, seed: int, scored: np.ndarray) -> list[dict[str, Any]]:
+    failing = [(cs, sc) for cs, sc, ok in zip(sets, scores, scored, strict=True)
+               if ok and not (sc.original and all(c for p, c in zip(cs.perturbations, sc.perturbations,
                                                              strict=True) if p.rank <= k))]
     chosen = random.Random(seed).sample(failing, min(n, len(failing)))
     out = []
@@ -325,17 +350,23 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
     groups: dict[GroupKey, np.ndarray] = {}
     for name, preds in predictions.items():
         scores = [score_set(cs, preds) for cs in sets]
-        coverage = _coverage(sets, scores, preds, max_k, invariance_ids)
+        scored = np.array([sc.asked_in_full(cs, max_k) for cs, sc in zip(sets, scores, strict=True)], dtype=bool)
+        coverage = _coverage(sets, scores, preds, max_k, invariance_ids, scored)
         if strict and coverage["missing"]:
             raise InputError(
                 f"model {name!r} has no prediction for {coverage['missing']} questions of the "
                 f"contrast set (--strict)", path=path, record=f"question {coverage['missing_examples'][0]}")
+        if not scored.any():
+            raise InputError(
+                f"model {name!r} was asked no contrast set in full ({coverage['missing']} of "
+                f"{coverage['questions']} questions have no prediction): are these predictions for "
+                "this contrast set?", path=path, record=f"question {coverage['missing_examples'][0]}")
         report["coverage"][name] = coverage
         for k in k_values:
             for (breakdown, group), columns in _group_columns(flat, len(clusters), scores, k).items():
                 groups[(name, k, breakdown, group)] = columns
         if examples > 0:
-            report["examples"][name] = _examples(sets, scores, preds, max_k, examples, seed)
+            report["examples"][name] = _examples(sets, scores, preds, max_k, examples, seed, scored)
     estimates = bootstrap_many(groups, _statistic, n_boot=n_boot, seed=seed)
     for (name, k, breakdown, group), columns in groups.items():
         res = report["results"].setdefault(name, {}).setdefault(
@@ -354,6 +385,11 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
     if invariance_ids:
         report["invariance"] = {name: invariance_consistency(parsed, preds)
                                 for name, preds in predictions.items()}
+        for name, inv in report["invariance"].items():
+            if strict and inv["missing"]:
+                raise InputError(f"model {name!r} has no prediction for {inv['missing']} questions of the "
+                                 "invariance sets (--strict)", path=path,
+                                 record=f"question {inv['missing_examples'][0]}")
     if has_groups(parsed):  # `generate --groups`: NaturalBench's metrics over the two-image groups
         report["groups"] = {name: group_metrics(parsed, preds) for name, preds in predictions.items()}
     return report
@@ -365,8 +401,9 @@ def invariance_consistency(sets: Sequence[ContrastSet], preds: Mapping[str, str]
     those perturbations; overall and per GQA question type.
 
     Right means the gold answer (an invariance perturbation's is its original's), as the contrast
-    metrics score: a missing or empty answer is wrong, and counted (`missing`, `empty`, over the
-    distinct questions). Agreeing with oneself is not enough: a model that answers "yes" to
+    metrics score: an empty answer is wrong, and counted (`empty`, over the distinct questions).
+    A set whose original or an invariance perturbation was not asked (a partial run) is left out,
+    as the contrast metrics leave it out, and its questions are counted `missing`. Agreeing with oneself is not enough: a model that answers "yes" to
     everything, or nothing, would keep every answer.
     """
     counts: dict[str, list[int]] = {}
@@ -378,6 +415,8 @@ def invariance_consistency(sets: Sequence[ContrastSet], preds: Mapping[str, str]
             continue
         asked[cs.question_id] = cs.answer
         asked.update((p.question_id, p.answer) for p in inv)
+        if cs.question_id not in preds or any(p.question_id not in preds for p in inv):
+            continue
         original = cs.question_id in preds and is_right(preds[cs.question_id], cs.answer)
         right = [p.question_id in preds and is_right(preds[p.question_id], p.answer) for p in inv]
         for c in (overall, counts.setdefault(cs.question_type, [0, 0, 0, 0, 0])):

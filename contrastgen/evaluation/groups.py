@@ -7,8 +7,10 @@ question's answer differs between the two. Following NaturalBench (Li et al., 20
 - image accuracy: an image is right when both its questions are right (two per group);
 - group accuracy: all four cells right.
 A model that ignores the image answers a question the same on both images, so it scores no group;
-where each answer is yes or no, always-"yes" scores 0% group accuracy. A cell without a prediction
-counts as wrong (as `evaluate` counts missing answers), and is counted; an empty answer is wrong.
+where each answer is yes or no, always-"yes" scores 0% group accuracy. A group with a cell
+without a prediction (a partial run) is left out, as `evaluate` leaves out a contrast set not
+asked in full and as the lmms-eval task scores only complete groups; its missing cells are
+counted. An empty answer is wrong.
 """
 
 from __future__ import annotations
@@ -52,10 +54,11 @@ def group_metrics(sets: Sequence[ContrastSet], preds: Mapping[str, str]) -> dict
     counts: dict[str, list[int]] = {}
     missing = 0
     for _, kind, cells in group_cells(sets):
-        right = []
-        for qid, gold in cells:
-            missing += qid not in preds
-            right.append(qid in preds and is_right(preds[qid], gold))
+        unasked = sum(qid not in preds for qid, _ in cells)
+        if unasked:
+            missing += unasked
+            continue
+        right = [is_right(preds[qid], gold) for qid, gold in cells]
         for c in (counts.setdefault("overall", [0, 0, 0, 0]), counts.setdefault(kind, [0, 0, 0, 0])):
             c[0] += 1
             c[1] += sum(right[a] and right[b] for a, b in QUESTIONS_OF_GROUP)

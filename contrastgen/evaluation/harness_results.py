@@ -16,9 +16,10 @@ A model run through a harness should be scored without glue code. Both harnesses
 Answers are returned raw, as `predictions.load_predictions` returns every format's; the
 evaluator normalises them. A question answered twice with two different answers is refused. A
 request the harness gave up on (lmms-eval's `[LMMS_EVAL_REQUEST_FAILED ...]`, VLMEvalKit's
-`Failed to obtain answer`) is no answer: the question is left out, and the evaluator reports it
-missing (counted wrong, or refused with `--strict`). A judged MCQ row whose reply names no option
-is read as an empty answer, which the evaluator counts wrong and reports as `empty`.
+`Failed to obtain answer`) was asked and not answered: it is read as an empty answer, which the
+evaluator counts wrong and reports as `empty`, as the exported lmms-eval task counts it (a
+question the file does not hold at all was not asked: a partial run). A judged MCQ row whose
+reply names no option is read as an empty answer too.
 """
 
 from __future__ import annotations
@@ -44,6 +45,18 @@ _OPTION_SPLIT = re.compile(r"[\s.()\[\],:;!*#{}]+")
 def is_lmms_eval_sample(record: Any) -> bool:
     """Whether a JSON line is a line of lmms-eval's `--log_samples` file."""
     return isinstance(record, Mapping) and "doc_id" in record and "filtered_resps" in record
+
+
+def is_lmms_eval_results(data: Any) -> bool:
+    """Whether a JSON document is lmms-eval's aggregated `<date>_results.json` (per-task
+    figures, no answers), which users pass by mistake for the samples file beside it."""
+    return isinstance(data, Mapping) and "results" in data and ("configs" in data or "versions" in data)
+
+
+LMMS_EVAL_RESULTS_HINT = (
+    "this is lmms-eval's results file (the task's figures, not the model's answers); give the "
+    "samples file written beside it with --log_samples: <date>_samples_<task>.jsonl, e.g. "
+    "-p NAME='results/*/*_samples_contrast_NAME.jsonl'")
 
 
 def is_vlmevalkit_record(record: Any) -> bool:
@@ -105,8 +118,7 @@ def lmms_eval_samples(samples: Iterable[Any], *, path: str) -> dict[str, str]:
             raise InputError("the line names no question id: is this the samples file of a task "
                              "`contrastgen export --format lmms-eval` wrote?", path=path, record=record)
         answer = _response(sample["filtered_resps"], path=path, record=record)
-        if not answer.startswith(LMMS_EVAL_FAILED):
-            _add(out, where, qid, answer, f"doc {doc_id}", path)
+        _add(out, where, qid, "" if answer.startswith(LMMS_EVAL_FAILED) else answer, f"doc {doc_id}", path)
     if not out:
         raise InputError("no samples found", path=path)
     return out
@@ -173,10 +185,13 @@ def vlmevalkit_rows(rows: Iterable[Mapping[str, Any]], *, path: str) -> dict[str
             raise InputError(f"'question_key' {key!r} does not start with {KEY_PREFIX!r}", path=path,
                              record=record)
         qid = key[len(KEY_PREFIX):]
-        if VLMEVALKIT_FAILED in _text(row["prediction"]):
-            continue
         is_mcq = _text(row.get("A")) != "" and _text(row.get("B")) != ""
-        answer = _mcq_answer(row, path=path, record=f"question {qid}") if is_mcq else _text(row["prediction"])
+        if VLMEVALKIT_FAILED in _text(row["prediction"]):
+            answer = ""
+        elif is_mcq:
+            answer = _mcq_answer(row, path=path, record=f"question {qid}")
+        else:
+            answer = _text(row["prediction"])
         _add(out, where, qid, answer, record, path)
     if not out:
         raise InputError("no predictions found", path=path)

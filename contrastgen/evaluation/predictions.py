@@ -144,6 +144,8 @@ def load_predictions(path: str | os.PathLike[str]) -> dict[str, str]:
             return harness.lmms_eval_samples(lines, path=str(p))
         return parse_predictions(lines, path=str(p))
     data = read_json(path)
+    if harness.is_lmms_eval_results(data):
+        raise InputError(harness.LMMS_EVAL_RESULTS_HINT, path=str(p))
     if isinstance(data, list) and data and harness.is_vlmevalkit_record(data[0]):
         return harness.vlmevalkit_rows(data, path=str(p))
     return parse_predictions(data, path=str(p))

@@ -250,14 +250,33 @@ def _oracle_md(report: Mapping[str, Any]) -> list[str]:
             f"**{pct(o['disagreement_rate'])}%**.", ""]
 
 
+def partial_note(model: str, cov: Mapping[str, Any]) -> str:
+    """What a partial run's figures are over: the sets asked in full, with the unasked count."""
+    return (f"{model}: partial run: {cov['missing']:,} of {cov['questions']:,} questions have no prediction "
+            f"(not asked, or abstained); scored on the {cov.get('sets_scored', 0):,} of {cov.get('sets', 0):,} "
+            "contrast sets with a prediction for every question (--strict to refuse a partial run)")
+
+
 def _coverage_md(report: Mapping[str, Any]) -> list[str]:
+    contrast = report["kind"] == "contrast"
     rows = [[m, str(c["questions"]), str(c["predictions"]), str(c["ignored"]), str(c["missing"]),
              ", ".join(c["missing_examples"][:5]), str(c.get("empty", 0)),
-             ", ".join(c.get("empty_examples", [])[:5])] for m, c in report["coverage"].items()]
-    return ["## Coverage", "", "Missing predictions, and empty ones (an answer that says nothing once "
-            "normalised), count as wrong; predictions for other questions are ignored.", "",
+             ", ".join(c.get("empty_examples", [])[:5]),
+             *([f"{c.get('sets_scored', 0)} of {c.get('sets', 0)}"] if contrast else [])]
+            for m, c in report["coverage"].items()]
+    if not contrast:
+        return ["## Coverage", "", "Missing predictions, and empty ones (an answer that says nothing once "
+                "normalised), count as wrong; predictions for other questions are ignored.", "",
+                *_md_table(["model", "questions", "predictions", "ignored", "missing",
+                            "first missing", "empty", "first empty"], rows)]
+    notes = [f"- {partial_note(m, c)}" for m, c in report["coverage"].items() if c["missing"]]
+    return ["## Coverage", "", "A run that leaves questions unasked (missing: a `--limit`ed harness run, "
+            "a multiple-choice file) is partial: it is scored on the contrast sets asked in full. Empty "
+            "predictions (an answer that says nothing once normalised) count as wrong; predictions for "
+            "other questions are ignored.", "",
             *_md_table(["model", "questions", "predictions", "ignored", "missing",
-                        "first missing", "empty", "first empty"], rows)]
+                        "first missing", "empty", "first empty", "sets scored"], rows),
+            *([*notes, ""] if notes else [])]
 
 
 def _gqa_md(report: Mapping[str, Any]) -> list[str]:
@@ -424,6 +443,12 @@ def _mark(entry: Mapping[str, Any]) -> Text:
     return Text(prediction, style="green" if entry["correct"] else "red")
 
 
+def _invariance_gaps(inv: Mapping[str, Any]) -> str:
+    said = ([f"{inv['missing']} questions without a prediction, their sets left out"] if inv["missing"] else []) + (
+        [f"{inv['empty']} empty answers, counted wrong"] if inv["empty"] else [])
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def render_report(report: Mapping[str, Any]) -> RenderableType:
     """Everything the terminal shows: the main table, the k table, oracle noise, the failing
     sets when examples were asked for, and missing predictions."""
@@ -442,7 +467,7 @@ def render_report(report: Mapping[str, Any]) -> RenderableType:
             parts.append(Text(f"{model}: two-image groups ({g['groups']:,}): question accuracy "
                               f"{pct(g['question_accuracy'])}%, image accuracy {pct(g['image_accuracy'])}%, "
                               f"group accuracy {pct(g['group_accuracy'])}%"
-                              + (f" ({groups['missing_cells']} cells without a prediction, counted wrong)"
+                              + (f" ({groups['missing_cells']} cells without a prediction: their groups left out)"
                                  if groups["missing_cells"] else "")))
     for model, inv in report.get("invariance", {}).items():
         m = inv["overall"]
@@ -450,13 +475,14 @@ def render_report(report: Mapping[str, Any]) -> RenderableType:
                           f"perturbations): consistency {pct(m['consistency'])}%, accuracy on originals "
                           f"{pct(m['original_accuracy'])}%, on invariance perturbations "
                           f"{pct(m['perturbed_accuracy'])}%"
-                          + (f" ({inv['missing']} missing, {inv['empty']} empty answers, counted wrong)"
-                             if inv["missing"] or inv["empty"] else "")))
+                          + _invariance_gaps(inv)))
     for model, examples in report.get("examples", {}).items():
         if examples:
             parts.append(_examples_table(model, examples))
     for model, cov in report["coverage"].items():
-        if cov["missing"]:
+        if cov["missing"] and report["kind"] == "contrast":
+            parts.append(Text(partial_note(model, cov), style="yellow"))
+        elif cov["missing"]:
             parts.append(Text(f"{model}: {cov['missing']} of {cov['questions']} questions have no "
                               "prediction (counted as wrong; --strict to refuse)", style="yellow"))
         if cov.get("empty"):

@@ -23,6 +23,7 @@ original where its first set comes in the file.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -95,6 +96,9 @@ class HarnessQuestion:
     set_template: str
     groups: tuple[str, ...] = ()  # `<group id>:<cell>` of every two-image group the row is a cell of
     group_id: str = ""  # a `group cell` row's group
+    # JSON {contrast id: {edit kind or "invariance": perturbations}} of the row's sets, so a
+    # harness scoring a run cut short (`--limit`) can tell a set asked in full from one half asked
+    set_sizes: str = "{}"
 
 
 @dataclass
@@ -102,6 +106,7 @@ class _Membership:
     """The sets one original heads, in file order, and the edit kinds of their contrasts."""
 
     contrast_ids: list[str] = field(default_factory=list)
+    sizes: dict[str, dict[str, int]] = field(default_factory=dict)
     templates: list[str] = field(default_factory=list)  # of the sets with contrast perturbations
     kinds: set[str] = field(default_factory=set)
     groups: list[str] = field(default_factory=list)  # the groups it is cell 0 of
@@ -116,12 +121,26 @@ def _memberships(source: Path) -> dict[str, _Membership]:
     for cs in _sets(source):
         m = out.setdefault(cs.question_id, _Membership())
         m.contrast_ids.append(contrast_id(cs))
+        m.sizes[contrast_id(cs)] = set_size(cs)
         kinds = {p.kind for p in cs.perturbations if not p.invariance}
         if kinds and cs.template not in m.templates:
             m.templates.append(cs.template)
         m.kinds.update(kinds)
         m.groups += [f"{g['id']}:0" for p in cs.perturbations if (g := group_of(p)) is not None]
     return out
+
+
+def set_size(cs: ContrastSet) -> dict[str, int]:
+    """A set's perturbations by edit kind (`invariance` for the invariance ones)."""
+    out: dict[str, int] = {}
+    for p in cs.perturbations:
+        key = INVARIANCE if p.invariance else p.kind
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def _sizes_json(sizes: dict[str, dict[str, int]]) -> str:
+    return json.dumps(sizes, sort_keys=True, separators=(",", ":"))
 
 
 def group_of(p: Perturbation) -> dict[str, Any] | None:
@@ -174,7 +193,8 @@ def harness_questions(source: str | os.PathLike[str]) -> Iterator[HarnessQuestio
                 question=cs.question, answer=cs.answer, role=ORIGINAL,
                 contrast_ids=tuple(m.contrast_ids), templates=tuple(m.templates),
                 question_type=cs.question_type, edit_kinds=tuple(sorted(m.kinds)), rank=0,
-                image_file=image_file, set_template=cs.template, groups=tuple(m.groups))
+                image_file=image_file, set_template=cs.template, groups=tuple(m.groups),
+                set_sizes=_sizes_json(m.sizes))
         for p in sorted(cs.perturbations, key=lambda p: p.rank):
             group = group_of(p)
             yield HarnessQuestion(
@@ -184,7 +204,8 @@ def harness_questions(source: str | os.PathLike[str]) -> Iterator[HarnessQuestio
                 contrast_ids=(contrast_id(cs),), templates=(cs.template,),
                 question_type=cs.question_type, edit_kinds=(p.kind,), rank=p.rank,
                 image_file=image_file, set_template=cs.template,
-                groups=() if group is None else (f"{group['id']}:1",))
+                groups=() if group is None else (f"{group['id']}:1",),
+                set_sizes=_sizes_json({contrast_id(cs): set_size(cs)}))
             if group is not None:
                 other = str(group["images"][1])
                 for cell in (2, 3):

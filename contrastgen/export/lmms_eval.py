@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,8 @@ def _features(embed: bool, groups: bool = False) -> Any:
     texts = datasets.Sequence(text) if not hasattr(datasets, "List") else datasets.List(text)
     columns = {"question_id": text, "image_id": text, "dataset": text, "question": text,
                "answer": text, "role": text, "contrast_ids": texts, "templates": texts,
-               "question_type": text, "edit_kinds": texts, "rank": datasets.Value("int32")}
+               "question_type": text, "edit_kinds": texts, "rank": datasets.Value("int32"),
+               "set_sizes": text}
     if groups:  # `generate --groups`: the two-image groups' cells and ids (harness.py)
         columns.update({"groups": texts, "group_id": text})
     columns["image" if embed else "image_path"] = datasets.Image() if embed else text
@@ -115,7 +117,8 @@ def _row(q: HarnessQuestion, images: ImageSource, groups: bool) -> dict[str, Any
         "question_id": q.question_id, "image_id": q.image_id, "dataset": q.dataset,
         "question": q.question, "answer": q.answer, "role": q.role,
         "contrast_ids": list(q.contrast_ids), "templates": list(q.templates),
-        "question_type": q.question_type, "edit_kinds": list(q.edit_kinds), "rank": q.rank}
+        "question_type": q.question_type, "edit_kinds": list(q.edit_kinds), "rank": q.rank,
+        "set_sizes": q.set_sizes}
     if groups:
         row.update({"groups": list(q.groups), "group_id": q.group_id})
     if images.embeds:
@@ -205,7 +208,14 @@ def task_yaml(config: dict[str, Any]) -> str:
     return _QUOTED_FUNCTION.sub(r"!function \1", text)
 
 
-def _readme(task: str, out: Path, tally: _Tally, embed: bool) -> str:
+# Under filelock 4, lmms-eval 0.7.3's import chain asks for `filelock._api`, which filelock 4 no
+# longer has; the run exits 0 with no results, so the README says it before a user meets it.
+FILELOCK_NOTE = ("lmms-eval 0.7.3 needs `filelock<4` in its environment: under filelock 4 the run "
+                 "prints `No module named 'filelock._api'` and exits 0 with no results "
+                 "(`pip install 'filelock<4'`).")
+
+
+def _readme(task: str, out: Path, tally: _Tally, embed: bool, source: Path) -> str:
     images = ("embedded in the Parquet file" if embed
               else "referenced by absolute path (`image_path`); they must be readable where lmms-eval runs")
     return f"""# {task}: a contrastgen contrast set as an lmms-eval task
@@ -216,8 +226,15 @@ def _readme(task: str, out: Path, tally: _Tally, embed: bool) -> str:
 python -m lmms_eval --model MODEL --model_args ... \\
     --include_path {out} --tasks {task} \\
     --output_path results/ --log_samples
-contrastgen evaluate --contrast CONTRAST_DIR -p model=results/.../*_samples_{task}.jsonl
+contrastgen evaluate --contrast {shlex.quote(str(source))} -p model='results/*/*_samples_{task}.jsonl'
 ```
+
+{FILELOCK_NOTE}
+
+`results/*/` is the folder lmms-eval names after the model. Quote the pattern: `evaluate` expands
+it, and refuses it when it matches several files (two runs: name the one to score). A `--limit`ed
+run is scored on the contrast sets it asked in full, as lmms-eval scores it, and `evaluate` says
+how many questions were not asked.
 
 `data/test.parquet` is read from its absolute path ({out / DATA_FILE}); after moving this folder,
 re-export it or edit `dataset_kwargs.data_files` in `{task}.yaml`. The metrics and the columns are
@@ -244,6 +261,6 @@ def export_lmms_eval(source: str | os.PathLike[str], out: str | os.PathLike[str]
         config = task_config(task, out / DATA_FILE, tally)
         write_text(tmp / f"{task}.yaml", task_yaml(config))
         write_text(tmp / "utils.py", utils_source())
-        write_text(tmp / "README.md", _readme(task, out, tally, image_source.embeds))
+        write_text(tmp / "README.md", _readme(task, out, tally, image_source.embeds, Path(source).absolute()))
         files = tuple(sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file()))
     return HarnessExport(out=out, files=files, questions=tally.questions, sets=len(tally.sets), names=(task,))

@@ -12,8 +12,10 @@ How a run is scored. `process_results` marks one question right or wrong and ret
 item under every metric the row counts towards: the overall ones, and one per template, GQA
 question type and edit kind of its sets. The item carries the question's `contrast_ids` and
 `role`, so each aggregation rebuilds the contrast sets from the items it is given, whatever their
-order or split over ranks. A set is scored when its original and at least one of its contrast
-perturbations are among the items (a `--limit`ed run scores the sets it asked in full):
+order or split over ranks. A set is scored under a metric when its original and every contrast
+perturbation the metric counts are among the items: the row's `set_sizes` says how many each set
+has (of each edit kind, and invariance ones), so a `--limit`ed run scores the sets it asked in
+full and leaves out the set it cut (as `contrastgen evaluate` scores a partial run):
 - `original_accuracy`: originals right, over the sets;
 - `perturbed_accuracy`: contrast perturbations right, over the perturbations;
 - `drop`: the first minus the second;
@@ -44,6 +46,7 @@ question has two: it can never score a group.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import unicodedata
 
@@ -97,21 +100,43 @@ def breakdowns(doc: dict) -> list[tuple[str, str]]:
             + [("kind", str(k)) for k in doc["edit_kinds"]])
 
 
-def metric_names(doc: dict) -> list[str]:
-    """The metrics a row counts towards: an invariance perturbation only towards the invariance
-    metrics; an original towards those and, like a contrast perturbation, towards every overall
-    metric and the metrics of its breakdowns."""
-    grouped = list(GROUP_METRICS) if doc.get("groups") else []
+_ALL = "all"  # scope: every contrast perturbation of a set
+_GROUP = "group"  # scope: a two-image group's four cells
+
+
+def metric_scopes(doc: dict) -> list[tuple[str, str]]:
+    """(metric, scope) of every metric a row counts towards: an invariance perturbation only
+    towards the invariance metrics; an original towards those and, like a contrast perturbation,
+    towards every overall metric and the metrics of its breakdowns. The scope names what a set
+    must hold in full to be scored under the metric: all its contrast perturbations, its
+    invariance ones, or (per edit kind) those of the kind."""
+    grouped = [(m, _GROUP) for m in GROUP_METRICS] if doc.get("groups") else []
     if doc["role"] == GROUP_CELL:
         return grouped
+    invariance = [(m, INVARIANCE) for m in INVARIANCE_METRICS]
     if doc["role"] == INVARIANCE:
-        return list(INVARIANCE_METRICS)
-    names = list(OVERALL_METRICS) + grouped
+        return invariance
+    out = [(m, _ALL) for m in OVERALL_METRICS] + grouped
     if doc["role"] == ORIGINAL:
-        names += INVARIANCE_METRICS
+        out += invariance
     for dimension, value in breakdowns(doc):
-        names += [f"{metric}_{dimension}_{metric_slug(value)}" for metric in BREAKDOWN_METRICS]
-    return names
+        scope = "kind:" + value if dimension == "kind" else _ALL
+        out += [(f"{metric}_{dimension}_{metric_slug(value)}", scope) for metric in BREAKDOWN_METRICS]
+    return out
+
+
+def metric_names(doc: dict) -> list[str]:
+    """The metrics a row counts towards (`metric_scopes`)."""
+    return [name for name, _ in metric_scopes(doc)]
+
+
+def _expected(sizes: dict, scope: str) -> int:
+    """How many perturbations of a set (`sizes`: by edit kind) a metric of `scope` counts."""
+    if scope == INVARIANCE:
+        return int(sizes.get(INVARIANCE, 0))
+    if scope.startswith("kind:"):
+        return int(sizes.get(scope[len("kind:"):], 0))
+    return sum(int(n) for kind, n in sizes.items() if kind != INVARIANCE)
 
 
 def doc_to_visual(doc: dict) -> list:
@@ -147,23 +172,39 @@ def process_results(doc: dict, results: list) -> dict:
             "correct": int(prediction is not None and prediction == normalize_answer(doc["answer"]))}
     if doc.get("groups"):
         item["groups"] = [str(g) for g in doc["groups"]]
-    return {name: item for name in metric_names(doc)}
+    sizes = json.loads(doc.get("set_sizes") or "{}")  # absent from tasks exported before it
+    scoped: dict[str, dict] = {}
+    out = {}
+    for name, scope in metric_scopes(doc):
+        if scope not in scoped:
+            scoped[scope] = item if not sizes or scope == _GROUP else {
+                **item, "sizes": {cid: _expected(sizes[cid], scope) for cid in item["contrast_ids"] if cid in sizes}}
+        out[name] = scoped[scope]
+    return out
 
 
 class _Set:
-    __slots__ = ("original", "perturbations", "invariance")
+    __slots__ = ("original", "perturbations", "invariance", "size")
 
     def __init__(self) -> None:
         self.original: int | None = None
         self.perturbations: list[int] = []
         self.invariance: list[int] = []
+        self.size: int | None = None  # perturbations the metric counts; None: unknown (older export)
+
+    def full(self, answered: list[int]) -> bool:
+        """Whether the original and every perturbation the metric counts were asked."""
+        return self.original is not None and bool(answered) and (self.size is None or len(answered) == self.size)
 
 
 def _sets(items: list) -> list[_Set]:
     sets: dict[str, _Set] = {}
     for item in items:
+        sizes = item.get("sizes") or {}
         for cid in item["contrast_ids"]:
             s = sets.setdefault(cid, _Set())
+            if cid in sizes:
+                s.size = int(sizes[cid])
             if item["role"] == ORIGINAL:
                 s.original = int(item["correct"])
             elif item["role"] == PERTURBATION:
@@ -174,7 +215,7 @@ def _sets(items: list) -> list[_Set]:
 
 
 def _contrast_sets(items: list) -> list[_Set]:
-    return [s for s in _sets(items) if s.original is not None and s.perturbations]
+    return [s for s in _sets(items) if s.full(s.perturbations)]
 
 
 def _share(numerator: float, denominator: float) -> float:
@@ -201,7 +242,7 @@ def consistency(items: list) -> float:
 
 
 def _invariance_sets(items: list) -> list[_Set]:
-    return [s for s in _sets(items) if s.original is not None and s.invariance]
+    return [s for s in _sets(items) if s.full(s.invariance)]
 
 
 def invariance_consistency(items: list) -> float:

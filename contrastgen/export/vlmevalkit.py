@@ -10,8 +10,12 @@ so the questions go to two files:
   phrase.", the line VLMEvalKit's own VQA datasets append (its custom VQA class appends none).
 - `Contrast_<name>_MCQ.tsv`: every question with two possible answers, as a two-option
   multiple-choice question: yes/no and the other closed pairs of `rules/two_option_answers.tsv`,
-  and questions that name their two choices ("Is the cup red or white?"). `answer` is the gold
-  letter, `category` the template, `l2-category` the row's role: `original`, the edit kind of a
+  and questions that name their two choices ("Is the cup red or white?"). The two options are
+  ordered per question by a seeded rule (`option_swapped`), recorded in the row's `option_order`:
+  with one fixed order ("yes" always A) a model that always says "B" scores the share of "no"
+  answers (57.8% on a real export). VLMEvalKit's circular evaluation would ask both orders, but it
+  needs MMBench's index groups and the export refuses the names that switch it on
+  (`rules/vlmevalkit_names.tsv`). `answer` is the gold letter, `category` the template, `l2-category` the row's role: `original`, the edit kind of a
   contrast perturbation (object, attribute, relation), or `invariance`; VLMEvalKit's accuracy
   table then shows originals against each kind of edit.
 A question has the same `index` in both files. Rows carry `question_key` (`q:` and the question
@@ -29,9 +33,11 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
 import io
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,8 +69,9 @@ BATCH = 2_000
 
 VQA_COLUMNS = ("index", "image", "image_path", "question", "answer", "question_key", "image_id",
                "role", "contrast_ids", "templates", "question_type", "edit_kinds")
-MCQ_COLUMNS = ("index", "image", "image_path", "question", "A", "B", "answer", "category",
+MCQ_COLUMNS = ("index", "image", "image_path", "question", "A", "B", "answer", "option_order", "category",
                "l2-category", "question_key", "image_id", "role", "contrast_ids", "question_type")
+OPTION_SEED = 0  # the default seed of the options' order
 GROUP_COLUMNS = ("groups", "group_id")  # with two-image groups (`generate --groups`) only
 
 
@@ -104,6 +111,14 @@ def mcq_options(question: str, answer: str, dataset: str) -> tuple[str, str] | N
     if after and after.group(1) != answer:
         return answer, after.group(1)
     return None
+
+
+def option_swapped(question_id: str, seed: int = OPTION_SEED) -> bool:
+    """Whether a question's two options go in the order opposite to `mcq_options`': a bit of
+    sha256(seed, question id), so each order holds about half the questions whatever their answers,
+    the same inputs and seed give the same file, and an original and its perturbations are ordered
+    independently."""
+    return hashlib.sha256(f"{seed}\0{question_id}".encode()).digest()[0] & 1 == 1
 
 
 def l2_category(q: HarnessQuestion) -> str:
@@ -162,9 +177,14 @@ def _vqa_row(index: int, q: HarnessQuestion, image: dict[str, Any]) -> dict[str,
             "question_type": q.question_type, "edit_kinds": _json_list(q.edit_kinds), **_group_columns(q)}
 
 
-def _mcq_row(index: int, q: HarnessQuestion, image: dict[str, Any], options: tuple[str, str]) -> dict[str, Any]:
+def _mcq_row(index: int, q: HarnessQuestion, image: dict[str, Any], options: tuple[str, str],
+             seed: int) -> dict[str, Any]:
+    swapped = option_swapped(q.question_id, seed)
+    if swapped:
+        options = (options[1], options[0])
     return {"index": index, **image, "question": q.question, "A": options[0], "B": options[1],
-            "answer": "AB"[options.index(q.answer)], "category": q.set_template,
+            "answer": "AB"[options.index(q.answer)], "option_order": "swapped" if swapped else "kept",
+            "category": q.set_template,
             "l2-category": l2_category(q), "question_key": KEY_PREFIX + q.question_id,
             "image_id": q.image_id, "role": q.role, "contrast_ids": _json_list(q.contrast_ids),
             "question_type": q.question_type, **_group_columns(q)}
@@ -175,7 +195,7 @@ def _group_columns(q: HarnessQuestion) -> dict[str, str]:
     return {"groups": _json_list(q.groups), "group_id": q.group_id}
 
 
-def _write_rows(source: Path, images: ImageSource, vqa: _File, mcq: _File) -> set[str]:
+def _write_rows(source: Path, images: ImageSource, vqa: _File, mcq: _File, seed: int) -> set[str]:
     """Every question to the VQA file, those with two possible answers to the MCQ file too;
     returns the contrast sets seen."""
     sets: set[str] = set()
@@ -187,7 +207,7 @@ def _write_rows(source: Path, images: ImageSource, vqa: _File, mcq: _File) -> se
         vqa.add(_vqa_row(index, q, vqa.image_columns(index, q, path, images)))
         options = mcq_options(q.question, q.answer, q.dataset)
         if options is not None:
-            mcq.add(_mcq_row(index, q, mcq.image_columns(index, q, path, images), options))
+            mcq.add(_mcq_row(index, q, mcq.image_columns(index, q, path, images), options, seed))
     vqa.flush()
     mcq.flush()
     return sets
@@ -233,13 +253,17 @@ def read_back(file: Path, *, mcq: bool) -> int:
     return len(frame)
 
 
-def _readme(vqa_name: str, mcq_name: str | None, out: Path, questions: int, mcq_rows: int) -> str:
+def _readme(vqa_name: str, mcq_name: str | None, out: Path, questions: int, mcq_rows: int, source: Path,
+            seed: int) -> str:
     mcq = (f"- `{mcq_name}.tsv`: {mcq_rows:,} of them with two possible answers, as two-option "
-           "multiple-choice questions\n") if mcq_name else ""
+           f"multiple-choice questions, their options ordered by seed {seed} (`option_order`)\n") if mcq_name else ""
     mcq_run = (f"python run.py --data {mcq_name} --model MODEL --judge exact_matching\n"
                if mcq_name else "")
-    mcq_eval = (f" \\\n    -p mcq=outputs/MODEL/T*/MODEL_{mcq_name}_exact_matching_result.xlsx"
+    mcq_eval = (f" \\\n    -p mcq='outputs/MODEL/T*/MODEL_{mcq_name}_exact_matching_result.xlsx'"
                 if mcq_name else "")
+    mcq_said = ("\nThe MCQ file holds only the questions with two possible answers, so `evaluate` scores it as a "
+                "partial run: on the contrast sets all of whose questions it holds, and it says how many it "
+                "does not.\n" if mcq_name else "")
     return f"""# VLMEvalKit custom datasets of a contrastgen contrast set
 
 - `{vqa_name}.tsv`: {questions:,} questions, open-ended
@@ -247,18 +271,21 @@ def _readme(vqa_name: str, mcq_name: str | None, out: Path, questions: int, mcq_
 ```bash
 export LMUData={out}        # or copy the .tsv files into your $LMUData
 python run.py --data {vqa_name} --model MODEL --mode infer
-{mcq_run}contrastgen evaluate --contrast CONTRAST_DIR -p vqa=outputs/MODEL/T*/MODEL_{vqa_name}.xlsx{mcq_eval}
+{mcq_run}contrastgen evaluate --contrast {shlex.quote(str(source))} \\
+    -p vqa='outputs/MODEL/T*/MODEL_{vqa_name}.xlsx'{mcq_eval}
 ```
 
 VLMEvalKit does not score custom open-ended datasets (`--mode infer` writes the predictions);
-`contrastgen evaluate` scores both files. The columns are described in contrastgen's
-docs/harnesses.md.
+`contrastgen evaluate` scores both files. Quote the patterns: `evaluate` expands them, and refuses
+one that matches several files (a run folder `T*` per run: name the one to score).{mcq_said}
+The columns are described in contrastgen's docs/harnesses.md.
 """
 
 
 def export_vlmevalkit(source: str | os.PathLike[str], out: str | os.PathLike[str], *, name: str,
-                      images: str | os.PathLike[str] | None = None) -> HarnessExport:
-    """Write the TSVs for the contrast sets of `source` to the folder `out` (replaced whole)."""
+                      images: str | os.PathLike[str] | None = None, seed: int = OPTION_SEED) -> HarnessExport:
+    """Write the TSVs for the contrast sets of `source` to the folder `out` (replaced whole);
+    `seed` orders the MCQ options (`option_swapped`)."""
     vqa_name, mcq_name = dataset_names(name)
     image_source = ImageSource(images)
     grouped = GROUP_COLUMNS if has_groups(source) else ()
@@ -268,7 +295,7 @@ def export_vlmevalkit(source: str | os.PathLike[str], out: str | os.PathLike[str
     with atomic_dir(out) as tmp:
         vqa_file, mcq_file = tmp / f"{vqa_name}.tsv", tmp / f"{mcq_name}.tsv"
         with atomic_file(vqa_file) as vqa.handle, atomic_file(mcq_file) as mcq.handle:
-            sets = _write_rows(Path(source), image_source, vqa, mcq)
+            sets = _write_rows(Path(source), image_source, vqa, mcq, seed)
         read_back(vqa_file, mcq=False)
         names = [vqa_name]
         if mcq.rows:
@@ -277,6 +304,6 @@ def export_vlmevalkit(source: str | os.PathLike[str], out: str | os.PathLike[str
         else:  # a dataset of no rows is no benchmark: the file goes, and the README says why
             mcq_file.unlink()
         write_text(tmp / "README.md", _readme(vqa_name, mcq_name if mcq.rows else None, out,
-                                              vqa.rows, mcq.rows))
+                                              vqa.rows, mcq.rows, Path(source).absolute(), seed))
         files = tuple(sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file()))
     return HarnessExport(out=out, files=files, questions=vqa.rows, sets=len(sets), names=tuple(names))

@@ -7,6 +7,7 @@ import pytest
 from evaluation_cases import contrast_set, pert
 
 from contrastgen.answers import is_right
+from contrastgen.errors import InputError
 from contrastgen.evaluation.contrast import evaluate_contrast
 from contrastgen.evaluation.groups import group_metrics
 from contrastgen.evaluation.report import render_csv, render_markdown
@@ -65,16 +66,22 @@ def test_keeping_a_wrong_answer_is_not_consistency():
     assert scored(same_wrong)["by_question_type"]["unknown"]["original_accuracy"] == pytest.approx(2 / 3)
     assert scored(changed)["overall"]["consistency"] == pytest.approx(2 / 3)
     assert scored(changed)["overall"]["perturbed_accuracy"] == pytest.approx(3 / 4)
-    inv = scored(missing)
-    assert inv["overall"]["consistency"] == pytest.approx(2 / 3)
+    inv = scored({**missing, "R": "green"})  # a partial run: N's set was not asked in full
+    assert inv["overall"]["n_sets"] == 2 and inv["overall"]["consistency"] == pytest.approx(1 / 2)
     assert (inv["missing"], inv["missing_examples"]) == (1, ["N_i2"])
 
 
-def test_an_original_that_was_not_answered_counts_its_set_inconsistent():
+def test_a_set_whose_original_was_not_asked_is_left_out_as_the_harness_leaves_it_out():
+    """A partial run (`--limit`) is scored on the sets asked in full, as the exported lmms-eval
+    task scores it; `--strict` refuses it instead."""
     gold = {q: ("yes" if q.startswith("Y") else "no" if q.startswith("N") else "red") for q in questions()}
     del gold["Y"]
-    inv = scored(gold)
-    assert inv["overall"]["n_sets"] == 3 and inv["overall"]["consistency"] == pytest.approx(2 / 3)
+    inv = scored({**gold, "R": "green"})
+    assert inv["overall"]["n_sets"] == 2 and inv["overall"]["consistency"] == pytest.approx(1 / 2)
+    assert (inv["missing"], inv["missing_examples"]) == (1, ["Y"])
+    with pytest.raises(InputError, match="--strict"):
+        evaluate_contrast(records(), {"m": {q: a for q, a in gold.items() if q != "Y_i2"} | {"Y": "yes"}},
+                          n_boot=0, strict=True)
 
 
 def test_an_empty_gold_answer_is_not_matched_by_an_empty_prediction():

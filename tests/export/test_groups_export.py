@@ -164,5 +164,23 @@ def test_a_malformed_group_is_named_not_a_traceback(grouped_output):
     p = next(p for p in rec["perturbations"] if "group" in p)
     p["group"]["cells"] = p["group"]["cells"][:3]
     with pytest.raises(InputError, match="group") as caught:
-        evaluate_contrast([rec], {"m": {}}, n_boot=10)
+        answers = {q: "yes" for q in [rec["question_id"], *(x["question_id"] for x in rec["perturbations"])]}
+        evaluate_contrast([rec], {"m": answers}, n_boot=10)
     assert p["question_id"] in str(caught.value)
+
+
+@pytest.mark.parametrize("limit", [120, 250])
+def test_a_limited_run_scores_the_complete_groups_as_the_task_does(task, grouped_output, tmp_path, limit):
+    """A group with a cell not asked (`--limit`) is left out by the task and by `evaluate`, which
+    counts its unasked cells; it used to count them wrong."""
+    records = load_contrast_records(grouped_output[0])
+    lmms = run(task, always_yes, list(range(limit)), visuals=False)
+    log = write_samples(tmp_path / "20260101_000000_samples_contrast_groups.jsonl", lmms, "0.7")
+    report = evaluate_contrast(records, {"lmms": load_predictions(log)}, n_boot=0)
+    groups = report["groups"]["lmms"]
+    assert groups["missing_cells"] > 0
+    asked = {s["doc"]["question_id"] for s in lmms.samples}
+    complete = [g for g in _groups(grouped_output[0]) if all(c["question_id"] in asked for c in g["cells"])]
+    assert groups["overall"]["groups"] == len(complete) > 0
+    assert [groups["overall"][m] for m in ("question_accuracy", "image_accuracy", "group_accuracy")] == \
+        pytest.approx([lmms.scores[m] for m in GROUP_METRICS])

@@ -188,15 +188,16 @@ def test_a_prediction_table_cut_short_is_refused_naming_the_line(harness_runs, t
 
 
 def test_a_request_the_harness_gave_up_on_is_no_answer(tmp_path):
-    """Left out, so evaluate reports it missing; and in the task, two failures are not an answer
+    """Asked and not answered: an empty answer, which evaluate counts wrong (not a question left
+    unasked, which would make the run partial); and in the task, two failures are not an answer
     kept."""
     failed = "[LMMS_EVAL_REQUEST_FAILED after 5 retries] Connection error."
     lines = [{"doc_id": 0, "filtered_resps": failed, "doc": {"question_id": "a"}},
              {"doc_id": 1, "filtered_resps": "yes", "doc": {"question_id": "b"}}]
-    assert lmms_eval_samples(lines, path="s.jsonl") == {"b": "yes"}
+    assert lmms_eval_samples(lines, path="s.jsonl") == {"a": "", "b": "yes"}
     rows = [{"question_key": "q:a", "prediction": "Failed to obtain answer via API. "},
             {"question_key": "q:b", "prediction": "no"}]
-    assert vlmevalkit_rows(rows, path="p.xlsx") == {"b": "no"}
+    assert vlmevalkit_rows(rows, path="p.xlsx") == {"a": "", "b": "no"}
     from contrastgen.export import lmms_eval_task as utils
 
     doc = {"question_id": "a", "role": "original", "contrast_ids": ["a:t"], "answer": "yes",
@@ -205,3 +206,41 @@ def test_a_request_the_harness_gave_up_on_is_no_answer(tmp_path):
     invariance = utils.process_results({**doc, "question_id": "a_p1", "role": "invariance"}, [failed])
     assert original["correct"] == 0 and original["prediction"] is None
     assert utils.invariance_consistency([original, invariance["invariance_consistency"]]) == 0.0
+
+
+def test_a_quoted_pattern_after_name_is_expanded_as_the_readmes_write_it(harness_runs, tmp_path):
+    """`-p m='results/*/x_*.jsonl'`: the shell expands no pattern after `NAME=`; evaluate does."""
+    files, _, source, _ = harness_runs
+    run_dir = tmp_path / "results" / "llava__model"
+    run_dir.mkdir(parents=True)
+    (run_dir / files["lmms-0.7"].name).write_bytes(files["lmms-0.7"].read_bytes())
+    pattern = f"{tmp_path}/results/*/*_samples_contrast_gqa_*.jsonl"
+    args = ["evaluate", "--contrast", str(source), "--n-boot", "0", "--out", str(tmp_path / "report"),
+            "-p", f"m={pattern}", "-p", f"gqa={files['gqa']}"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report["inputs"]["predictions"]["m"] == str(run_dir / files["lmms-0.7"].name)
+    assert report["results"]["m"] == report["results"]["gqa"]
+    # a second run beside the first: refused, both named, rather than one picked
+    (run_dir / "20260102_000000_samples_contrast_gqa_0.7.jsonl").write_bytes(files["lmms-0.7"].read_bytes())
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and "matches 2 files" in result.output
+    assert "20260102_000000_samples" in result.output and files["lmms-0.7"].name in result.output
+    result = CliRunner().invoke(cli, [*args[:-4], "-p", f"m={tmp_path}/nowhere/*.jsonl"])
+    assert result.exit_code == 2 and "no file matches this pattern" in result.output
+
+
+def test_lmms_eval_s_results_file_is_refused_naming_the_samples_file(tmp_path):
+    results = tmp_path / "20260101_000000_results.json"
+    results.write_text(json.dumps({"results": {"contrast_gqa": {"alias": "contrast_gqa", "consistency,none": 0.5}},
+                                   "configs": {}, "versions": {"contrast_gqa": 1.0}, "n-shot": {}}))
+    with pytest.raises(InputError, match=r"lmms-eval's results file.*_samples_<task>\.jsonl"):
+        load_predictions(results)
+
+
+def test_evaluate_help_names_the_harness_files():
+    result = CliRunner().invoke(cli, ["evaluate", "--help"], terminal_width=200)
+    text = " ".join(result.output.split())
+    assert "--log_samples" in text and "VLMEvalKit" in text and "_results.json" in text
+    assert "glob" in text and "partial" in text

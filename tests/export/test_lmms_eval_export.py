@@ -433,3 +433,72 @@ def test_per_breakdown_metrics_count_only_their_sets(gqa_task):
         items = scores.items[f"consistency_template_{utils.metric_slug(template)}"]
         rebuilt = {c for i in items if i["role"] == "perturbation" for c in i["contrast_ids"]}
         assert rebuilt == sets
+
+
+def _evaluate_figures(report: dict, model: str, utils) -> dict[str, float]:
+    """`contrastgen evaluate`'s figures under the task's metric names, at the largest k."""
+    k = str(max(report["settings"]["ks"]))
+    figures = report["results"][model][k]
+    out = {m: figures["overall"][m]["value"] for m in utils.OVERALL_METRICS}
+    for breakdown, dimension in (("by_template", "template"), ("by_question_type", "type"), ("by_kind", "kind")):
+        for value, metrics in figures[breakdown].items():
+            for m in utils.BREAKDOWN_METRICS:
+                out[f"{m}_{dimension}_{utils.metric_slug(value)}"] = metrics[m]["value"]
+    inv = report.get("invariance", {}).get(model)
+    if inv:
+        out["invariance_consistency"] = inv["overall"]["consistency"]
+        out["invariance_accuracy"] = inv["overall"]["perturbed_accuracy"]
+    return out
+
+
+@pytest.mark.parametrize("limit", [10, 25, 60, 97, 150])
+def test_a_limited_run_scores_back_to_the_task_s_own_figures(gqa_task, tmp_path, limit):
+    """`--limit N` asks the first N docs: the task scores the sets asked in full, and `evaluate`
+    reading the samples file (a partial run) gives the same figure for every metric, where the
+    old reading (unasked = wrong) gave 0.016 against 0.286 on a real run."""
+    import math
+
+    from contrastgen.evaluation.contrast import evaluate_contrast
+    from contrastgen.evaluation.predictions import load_predictions
+
+    result, task, source = gqa_task
+    utils = _utils(result.out)
+    limited = run(task, noisy, list(range(limit)), visuals=False)
+    samples = write_samples(tmp_path / f"20260101_000000_samples_contrast_gqa_sample_{limit}.jsonl", limited, "0.7")
+    report = evaluate_contrast(load_contrast_records(source), {"m": load_predictions(samples)}, n_boot=0)
+    cov = report["coverage"]["m"]
+    assert cov["partial"] and cov["missing"] == cov["questions"] - len(
+        {s["doc"]["question_id"] for s in limited.samples} & _contrast_question_ids(source))
+    assert 0 < cov["sets_scored"] < cov["sets"]
+    figures = _evaluate_figures(report, "m", utils)
+    compared = 0
+    for name, value in limited.scores.items():
+        if name.startswith("group_"):
+            continue
+        theirs = figures.get(name)
+        if math.isnan(value):  # no set of the metric asked in full: absent or empty in the report
+            assert theirs is None or math.isnan(theirs), name
+            continue
+        assert theirs == pytest.approx(value, abs=1e-6), name  # the report rounds to 6 places
+        compared += 1
+    assert compared >= len(utils.OVERALL_METRICS)
+
+
+def test_a_run_that_asked_no_set_in_full_is_refused_with_the_count(gqa_task, tmp_path):
+    from contrastgen.evaluation.contrast import evaluate_contrast
+    from contrastgen.evaluation.predictions import load_predictions
+
+    _, task, source = gqa_task
+    limited = run(task, noisy, [0, 1, 2], visuals=False)
+    samples = write_samples(tmp_path / "20260101_000000_samples_contrast_gqa_sample.jsonl", limited, "0.7")
+    assert all(limited.scores[m] != limited.scores[m] for m in ("original_accuracy", "consistency"))  # NaN there too
+    with pytest.raises(InputError, match="asked no contrast set in full"):
+        evaluate_contrast(load_contrast_records(source), {"m": load_predictions(samples)}, n_boot=0)
+
+
+def _contrast_question_ids(source: Path) -> set[str]:
+    out = set()
+    for rec in load_contrast_records(source):
+        contrasts = [p["question_id"] for p in rec["perturbations"] if p.get("kind") != "invariance"]
+        out.update([rec["question_id"], *contrasts] if contrasts else [])
+    return out

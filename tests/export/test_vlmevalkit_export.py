@@ -224,3 +224,68 @@ def test_the_command_line_writes_both_harness_formats_and_refuses_what_does_not_
                                   str(tmp_path / "empty"), "--out", str(tmp_path / "m")])
     assert missing.exit_code == 2 and "error:" in missing.output and "record question" in missing.output
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("fixture", ("gqa_tsv", "clevr_tsv"))
+def test_the_option_order_does_not_tell_the_answer(fixture, request):
+    """With "yes" always A, always-"B" scored the share of "no" answers (57.8% on a real export).
+    Each answer text now sits at A for about half its questions, and the row records the order."""
+    from contrastgen.export.vlmevalkit import option_swapped
+
+    result, source = request.getfixturevalue(fixture)
+    rows = list(build_dataset(result.out, result.names[1]).rows())
+    expected = questions(source)
+    by_answer: dict[str, list[bool]] = {}
+    for row in rows:
+        qid = row["question_key"][2:]
+        question, answer, dataset = expected[qid]
+        canonical = mcq_options(question, answer, dataset)
+        swapped = option_swapped(qid)
+        assert row["option_order"] == ("swapped" if swapped else "kept")
+        assert (str(row["A"]), str(row["B"])) == (canonical[::-1] if swapped else canonical)
+        by_answer.setdefault(answer, []).append(row["answer"] == "A")
+    for answer in ("yes", "no"):
+        at_a = by_answer.get(answer, [])
+        if len(at_a) >= 40:
+            assert 0.3 < sum(at_a) / len(at_a) < 0.7, answer
+    assert sum(len(v) for v in by_answer.values()) == len(rows)
+
+
+def test_another_seed_orders_the_options_otherwise():
+    from contrastgen.export.vlmevalkit import option_swapped
+
+    ids = [f"q{i}" for i in range(200)]
+    assert [option_swapped(q) for q in ids] == [option_swapped(q, 0) for q in ids]
+    assert [option_swapped(q, 0) for q in ids] != [option_swapped(q, 1) for q in ids]
+    assert 60 < sum(option_swapped(q) for q in ids) < 140
+
+
+def test_an_mcq_file_scores_the_oracle_100_percent_as_a_partial_run(gqa_tsv, tmp_path):
+    """The MCQ file holds only the questions with two options: the headline used to count the
+    rest wrong (the oracle at 66%); it is a partial run, scored on the sets it holds in full."""
+    from contrastgen.evaluation.contrast import evaluate_contrast
+    from contrastgen.evaluation.predictions import load_predictions
+
+    result, source = gqa_tsv
+    mcq = build_dataset(result.out, result.names[1])
+    gold = dict(zip(mcq.data["index"], mcq.data["answer"], strict=True))
+    path = tmp_path / f"oracle_{mcq.name}_exact_matching_result.xlsx"
+    exact_matching(prediction_frame(mcq, gold)).to_excel(path, index=False)
+    report = evaluate_contrast(load_contrast_records(source), {"oracle": load_predictions(path)}, n_boot=0)
+    overall = report["results"]["oracle"][str(max(report["settings"]["ks"]))]["overall"]
+    assert overall["consistency"]["value"] == overall["original_accuracy"]["value"] == 1.0
+    cov = report["coverage"]["oracle"]
+    assert cov["partial"] and cov["missing"] > 0 and 0 < cov["sets_scored"] < cov["sets"]
+    assert overall["n_sets"] == cov["sets_scored"]
+
+
+def test_the_readmes_name_the_source_and_quote_the_patterns(gqa_with_image_files, tmp_path):
+    from contrastgen.export.lmms_eval import export_lmms_eval
+
+    pytest.importorskip("datasets")
+    for export in (export_lmms_eval, export_vlmevalkit):
+        out = export(gqa_with_image_files, tmp_path / export.__name__, name="gqa_sample").out
+        text = (out / "README.md").read_text()
+        assert "CONTRAST_DIR" not in text and f"--contrast {gqa_with_image_files.absolute()}" in text
+        assert "-p model='results/*/" in text or "-p vqa='outputs/MODEL/T*/" in text
+    assert "filelock<4" in (tmp_path / "export_lmms_eval" / "README.md").read_text()
