@@ -255,3 +255,18 @@ def test_a_ray_cluster_that_dies_mid_run_is_one_sentence(monkeypatch):
     with pytest.raises(ContrastgenError, match=r"the Ray cluster failed during the run \(LocalRayletDiedError: "
                                                r"the raylet died\); nothing was written"), ray_session(None):
         raise LocalRayletDiedError("the raylet died\nand a long story")
+
+
+@pytest.mark.parametrize("lone", ["\\ud800", "\\udc00"])
+def test_a_lone_surrogate_in_a_streamed_question_file_is_refused_as_match_refuses_it(tmp_path, sample, lone):
+    # the streamed reader used to read a lone high surrogate as "?" and go on; the whole-file
+    # reader (match) refuses the same file
+    questions = json.loads(sample[0].read_bytes())
+    first = next(iter(questions))
+    text = json.dumps(questions)
+    marker = json.dumps({first: questions[first]})[1:-1]
+    bad = tmp_path / "questions.json"
+    bad.write_text(text.replace(marker, marker[:-1] + ', "note": "a' + lone + '"}', 1))
+    assert_refused(_generate(sample, tmp_path / "out", questions=bad), "questions.json", "lone surrogate")
+    assert_refused(invoke("match", bad), "questions.json")
+    assert not (tmp_path / "out").exists()
