@@ -182,8 +182,8 @@ def parse_contrast_sets(records: Iterable[Any], *, path: str | None = None, proo
 
     An original may head one set per template it matches; every perturbation id is unique and
     no perturbation id is an original's. With `proofs` (every reader that shows or passes on
-    records: exports, the viewer, crowd tasks) each perturbation's evidence must be shaped as
-    verify reads it; scoring answers needs only the answers, so `evaluate` reads without.
+    records: exports, the viewer, crowd tasks, `evaluate` of a contrast-set file) each
+    perturbation's evidence must be shaped as verify reads it.
     """
     return list(iter_contrast_sets(records, path=path, proofs=proofs))
 

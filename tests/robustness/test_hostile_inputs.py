@@ -270,3 +270,19 @@ def test_a_lone_surrogate_in_a_streamed_question_file_is_refused_as_match_refuse
     assert_refused(_generate(sample, tmp_path / "out", questions=bad), "questions.json", "lone surrogate")
     assert_refused(invoke("match", bad), "questions.json")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("evidence", [None, {}, {"facts": [{"fact": "object", "id": 3100001}]}])
+def test_evaluate_refuses_a_contrast_set_whose_proof_verify_would_refuse(tmp_path, generated, evidence):
+    lines = (generated / "contrast_sets.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["perturbations"][0]["evidence"] = evidence
+    folder = tmp_path / "cs"
+    folder.mkdir()
+    (folder / "contrast_sets.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    original = json.loads((generated / "original.json").read_bytes())
+    predictions = _write(tmp_path / "p.json", {qid: q["answer"] for qid, q in original.items()})
+    result = invoke("evaluate", "--contrast", folder, "-p", f"m={predictions}", "--n-boot", "10",
+                    "--out", tmp_path / "report")
+    assert_refused(result, "contrast_sets.jsonl", first["perturbations"][0]["question_id"])
+    assert not (tmp_path / "report").exists()
