@@ -272,7 +272,8 @@ def test_a_lone_surrogate_in_a_streamed_question_file_is_refused_as_match_refuse
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("evidence", [None, {}, {"facts": [{"fact": "object", "id": 3100001}]}])
+@pytest.mark.parametrize("evidence", [None, {}, {"facts": [{"fact": "object", "id": 3100001}]},
+                                      {"facts": [{"fact": "object", "name": "puddle"}]}])
 def test_evaluate_refuses_a_contrast_set_whose_proof_verify_would_refuse(tmp_path, generated, evidence):
     lines = (generated / "contrast_sets.jsonl").read_text().splitlines()
     first = json.loads(lines[0])
