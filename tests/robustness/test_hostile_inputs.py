@@ -287,3 +287,16 @@ def test_evaluate_refuses_a_contrast_set_whose_proof_verify_would_refuse(tmp_pat
                     "--out", tmp_path / "report")
     assert_refused(result, "contrast_sets.jsonl", first["perturbations"][0]["question_id"])
     assert not (tmp_path / "report").exists()
+
+
+@pytest.mark.parametrize("field,value", [("question_family_index", {}), ("question_family_index", -1e9),
+                                         ("question_index", 2**70), ("image_filename", 12345)])
+def test_ood_superclevr_refuses_a_question_index_that_is_no_whole_number(tmp_path, field, value):
+    sample = Path(__file__).resolve().parents[2] / "contrastgen" / "data" / "sample_clevr"
+    data = json.loads((sample / "questions" / "superCLEVR_questions_5.json").read_text())
+    data["questions"][0][field] = value
+    questions = _write(tmp_path / "q.json", data)
+    result = invoke("ood", "superclevr", "--scenes", sample / "scenes", "--questions", questions,
+                    "--out", tmp_path / "out")
+    assert_refused(result, "q.json", field)
+    assert not (tmp_path / "out").exists()
