@@ -300,3 +300,14 @@ def test_ood_superclevr_refuses_a_question_index_that_is_no_whole_number(tmp_pat
                     "--out", tmp_path / "out")
     assert_refused(result, "q.json", field)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("question", [12345, "", None])
+def test_mturk_export_refuses_a_gold_question_that_is_no_text(tmp_path, generated, question):
+    record = json.loads((generated / "contrast_sets.jsonl").read_text().splitlines()[0])
+    gold = _write(tmp_path / "gold.json", [{"image_id": record["image_id"], "question": question,
+                                             "answer": record["answer"]}])
+    result = invoke("mturk", "export", "--contrast", generated, "--images-base-url", "https://example.org/i",
+                    "--sample", "6", "--gold", gold, "--out", tmp_path / "hits")
+    assert_refused(result, "gold.json", "gold item 1", "'question'")
+    assert not (tmp_path / "hits").exists()
