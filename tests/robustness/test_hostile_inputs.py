@@ -311,3 +311,12 @@ def test_mturk_export_refuses_a_gold_question_that_is_no_text(tmp_path, generate
                     "--sample", "6", "--gold", gold, "--out", tmp_path / "hits")
     assert_refused(result, "gold.json", "gold item 1", "'question'")
     assert not (tmp_path / "hits").exists()
+
+
+@pytest.mark.parametrize("entry", [{"question_id": None}, {"question_id": ["1"]}, {"question_id": "1", "question": 7}])
+def test_view_refuses_a_review_entry_it_cannot_show(tmp_path, generated, entry):
+    review = tmp_path / "review.jsonl"
+    review.write_text(json.dumps(entry) + "\n")
+    result = invoke("view", generated, "--review", review, "--static", tmp_path / "site")
+    assert_refused(result, "review.jsonl", "line 1")
+    assert not (tmp_path / "site").exists()
