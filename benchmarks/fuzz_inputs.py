@@ -268,8 +268,8 @@ def _set(path: tuple, value) -> Callable[[dict], bool]:
                 target[last] = value
             return True
         target = first(target)
-        if not isinstance(target, dict) or (value is _DELETE and last not in target):
-            return False
+        if not isinstance(target, dict) or last not in target:
+            return False  # a field the record does not give: setting it would add an unread one
         if value is _DELETE:
             target.pop(last)
         else:
@@ -373,8 +373,8 @@ KIND_FIELDS: dict[str, list[Field]] = {
     "manifest": [Field(("items",), "dict", empty_ok=False), Field(("hits",), "list"), Field(("answer_fields",), "list"),
                  Field(("answer_fields", 0), "str"), Field(("hits", "hit_token"), "str"),
                  Field(("hits", "items", 0), "str"), Field(("items", "*", "role"), "str")],
-    "gold": [Field(("question",), "str"), Field(("answer",), "str"), Field(("image_id",), _ID)],
-    "review": [Field(("item_id",), "str"), Field(("question",), "str"), Field(("answers",), "list")],
+    "gold": [Field(("question",), "str"), Field(("answer",), "str"), Field(("image_id",), "str|int")],
+    "review": [Field(("question_id",), "str|int"), Field(("question",), "str", required=False)],
 }
 
 
