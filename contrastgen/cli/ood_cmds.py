@@ -227,7 +227,8 @@ def superclevr_cmd(scenes: tuple[Path, ...], question_files: tuple[Path, ...], o
               help="Which redundant step a rung removes when several are: the program's earliest, its latest, "
                    "or one drawn with --seed.")
 @click.option("--seed", default=0, show_default=True, type=RNG_SEED, help="Seed of --order seeded and of the editor.")
-@click.option("--max-level", type=click.IntRange(1), default=None, help="Climb no higher than this level.")
+# a level is a step removed from one program; stats.json records the bound as a 64-bit integer
+@click.option("--max-level", type=click.IntRange(1, 1000), default=None, help="Climb no higher than this level.")
 def gqa_redundancy_cmd(questions: Path, scene_graphs: Path, out: Path, order: str, seed: int,
                        max_level: int | None) -> None:
     """GQA's redundancy ladder (Super-CLEVR's Table 3): each question with 0, 1, 2, ... redundant

@@ -34,6 +34,7 @@ CASES = [
     (["ood", "gqa", "--entropy-threshold", "1.5"], "--entropy-threshold"),
     (["ood", "vqavs", "--entropy-threshold", "0"], "--entropy-threshold"),
     (["ood", "vqavs", "--tail-factor", "-3"], "--tail-factor"),
+    (["ood", "gqa-redundancy", "--max-level", str(2**70)], "--max-level"),
     (["mturk", "preview", "--hits", "1000001"], "--hits"),
     (["mturk", "simulate", "--workers", str(2**70)], "--workers"),
 ]
