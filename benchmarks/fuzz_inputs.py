@@ -508,7 +508,10 @@ def _csv_variants() -> dict[str, Variant]:
         # a worker's free-text answer may be anything; exported back it is neutralised
         "csv_formula": Variant(_table_edit(_set_cell("Answer.", '=HYPERLINK("http://example.org","x")')),
                                malformed=False),
-        "csv_bad_token": Variant(_table_edit(_set_cell("Answer.", '{"no such token": "yes"}'))),
+        # an answer is the worker's free text, whatever it looks like
+        "csv_answer_like_json": Variant(_table_edit(_set_cell("Answer.", '{"no such token": "yes"}')),
+                                        malformed=False),
+        "csv_unknown_hit_token": Variant(_table_edit(_set_cell("Input.hit_token", "000000000000"))),
         "csv_answer_json_deep": Variant(_table_edit(_set_cell("Answer.", _deep(100_000)))),
         # MTurk's results carry columns nobody reads; empty-named ones are still a table
         "csv_many_columns": Variant(_table_edit(lambda t: [row.extend([""] * 20_000) for row in t]),
@@ -565,6 +568,8 @@ def variants(kind: str) -> dict[str, Variant]:
     if kind == "predictions":  # {question id: answer}: an answer "x" is an answer
         found["record_is_string"] = Variant(_record_is("x"), malformed=False)
     found.update(_field_variants(KIND_FIELDS.get(kind, [])))
+    if kind == "clevr_scene":  # one scene to a file: the file is the record (top_scalar covers it)
+        del found["record_is_string"]
     if kind in ("clevr_pool", "clevr_scene"):
         found.update(_pool_variants())
     return found
