@@ -1,12 +1,21 @@
 """The hostile-input matrix: every command that reads files, given malformed, deeply nested,
-huge, duplicated and mistyped inputs, each run as its own process with its memory capped.
+huge, duplicated and mistyped inputs and out-of-range option values, each run as its own process
+with its memory capped.
 
-Each run is classified:
+Every variant says what it makes: an input malformed by its format's own rules (JSON, JSON
+lines, CSV/TSV, the GQA, CLEVR, contrast-set, caption, manifest and crowd schemas as docs/ define
+them, the input limits of docs/robustness.md; a file that cannot be read at all; an option value
+outside what the option's --help allows, or not finite), which a command must refuse; or an input
+that is still valid (an optional field deleted, a free-text answer that looks like JSON, a header
+with no rows). Each run is then judged:
 
-- clean: exit 2, no traceback, and a one-line error that names the file it is about (for
-  `verify`, also exit 1 with its report of failed checks, each naming its record);
-- unlocated: exit 2 and no traceback, but the error does not name the file;
-- accepted: exit 0 (the input was read as valid; for some variants that is right);
+- clean: a malformed input refused with exit 2, no traceback, and a one-line error that names the
+  file (or the option) it is about (for `verify`, also exit 1 with its report of failed checks);
+- refused-valid: the same for a valid input (a valid file the command has nothing to do with,
+  such as a predictions file with no rows, or a --sample larger than the set);
+- unlocated: exit 2 and no traceback, but the error names neither the file nor the option;
+- accepted-valid: exit 0 on a valid input;
+- wrongly-accepted: exit 0 on a malformed input;
 - crashed: a traceback, or any other exit (1, killed by the memory cap, a signal);
 - hung: still running at the timeout;
 - partial: the run failed and the output path no longer holds exactly the old result placed
@@ -14,12 +23,15 @@ Each run is classified:
 
 The HTTP service is run once (capped the same way) and given hostile requests: a 4xx with a JSON
 body is clean, a 5xx, a dropped connection or a traceback in its log is a crash, no answer within
-the timeout is a hang.
+the timeout is a hang, a 2xx wrongly-accepted.
 
-    python benchmarks/fuzz_inputs.py                  # the whole matrix (about 10 minutes on 2 cores)
+    python benchmarks/fuzz_inputs.py                  # the whole matrix
     python benchmarks/fuzz_inputs.py --only generate,view --jobs 2 --report out/fuzz.json
+    python benchmarks/fuzz_inputs.py --variants surrogate,1e400,-- --list     # count what would run
+    python benchmarks/fuzz_inputs.py --table out/a.json out/b.json            # one table of several runs
 
-Prints tried / clean / unlocated / accepted / crashed / hung / partial, overall and per command.
+Prints tried / clean / refused-valid / unlocated / accepted-valid / wrongly-accepted / crashed /
+hung / partial, overall and per command.
 """
 
 from __future__ import annotations
@@ -1183,16 +1195,18 @@ def main() -> None:
     parser.add_argument("--no-options", action="store_true", help="leave out the numeric-option cases")
     parser.add_argument("--list", action="store_true", help="count the cases that would run, and stop")
     parser.add_argument("--table", type=Path, nargs="+",
-                        help="print the table of these reports (a later report's outcome of a case replaces an earlier one's) and stop")
+                        help="print the table of these reports and stop (a command a later report ran is counted from that report alone)")
     parser.add_argument("--variants", default="", help="only variants whose name contains one of these (comma-separated)")
     parser.add_argument("--work", type=Path, help="workspace folder (default: a temporary one, removed)")
     args = parser.parse_args()
     if args.table:
-        merged: dict[tuple, Outcome] = {}
+        merged: dict[str, list[Outcome]] = {}
         for report in args.table:
+            later: dict[str, list[Outcome]] = defaultdict(list)
             for o in json.loads(report.read_text()):
-                merged[(o["command"], o["slot"], o["variant"])] = Outcome(**o)
-        print_table(list(merged.values()))
+                later[o["command"]].append(Outcome(**o))
+            merged.update(later)
+        print_table([o for outcomes in merged.values() for o in outcomes])
         return
     memory = int(args.memory_gib * (1 << 30))
     work = args.work or Path(tempfile.mkdtemp(prefix="contrastgen-fuzz-"))
