@@ -95,6 +95,14 @@ def _field(rec: Mapping[str, Any], name: str, kind: type | tuple[type, ...], *, 
 
 # Fields of an evidence fact that name an object of the graph (docs/output-formats.md, "Facts").
 _FACT_ID_FIELDS = ("id", "subject", "object")
+# The object fields each kind of fact must give (docs/output-formats.md, "Facts"; a caption's
+# `may_be`, `not_attribute` and `not_relation` as docs/captions.md writes them): a fact about an
+# object that does not say which object proves nothing.
+_FACT_NEEDS: dict[str, tuple[str, ...]] = {
+    "object": ("id",), "relation": ("subject", "object"), "side": ("id",), "color": ("id",),
+    "part": ("object",), "only": ("ids",), "may_be": ("ids",), "not_attribute": ("id",),
+    "not_relation": ("subject", "object"),
+}
 
 
 def _evidence(raw: Mapping[str, Any], *, path: str | None, record: str, facts_needed: bool = True) -> None:
@@ -112,6 +120,10 @@ def _evidence(raw: Mapping[str, Any], *, path: str | None, record: str, facts_ne
     for i, fact in enumerate(facts, 1):
         if not isinstance(fact, Mapping) or not isinstance(fact.get("fact"), str):
             raise InputError(f"evidence fact {i} is not an object with a string 'fact'", path=path, record=record)
+        for key in _FACT_NEEDS.get(fact["fact"], ()):
+            if key not in fact:
+                raise InputError(f"evidence fact {i} ({fact['fact']}) has no {key!r} (the object it is about)",
+                                 path=path, record=record)
         for key in _FACT_ID_FIELDS:
             if key in fact and not isinstance(fact[key], str):
                 raise InputError(f"evidence fact {i}: field {key!r} must be an object id (a string), "
@@ -182,8 +194,8 @@ def parse_contrast_sets(records: Iterable[Any], *, path: str | None = None, proo
 
     An original may head one set per template it matches; every perturbation id is unique and
     no perturbation id is an original's. With `proofs` (every reader that shows or passes on
-    records: exports, the viewer, crowd tasks) each perturbation's evidence must be shaped as
-    verify reads it; scoring answers needs only the answers, so `evaluate` reads without.
+    records: exports, the viewer, crowd tasks, `evaluate` of a contrast-set file) each
+    perturbation's evidence must be shaped as verify reads it.
     """
     return list(iter_contrast_sets(records, path=path, proofs=proofs))
 

@@ -48,9 +48,11 @@ def validate_records(recs: Iterable[Mapping[str, Any]], *, source: str = "<recor
 def _gold_from(obj: Any, *, path: str, record: str) -> GoldItem:
     if not isinstance(obj, Mapping):
         raise InputError("gold item is not an object", path=path, record=record)
-    for field in ("image_id", "question"):
-        if not isinstance(obj.get(field), (str, int)) or isinstance(obj.get(field), bool):
-            raise InputError(f"gold item lacks {field!r}", path=path, record=record)
+    if not isinstance(obj.get("image_id"), (str, int)) or isinstance(obj.get("image_id"), bool):
+        raise InputError("gold item lacks 'image_id'", path=path, record=record)
+    # workers read the question: a number is not one (an id may be a number, as in VQA)
+    if not isinstance(obj.get("question"), str) or not obj["question"].strip():
+        raise InputError("gold item lacks 'question' (a string)", path=path, record=record)
     answers = obj.get("answers", [obj["answer"]] if "answer" in obj else None)
     if not isinstance(answers, list) or not answers or not all(isinstance(a, str) for a in answers):
         raise InputError("gold item needs 'answer' (a string) or 'answers' (a list of strings)",

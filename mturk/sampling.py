@@ -83,7 +83,7 @@ def sample_pairs(records: list[dict[str, Any]], n_images: int, rng: random.Rando
         by_template[rec["template"]][rec["image_id"]].append(rec)
     all_images = {img for imgs in by_template.values() for img in imgs}
     if n_images > len(all_images):
-        raise InputError(f"asked for {n_images} images but only {len(all_images)} images have perturbations")
+        raise InputError(f"--sample asks for {n_images} images but only {len(all_images)} images have perturbations")
 
     candidates: dict[str, list[str]] = {}
     for template in sorted(by_template):

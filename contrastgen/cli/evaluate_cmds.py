@@ -163,7 +163,7 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
         records = load_contrast_records(contrast_dir)
         report = evaluate_contrast(records, predictions, seed=seed, n_boot=n_boot,
                                    examples=examples, strict=strict, ks=ks or None,
-                                   oracle=oracle, path=str(contrast_file(contrast_dir)))
+                                   oracle=oracle, path=str(contrast_file(contrast_dir)), proofs=True)
         report["inputs"] = {"contrast": str(contrast_dir), **inputs}
     elif questions_path is not None:
         from contrastgen.datasets.gqa import load_questions

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from contrastgen.cli.console import make_console
-from contrastgen.cli.options import RNG_SEED, FiniteRange
+from contrastgen.cli.options import CROWD_COUNT, RNG_SEED, FiniteRange
 from contrastgen.errors import require_extra
 
 # What the commands import: the HIT layout (export, preview, simulate), and the scoring (ingest).
@@ -50,15 +50,17 @@ def mturk_group() -> None:
 @click.option("--images", "images", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="The folder of the real images ({image_id}.jpg|jpeg|png, e.g. Super-CLEVR's PNGs): URLs name "
                    "each image's own file, and a sampled image without one is an error.")
-@click.option("--sample", required=True, type=click.IntRange(1), help="Number of images; each gives an original and a perturbed question.")
+@click.option("--sample", required=True, type=CROWD_COUNT, help="Number of images; each gives an original and a perturbed question.")
 @click.option("--seed", default=0, show_default=True, type=RNG_SEED, help="Seed of sampling, shuffling and item tokens.")
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="HIT directory to write (replaced atomically).")
-@click.option("--assignments", default=3, show_default=True, type=click.IntRange(1), help="Workers per HIT.")
-@click.option("--items-per-hit", default=10, show_default=True, type=click.IntRange(1), help="Questions per HIT (gold included).")
+@click.option("--assignments", default=3, show_default=True, type=CROWD_COUNT, help="Workers per HIT.")
+# a worker's page shows every item of its HIT; past a hundred the page (and its layout, made for
+# every slot) is no task, and 10**8 ran on for minutes building it
+@click.option("--items-per-hit", default=10, show_default=True, type=click.IntRange(1, 100), help="Questions per HIT (gold included).")
 @click.option("--reward", default="0.10", show_default=True, help="Reward per assignment in US dollars.")
 @click.option("--gold", "gold", type=click.Path(path_type=Path), default=None,
               help="Gold items (JSON list or JSONL of {id?, image_id, question, answer|answers, image_url?}).")
-@click.option("--gold-per-hit", default=1, show_default=True, type=click.IntRange(1), help="Gold items per HIT when --gold is given.")
+@click.option("--gold-per-hit", default=1, show_default=True, type=CROWD_COUNT, help="Gold items per HIT when --gold is given.")
 @click.option("--title", default=None, help="HIT title shown to workers.")
 def export_cmd(contrast: Path, images_base_url: str | None, images: Path | None, sample: int, seed: int, out: Path,
                assignments: int, items_per_hit: int, reward: str, gold: Path | None, gold_per_hit: int,
@@ -102,7 +104,7 @@ def export_cmd(contrast: Path, images_base_url: str | None, images: Path | None,
 
 @mturk_group.command("preview")
 @click.argument("hit_dir", type=click.Path(path_type=Path))
-@click.option("--hits", "n_hits", default=3, show_default=True, type=click.IntRange(1), help="How many HITs to show.")
+@click.option("--hits", "n_hits", default=3, show_default=True, type=CROWD_COUNT, help="How many HITs to show.")
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Page to write (default HIT_DIR/preview.html).")
 def preview_cmd(hit_dir: Path, n_hits: int, out: Path | None) -> None:
     """Write a self-contained offline page showing the first HITs as workers will see them."""
@@ -169,7 +171,7 @@ def ingest_cmd(manifest: Path, results: tuple[Path, ...], out: Path, min_gold_ac
 @click.option("--accuracy-original", default=0.85, show_default=True, type=FiniteRange(0, 1))
 @click.option("--accuracy-perturbed", default=0.8, show_default=True, type=FiniteRange(0, 1))
 @click.option("--rejected-rate", default=0.0, show_default=True, type=FiniteRange(0, 1), help="Share of assignments marked Rejected.")
-@click.option("--workers", default=12, show_default=True, type=click.IntRange(1), help="Size of the simulated worker pool.")
+@click.option("--workers", default=12, show_default=True, type=CROWD_COUNT, help="Size of the simulated worker pool.")
 def simulate_cmd(hit_dir: Path, out: Path, seed: int, accuracy_original: float, accuracy_perturbed: float,
                  rejected_rate: float, workers: int) -> None:
     """Dry run: write a results CSV in MTurk's layout from a simulated crowd (no real answers)."""

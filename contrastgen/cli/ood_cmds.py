@@ -13,7 +13,7 @@ from click.core import ParameterSource
 
 from contrastgen.cli.backend_option import backend_from, backend_option
 from contrastgen.cli.console import make_console
-from contrastgen.cli.options import FINITE, RNG_SEED, FiniteRange, comma_list
+from contrastgen.cli.options import RNG_SEED, FiniteRange, comma_list
 from contrastgen.datasets.formats import OOD_FORMATS
 from contrastgen.ood.concepts import SHORTCUT_NAMES
 from contrastgen.ood.gqa_ood import RULES, GqaOodConfig
@@ -36,9 +36,9 @@ def ood() -> None:
 @ood.command("gqa")
 @click.option("--questions", required=True, type=_FILE, help="GQA questions JSON (or a directory of shards).")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output directory.")
-@click.option("--alpha", default=1.2, show_default=True, type=FINITE,
+@click.option("--alpha", default=1.2, show_default=True, type=FiniteRange(0.0, min_open=True),
               help="Tail: answers with count <= alpha x the group's mean (released rule: <).")
-@click.option("--entropy-threshold", default=0.9, show_default=True, type=FINITE,
+@click.option("--entropy-threshold", default=0.9, show_default=True, type=FiniteRange(0.0, 1.0, min_open=True),
               help="Keep groups with normalised entropy below this (paper rule only).")
 @click.option("--rule", type=click.Choice(RULES), default="paper", show_default=True,
               help="'paper': the paper's thresholds; 'released': the authors' code (mean - std entropy cut).")
@@ -66,8 +66,8 @@ def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, 
 @click.option("--mi-annotations", type=_FILE, help="Annotations for --mi-questions (VQA).")
 @click.option("--mi-objects", type=_FILE, help="Objects for --mi-questions' images (default: --objects).")
 @click.option("--shortcuts", callback=_shortcut_list, help=f"Comma-separated subset of {','.join(SHORTCUT_NAMES)}.")
-@click.option("--entropy-threshold", default=0.9, show_default=True, type=FINITE)
-@click.option("--tail-factor", default=1.2, show_default=True, type=FINITE,
+@click.option("--entropy-threshold", default=0.9, show_default=True, type=FiniteRange(0.0, 1.0, min_open=True))
+@click.option("--tail-factor", default=1.2, show_default=True, type=FiniteRange(0.0, min_open=True),
               help="Tail: answers with count < this x the group's mean.")
 @click.option("--drop-stopwords", is_flag=True, help="Ignore function words (rules/ood/stopwords.txt) as keywords.")
 @click.option("--workers", type=click.IntRange(1, 64),
@@ -227,7 +227,8 @@ def superclevr_cmd(scenes: tuple[Path, ...], question_files: tuple[Path, ...], o
               help="Which redundant step a rung removes when several are: the program's earliest, its latest, "
                    "or one drawn with --seed.")
 @click.option("--seed", default=0, show_default=True, type=RNG_SEED, help="Seed of --order seeded and of the editor.")
-@click.option("--max-level", type=click.IntRange(1), default=None, help="Climb no higher than this level.")
+# a level is a step removed from one program; stats.json records the bound as a 64-bit integer
+@click.option("--max-level", type=click.IntRange(1, 1000), default=None, help="Climb no higher than this level.")
 def gqa_redundancy_cmd(questions: Path, scene_graphs: Path, out: Path, order: str, seed: int,
                        max_level: int | None) -> None:
     """GQA's redundancy ladder (Super-CLEVR's Table 3): each question with 0, 1, 2, ... redundant

@@ -13,6 +13,10 @@ import click
 SEED = click.IntRange(-(2**63), 2**63 - 1)
 # numpy's generators (bootstrap, splits, sampling) take only non-negative seeds.
 RNG_SEED = click.IntRange(0, 2**63 - 1)
+# A count of a crowd task (images, HITs, items, assignments, workers). Why a ceiling: the counts
+# are written into the manifest as JSON integers, which stop at 64 bits, and a task of more than
+# a million of any of them is a typo, not a plan.
+CROWD_COUNT = click.IntRange(1, 1_000_000)
 
 
 class FiniteRange(click.FloatRange):

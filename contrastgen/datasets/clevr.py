@@ -37,6 +37,18 @@ _BOX_SCALE = {"large": 1000.0, "small": 550.0}
 _IMAGE_SIZE = (480.0, 320.0)  # CLEVR 1.0's renders; Super-CLEVR's files give their own
 
 
+def whole_field(record: Mapping[str, Any], name: str, *, path: str, where: str) -> None:
+    """A CLEVR index field, when given, is a whole number from 0 below 2**63 (CLEVR's and
+    Super-CLEVR's generators number images, questions and families so). Why check a field that
+    is not read here: a float, a string or 2**70 is not what the file's own writer could have
+    written, so the file is not what it says it is."""
+    if name not in record:
+        return
+    value = record[name]
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**63:
+        raise InputError(f"field {name!r} must be a whole number >= 0, not {value!r}", path=path, record=where)
+
+
 def image_name(scene: Mapping[str, Any], *, path: str, record: str) -> str:
     name = scene.get("image_filename")
     if isinstance(name, str) and name:
@@ -75,6 +87,7 @@ def scene_graph(scene: Any, *, path: str, record: str) -> tuple[str, dict[str, A
         raise InputError("scene is not an object", path=path, record=record)
     image_id = image_name(scene, path=path, record=record)
     record = f"scene {image_id}"
+    whole_field(scene, "image_index", path=path, where=record)
     objects_in = scene.get("objects")
     if not isinstance(objects_in, list):
         raise InputError("scene has no list of 'objects'", path=path, record=record)
@@ -165,21 +178,20 @@ def load_questions(path: InputPaths) -> Questions:
             where = f"question {i}"
             if not isinstance(q, Mapping):
                 raise InputError("question is not an object", path=str(file), record=where)
+            whole_field(q, "question_index", path=str(file), where=where)
             index = q.get("question_index", i)
             qid = f"{file.stem}/{index}" if prefixed else str(index)
             where = f"question {qid}"
             for name, kind in (("question", str), ("image", str)):
                 if not isinstance(q.get(name), kind):
                     raise InputError(f"missing field {name!r}", path=str(file), record=where)
-            # the family is what a question is read by; a malformed one is the file's fault, not
-            # a question to count as unreadable
-            family_index = q.get("question_family_index")
-            if family_index is not None and (not isinstance(family_index, int) or isinstance(family_index, bool)
-                                             or family_index < 0):
-                raise InputError(f"field 'question_family_index' must be a whole number >= 0, not {family_index!r}",
-                                 path=str(file), record=where)
-            if not isinstance(q.get("template_filename", ""), str):
-                raise InputError("field 'template_filename' must be a string", path=str(file), record=where)
+            # the family is what a question is read by; a malformed one (null included) is the
+            # file's fault, not a question to count as unreadable
+            for name in ("question_family_index", "image_index"):
+                whole_field(q, name, path=str(file), where=where)
+            for name in ("template_filename", "image_filename"):
+                if not isinstance(q.get(name, ""), str):
+                    raise InputError(f"field {name!r} must be a string", path=str(file), record=where)
             if qid in out:
                 raise InputError(duplicate_id("question", qid, f"in {first_file[qid]}", f"question {i} of {file}"),
                                  path=str(file), record=where)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from contrastgen.datasets.clevr import scene_graph
+from contrastgen.datasets.clevr import scene_graph, whole_field
 from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json
 
@@ -82,6 +82,12 @@ def read_questions(paths: list[PathLike], scenes: Mapping[str, Any] | None = Non
             if not isinstance(q, dict) or not isinstance(q.get("question"), str) or \
                     not isinstance(q.get("image") or q.get("image_filename"), str):
                 raise InputError("a question needs 'question' and 'image'", path=str(path), record=f"question {i}")
+            # the indices the splits key and group questions by, as `generate` checks them
+            for name in ("question_index", "question_family_index", "image_index"):
+                whole_field(q, name, path=str(path), where=f"question {i}")
+            for name in ("template_filename", "image_filename"):
+                if not isinstance(q.get(name, ""), str):
+                    raise InputError(f"field {name!r} must be a string", path=str(path), record=f"question {i}")
             if len(paths) > 1:
                 q = {**q, "question_index": f"{Path(path).stem}/{q.get('question_index', i)}"}
             index = q.get("question_index", i)

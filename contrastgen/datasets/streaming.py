@@ -20,10 +20,11 @@ limit (`files.limits`) or with a key given twice inside a record, anything orjso
 (malformed JSON, a lone surrogate), and a record longer than the record limit, send the whole
 file to the careful path: a scan of the raw bytes that refuses what passes a limit, then ijson,
 which skips the records already given. The records, and the error a bad file raises, are then
-exactly what ijson alone would give. One difference remains: integers from 2**63 on, which ijson's C backend
+exactly what ijson alone would give. Two differences remain: integers from 2**63 on, which ijson's C backend
 refuses as an overflow, are read as the whole-file loaders (orjson) read them, exactly up to
 2**64 and beyond as floats; a float where a field wants a string or an integer is then refused
-by the record's validation.
+by the record's validation. And a lone surrogate escape (\\ud800 without its pair), which ijson
+reads as "?" or cannot decode, is refused naming its record, as the whole-file readers refuse it.
 """
 
 from __future__ import annotations
@@ -104,7 +105,25 @@ def stream_records(file: Path, what: str) -> Iterator[tuple[str, Any]]:
         fh.seek(0)
         scan = scan_file(fh, str(file))  # refuses what is too deep or too large, in bounded memory
         fh.seek(0)
-        yield from _ijson_records(fh, file, what, skip=given, scan=scan)
+        backend = _EXACT_STRINGS if _has_surrogate_escape(fh) else ijson
+        fh.seek(0)
+        yield from _ijson_records(fh, file, what, skip=given, scan=scan, backend=backend)
+
+
+# ijson's C backend reads a lone high surrogate escape (\\ud800) as "?" and a lone low one as bytes
+# it cannot decode; its Python backend gives the escape's exact code point, which the careful path
+# then refuses. Only a file with a surrogate escape somewhere is read the slower way.
+_EXACT_STRINGS = ijson.get_backend("python")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _has_surrogate_escape(fh: IO[bytes]) -> bool:
+    tail = b""
+    while block := fh.read(_BLOCK_BYTES):
+        if _SURROGATE_ESCAPE.search(tail + block):
+            return True
+        tail = block[-5:]
+    return False
 
 
 _FIRST_KEY = re.compile(rb'\s*\{\s*"(?:[^"\\]|\\.)*"\s*:\s*')
@@ -298,19 +317,48 @@ def _parse(document: bytes, members: bytes, inner_ids: bool) -> list[tuple[str, 
     return list(parsed.items())
 
 
+def _holds_lone_surrogate(value: Any) -> bool:
+    """Does a string anywhere in `value` (a key or a value) hold a lone surrogate? orjson, and so
+    every whole-file reader, refuses such text, so a file must not be read by one path and refused
+    by the other. Only records of the careful path are asked, and orjson's encoder answers for the
+    usual record at once."""
+    try:
+        orjson.dumps(value)
+        return False
+    except orjson.JSONEncodeError:
+        pass
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def _ijson_records(fh: IO[bytes], file: Path, what: str, *, skip: int,
-                   scan: StructureScan) -> Iterator[tuple[str, Any]]:
+                   scan: StructureScan, backend: Any = ijson) -> Iterator[tuple[str, Any]]:
     """The careful path: ijson, after the scan has bounded what it will build. Keys given twice
     inside records are found by comparing the keys parsed with those the scan counted."""
     last = None
     inner = [0, 0]  # keys of the records, and of the objects the records hold
     try:
-        for index, (key, record) in enumerate(ijson.kvitems(fh, "", use_float=True)):
+        for index, (key, record) in enumerate(backend.kvitems(fh, "", use_float=True)):
             last = str(key)
             sizes = dict_sizes_by_depth(record, 2)
             inner[0] += sizes[1]
             inner[1] += sizes[2]
             if index >= skip:
+                if _holds_lone_surrogate(record):
+                    raise InputError(f"malformed JSON in {what} {last}: a string holds a lone surrogate escape "
+                                     "(half of a UTF-16 pair), which is not text", path=str(file))
                 yield last, record
     except ijson.JSONError as exc:
         after = f" after {what} {last}" if last is not None else ""

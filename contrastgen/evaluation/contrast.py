@@ -314,16 +314,18 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
                       predictions: Mapping[str, Mapping[str, str]], *, seed: int = 0,
                       n_boot: int = 1000, examples: int = 0, strict: bool = False,
                       ks: Sequence[int] | None = None, oracle: str | None = None,
-                      path: str | None = None) -> dict[str, Any]:
+                      path: str | None = None, proofs: bool = False) -> dict[str, Any]:
     """Evaluate each model's raw predictions on contrast-set records; return the JSON report.
 
     `predictions` maps a model name to `{question_id: raw answer}`. `oracle` names the model
     whose disagreement with GQA is reported as annotation noise (default: a model called
-    "oracle", if any). `path` names the records' file in error messages.
+    "oracle", if any). `path` names the records' file in error messages. With `proofs` (a
+    contrast set read from a file) each perturbation's evidence must be shaped as verify reads it:
+    a record whose proof is null is not a contrast set, and its answers are not scored.
     """
     if not predictions:
         raise InputError("no predictions given")
-    parsed = parse_contrast_sets(records, path=path, proofs=False)
+    parsed = parse_contrast_sets(records, path=path, proofs=proofs)
     sets = [c for cs in parsed if (c := cs.contrasts()).perturbations]
     if not sets:
         raise InputError("no contrast perturbations (only invariance ones)", path=path)

@@ -10,11 +10,21 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from contrastgen.errors import InputError
 from contrastgen.jsonio import open_text
+
+
+def _text_lines(lines: Iterable[str], path: str) -> Iterator[str]:
+    """The file's lines, refusing a NUL byte. Why: since Python 3.11 the csv module reads NUL as
+    an ordinary character, so a binary file or a cell holding one would pass as text and an id
+    with a NUL in it would be taken as a different, unknown id."""
+    for number, line in enumerate(lines, 1):
+        if "\x00" in line:
+            raise InputError("a NUL byte: not CSV text", path=path, record=f"line {number}")
+        yield line
 
 
 @contextmanager
@@ -23,7 +33,7 @@ def csv_rows(path: str | os.PathLike[str], *, delimiter: str = ",") -> Iterator[
     an open quote at the end of the file, a NUL byte or an oversized cell raised while the caller
     iterates becomes an `InputError` naming the line the reader had reached."""
     with open_text(path) as fh:
-        reader = csv.DictReader(fh, delimiter=delimiter, strict=True)
+        reader = csv.DictReader(_text_lines(fh, str(path)), delimiter=delimiter, strict=True)
         try:
             yield reader
         except UnicodeDecodeError as exc:

@@ -204,6 +204,11 @@ def build_variants(config: VariantConfig, objects: Mapping[str, list[dict[str, A
     asked = sorted(s for s in by_image if s in objects)
     train_pool, test_pool = split_pool(asked, config.test_share, config.seed)
     pools = {"train": train_pool, "test": test_pool}
+    for part, asked_for in (("train", config.train_scenes), ("test", config.test_scenes)):
+        if asked_for is not None and asked_for > len(pools[part]):
+            # said before any draw, naming the option: no draw can take more scenes than its pool
+            raise InputError(f"--{part}-scenes {asked_for}: the {part} pool holds {len(pools[part])} scenes "
+                             f"(of {len(asked)} asked about; --test-share sets the split)")
     drawer = _Drawer(config, objects, pools)
     wanted = list(config.variants)
     drawn = [v for v in wanted if v in DRAWN_VARIANTS]

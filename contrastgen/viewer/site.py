@@ -66,8 +66,11 @@ def read_inputs(out_dir: str | os.PathLike[str], *, scene_graphs: str | os.PathL
     review_ids: set[str] = set()
     if review is not None:
         for i, entry in enumerate(read_jsonl(review), 1):
-            if not isinstance(entry, dict) or "question_id" not in entry:
+            qid = entry.get("question_id") if isinstance(entry, dict) else None
+            if not isinstance(qid, (str, int)) or isinstance(qid, bool):
                 raise InputError("a review entry needs a question_id", path=str(review), record=f"line {i}")
+            if not isinstance(entry.get("question", ""), str):  # shown beside the question's id
+                raise InputError("a review entry's 'question' must be a string", path=str(review), record=f"line {i}")
             review_ids.add(str(entry["question_id"]))
     files = None
     if images_dir is not None:  # look once here, so the page asks for no file that is not there

@@ -68,7 +68,12 @@ def test_malformed_scene_names_file_and_record(tmp_path, scene, message):
     ("question_family_index", -1e9, "'question_family_index' must be a whole number >= 0, not -1000000000.0"),
     ("question_family_index", -3, "'question_family_index' must be a whole number >= 0, not -3"),
     ("question_family_index", "7", "'question_family_index' must be a whole number >= 0, not '7'"),
+    ("question_family_index", None, "'question_family_index' must be a whole number >= 0, not None"),
     ("template_filename", 12, "'template_filename' must be a string"),
+    ("image_index", 2**70, "'image_index' must be a whole number >= 0, not 1.1805916207174113e+21"),  # read as a float
+    ("image_index", -1e9, "'image_index' must be a whole number >= 0, not -1000000000.0"),
+    ("image_filename", 12345, "'image_filename' must be a string"),
+    ("question_index", 1.5, "'question_index' must be a whole number >= 0, not 1.5"),
 ])
 def test_a_malformed_family_is_an_input_error_not_an_unreadable_question(sample, tmp_path, field, value, message):
     data = json.loads((sample / "questions" / "superCLEVR_questions_5.json").read_text())
@@ -78,6 +83,16 @@ def test_a_malformed_family_is_an_input_error_not_an_unreadable_question(sample,
     with pytest.raises(InputError) as err:
         load_questions(bad)
     assert message in str(err.value) and "q.json" in str(err.value) and "question 1" in str(err.value)
+
+
+@pytest.mark.parametrize("value", [2**70, -1e9, "3", True])
+def test_a_scene_image_index_that_is_no_whole_number_is_refused(sample, tmp_path, value):
+    data = json.loads((sample / "scenes" / "superCLEVR_new_000000.json").read_text())
+    data["image_index"] = value
+    bad = tmp_path / "s.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"s\.json: .*'image_index' must be a whole number >= 0"):
+        load_scenes(bad)
 
 
 def test_cli_error_exit_code_and_no_output(sample, tmp_path):

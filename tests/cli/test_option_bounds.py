@@ -25,6 +25,18 @@ CASES = [
     (["mturk", "export", "--gold-per-hit", "-3"], "--gold-per-hit"),
     (["mturk", "export", "--items-per-hit", "0"], "--items-per-hit"),
     (["serve", "--timeout", "nan"], "--timeout"),
+    # crowd counts go into the manifest as JSON integers: 2**70 used to fail writing it
+    (["mturk", "export", "--assignments", str(2**70)], "--assignments"),
+    (["mturk", "export", "--sample", "100000000"], "--sample"),
+    (["mturk", "export", "--items-per-hit", str(2**70)], "--items-per-hit"),
+    (["mturk", "export", "--items-per-hit", "101"], "--items-per-hit"),
+    (["ood", "gqa", "--alpha", "-3"], "--alpha"),
+    (["ood", "gqa", "--entropy-threshold", "1.5"], "--entropy-threshold"),
+    (["ood", "vqavs", "--entropy-threshold", "0"], "--entropy-threshold"),
+    (["ood", "vqavs", "--tail-factor", "-3"], "--tail-factor"),
+    (["ood", "gqa-redundancy", "--max-level", str(2**70)], "--max-level"),
+    (["mturk", "preview", "--hits", "1000001"], "--hits"),
+    (["mturk", "simulate", "--workers", str(2**70)], "--workers"),
 ]
 
 

@@ -16,6 +16,7 @@ from contrastgen.datasets.streaming import stream_records, top_level_keys
 from contrastgen.errors import InputError
 from contrastgen.files import limits as limits_module
 from contrastgen.files.limits import JsonLimits, scan_file
+from contrastgen.jsonio import read_json
 
 SAMPLE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
 
@@ -118,12 +119,32 @@ def test_an_opening_brace_inside_a_string_does_not_stop_the_cuts(tmp_path, small
 
 
 def test_what_orjson_refuses_falls_back_to_ijson_with_nothing_lost_or_repeated(tmp_path, small_pieces):
-    # a lone surrogate: orjson refuses it, ijson reads it
+    # a lone high surrogate: orjson refuses it, ijson would read it; the careful path refuses it
+    # where it is, after every record before it, each given once
     path = tmp_path / "q.json"
     lone = "\\ud800"
     path.write_text("{" + ",".join(f'"q{i}": {{"t": "{lone if i == 40 else i}"}}' for i in range(80)) + "}")
-    got = list(stream_records(path, "question"))
-    assert got == _ijson(path) and [k for k, _ in got] == [f"q{i}" for i in range(80)]
+    got = []
+    with pytest.raises(InputError, match=r"q\.json: malformed JSON in question q40: a string holds a lone surrogate"):
+        for record in stream_records(path, "question"):
+            got.append(record)
+    assert got == _ijson(path)[:40] and [k for k, _ in got] == [f"q{i}" for i in range(40)]
+
+
+@pytest.mark.parametrize("where", ['"t": "a\\ud800b"', '"\\udbff": 1', '"t": ["ok", {"u": "\\ud83d"}]'])
+def test_a_lone_high_surrogate_is_refused_as_the_whole_file_reader_refuses_it(tmp_path, where):
+    path = tmp_path / "g.json"
+    path.write_text('{"1": {"width": 10}, "2": {' + where + '}}')
+    with pytest.raises(InputError, match=r"g\.json: malformed JSON in image 2: a string holds a lone surrogate"):
+        list(stream_records(path, "image"))
+    with pytest.raises(InputError, match=r"g\.json"):
+        read_json(path)
+
+
+def test_a_surrogate_pair_is_text(tmp_path):
+    path = tmp_path / "q.json"
+    path.write_text('{"a": {"t": "\\ud83d\\ude00"}, "b": {"t": "\u00e9"}}', encoding="utf-8")
+    assert list(stream_records(path, "question")) == [("a", {"t": "\U0001F600"}), ("b", {"t": "\u00e9"})]
 
 
 @pytest.mark.parametrize("lone", ["\\udc00", "\\udfff"])
@@ -131,7 +152,7 @@ def test_a_lone_low_surrogate_that_ijson_cannot_decode_is_a_located_input_error(
     # ijson's C backend turns a lone low surrogate into bytes it then fails to decode as UTF-8
     path = tmp_path / "g.json"
     path.write_text('{"1": {"width": 10, "location": "ok"}, "2": {"location": "a' + lone + '"}}')
-    with pytest.raises(InputError, match=r"g\.json: malformed JSON after image 1: a string holds a lone surrogate"):
+    with pytest.raises(InputError, match=r"g\.json: malformed JSON in image 2: a string holds a lone surrogate"):
         list(stream_records(path, "image"))
 
 

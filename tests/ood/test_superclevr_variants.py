@@ -198,6 +198,17 @@ def test_a_variant_the_pool_cannot_reach_is_refused_and_nothing_is_written(pool,
     assert not out.exists()
 
 
+@pytest.mark.parametrize("option", ["--train-scenes", "--test-scenes"])
+def test_more_scenes_than_the_pool_holds_is_refused_naming_the_option(pool, tmp_path, option):
+    out = tmp_path / "v"
+    result = CliRunner().invoke(cli, ["ood", "superclevr", "--scenes", str(pool / "scenes.json"), "--questions",
+                                      str(pool / "questions.json"), "--out", str(out), "--variant", "bal",
+                                      "--tolerance", "0.3", option, "100000000"])
+    assert result.exit_code == 2
+    assert f"{option} 100000000: the {option[2:-7]} pool holds" in result.output
+    assert not out.exists()
+
+
 def _answers(built: Path, variant: str) -> dict[str, str]:
     def words(a):
         return ("yes" if a else "no") if isinstance(a, bool) else str(a)

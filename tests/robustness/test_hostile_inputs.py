@@ -268,3 +268,68 @@ def test_a_ray_cluster_that_dies_mid_run_is_one_sentence(monkeypatch):
     with pytest.raises(ContrastgenError, match=r"the Ray cluster failed during the run \(LocalRayletDiedError: "
                                                r"the raylet died\); nothing was written"), ray_session(None):
         raise LocalRayletDiedError("the raylet died\nand a long story")
+
+
+@pytest.mark.parametrize("lone", ["\\ud800", "\\udc00"])
+def test_a_lone_surrogate_in_a_streamed_question_file_is_refused_as_match_refuses_it(tmp_path, sample, lone):
+    # the streamed reader used to read a lone high surrogate as "?" and go on; the whole-file
+    # reader (match) refuses the same file
+    questions = json.loads(sample[0].read_bytes())
+    first = next(iter(questions))
+    text = json.dumps(questions)
+    marker = json.dumps({first: questions[first]})[1:-1]
+    bad = tmp_path / "questions.json"
+    bad.write_text(text.replace(marker, marker[:-1] + ', "note": "a' + lone + '"}', 1))
+    assert_refused(_generate(sample, tmp_path / "out", questions=bad), "questions.json", "lone surrogate")
+    assert_refused(invoke("match", bad), "questions.json")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("evidence", [None, {}, {"facts": [{"fact": "object", "id": 3100001}]},
+                                      {"facts": [{"fact": "object", "name": "puddle"}]}])
+def test_evaluate_refuses_a_contrast_set_whose_proof_verify_would_refuse(tmp_path, generated, evidence):
+    lines = (generated / "contrast_sets.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["perturbations"][0]["evidence"] = evidence
+    folder = tmp_path / "cs"
+    folder.mkdir()
+    (folder / "contrast_sets.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    original = json.loads((generated / "original.json").read_bytes())
+    predictions = _write(tmp_path / "p.json", {qid: q["answer"] for qid, q in original.items()})
+    result = invoke("evaluate", "--contrast", folder, "-p", f"m={predictions}", "--n-boot", "10",
+                    "--out", tmp_path / "report")
+    assert_refused(result, "contrast_sets.jsonl", first["perturbations"][0]["question_id"])
+    assert not (tmp_path / "report").exists()
+
+
+@pytest.mark.parametrize("field,value", [("question_family_index", {}), ("question_family_index", -1e9),
+                                         ("question_index", 2**70), ("image_filename", 12345)])
+def test_ood_superclevr_refuses_a_question_index_that_is_no_whole_number(tmp_path, field, value):
+    sample = Path(__file__).resolve().parents[2] / "contrastgen" / "data" / "sample_clevr"
+    data = json.loads((sample / "questions" / "superCLEVR_questions_5.json").read_text())
+    data["questions"][0][field] = value
+    questions = _write(tmp_path / "q.json", data)
+    result = invoke("ood", "superclevr", "--scenes", sample / "scenes", "--questions", questions,
+                    "--out", tmp_path / "out")
+    assert_refused(result, "q.json", field)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("question", [12345, "", None])
+def test_mturk_export_refuses_a_gold_question_that_is_no_text(tmp_path, generated, question):
+    record = json.loads((generated / "contrast_sets.jsonl").read_text().splitlines()[0])
+    gold = _write(tmp_path / "gold.json", [{"image_id": record["image_id"], "question": question,
+                                             "answer": record["answer"]}])
+    result = invoke("mturk", "export", "--contrast", generated, "--images-base-url", "https://example.org/i",
+                    "--sample", "6", "--gold", gold, "--out", tmp_path / "hits")
+    assert_refused(result, "gold.json", "gold item 1", "'question'")
+    assert not (tmp_path / "hits").exists()
+
+
+@pytest.mark.parametrize("entry", [{"question_id": None}, {"question_id": ["1"]}, {"question_id": "1", "question": 7}])
+def test_view_refuses_a_review_entry_it_cannot_show(tmp_path, generated, entry):
+    review = tmp_path / "review.jsonl"
+    review.write_text(json.dumps(entry) + "\n")
+    result = invoke("view", generated, "--review", review, "--static", tmp_path / "site")
+    assert_refused(result, "review.jsonl", "line 1")
+    assert not (tmp_path / "site").exists()
