@@ -202,6 +202,8 @@ def _record_problems(record: dict[str, Any], qid: str, seen: set[tuple[str, str]
     seen.add(key)
     if not isinstance(record.get("answer"), str):
         problems.append((STRUCTURE, "record has no original 'answer' to differ from"))
+    if not isinstance(record.get("question"), str):
+        problems.append((STRUCTURE, "record has no original 'question' as text"))
     ranks = [p.get("rank") if isinstance(p, dict) else None for p in record["perturbations"]]
     if not all(isinstance(r, int) and not isinstance(r, bool) for r in ranks):
         problems.append((IDS, f"ranks must be integers, got {ranks}"))

@@ -82,6 +82,18 @@ def test_a_flipped_answer_exits_1_and_says_why(out):
     assert {(f["perturbation_id"], f["check"]) for f in report["failures"]} == {("q0_c1", "answer")}
 
 
+def test_an_original_question_that_is_not_text_exits_1(out):
+    # an export or a crowd task would show the original as the question a model was asked
+    out_dir, sg = out
+
+    def number(records):
+        records[0]["question"] = 12345
+    _tamper(out_dir, number)
+    result = run(out_dir, "--scene-graphs", sg)
+    assert result.exit_code == 1
+    assert "record has no original 'question' as text" in result.stdout
+
+
 def test_unknown_image_exits_1(out, tmp_path):
     out_dir, _ = out
     sg = tmp_path / "other.json"
