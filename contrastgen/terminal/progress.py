@@ -20,7 +20,7 @@ Advance = Callable[[int], None]
 T = TypeVar("T")
 
 
-def _noop(n: int = 1) -> None:
+def noop(n: int = 1) -> None:
     """What `progress` yields when there is no bar: costs a call and nothing else."""
 
 
@@ -41,7 +41,7 @@ def progress(description: str, total: int | Callable[[], int] | None, *,
     `total` may be a function, called only when the bar is drawn (counting a file's lines costs a
     read a run without a bar should not pay)."""
     if not enabled or not on_terminal():
-        yield _noop
+        yield noop
         return
     if callable(total):
         total = total()
