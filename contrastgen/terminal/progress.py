@@ -25,12 +25,12 @@ def noop(n: int = 1) -> None:
 
 
 def on_terminal() -> bool:
-    """Whether stderr is a terminal, as rich decides it (so FORCE_TERMINAL and TTY_COMPATIBLE are
-    honoured, and a dumb terminal counts as none: it cannot redraw a line)."""
+    """Whether stderr is a terminal a person watches, as rich decides it: a tty that is not a dumb
+    terminal (one that cannot redraw a line), unless TTY_COMPATIBLE or TTY_INTERACTIVE say
+    otherwise (https://rich.readthedocs.io/en/latest/console.html#environment-variables)."""
     from rich.console import Console
 
-    console = Console(stderr=True)
-    return console.is_terminal and not console.is_dumb_terminal
+    return Console(stderr=True).is_interactive
 
 
 @contextmanager
