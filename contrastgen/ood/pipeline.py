@@ -56,7 +56,7 @@ def run_vqavs(questions: PathLike, out_dir: PathLike, *, annotations: PathLike |
     whole, in this process. With `iid`, the input is the pool the paper splits into IID training,
     validation and test sets (`vqavs_iid`): the OOD sets come from the IID test set, and the MI
     statistics from the training set unless `mi_questions` is given; the input is then read whole.
-    `progress`: a bar on a terminal for each pass over streamed GQA questions.
+    `progress`: a bar on a terminal, per question labelled.
     """
     fmt = resolve_format(data_format, questions, OOD_FORMATS)
     image_objects = load_image_objects(objects) if objects is not None else None
@@ -72,14 +72,14 @@ def run_vqavs(questions: PathLike, out_dir: PathLike, *, annotations: PathLike |
     mi_samples = load_samples(mi_questions, mi_annotations, fmt)[1] if mi_questions is not None else None
     if iid is None:
         build = build_vqavs(samples, config, data_format=fmt, objects=image_objects,
-                            mi_samples=mi_samples, mi_objects=mi_image_objects)
+                            mi_samples=mi_samples, mi_objects=mi_image_objects, progress=progress)
         write_vqavs(build, Path(out_dir))
         return build.stats()
     parts = split_iid(samples, iid)
     if mi_samples is None:
         mi_samples, mi_image_objects = parts["train"], image_objects
     build = build_vqavs(parts["test"], config, data_format=fmt, objects=image_objects,
-                        mi_samples=mi_samples, mi_objects=mi_image_objects)
+                        mi_samples=mi_samples, mi_objects=mi_image_objects, progress=progress)
     extra = {"iid_split": iid_stats(iid, parts)}
     write_vqavs(build, Path(out_dir), extra_stats=extra,
                 extra_files=lambda tmp: write_iid_parts(tmp, parts, fmt))

@@ -8,6 +8,7 @@ the command on a real pseudo-terminal (`pty`)."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import pty
 import shutil
@@ -39,6 +40,22 @@ def contrast(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def vqa(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """VQA v2 questions and annotations (one question type, answers 3 to 1): `ood vqavs` builds
+    those in this process."""
+    folder = tmp_path_factory.mktemp("vqa")
+    questions = [{"image_id": i, "question": f"What color is the wall {i}?", "question_id": 1000 + i}
+                 for i in range(12)]
+    annotations = [{"question_id": 1000 + i, "image_id": i, "answer_type": "other",
+                    "multiple_choice_answer": (answer := "red" if i % 4 == 0 else "white"),
+                    "answers": [{"answer": answer, "answer_confidence": "yes", "answer_id": j} for j in range(1, 11)]}
+                   for i in range(12)]
+    (folder / "q.json").write_text(json.dumps(questions))
+    (folder / "a.json").write_text(json.dumps(annotations))
+    return folder / "q.json", folder / "a.json"
+
+
+@pytest.fixture(scope="module")
 def captions(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("progress") / "captions"
     res = CliRunner().invoke(cli, ["captions", "generate", "--scene-graphs", str(GRAPHS), "--out", str(out),
@@ -48,7 +65,8 @@ def captions(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # Each long command with inputs, the bar's description, and the output it writes (None: stdout
-# alone). `{out}` is the output path, `{cs}` a generated contrast set, `{cap}` a caption set.
+# alone). `{out}` is the output path, `{cs}` a generated contrast set, `{cap}` a caption set,
+# `{vq}` and `{va}` VQA v2 questions and annotations.
 COMMANDS: dict[str, tuple[list[str], str, str | None]] = {
     "generate": (["generate", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS), "--out", "{out}",
                   "--workers", "1"], "generating", "{out}"),
@@ -62,6 +80,8 @@ COMMANDS: dict[str, tuple[list[str], str, str | None]] = {
     "ood gqa": (["ood", "gqa", "--questions", str(QUESTIONS), "--out", "{out}"], "placing questions", "{out}"),
     "ood vqavs": (["ood", "vqavs", "--questions", str(QUESTIONS), "--out", "{out}", "--workers", "1"],
                   "labelling questions", "{out}"),
+    "ood vqavs (VQA v2)": (["ood", "vqavs", "--questions", "{vq}", "--annotations", "{va}", "--out", "{out}"],
+                           "labelling questions", "{out}"),
     "ood superclevr": (["ood", "superclevr", "--scenes", str(CLEVR / "scenes"), "--questions",
                         str(CLEVR / "questions" / "superCLEVR_questions_5.json"), "--out", "{out}"],
                        "splitting questions", "{out}"),
@@ -70,9 +90,10 @@ COMMANDS: dict[str, tuple[list[str], str, str | None]] = {
 }
 
 
-def _args(name: str, out: Path, contrast: Path, captions: Path) -> tuple[list[str], str, Path | None]:
+def _args(name: str, out: Path, contrast: Path, captions: Path, vqa: tuple[Path, Path]
+          ) -> tuple[list[str], str, Path | None]:
     args, description, written = COMMANDS[name]
-    fill = {"out": str(out), "cs": str(contrast), "cap": str(captions)}
+    fill = {"out": str(out), "cs": str(contrast), "cap": str(captions), "vq": str(vqa[0]), "va": str(vqa[1])}
     return [a.format(**fill) for a in args], description, None if written is None else Path(written.format(**fill))
 
 
@@ -84,14 +105,14 @@ def _files(folder: Path | None) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_each_long_command_draws_its_bar_on_a_terminal_and_writes_the_same(name, tmp_path, monkeypatch,
-                                                                           contrast, captions):
+                                                                           contrast, captions, vqa):
     """On a terminal the bar's description reaches stderr; with --no-progress, or off a
     terminal, nothing of it does; stdout and every output file are byte-identical in all three."""
     runs = {}
     for mode in ("terminal", "no-progress", "pipe"):
         monkeypatch.setattr(progress_module, "on_terminal", lambda mode=mode: mode != "pipe")
         shutil.rmtree(tmp_path / "out", ignore_errors=True)  # one path for all three: stdout names it
-        args, description, written = _args(name, tmp_path / "out", contrast, captions)
+        args, description, written = _args(name, tmp_path / "out", contrast, captions, vqa)
         res = CliRunner().invoke(cli, args + (["--no-progress"] if mode == "no-progress" else []))
         assert res.exit_code == 0, (mode, res.output, res.stderr)
         runs[mode] = (res.stdout, res.stderr, _files(written))
