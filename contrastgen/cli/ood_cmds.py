@@ -208,7 +208,7 @@ def superclevr_cmd(scenes: tuple[Path, ...], question_files: tuple[Path, ...], o
         config = VariantConfig(variants=variants or tuple(v for v in ("easy", "mid", "hard") if v in visual),
                                tolerance=tolerance, test_share=test_share, seed=seed, train_scenes=train_scenes,
                                test_scenes=test_scenes, visual=visual)
-        stats = run_variants(list(scenes), list(question_files), out, config)
+        stats = run_variants(list(scenes), list(question_files), out, config, progress=not no_progress)
         click.echo(render_variants_markdown(stats))
         click.echo(f"wrote {out}/variants/<variant>/train.json, test.json, scenes.json, distribution.png; "
                    "stats.json, stats.md")
