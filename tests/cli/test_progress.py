@@ -181,6 +181,16 @@ def test_on_terminal_follows_rich(monkeypatch):
     assert not progress_module.on_terminal()
 
 
+def test_off_a_terminal_rich_is_not_even_imported():
+    """A piped run decides "no bar" without importing rich: the off path costs nothing."""
+    code = ("import sys; from contrastgen.terminal.progress import on_terminal, progress\n"
+            "with progress('x', 3) as advance: advance(1)\n"
+            "assert not on_terminal() and 'rich' not in sys.modules, sorted(sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k not in ("TTY_COMPATIBLE", "TTY_INTERACTIVE", "FORCE_COLOR")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env)
+    assert done.returncode == 0, done.stderr.decode()[-500:]
+
+
 def test_line_count_counts_a_last_line_without_its_newline(tmp_path):
     for text, n in ((b"", 0), (b"{}\n", 1), (b"{}\n{}", 2), (b"{}\n{}\n", 2)):
         (tmp_path / "f").write_bytes(text)
