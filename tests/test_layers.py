@@ -54,7 +54,8 @@ ALLOWED: dict[str, set[str]] = {
 }
 CORE_MODULES = {"__init__", "__main__", "answers", "collector", "errors", "jsonio", "records", "registry",
                 "resources"}
-CORE_PACKAGES = {"files"}  # reading inputs within limits, writing outputs whole, temporary files
+CORE_PACKAGES = {"files", "terminal"}  # reading inputs within limits, writing outputs whole, temporary
+# files; the progress bar on a terminal
 
 
 def stage_of(module: str) -> str:

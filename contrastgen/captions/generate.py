@@ -41,6 +41,7 @@ from contrastgen.jsonio import dumps
 from contrastgen.parallel.backend import default_workers
 from contrastgen.parallel.tasks import map_tasks
 from contrastgen.records import CAPTIONS_FILE
+from contrastgen.terminal.progress import progress as progress_bar
 
 SHARD_IMAGES = 256  # images per unit of work; fixed, so the choice does not depend on the workers
 # Images per unit of counting. Each unit's counts come back as 10^5 keys or more, which the
@@ -154,7 +155,7 @@ def count_corpus(domain: Domain, graphs: Mapping[str, Any], workers: int) -> Pla
 
 
 def generate_captions(scene_graphs: Path, out: Path, options: CaptionOptions, *,
-                      workers: int | None = None) -> CaptionStats:
+                      workers: int | None = None, progress: bool = False) -> CaptionStats:
     """Write `out/captions.jsonl` and `out/stats.json` (the directory replaced atomically)."""
     workers = default_workers() if workers is None else max(1, workers)
     domain = load_domain("clevr" if is_clevr_scenes(scene_graphs) else "gqa")
@@ -166,7 +167,8 @@ def generate_captions(scene_graphs: Path, out: Path, options: CaptionOptions, *,
             raise InputError("no scene graphs to caption")
         with atomic_dir(out) as tmp:
             with (tmp / CAPTIONS_FILE).open("wb") as fh:
-                stats = write_captions(fh, domain, graphs, options, plausibility, workers=workers)
+                stats = write_captions(fh, domain, graphs, options, plausibility, workers=workers,
+                                       progress=progress)
             if options.balanced:
                 enforce_blind_check(tmp / CAPTIONS_FILE, stats, options)
             stats.pairs_seen = []
@@ -177,18 +179,21 @@ def generate_captions(scene_graphs: Path, out: Path, options: CaptionOptions, *,
 
 
 def write_captions(fh: BinaryIO, domain: Domain, graphs: Mapping[str, Any], options: CaptionOptions,
-                   plausibility: Plausibility, *, workers: int = 1) -> CaptionStats:
-    """Every shard's records as JSON lines into `fh`, in input order, and the run's counts."""
+                   plausibility: Plausibility, *, workers: int = 1, progress: bool = False) -> CaptionStats:
+    """Every shard's records as JSON lines into `fh`, in input order, and the run's counts; with
+    `progress`, a bar (on a terminal) advanced here, per image, as each shard comes back."""
     state = _State(domain, graphs, options, plausibility, noun_pool(plausibility, domain))
     stats = CaptionStats()
     # The collector stays paused for the whole pass (forked workers inherit the pause): a caption
     # shard makes no reference cycles (tests/captions/test_captions_generate.py holds it to that),
     # so each collection would only walk the workers' caches and free nothing.
-    with no_gc():
-        for chunk, shard_stats in map_tasks(_caption_shard, state, _shards(list(graphs), SHARD_IMAGES),
-                                            workers=workers):
+    shards = _shards(list(graphs), SHARD_IMAGES)
+    with no_gc(), progress_bar("captioning", len(graphs), enabled=progress) as advance:
+        for shard, (chunk, shard_stats) in zip(shards, map_tasks(_caption_shard, state, shards, workers=workers),
+                                               strict=True):
             fh.write(chunk)
             stats.add(shard_stats)
+            advance(len(shard))
     return stats
 
 

@@ -11,7 +11,7 @@ import click
 
 from contrastgen.captions.candidates import ADD_FORMS, KINDS
 from contrastgen.captions.generate import CaptionOptions, generate_captions
-from contrastgen.cli.options import RNG_SEED, SEED, comma_list
+from contrastgen.cli.options import RNG_SEED, SEED, comma_list, no_progress_option
 from contrastgen.errors import require_extra
 from contrastgen.jsonio import dumps
 
@@ -49,13 +49,14 @@ def captions() -> None:
                    "length). [default: matched; sugarcrepe with --unbalanced]")
 @click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option("--workers", type=click.IntRange(1, 64), help="Processes [default: the CPUs, at most 8].")
+@no_progress_option
 def generate_cmd(scene_graphs: Path, out: Path, kinds: tuple[str, ...], per_image: int, candidates: int,
-                 unbalanced: bool, add_form: str | None, seed: int, workers: int | None) -> None:
+                 unbalanced: bool, add_form: str | None, seed: int, workers: int | None, no_progress: bool) -> None:
     """Write OUT/captions.jsonl: per image, true captions each with its negatives and their proofs."""
     options = CaptionOptions(per_image=per_image, candidates=max(candidates, per_image),
                              balanced=not unbalanced, seed=seed, kinds=kinds,
                              add_form=add_form)
-    stats = generate_captions(scene_graphs, out, options, workers=workers)
+    stats = generate_captions(scene_graphs, out, options, workers=workers, progress=not no_progress)
     summary = stats.as_dict(options)
     click.echo(f"{stats.images} images, {stats.records} captions, {sum(stats.pairs.values())} negatives "
                f"({'balanced' if options.balanced else 'unbalanced'}; add kinds {options.adds})")

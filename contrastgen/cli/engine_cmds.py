@@ -10,7 +10,7 @@ from rich.console import Console
 
 from contrastgen.cli.backend_option import backend_from, backend_option
 from contrastgen.cli.console import make_console
-from contrastgen.cli.options import RNG_SEED, SEED, FiniteRange
+from contrastgen.cli.options import RNG_SEED, SEED, FiniteRange, no_progress_option
 from contrastgen.datasets import formats
 from contrastgen.datasets.formats import GENERATE_FORMATS
 from contrastgen.datasets.gqa import InputPaths
@@ -81,7 +81,7 @@ _format_option = click.option(
               help="Perturbations per question and template at most.")
 @click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option("--workers", default=None, type=click.IntRange(1, 64), help="Worker processes (default: CPUs).")
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@no_progress_option
 @_templates_option
 @_mode_option
 @backend_option
@@ -159,12 +159,14 @@ def resolve_format(data_format: str, questions: InputPaths) -> str:
 @click.option("--lxmert-out", type=click.Path(path_type=Path),
               help="The same questions in LXMERT's format [default: OUT with .lxmert before its suffix].")
 @click.option("--workers", default=None, type=click.IntRange(1, 64))
+@no_progress_option
 @_templates_option
 @_mode_option
 @backend_option
 @_format_option
 def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path, max_k: int, seed: int,
-                replace: bool, replace_share: float, lxmert_out: Path | None, workers: int | None, templates: tuple[str, ...], mode: str,
+                replace: bool, replace_share: float, lxmert_out: Path | None, workers: int | None, no_progress: bool,
+                templates: tuple[str, ...], mode: str,
                 backend: str, address: str | None, data_format: str) -> None:
     """Write training questions plus their perturbations, in GQA format and in LXMERT's.
 
@@ -176,7 +178,7 @@ def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path,
     questions = _one_or_all(question_paths)
     lxmert = lxmert_out or lxmert_path(out)
     request = RunRequest(questions, scene_graphs, resolve_format(data_format, questions), max_k=max_k, seed=seed,
-                         workers=workers, progress=True, templates=_split(templates), mode=mode,
+                         workers=workers, progress=not no_progress, templates=_split(templates), mode=mode,
                          backend=backend_from(backend, address))
     gen, counts = run_augment(request, out, lxmert_file=lxmert, replace=replace, replace_share=replace_share)
     if request.data_format != CLEVR:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from contrastgen.cli.options import no_progress_option
 from contrastgen.errors import require_extra
 from contrastgen.export.write import FORMATS, IMAGE_FORMATS, SPLIT
 
@@ -44,8 +45,9 @@ def _default_name(out: Path) -> str:
                    "parquet and hf as an `image` column (datasets.Image); lmms-eval and vlmevalkit "
                    "likewise, and without it there each record's image file (`generate --images`) is "
                    "referenced by its path. Without it, parquet and hf have no image column.")
+@no_progress_option
 def export_cmd(source: Path, fmt: str, out: Path, split: str | None, license_id: str | None,
-               license_note: str | None, name: str | None, images: Path | None) -> None:
+               license_note: str | None, name: str | None, images: Path | None, no_progress: bool) -> None:
     """Write SOURCE's contrast sets (`generate`'s output folder, or a contrast_sets.jsonl) one row
     per perturbation, with the original, the change, the answer and the evidence as nested
     columns; or, for an evaluation harness, one row per question to ask a model.
@@ -74,7 +76,7 @@ def export_cmd(source: Path, fmt: str, out: Path, split: str | None, license_id:
     from contrastgen.export.write import export
 
     result = export(source, out, fmt=fmt, split=split or SPLIT, license=license_id,
-                    license_note=license_note, images=images)
+                    license_note=license_note, images=images, progress=not no_progress)
     click.echo(f"wrote {result.rows:,} perturbations of {result.sets:,} contrast sets to {result.out}: "
                + ", ".join(result.files))
 

@@ -13,7 +13,7 @@ from click.core import ParameterSource
 
 from contrastgen.cli.backend_option import backend_from, backend_option
 from contrastgen.cli.console import make_console
-from contrastgen.cli.options import RNG_SEED, FiniteRange, comma_list
+from contrastgen.cli.options import RNG_SEED, FiniteRange, comma_list, no_progress_option
 from contrastgen.datasets.formats import OOD_FORMATS
 from contrastgen.ood.concepts import SHORTCUT_NAMES
 from contrastgen.ood.gqa_ood import RULES, GqaOodConfig
@@ -42,14 +42,16 @@ def ood() -> None:
               help="Keep groups with normalised entropy below this (paper rule only).")
 @click.option("--rule", type=click.Choice(RULES), default="paper", show_default=True,
               help="'paper': the paper's thresholds; 'released': the authors' code (mean - std entropy cut).")
-def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, rule: str) -> None:
+@no_progress_option
+def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, rule: str, no_progress: bool) -> None:
     """GQA-OOD: head/tail splits of imbalanced local question groups; writes all/head/tail.json."""
     ctx = click.get_current_context()
     if rule == "released" and ctx.get_parameter_source("entropy_threshold") == ParameterSource.COMMANDLINE:
         click.echo("contrastgen: note: --rule released sets its own entropy threshold (mean - std of all "
                    "groups' entropies); --entropy-threshold is ignored", err=True)
     stats = run_gqa_ood(questions, out, GqaOodConfig(alpha=alpha, entropy_threshold=entropy_threshold,
-                                                     rule=rule))  # type: ignore[arg-type]
+                                                     rule=rule),  # type: ignore[arg-type]
+                        progress=not no_progress)
     console = make_console()
     console.print(render_build_stats(stats))
     console.print(f"wrote {out}/all.json, head.json, tail.json, groups.json, stats.json")
@@ -83,11 +85,12 @@ def gqa_cmd(questions: Path, out: Path, alpha: float, entropy_threshold: float, 
               help="With --iid-split: the shares of the three IID sets.")
 @click.option("--seed", default=0, show_default=True, type=RNG_SEED, help="With --iid-split: the seed of the split.")
 @backend_option
+@no_progress_option
 def vqavs_cmd(questions: Path, annotations: Path | None, objects: Path | None, out: Path, data_format: str,
               mi_questions: Path | None, mi_annotations: Path | None, mi_objects: Path | None,
               shortcuts: tuple[str, ...], entropy_threshold: float, tail_factor: float,
               drop_stopwords: bool, workers: int | None, batch: int, iid_split: bool, iid_shares: str, seed: int,
-              backend: str, address: str | None) -> None:
+              backend: str, address: str | None, no_progress: bool) -> None:
     """VQA-VS: one OOD test set per shortcut (QT, KW, KWP, QT+KW, KO, KOP, QT+KO, KW+KO, QT+KW+KO),
     and with --iid-split the IID training, validation and test sets they are measured against.
 
@@ -116,7 +119,7 @@ def vqavs_cmd(questions: Path, annotations: Path | None, objects: Path | None, o
     stats = run_vqavs(questions, out, annotations=annotations, objects=objects, data_format=data_format,
                       mi_questions=mi_questions, mi_annotations=mi_annotations, mi_objects=mi_objects,
                       config=config, workers=Workers(backend_from(backend, address), workers or default_workers(), batch),
-                      iid=iid)
+                      iid=iid, progress=not no_progress)
     console = make_console()
     console.print(render_build_stats(stats))
     skipped = [n for n, s in stats["shortcuts"].items() if "skipped" in s]
@@ -185,9 +188,11 @@ def _visual_dirs(_ctx: click.Context, _param: click.Parameter, value: tuple[str,
 @click.option("--seed", default=0, show_default=True, type=RNG_SEED, help="Variants: seed of the pool split and the draws.")
 @click.option("--visual", "visual", multiple=True, callback=_visual_dirs, metavar="NAME=DIR",
               help="The released visual-complexity variants' scenes (easy=DIR, mid=DIR, hard=DIR).")
+@no_progress_option
 def superclevr_cmd(scenes: tuple[Path, ...], question_files: tuple[Path, ...], out: Path, head_share: float,
                    train_share: float, variants: tuple[str, ...], tolerance: float, test_share: float,
-                   train_scenes: int | None, test_scenes: int | None, seed: int, visual: dict[str, Path]) -> None:
+                   train_scenes: int | None, test_scenes: int | None, seed: int, visual: dict[str, Path],
+                   no_progress: bool) -> None:
     """Super-CLEVR: without --variant, concept-distribution (head / tail), compositionality
     (held-out shape-colour combinations) and question-redundancy (rd- / rd / rd+) splits of existing
     scenes and questions. With --variant, the paper's dataset variants drawn from the scenes given
@@ -203,7 +208,7 @@ def superclevr_cmd(scenes: tuple[Path, ...], question_files: tuple[Path, ...], o
         config = VariantConfig(variants=variants or tuple(v for v in ("easy", "mid", "hard") if v in visual),
                                tolerance=tolerance, test_share=test_share, seed=seed, train_scenes=train_scenes,
                                test_scenes=test_scenes, visual=visual)
-        stats = run_variants(list(scenes), list(question_files), out, config)
+        stats = run_variants(list(scenes), list(question_files), out, config, progress=not no_progress)
         click.echo(render_variants_markdown(stats))
         click.echo(f"wrote {out}/variants/<variant>/train.json, test.json, scenes.json, distribution.png; "
                    "stats.json, stats.md")
@@ -212,8 +217,8 @@ def superclevr_cmd(scenes: tuple[Path, ...], question_files: tuple[Path, ...], o
         raise click.UsageError("give one --scenes for the splits (several pool scenes to draw --variant from)")
     from contrastgen.ood.superclevr import SuperClevrConfig, render_markdown, run_superclevr
 
-    stats = run_superclevr(scenes[0], list(question_files), out, SuperClevrConfig(head_share=head_share,
-                                                                                  train_share=train_share))
+    stats = run_superclevr(scenes[0], list(question_files), out,
+                           SuperClevrConfig(head_share=head_share, train_share=train_share), progress=not no_progress)
     click.echo(render_markdown(stats))
     click.echo(f"wrote {out}/head.json, tail.json, none.json, co_train.json, co_test.json, rd-.json, rd.json, "
                "rd+.json, concepts.json, stats.json, stats.md")
@@ -229,13 +234,15 @@ def superclevr_cmd(scenes: tuple[Path, ...], question_files: tuple[Path, ...], o
 @click.option("--seed", default=0, show_default=True, type=RNG_SEED, help="Seed of --order seeded and of the editor.")
 # a level is a step removed from one program; stats.json records the bound as a 64-bit integer
 @click.option("--max-level", type=click.IntRange(1, 1000), default=None, help="Climb no higher than this level.")
+@no_progress_option
 def gqa_redundancy_cmd(questions: Path, scene_graphs: Path, out: Path, order: str, seed: int,
-                       max_level: int | None) -> None:
+                       max_level: int | None, no_progress: bool) -> None:
     """GQA's redundancy ladder (Super-CLEVR's Table 3): each question with 0, 1, 2, ... redundant
     operations removed, each level proven from the one below; writes level_<n>.json and stats."""
     from contrastgen.ood.gqa_redundancy import LadderConfig, render_markdown, run_gqa_redundancy
 
-    stats = run_gqa_redundancy(questions, scene_graphs, out, LadderConfig(order=order, seed=seed, max_level=max_level))
+    stats = run_gqa_redundancy(questions, scene_graphs, out, LadderConfig(order=order, seed=seed, max_level=max_level),
+                               progress=not no_progress)
     click.echo(render_markdown(stats), nl=False)
     click.echo(f"wrote {out}/{', '.join(stats['files'])}, stats.json, stats.md")
 

@@ -53,3 +53,9 @@ def comma_list(choices: tuple[str, ...]) -> Callable[[click.Context, click.Param
         return names
 
     return parse
+
+
+# Every command that can run over a minute draws a progress bar on stderr when stderr is a terminal
+# (contrastgen.terminal.progress); this turns it off there too.
+no_progress_option = click.option("--no-progress", is_flag=True,
+                                  help="No progress bar (one is drawn on stderr only when it is a terminal).")

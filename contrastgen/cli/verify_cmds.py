@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from contrastgen.cli.options import no_progress_option
 from contrastgen.datasets.clevr import load_any_scene_graphs
 from contrastgen.jsonio import dumps
 from contrastgen.records import (
@@ -20,6 +21,7 @@ from contrastgen.records import (
     read_caption_records,
     read_contrast_records,
 )
+from contrastgen.terminal.progress import counted, line_count, progress
 from contrastgen.verify.checker import verify_contrast_sets
 from contrastgen.verify.rules import load_rules
 
@@ -36,7 +38,8 @@ def register(group: click.Group) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--show", default=10, show_default=True, type=click.IntRange(min=0),
               help="How many failures to list in the text summary.")
-def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int) -> None:
+@no_progress_option
+def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int, no_progress: bool) -> None:
     """Re-check every perturbation in OUT_DIR/contrast_sets.jsonl from its evidence and the graphs.
 
     OUT_DIR may also be a contrast_sets.jsonl file itself (e.g. a filtered copy), a GQA
@@ -54,11 +57,11 @@ def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int) -> N
     from contrastgen.verify.superclevr_redundancy import is_superclevr_dir, verify_redundancy_dir
 
     if is_ladder_dir(out_dir):  # `ood gqa-redundancy`: each rung against the level below it
-        report = verify_ladder_dir(out_dir, scene_graphs)
+        report = verify_ladder_dir(out_dir, scene_graphs, progress=not no_progress)
         _report(report, out_dir, load_rules().unannotated_prone_source, as_json, show, "perturbations")
         return
     if is_superclevr_dir(out_dir):  # `ood superclevr`: rd-, rd, rd+ read back and re-run
-        report = verify_redundancy_dir(out_dir, scene_graphs)
+        report = verify_redundancy_dir(out_dir, scene_graphs, progress=not no_progress)
         _report(report, out_dir, load_rules().unannotated_prone_source, as_json, show, "questions")
         return
     if is_caption_output(out_dir):  # `captions generate`: captions true, negatives false
@@ -66,14 +69,17 @@ def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int) -> N
 
         path = caption_file(out_dir)
         captions = read_caption_records(path)  # fails on a missing or empty file before the graph load
-        report = verify_captions(captions, load_any_scene_graphs(scene_graphs))
+        graphs = load_any_scene_graphs(scene_graphs)
+        with progress("verifying captions", line_count(path), enabled=not no_progress) as advance:
+            report = verify_captions(counted(captions, advance), graphs)
         _report(report, path, load_rules().unannotated_prone_source, as_json, show, "captions and negatives")
         return
     path = contrast_file(out_dir)
     records = read_contrast_records(path)  # fails on a missing or empty file before the slow graph load
     graphs = load_any_scene_graphs(scene_graphs)
     rules = load_rules()
-    report = verify_contrast_sets(records, graphs, rules=rules)
+    with progress("verifying", line_count(path), enabled=not no_progress) as advance:
+        report = verify_contrast_sets(counted(records, advance), graphs, rules=rules)
     _report(report, path, rules.unannotated_prone_source, as_json, show, "perturbations")
 
 

@@ -32,6 +32,8 @@ from contrastgen.files.atomic import atomic_dir, atomic_file
 from contrastgen.jsonio import dumps, read_json, write_text
 from contrastgen.records import contrast_file, iter_contrast_sets, read_contrast_records
 from contrastgen.registry import Registry
+from contrastgen.terminal.progress import Advance, line_count, noop
+from contrastgen.terminal.progress import progress as progress_bar
 
 # The default split of every export (here, the lmms-eval task and the caption dataset): a contrast
 # set is held-out evaluation data whatever split its questions came from, and lmms-eval's task
@@ -78,13 +80,15 @@ def _stats(source: Path) -> dict[str, Any]:
     return read_json(stats) if stats.is_file() else {}
 
 
-def _batches(source: Path, tally: Tally, counter: list[int], images: ImageSource | None
-             ) -> Iterator[list[dict[str, Any]]]:
+def _batches(source: Path, tally: Tally, counter: list[int], images: ImageSource | None,
+             advance: Advance = noop) -> Iterator[list[dict[str, Any]]]:
     """The rows of `source`, validated as they are read, in lists of BATCH (or fewer, once a
-    batch holds BATCH_IMAGE_BYTES of images); with `images`, each row with its image."""
+    batch holds BATCH_IMAGE_BYTES of images); with `images`, each row with its image. `advance(1)`
+    per contrast set read (a progress bar's)."""
     def counted():
         for cs in iter_contrast_sets(read_contrast_records(source), path=str(contrast_file(source))):
             counter[0] += 1
+            advance(1)
             yield cs
 
     stream = rows(counted())
@@ -174,9 +178,10 @@ def _write_hf(batches: Iterator[list[dict[str, Any]]], layout: Layout) -> None:
 
 def export(source: str | os.PathLike[str], out: str | os.PathLike[str], *, fmt: str,
            split: str = SPLIT, license: str | None = None, license_note: str | None = None,
-           images: str | os.PathLike[str] | None = None) -> ExportResult:
+           images: str | os.PathLike[str] | None = None, progress: bool = False) -> ExportResult:
     """Export the contrast sets of `source` (a `generate` output directory or contrast file);
-    with `images` (a folder of `{image_id}.jpg|jpeg|png`; parquet and hf), each row's image."""
+    with `images` (a folder of `{image_id}.jpg|jpeg|png`; parquet and hf), each row's image.
+    `progress`: a bar on a terminal, per contrast set read."""
     write_rows = FORMATS[fmt]  # an unknown name: an InputError naming the choices
     if not split.replace("_", "").isalnum():
         raise InputError(f"split name {split!r} must be letters, digits and underscores")
@@ -188,15 +193,15 @@ def export(source: str | os.PathLike[str], out: str | os.PathLike[str], *, fmt: 
     image_source = None if images is None else ImageSource(images)
     schema = SCHEMA if image_source is None else _image_schema()
     tally, n_sets = Tally(KS), [0]
-    batches = _batches(source, tally, n_sets, image_source)
 
     def info() -> dict[str, str]:  # asked once every row has been read
         datasets = tuple(sorted(tally.datasets))
         return info_fields(datasets, license_for(datasets, license, license_note)[0], DESCRIPTION)
 
     out = Path(out)
-    with atomic_dir(out) as tmp:
-        write_rows(batches, Layout(tmp, split, schema, info))
+    with (atomic_dir(out) as tmp,
+          progress_bar("exporting", line_count(contrast_file(source)), enabled=progress) as advance):
+        write_rows(_batches(source, tally, n_sets, image_source, advance), Layout(tmp, split, schema, info))
         datasets = tuple(sorted(tally.datasets))
         ident, note = license_for(datasets, license, license_note)
         facts = CardFacts(rows=tally.rows, sets=n_sets[0], datasets=datasets, per_template=tally.per_template(),

@@ -27,6 +27,7 @@ import regex
 
 from contrastgen.datasets.samples import Sample
 from contrastgen.ood.rules_data import stopwords, vqa_question_types
+from contrastgen.terminal.progress import Advance, counted, noop
 
 _WORD = regex.compile(r"[\p{L}\p{N}]+(?:'[\p{L}\p{N}]+)*")
 NONE_OF_THE_ABOVE = "none of the above"
@@ -235,12 +236,13 @@ class ConceptLabeller:
 def label_samples(samples: Sequence[Sample], *, objects: Mapping[str, Sequence[str]] | None = None,
                   mi_samples: Sequence[Sample] | None = None,
                   mi_objects: Mapping[str, Sequence[str]] | None = None,
-                  drop_stopwords: bool = False) -> list[SampleConcepts]:
-    """Label every sample with the nine concepts (the object ones only when `objects` is given).
+                  drop_stopwords: bool = False, advance: Advance = noop) -> list[SampleConcepts]:
+    """Label every sample with the nine concepts (the object ones only when `objects` is given),
+    calling `advance(1)` per sample labelled (a progress bar's).
 
     MI statistics come from `mi_samples` (e.g. the training split, as the paper's concepts are
     training-set statistics) or, by default, from `samples` themselves.
     """
     labeller = ConceptLabeller.fit(samples if mi_samples is None else mi_samples, objects=objects,
                                    source_objects=mi_objects, drop_stopwords=drop_stopwords)
-    return [labeller.label(s) for s in samples]
+    return [labeller.label(s) for s in counted(samples, advance)]

@@ -38,23 +38,28 @@ from contrastgen.ood.gqa_ood import (
     local_group,
     select_groups,
 )
+from contrastgen.terminal.progress import Advance, counted
+from contrastgen.terminal.progress import progress as progress_bar
 
 PathLike = str | os.PathLike[str]
 _NONE, _HEAD, _TAIL = 0, 1, 2  # where a question goes
 _SPLITS = (("all", (_HEAD, _TAIL)), ("head", (_HEAD,)), ("tail", (_TAIL,)))
 
 
-def run_gqa_ood_streamed(questions: PathLike, out_dir: PathLike, config: GqaOodConfig | None = None) -> dict[str, Any]:
+def run_gqa_ood_streamed(questions: PathLike, out_dir: PathLike, config: GqaOodConfig | None = None, *,
+                         progress: bool = False) -> dict[str, Any]:
     """Build GQA-OOD from a GQA question file (or directory of shards) into `out_dir`, atomically;
-    return its stats."""
+    return its stats. `progress`: a bar on a terminal for each pass, advanced per question."""
     config = config or GqaOodConfig()
     files = json_files(questions)
-    histograms, total, ungrouped = _count(Path(questions))
+    with progress_bar("counting questions", None, enabled=progress) as advance:
+        histograms, total, ungrouped = _count(Path(questions), advance)
     split = select_groups(histograms, config, total=total, ungrouped=ungrouped)
     tails = split.tails()
     with tempfile.TemporaryFile(prefix="contrastgen-gqa-ood-") as fh:
         spill = RecordSpill(fh)
-        index, places = _place(Path(questions), files, tails, spill)
+        with progress_bar("placing questions", total, enabled=progress) as advance:
+            index, places = _place(Path(questions), files, tails, spill, advance)
         index.no_id_twice()
         n_all, n_head, n_tail = (int(np.isin(places, wanted).sum()) for _, wanted in _SPLITS)
         if not n_all:
@@ -70,11 +75,11 @@ def run_gqa_ood_streamed(questions: PathLike, out_dir: PathLike, config: GqaOodC
     return split.stats()
 
 
-def _count(questions: Path) -> tuple[dict[str, Counter], int, int]:
+def _count(questions: Path, advance: Advance) -> tuple[dict[str, Counter], int, int]:
     """Pass one: each local group's answer counts, the questions, and those without a group."""
     histograms: dict[str, Counter] = {}
     total = ungrouped = 0
-    for _, _, _, q in stream_questions(questions, answered=True):
+    for _, _, _, q in counted(stream_questions(questions, answered=True), advance):
         total += 1
         group = local_group(q)
         if group is None:
@@ -86,12 +91,12 @@ def _count(questions: Path) -> tuple[dict[str, Counter], int, int]:
     return histograms, total, ungrouped
 
 
-def _place(questions: Path, files: list[Path], tails: dict[str, set[str]], spill: RecordSpill
-           ) -> tuple[QuestionIndex, np.ndarray]:
+def _place(questions: Path, files: list[Path], tails: dict[str, set[str]], spill: RecordSpill,
+           advance: Advance) -> tuple[QuestionIndex, np.ndarray]:
     """Pass two: each question's split, and each kept one's record written to `spill`."""
     index = QuestionIndex(files)
     places = array("b")
-    for n, _, qid, q in stream_questions(questions):
+    for n, _, qid, q in counted(stream_questions(questions), advance):
         index.add(qid, n)
         group = local_group(q)
         if group not in tails:

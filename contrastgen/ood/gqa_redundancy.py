@@ -50,6 +50,8 @@ from contrastgen.programs.edits import EDITS, ProgramEditor
 from contrastgen.programs.edits.relation_removal import DropRedundantRelation
 from contrastgen.programs.said_filters import unsaid_filters
 from contrastgen.scene.index import SceneIndex
+from contrastgen.terminal.progress import counted
+from contrastgen.terminal.progress import progress as progress_bar
 
 BENCHMARK = "gqa-redundancy"
 ORDERS = ("first", "last", "seeded")
@@ -229,51 +231,54 @@ def _level_record(original: Mapping[str, Any], question_id: str, ladder: Ladder,
 
 
 def build_ladder(questions: Mapping[str, dict[str, Any]], graphs: Mapping[str, dict[str, Any]],
-                 config: LadderConfig | None = None, lex: Lexicon | None = None) -> LadderBuild:
-    """Every question's ladder, in the questions' order; one scene index per image."""
+                 config: LadderConfig | None = None, lex: Lexicon | None = None, *,
+                 progress: bool = False) -> LadderBuild:
+    """Every question's ladder, in the questions' order; one scene index per image. `progress`: a
+    bar on a terminal, advanced per question."""
     config = config or LadderConfig()
     if config.order not in ORDERS:
         raise InputError(f"unknown removal order {config.order!r}; choose from {', '.join(ORDERS)}")
     lex = lex or Lexicon.load()
     build = LadderBuild(levels=[{}], input_questions=len(questions), config=config)
     scenes: dict[str, SceneIndex] = {}
-    for qid, q in questions.items():
-        image = str(q.get("imageId", ""))
-        semantic = q.get("semantic")
-        if not isinstance(semantic, list) or not semantic:
-            build.refused["no program"] += 1
-            continue
-        if not isinstance(q.get("answer"), str) or not q["answer"].strip():
-            build.refused["no answer"] += 1
-            continue
-        graph = graphs.get(image)
-        if graph is None:
-            build.refused["no scene graph"] += 1
-            continue
-        scene = scenes.get(image)
-        if scene is None:
-            if len(scenes) >= _SCENES_KEPT:
-                scenes.clear()
-            scene = scenes.setdefault(image, SceneIndex.build(image, graph, lex))
-        try:
-            ladder = climb(ProgramEditor(scene, graph, lex, edits=LADDER_EDITS), qid, q, config)
-        except Refusal as exc:
-            build.refused[exc.reason] += 1
-            continue
-        build.stopped[ladder.stopped] += 1
-        build.removals_refused.update(ladder.refused_removals)
-        for level in range(len(ladder.rungs) + 1):
-            while len(build.levels) <= level:
-                build.levels.append({})
-            record_id = level_id(qid, level)
-            if level and record_id in questions:
-                raise InputError(f"the ladder names its level {level} {record_id!r}, an id the input already has",
-                                 record=f"question {qid}")
-            build.levels[level][record_id] = _level_record(q, qid, ladder, level)
-        for rung in ladder.rungs:
-            build.removed.setdefault(rung.level, Counter())[rung.removed_operation] += 1
-            if rung.candidates > 1:
-                build.ties[rung.level] += 1
+    with progress_bar("climbing ladders", len(questions), enabled=progress) as advance:
+        for qid, q in counted(questions.items(), advance):
+            image = str(q.get("imageId", ""))
+            semantic = q.get("semantic")
+            if not isinstance(semantic, list) or not semantic:
+                build.refused["no program"] += 1
+                continue
+            if not isinstance(q.get("answer"), str) or not q["answer"].strip():
+                build.refused["no answer"] += 1
+                continue
+            graph = graphs.get(image)
+            if graph is None:
+                build.refused["no scene graph"] += 1
+                continue
+            scene = scenes.get(image)
+            if scene is None:
+                if len(scenes) >= _SCENES_KEPT:
+                    scenes.clear()
+                scene = scenes.setdefault(image, SceneIndex.build(image, graph, lex))
+            try:
+                ladder = climb(ProgramEditor(scene, graph, lex, edits=LADDER_EDITS), qid, q, config)
+            except Refusal as exc:
+                build.refused[exc.reason] += 1
+                continue
+            build.stopped[ladder.stopped] += 1
+            build.removals_refused.update(ladder.refused_removals)
+            for level in range(len(ladder.rungs) + 1):
+                while len(build.levels) <= level:
+                    build.levels.append({})
+                record_id = level_id(qid, level)
+                if level and record_id in questions:
+                    raise InputError(f"the ladder names its level {level} {record_id!r}, an id the input already has",
+                                     record=f"question {qid}")
+                build.levels[level][record_id] = _level_record(q, qid, ladder, level)
+            for rung in ladder.rungs:
+                build.removed.setdefault(rung.level, Counter())[rung.removed_operation] += 1
+                if rung.candidates > 1:
+                    build.ties[rung.level] += 1
     return build
 
 
@@ -307,7 +312,7 @@ def write_ladder(build: LadderBuild, out_dir: PathLike) -> dict[str, Any]:
 
 
 def run_gqa_redundancy(questions: PathLike, scene_graphs: PathLike, out_dir: PathLike,
-                       config: LadderConfig | None = None) -> dict[str, Any]:
+                       config: LadderConfig | None = None, *, progress: bool = False) -> dict[str, Any]:
     """Read GQA questions (a file or a folder of shards) and scene graphs, build, write; the stats."""
-    build = build_ladder(load_questions(questions), load_scene_graphs(scene_graphs), config)
+    build = build_ladder(load_questions(questions), load_scene_graphs(scene_graphs), config, progress=progress)
     return write_ladder(build, Path(out_dir))

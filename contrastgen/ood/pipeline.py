@@ -19,11 +19,12 @@ from contrastgen.ood.vqavs_stream import Workers, run_vqavs_gqa_streamed
 PathLike = str | os.PathLike[str]
 
 
-def run_gqa_ood(questions: PathLike, out_dir: PathLike, config: GqaOodConfig | None = None) -> dict[str, Any]:
+def run_gqa_ood(questions: PathLike, out_dir: PathLike, config: GqaOodConfig | None = None, *,
+                progress: bool = False) -> dict[str, Any]:
     """Build GQA-OOD from a GQA question file (or directory of shards); return its stats. Streamed
     (`gqa_ood_stream`): the same files as `write_gqa_ood(build_gqa_ood(...))`, without holding the
     questions."""
-    return run_gqa_ood_streamed(questions, out_dir, config)
+    return run_gqa_ood_streamed(questions, out_dir, config, progress=progress)
 
 
 def load_samples(questions: PathLike, annotations: PathLike | None, data_format: str = "auto") -> tuple[str, list[Sample]]:
@@ -46,7 +47,7 @@ def run_vqavs(questions: PathLike, out_dir: PathLike, *, annotations: PathLike |
               objects: PathLike | None = None, data_format: str = "auto",
               mi_questions: PathLike | None = None, mi_annotations: PathLike | None = None,
               mi_objects: PathLike | None = None, config: VqaVsConfig | None = None,
-              workers: Workers | None = None, iid: IidSplit | None = None) -> dict[str, Any]:
+              workers: Workers | None = None, iid: IidSplit | None = None, progress: bool = False) -> dict[str, Any]:
     """Build VQA-VS from VQA v2 or GQA files; return its stats.
 
     `mi_questions` (+ `mi_annotations`, `mi_objects`) estimate the MI statistics on another split,
@@ -55,6 +56,7 @@ def run_vqavs(questions: PathLike, out_dir: PathLike, *, annotations: PathLike |
     whole, in this process. With `iid`, the input is the pool the paper splits into IID training,
     validation and test sets (`vqavs_iid`): the OOD sets come from the IID test set, and the MI
     statistics from the training set unless `mi_questions` is given; the input is then read whole.
+    `progress`: a bar on a terminal, per question labelled.
     """
     fmt = resolve_format(data_format, questions, OOD_FORMATS)
     image_objects = load_image_objects(objects) if objects is not None else None
@@ -64,19 +66,20 @@ def run_vqavs(questions: PathLike, out_dir: PathLike, *, annotations: PathLike |
         mi_image_objects = load_image_objects(mi_objects)
     if fmt == "gqa" and annotations is None and mi_annotations is None and iid is None:
         return run_vqavs_gqa_streamed(questions, out_dir, objects=image_objects, mi_questions=mi_questions,
-                                      mi_objects=mi_image_objects, config=config, workers=workers)
+                                      mi_objects=mi_image_objects, config=config, workers=workers,
+                                      progress=progress)
     fmt, samples = load_samples(questions, annotations, fmt)
     mi_samples = load_samples(mi_questions, mi_annotations, fmt)[1] if mi_questions is not None else None
     if iid is None:
         build = build_vqavs(samples, config, data_format=fmt, objects=image_objects,
-                            mi_samples=mi_samples, mi_objects=mi_image_objects)
+                            mi_samples=mi_samples, mi_objects=mi_image_objects, progress=progress)
         write_vqavs(build, Path(out_dir))
         return build.stats()
     parts = split_iid(samples, iid)
     if mi_samples is None:
         mi_samples, mi_image_objects = parts["train"], image_objects
     build = build_vqavs(parts["test"], config, data_format=fmt, objects=image_objects,
-                        mi_samples=mi_samples, mi_objects=mi_image_objects)
+                        mi_samples=mi_samples, mi_objects=mi_image_objects, progress=progress)
     extra = {"iid_split": iid_stats(iid, parts)}
     write_vqavs(build, Path(out_dir), extra_stats=extra,
                 extra_files=lambda tmp: write_iid_parts(tmp, parts, fmt))

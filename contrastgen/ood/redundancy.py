@@ -35,6 +35,7 @@ from contrastgen.clevr.executor import Execution, Invalid, execute
 from contrastgen.clevr.redundant_relations import RelationRewriter, Rewrite, relations_said
 from contrastgen.clevr.scene_view import ClevrScene, clevr_scene
 from contrastgen.datasets.clevr_reading import Reading, read_question
+from contrastgen.terminal.progress import Advance, counted, noop
 
 LEVELS = ("rd-", "rd", "rd+")
 _ATTRIBUTE_FILTERS = ("filter_size", "filter_color", "filter_material", "partfilter_size", "partfilter_color",
@@ -85,9 +86,10 @@ def _with_relations_dropped(rewriter: RelationRewriter, scene: ClevrScene) -> tu
     return dropped, Editor(dropped.reading, scene, execution).whole_question("rd-")
 
 
-def redundancy_splits(questions: list[dict[str, Any]], graphs: Mapping[str, dict[str, Any]]
-                      ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
-    """The three splits (CLEVR question records with their programs) and their statistics."""
+def redundancy_splits(questions: list[dict[str, Any]], graphs: Mapping[str, dict[str, Any]],
+                      advance: Advance = noop) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
+    """The three splits (CLEVR question records with their programs) and their statistics;
+    `advance(1)` as each question is taken up (a progress bar's)."""
     splits: dict[str, list[dict[str, Any]]] = {level: [] for level in LEVELS}
     said: dict[str, list[int]] = {level: [] for level in LEVELS}
     related: dict[str, list[int]] = {level: [] for level in LEVELS}
@@ -108,7 +110,7 @@ def redundancy_splits(questions: list[dict[str, Any]], graphs: Mapping[str, dict
             if level == "rd-":  # a count or exist of nothing needs no relation; rd+ adds none to it
                 relation_changes[level]["relations of an empty set"] += sum(1 for c in rewrite.changes if c.denotes == [])
 
-    for q in questions:
+    for q in counted(questions, advance):
         image = str(q.get("image") or q.get("imageId"))
         reading = read_question(q)
         if not isinstance(reading, Reading):

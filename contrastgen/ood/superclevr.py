@@ -37,6 +37,8 @@ from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import write_json, write_text
 from contrastgen.resources import rules_file
+from contrastgen.terminal.progress import Advance, noop
+from contrastgen.terminal.progress import progress as progress_bar
 
 
 @dataclass(frozen=True)
@@ -133,8 +135,9 @@ def _held_out(scenes: dict[str, list[dict[str, Any]]], train_share: float) -> li
 
 def build_superclevr(scenes: dict[str, list[dict[str, Any]]], questions: list[dict[str, Any]],
                      config: SuperClevrConfig | None = None,
-                     graphs: dict[str, dict[str, Any]] | None = None) -> SuperClevrSplits:
-    """The concept splits; with `graphs` (the scenes in the data model), the redundancy splits too."""
+                     graphs: dict[str, dict[str, Any]] | None = None, advance: Advance = noop) -> SuperClevrSplits:
+    """The concept splits; with `graphs` (the scenes in the data model), the redundancy splits too,
+    calling `advance(1)` per question they word (a progress bar's)."""
     config = config or SuperClevrConfig()
     objects = [o for objs in scenes.values() for o in objs]
     counts = {t: Counter(str(o[t]) for o in objects) for t in CONCEPT_TYPES}
@@ -166,7 +169,7 @@ def build_superclevr(scenes: dict[str, list[dict[str, Any]]], questions: list[di
     if graphs is not None:
         from contrastgen.ood.redundancy import redundancy_splits
 
-        rd_splits, redundancy = redundancy_splits(questions, graphs)
+        rd_splits, redundancy = redundancy_splits(questions, graphs, advance)
         splits.update(rd_splits)
     return SuperClevrSplits(counts=counts, tail_parameter={t: tail_parameter(counts[t]) for t in CONCEPT_TYPES},
                             head=heads, tail=tails, cooccurrence={s: dict(sorted(c.items())) for s, c in sorted(co.items())},
@@ -195,14 +198,18 @@ def render_markdown(stats: dict[str, Any]) -> str:
 
 
 def run_superclevr(scenes: PathLike, questions: list[PathLike], out_dir: PathLike,
-                   config: SuperClevrConfig | None = None) -> dict[str, Any]:
+                   config: SuperClevrConfig | None = None, *, progress: bool = False) -> dict[str, Any]:
     """Read, split, write `out_dir` atomically: the splits ({"questions": [...]} each; rd-, rd, rd+
     with each question's program),
-    concepts.json (frequencies, co-occurrence), stats.json and stats.md; returns the stats."""
+    concepts.json (frequencies, co-occurrence), stats.json and stats.md; returns the stats.
+    `progress`: a bar on a terminal, per question of the redundancy splits."""
     from contrastgen.datasets.clevr import load_scenes
 
     objects = read_scenes(scenes)
-    built = build_superclevr(objects, read_questions(questions, objects, scenes), config, graphs=load_scenes(scenes))
+    read = read_questions(questions, objects, scenes)
+    graphs = load_scenes(scenes)
+    with progress_bar("splitting questions", len(read), enabled=progress) as advance:
+        built = build_superclevr(objects, read, config, graphs=graphs, advance=advance)
     stats = built.stats()
     with atomic_dir(out_dir) as tmp:
         for name, qs in built.splits.items():

@@ -38,6 +38,8 @@ from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import write_json, write_text
 from contrastgen.ood.superclevr_draw import Draw, Reach, Unreachable, draw, reachable
 from contrastgen.ood.superclevr_targets import DRAWN_VARIANTS, TEST_ONLY, target
+from contrastgen.terminal.progress import Advance, noop
+from contrastgen.terminal.progress import progress as progress_bar
 
 REDUNDANCY_VARIANTS = ("rd-", "rd", "rd+")
 VISUAL_VARIANTS = ("easy", "mid", "hard")
@@ -194,10 +196,11 @@ class Variants:
 
 def build_variants(config: VariantConfig, objects: Mapping[str, list[dict[str, Any]]],
                    questions: Sequence[dict[str, Any]], graphs: Mapping[str, Any] | None = None,
-                   visual: Mapping[str, Mapping[str, Any]] | None = None) -> Variants:
+                   visual: Mapping[str, Mapping[str, Any]] | None = None, advance: Advance = noop) -> Variants:
     """Each variant's parts: scenes and questions (and the draw). `graphs` (the scenes in the data
     model) are needed for the redundancy variants, `visual` (variant -> its scene graphs) for the
-    visual ones."""
+    visual ones. `advance(n)` as n more variants are built (a progress bar's; `variant_count`
+    is its total)."""
     by_image: dict[str, list[dict[str, Any]]] = {}
     for i, q in enumerate(questions):
         by_image.setdefault(_image(q), []).append(dict(q, question_index=q.get("question_index", i)))
@@ -226,11 +229,13 @@ def build_variants(config: VariantConfig, objects: Mapping[str, list[dict[str, A
             got = drawer.part(v, part, size if part == "train" else config.test_scenes)
             out[v][part] = Part(list(got.scenes), _questions_of(got.scenes, by_image, v), got,
                                 drawer.reached(v, part))
+        advance(1)
     if any(v in REDUNDANCY_VARIANTS for v in wanted):
         if graphs is None:
             raise InputError("the redundancy variants need the scenes in the data model (graphs)")
         redundancy, notes["redundancy"] = _redundancy_variants(out["bal"], by_image, graphs)
         out.update(redundancy)
+        advance(sum(v in wanted for v in REDUNDANCY_VARIANTS))
     seen = [v for v in VISUAL_VARIANTS if v in wanted]
     if seen:
         given = visual or {}
@@ -239,6 +244,7 @@ def build_variants(config: VariantConfig, objects: Mapping[str, list[dict[str, A
             raise InputError(f"variant {lacking[0]} needs its scenes (--visual {lacking[0]}=DIR)")
         visual_parts, notes["visual"] = _visual_variants(seen, given, pools, by_image)
         out.update(visual_parts)
+        advance(len(seen))
     return Variants({v: out[v] for v in wanted}, {"scenes": len(asked), "train": len(train_pool),
                                                   "test": len(test_pool)}, notes)
 
@@ -350,8 +356,16 @@ def render_variants_markdown(stats: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def variant_count(config: VariantConfig) -> int:
+    """How many variants `build_variants` builds for `config`: those asked, and bal, on whose
+    scenes the redundancy variants are worded."""
+    wanted = set(config.variants)
+    with_bal = bool(wanted & set(REDUNDANCY_VARIANTS)) and "bal" not in wanted
+    return len(wanted) + int(with_bal)
+
+
 def run_variants(scenes: Sequence[PathLike], question_files: Sequence[PathLike], out_dir: PathLike,
-                 config: VariantConfig) -> dict[str, Any]:
+                 config: VariantConfig, *, progress: bool = False) -> dict[str, Any]:
     """Read the pool and the questions, build the variants, write `out_dir` whole: per variant
     `variants/<v>/train.json` and `test.json` ({"questions": [...]}), `scenes.json` (each part's
     scene names) and, for a drawn variant, `distribution.png`; `stats.json` and `stats.md`."""
@@ -371,7 +385,8 @@ def run_variants(scenes: Sequence[PathLike], question_files: Sequence[PathLike],
         graphs = {}
         for path in scenes:
             graphs.update(load_scenes(path))
-    built = build_variants(config, objects, questions, graphs, visual_graphs)
+    with progress_bar("building variants", variant_count(config), enabled=progress) as advance:
+        built = build_variants(config, objects, questions, graphs, visual_graphs, advance)
     stats = variant_stats(config, built, sources)
     with atomic_dir(out_dir) as tmp:
         for v, parts in built.parts.items():

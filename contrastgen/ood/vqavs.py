@@ -26,6 +26,7 @@ from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import keyed_object, write_chunks, write_json, write_jsonl, write_text
 from contrastgen.ood.concepts import SHORTCUT_NAMES, SHORTCUTS, SampleConcepts, label_samples
 from contrastgen.ood.imbalance import GroupSplit, answer_histograms, split_groups
+from contrastgen.terminal.progress import progress as progress_bar
 
 STATS_FILE = "stats.json"
 NO_OBJECTS = "skipped: no object annotations (pass --objects)"
@@ -148,14 +149,16 @@ def requested_splits(config: VqaVsConfig, built: Sequence[str]) -> dict[str, Sho
 def build_vqavs(samples: Sequence[Sample], config: VqaVsConfig | None = None, *, data_format: str = "vqa",
                 objects: Mapping[str, Sequence[str]] | None = None,
                 mi_samples: Sequence[Sample] | None = None,
-                mi_objects: Mapping[str, Sequence[str]] | None = None) -> VqaVsBuild:
-    """Label the samples with their concepts and build each requested shortcut's OOD set."""
+                mi_objects: Mapping[str, Sequence[str]] | None = None, progress: bool = False) -> VqaVsBuild:
+    """Label the samples with their concepts and build each requested shortcut's OOD set;
+    `progress`: a bar on a terminal, per sample labelled."""
     config = config or VqaVsConfig()
     if not samples:
         raise InputError("no samples to build VQA-VS from")
     built = buildable_shortcuts(config, with_objects=objects is not None)
-    concepts = label_samples(samples, objects=objects, mi_samples=mi_samples, mi_objects=mi_objects,
-                             drop_stopwords=config.drop_stopwords)
+    with progress_bar("labelling questions", len(samples), enabled=progress) as advance:
+        concepts = label_samples(samples, objects=objects, mi_samples=mi_samples, mi_objects=mi_objects,
+                                 drop_stopwords=config.drop_stopwords, advance=advance)
     answers = {s.question_id: s.answer for s in samples}
     splits = requested_splits(config, built)
     for name in built:

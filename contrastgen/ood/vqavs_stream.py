@@ -66,6 +66,7 @@ from contrastgen.ood.vqavs import (
 )
 from contrastgen.parallel.backend import LOCAL, Backend
 from contrastgen.parallel.tasks import map_tasks, one_session
+from contrastgen.terminal.progress import progress as progress_bar
 
 PathLike = str | os.PathLike[str]
 _SPILL_BUFFER = 1 << 20
@@ -98,10 +99,12 @@ def run_vqavs_gqa_streamed(questions: PathLike, out_dir: PathLike, *,
                            objects: Mapping[str, Sequence[str]] | None = None,
                            mi_questions: PathLike | None = None,
                            mi_objects: Mapping[str, Sequence[str]] | None = None,
-                           config: VqaVsConfig | None = None, workers: Workers | None = None) -> dict[str, Any]:
+                           config: VqaVsConfig | None = None, workers: Workers | None = None,
+                           progress: bool = False) -> dict[str, Any]:
     """Build VQA-VS from GQA questions (a file or a directory of shards) into `out_dir`, atomically;
     return its stats. `mi_questions` (GQA too) and `mi_objects` as for `build_vqavs`; `workers`
-    (default: this process alone) does not change the output."""
+    (default: this process alone) does not change the output. `progress`: a bar per pass (on a
+    terminal), advanced here by each batch's questions as its result comes back."""
     config = config or VqaVsConfig()
     workers = workers or Workers()
     built = buildable_shortcuts(config, with_objects=objects is not None)
@@ -111,9 +114,10 @@ def run_vqavs_gqa_streamed(questions: PathLike, out_dir: PathLike, *,
         with one_session(workers.backend):  # one Ray connection (or local instance) for both passes
             labeller = _fit(questions if mi_questions is None else mi_questions,
                             objects, objects if mi_objects is None else mi_objects, config, workers,
-                            own_ids=mi_questions is not None)
+                            own_ids=mi_questions is not None, progress=progress)
             columns = [PartitionedColumn(Path(work), f"keys-{i}") for i in range(len(built))]
-            labelled = _label(questions, files, labeller, built, objects, concept_lines, columns, workers)
+            labelled = _label(questions, files, labeller, built, objects, concept_lines, columns, workers,
+                              progress=progress)
         splits, head, tail = _split(config, built, labelled, columns, concept_lines)
         stats = vqavs_stats(config, "gqa", len(labelled.index), labelled.without_objects,
                             "input" if mi_questions is None else "separate", splits, _overlap(built, tail))
@@ -156,7 +160,7 @@ def _count_batch(setup: tuple[Mapping[str, Sequence[str]] | None, bool], batch: 
 
 def _fit(source: PathLike, objects: Mapping[str, Sequence[str]] | None,
          source_objects: Mapping[str, Sequence[str]] | None, config: VqaVsConfig, workers: Workers, *,
-         own_ids: bool) -> ConceptLabeller:
+         own_ids: bool, progress: bool = False) -> ConceptLabeller:
     """Pass one: the MI statistics, counted batch by batch and added up. `own_ids`: the source
     is a split of its own (`--mi-questions`), whose ids pass two does not index, so they are
     checked here: a question given twice would be counted twice."""
@@ -169,12 +173,15 @@ def _fit(source: PathLike, objects: Mapping[str, Sequence[str]] | None,
             yield sample
 
     words, seen_objects = MutualInformation(), MutualInformation() if objects is not None else None
-    for batch_words, batch_objects in map_tasks(
-            _count_batch, (source_objects if objects is not None else None, config.drop_stopwords),
-            _batches(samples(), workers.batch), backend=workers.backend, workers=workers.workers):
-        words.merge(batch_words)
-        if seen_objects is not None and batch_objects is not None:
-            seen_objects.merge(batch_objects)
+    # the questions stream, so the bar counts them with no total
+    with progress_bar("counting questions", None, enabled=progress) as advance:
+        for batch_words, batch_objects in map_tasks(
+                _count_batch, (source_objects if objects is not None else None, config.drop_stopwords),
+                _batches(samples(), workers.batch), backend=workers.backend, workers=workers.workers):
+            words.merge(batch_words)
+            if seen_objects is not None and batch_objects is not None:
+                seen_objects.merge(batch_objects)
+            advance(batch_words.total)
     if not words.total:
         raise InputError("no questions found", path=str(source))
     if index is not None:
@@ -199,7 +206,7 @@ def _label_batch(setup: tuple[ConceptLabeller, list[str]], batch: list[_Row]) ->
 
 def _label(questions: PathLike, files: list[Path], labeller: ConceptLabeller, built: list[str],
            objects: Mapping[str, Sequence[str]] | None, concept_lines: Path, columns: list[PartitionedColumn],
-           workers: Workers) -> _Labelled:
+           workers: Workers, *, progress: bool = False) -> _Labelled:
     """Pass two: each sample's concepts, spilled: its `concepts.jsonl` line, and its concept key
     in each shortcut's partitioned column. The driver indexes the samples as it hands them out."""
     index = QuestionIndex(files)
@@ -217,7 +224,8 @@ def _label(questions: PathLike, files: list[Path], labeller: ConceptLabeller, bu
             yield sample
 
     row = 0
-    with concept_lines.open("wb", buffering=_SPILL_BUFFER) as lines:
+    with (concept_lines.open("wb", buffering=_SPILL_BUFFER) as lines,
+          progress_bar("labelling questions", None, enabled=progress) as advance):
         try:
             for batch_lines, batch_keys in map_tasks(_label_batch, (labeller, built),
                                                         _batches(indexed(), workers.batch),
@@ -228,6 +236,7 @@ def _label(questions: PathLike, files: list[Path], labeller: ConceptLabeller, bu
                 for column, keys in zip(columns, batch_keys, strict=True):
                     column.add(np.frombuffer(keys, dtype=f"V{KEY_BYTES}"), row, answers)
                 row += len(answers)
+                advance(len(answers))
         finally:
             for column in columns:
                 column.close()

@@ -31,6 +31,7 @@ from contrastgen.results.entries import ViewEntry
 from contrastgen.results.generation import Generation, ShardResult
 from contrastgen.results.stats import StatsTally
 from contrastgen.run.result_spill import ResultSpill
+from contrastgen.terminal.progress import progress as progress_bar
 
 SHARD_IMAGES = 256
 
@@ -97,7 +98,7 @@ def run_shards(family: Family, source: QuestionSource, graphs: Mapping[str, Any]
     images = source.image_ids
     shards = [images[i:i + SHARD_IMAGES] for i in range(0, len(images), SHARD_IMAGES)]
     merge = _Merge(template_ids, max_k, spill=isinstance(source, SpilledQuestions))
-    with _progress(progress, len(source)) as advance:
+    with progress_bar("generating", len(source), enabled=progress) as advance:
         if backend.name == "ray":  # Ray's machinery runs in this process too: the collector stays on
             for result in map_tasks(family.remote, family.options, payloads(source, graphs, shards),
                                     backend=backend, ordered=False):
@@ -168,28 +169,3 @@ def check_ids(views: Iterator[ViewEntry] | list[ViewEntry], question_ids: set[st
             raise InputError("a question has the id this run gives to a perturbation "
                              "(<question id>_<template suffix><rank>); rename it",
                              record=f"question {e.key}")
-
-
-class _progress:
-    """A rich progress bar when asked (on stderr), a no-op otherwise."""
-
-    def __init__(self, enabled: bool, total: int):
-        self.enabled, self.total = enabled, total
-        self._bar = None
-
-    def __enter__(self):
-        if not self.enabled:
-            return lambda n: None
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-        self._bar = Progress("[progress.description]{task.description}", BarColumn(),
-                             MofNCompleteColumn(), TimeRemainingColumn(),
-                             console=Console(stderr=True), transient=False)
-        self._bar.__enter__()
-        task = self._bar.add_task("generating", total=self.total)
-        return lambda n: self._bar.advance(task, n)
-
-    def __exit__(self, *exc):
-        if self._bar is not None:
-            self._bar.__exit__(*exc)
-        return False

@@ -33,6 +33,7 @@ from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.datasets.ladder_files import LADDER, read_levels
 from contrastgen.jsonio import read_json
 from contrastgen.records import Failure, VerifyReport
+from contrastgen.terminal.progress import progress as progress_bar
 from contrastgen.verify.checker import CHECKS, index_graph, perturbation_problems
 from contrastgen.verify.rules import VerifyRules, load_rules, normalize_name
 
@@ -136,7 +137,7 @@ def said_filter_problems(below: Mapping[str, Any], record: Mapping[str, Any]) ->
 
 
 def verify_ladder(path: Path, scene_graphs: Mapping[str, dict[str, Any]], *,
-                  rules: VerifyRules | None = None) -> VerifyReport:
+                  rules: VerifyRules | None = None, progress: bool = False) -> VerifyReport:
     """Every rung of the ladder in `path` re-proven against the level below it; `checked` counts
     the rungs (level 0 is the original as given, its gold answer GQA's: only its shape is
     checked, and each rung's answer is re-proven equal to the one below)."""
@@ -144,31 +145,33 @@ def verify_ladder(path: Path, scene_graphs: Mapping[str, dict[str, Any]], *,
     levels = read_levels(path)
     report = VerifyReport(checked=0, check_order=(*CHECKS, LADDER))
     graphs: dict[str, Any] = {}
-    for level, records in enumerate(levels):
-        for qid, record in records.items():
-            if level == 0:
-                found = _base_problems(qid, record)
+    with progress_bar("verifying rungs", sum(map(len, levels)), enabled=progress) as advance:
+        for level, records in enumerate(levels):
+            for qid, record in records.items():
+                advance(1)
+                if level == 0:
+                    found = _base_problems(qid, record)
+                    report.failures.extend(Failure(qid, None, message, check) for check, message in found)
+                    continue
+                report.checked += 1
+                image = str(record.get("imageId", ""))
+                if image not in scene_graphs:
+                    report.failures.append(Failure(qid, None, f"image {image!r} is not among the scene graphs", "image"))
+                    continue
+                graph = graphs.get(image) or graphs.setdefault(image, index_graph(image, scene_graphs[image]))
+                ladder = record[LADDER]
+                below = levels[level - 1].get(str(ladder.get("previous_id")))
+                base = levels[0].get(str(ladder.get("original_id")))
+                found = _shape_problems(qid, record, level, below, base)
+                if below is not None:
+                    rung = {"question_id": qid, "question": record.get("question"), "answer": record.get("answer"),
+                            "semantic": record.get("semantic"), "change": ladder.get("change"),
+                            "evidence": ladder.get("evidence"), "kind": ladder.get("kind"), "rank": 1}
+                    found += perturbation_problems(rung, dict(below), graph, rules)
+                    found += said_filter_problems(below, record)
                 report.failures.extend(Failure(qid, None, message, check) for check, message in found)
-                continue
-            report.checked += 1
-            image = str(record.get("imageId", ""))
-            if image not in scene_graphs:
-                report.failures.append(Failure(qid, None, f"image {image!r} is not among the scene graphs", "image"))
-                continue
-            graph = graphs.get(image) or graphs.setdefault(image, index_graph(image, scene_graphs[image]))
-            ladder = record[LADDER]
-            below = levels[level - 1].get(str(ladder.get("previous_id")))
-            base = levels[0].get(str(ladder.get("original_id")))
-            found = _shape_problems(qid, record, level, below, base)
-            if below is not None:
-                rung = {"question_id": qid, "question": record.get("question"), "answer": record.get("answer"),
-                        "semantic": record.get("semantic"), "change": ladder.get("change"),
-                        "evidence": ladder.get("evidence"), "kind": ladder.get("kind"), "rank": 1}
-                found += perturbation_problems(rung, dict(below), graph, rules)
-                found += said_filter_problems(below, record)
-            report.failures.extend(Failure(qid, None, message, check) for check, message in found)
     return report
 
 
-def verify_ladder_dir(path: Path, scene_graphs_path: Path) -> VerifyReport:
-    return verify_ladder(path, load_scene_graphs(scene_graphs_path))
+def verify_ladder_dir(path: Path, scene_graphs_path: Path, *, progress: bool = False) -> VerifyReport:
+    return verify_ladder(path, load_scene_graphs(scene_graphs_path), progress=progress)

@@ -23,6 +23,7 @@ from typing import Any
 from contrastgen.datasets.clevr_reading import Reading, read_question
 from contrastgen.jsonio import read_json
 from contrastgen.records import Failure, VerifyReport
+from contrastgen.terminal.progress import progress as progress_bar
 from contrastgen.verify.clevr import (
     ProgramFails,
     answer_words,
@@ -180,29 +181,33 @@ def question_problems(record: Mapping[str, Any], objects: Mapping[str, Any],
     return problems
 
 
-def verify_redundancy(path: Path, scene_graphs: Mapping[str, Mapping[str, Any]]) -> VerifyReport:
+def verify_redundancy(path: Path, scene_graphs: Mapping[str, Mapping[str, Any]], *,
+                      progress: bool = False) -> VerifyReport:
     """Every question of `path`'s rd-, rd and rd+ re-proven; `checked` counts the questions."""
     report = VerifyReport(checked=0, check_order=CHECKS)
     levels = {lv: read_json(path / f"{lv}.json") for lv in LEVELS}
     rd = {str(q.get("question_index")): q for q in levels["rd"].get("questions", []) if isinstance(q, Mapping)}
-    for level, data in levels.items():
-        for n, record in enumerate(data.get("questions", []) if isinstance(data, Mapping) else []):
-            report.checked += 1
-            qid = f"{level}/{record.get('question_index', n)}" if isinstance(record, Mapping) else f"{level}/{n}"
-            if not isinstance(record, Mapping):
-                report.failures.append(Failure(qid, None, "the question is not an object", "structure"))
-                continue
-            image = str(record.get("image") or record.get("imageId") or "")
-            graph = scene_graphs.get(image)
-            if graph is None:
-                report.failures.append(Failure(qid, None, f"image {image!r} is not among the scenes", "image"))
-                continue
-            found = question_problems(record, graph["objects"], rd)
-            report.failures.extend(Failure(qid, None, message, check) for check, message in found)
+    total = sum(len(d.get("questions", [])) if isinstance(d, Mapping) else 0 for d in levels.values())
+    with progress_bar("verifying questions", total, enabled=progress) as advance:
+        for level, data in levels.items():
+            for n, record in enumerate(data.get("questions", []) if isinstance(data, Mapping) else []):
+                advance(1)
+                report.checked += 1
+                qid = f"{level}/{record.get('question_index', n)}" if isinstance(record, Mapping) else f"{level}/{n}"
+                if not isinstance(record, Mapping):
+                    report.failures.append(Failure(qid, None, "the question is not an object", "structure"))
+                    continue
+                image = str(record.get("image") or record.get("imageId") or "")
+                graph = scene_graphs.get(image)
+                if graph is None:
+                    report.failures.append(Failure(qid, None, f"image {image!r} is not among the scenes", "image"))
+                    continue
+                found = question_problems(record, graph["objects"], rd)
+                report.failures.extend(Failure(qid, None, message, check) for check, message in found)
     return report
 
 
-def verify_redundancy_dir(path: Path, scenes_path: Path) -> VerifyReport:
+def verify_redundancy_dir(path: Path, scenes_path: Path, *, progress: bool = False) -> VerifyReport:
     from contrastgen.datasets.clevr import load_any_scene_graphs
 
-    return verify_redundancy(path, load_any_scene_graphs(scenes_path))
+    return verify_redundancy(path, load_any_scene_graphs(scenes_path), progress=progress)

@@ -398,3 +398,19 @@ def test_a_pool_scene_generate_would_refuse_is_refused_by_the_variants(pool, tmp
     assert result.exit_code == 2, result.output
     assert message in result.output and "scenes.json" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_variants_show_a_bar_counting_every_variant_on_a_terminal_and_write_the_same(pool, built, tmp_path,
+                                                                                     monkeypatch):
+    """`--variant` on a terminal: the bar counts the five variants asked (bal, co-2, rd-, rd, rd+)
+    to its total, and the files are the same bytes as without it."""
+    from contrastgen.ood.superclevr_variants import VariantConfig, variant_count
+    from contrastgen.terminal import progress as progress_module
+
+    monkeypatch.setattr(progress_module, "on_terminal", lambda: True)
+    result = _build(pool, tmp_path / "v")
+    assert result.exit_code == 0, result.output
+    assert "building variants" in result.stderr and "5/5" in result.stderr
+    assert _digest(tmp_path / "v") == _digest(built)
+    assert variant_count(VariantConfig(variants=("rd",))) == 2  # rd is worded on bal's scenes
+    assert variant_count(VariantConfig(variants=("bal", "rd", "slt"))) == 3
