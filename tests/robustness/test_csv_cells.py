@@ -86,9 +86,14 @@ def test_the_hit_layout_shows_the_question_without_the_guarding_apostrophe(tmp_p
 
 
 def test_the_evaluation_csv_neutralises_model_names_and_keeps_numbers(tmp_path, generated):
-    original = json.loads((generated / "original.json").read_bytes())
+    # every question of the set answered: originals and perturbations alike
+    answers = {}
+    for line in (generated / "contrast_sets.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        answers[rec["question_id"]] = rec["answer"]
+        answers.update({p["question_id"]: p["answer"] for p in rec["perturbations"]})
     predictions = tmp_path / "p.json"
-    predictions.write_text(json.dumps({qid: q["answer"] for qid, q in original.items()}))
+    predictions.write_text(json.dumps(answers))
     result = invoke("evaluate", "--contrast", generated, "-p", f"@cmd|calc={predictions}", "--n-boot", "0",
                     "--out", tmp_path / "report")
     assert result.exit_code == 0, result.output

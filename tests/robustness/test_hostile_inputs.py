@@ -176,7 +176,15 @@ def test_evaluate_examples_show_markup_from_the_data_and_never_run_it(tmp_path, 
     first["question"] = "<script>alert(1)</script> Is it `red`?"
     lines[0] = json.dumps(first)
     (data / "contrast_sets.jsonl").write_text("\n".join(lines) + "\n")
-    predictions = _write(tmp_path / "preds.json", {first["question_id"]: "no answer at all"})
+    # every question answered (a run that asked only some would be scored on those alone), the
+    # first original wrongly, so its set is listed among the examples
+    answers = {}
+    for line in lines:
+        rec = json.loads(line)
+        answers[rec["question_id"]] = rec["answer"]
+        answers.update({p["question_id"]: p["answer"] for p in rec["perturbations"]})
+    answers[first["question_id"]] = "no answer at all"
+    predictions = _write(tmp_path / "preds.json", answers)
     result = invoke("evaluate", "--contrast", data, "-p", f"m={predictions}", "--examples", "1000", "--n-boot", "0",
                     "--out", tmp_path / "report")
     assert result.exit_code == 0, result.output
