@@ -368,7 +368,8 @@ KIND_FIELDS: dict[str, list[Field]] = {
                  Field(("negatives", "evidence"), "dict", empty_ok=False)],
     "predictions": [],
     "clevr_questions": [Field(("question",), "str"), Field(("program",), "list"),
-                        Field(("image_filename",), "str"), Field(("answer",), "str|int", required=False),
+                        # `image` names the scene; `image_filename` is only checked to be text when given
+                        Field(("image_filename",), "str", required=False), Field(("answer",), "str|int", required=False),
                         Field(("question_family_index",), "int", required=False, lo=0, hi=10_000),
                         Field(("image_index",), "int", required=False, lo=0, hi=2**63 - 1)],
     "clevr_scene": [Field(("objects",), "list"), Field(("objects", "shape"), "str"),
@@ -582,6 +583,8 @@ def variants(kind: str) -> dict[str, Variant]:
     found.update(_field_variants(KIND_FIELDS.get(kind, [])))
     if kind == "clevr_scene":  # one scene to a file: the file is the record (top_scalar covers it)
         del found["record_is_string"]
+        # one scene file fewer in a folder of scenes is a smaller folder: its questions go unperturbed
+        found["missing"] = Variant(_missing, malformed=False)
     if kind in ("clevr_pool", "clevr_scene"):
         found.update(_pool_variants())
     return found

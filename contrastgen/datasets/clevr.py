@@ -19,6 +19,7 @@ CLEVR's booleans, digits for counts) and, when the file has one, its `program`.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -199,7 +200,13 @@ def load_questions(path: InputPaths) -> Questions:
             record = dict(q)
             record["imageId"] = q["image"]
             if "answer" in q:
-                record["answer"] = _answer_words(q["answer"])
+                answer = q["answer"]
+                # CLEVR writes an answer as text, a count or a boolean; anything else (null, an
+                # object) would become the words "None" or "{}" and be scored as gold
+                if not isinstance(answer, str | int | float) or isinstance(answer, float) and not math.isfinite(answer):
+                    raise InputError(f"field 'answer' must be text, a number or a boolean, not {answer!r}",
+                                     path=str(file), record=where)
+                record["answer"] = _answer_words(answer)
             out[qid] = record  # type: ignore[assignment]
     if not out:
         raise InputError("no questions found", path=str(path))

@@ -95,6 +95,18 @@ def test_a_scene_image_index_that_is_no_whole_number_is_refused(sample, tmp_path
         load_scenes(bad)
 
 
+@pytest.mark.parametrize("answer", [None, {}, [3]])
+def test_an_answer_that_is_no_answer_is_an_input_error_not_gold(sample, tmp_path, answer):
+    # read as words, null would be the gold answer "None" and an object "{}"
+    data = json.loads((sample / "questions" / "superCLEVR_questions_5.json").read_text())
+    data["questions"][2]["answer"] = answer
+    bad = tmp_path / "q.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(InputError) as err:
+        load_questions(bad)
+    assert "field 'answer' must be text, a number or a boolean" in str(err.value) and "question 2" in str(err.value)
+
+
 def test_cli_error_exit_code_and_no_output(sample, tmp_path):
     bad = tmp_path / "q.json"
     bad.write_text(json.dumps({"questions": [{"question": "Is it?"}]}))
