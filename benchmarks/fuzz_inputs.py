@@ -587,6 +587,11 @@ def variants(kind: str) -> dict[str, Variant]:
         found["missing"] = Variant(_missing, malformed=False)
     if kind in ("clevr_pool", "clevr_scene"):
         found.update(_pool_variants())
+    if kind == "review":
+        # the viewer reads a review list as the set of question ids the crowd disagreed with: an
+        # empty list (no disagreement) and an id listed twice both mean what they say
+        found["empty"] = Variant(_raw(b""), malformed=False)
+        found["duplicate_record"] = Variant(_duplicate_record, malformed=False)
     return found
 
 
@@ -794,8 +799,14 @@ def build_workspace(base: Path) -> dict[str, Path]:
     shutil.copyfile(CLEVR_SAMPLE / "questions" / "superCLEVR_questions_5.json", base / "clevr_questions.json")
     _run_ok(["generate", "--questions", base / "questions.json", "--scene-graphs", base / "scene_graphs.json",
              "--out", base / "gen", "--no-progress"], base)
-    original = json.loads((base / "gen" / "original.json").read_bytes())
-    (base / "predictions.json").write_bytes(_dump({qid: q["answer"] for qid, q in original.items()}))
+    # every question of the set answered (a run that asked only some is scored on those alone, and
+    # one that asked no set in full is refused)
+    answers: dict[str, str] = {}
+    for line in (base / "gen" / "contrast_sets.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        answers[record["question_id"]] = record["answer"]
+        answers.update({p["question_id"]: p["answer"] for p in record["perturbations"]})
+    (base / "predictions.json").write_bytes(_dump(answers))
     _run_ok(["mturk", "export", "--contrast", base / "gen", "--images-base-url", "https://example.org/i",
              "--sample", "10", "--out", base / "hits"], base)
     _run_ok(["mturk", "simulate", base / "hits", "--out", base / "results.csv"], base)
@@ -809,7 +820,7 @@ def build_workspace(base: Path) -> dict[str, Path]:
     _run_ok(["captions", "generate", "--scene-graphs", base / "scene_graphs.json", "--out", base / "captions",
              "--workers", "1"], base)
     _caption_scores(base)
-    _vlm_predictions(base, original, records)
+    _vlm_predictions(base, answers)
     pool = base / "pool_scenes"
     _run_ok_python([REPO / "benchmarks" / "synth_superclevr.py", "--scenes", "300", "--skew", "0.3",
                     "--out", base / "pool"], base)
@@ -835,11 +846,8 @@ def _caption_scores(base: Path) -> None:
     (base / "scores.csv").write_text("\r\n".join(rows) + "\r\n", encoding="utf-8", newline="")
 
 
-def _vlm_predictions(base: Path, original: dict, records: list[dict]) -> None:
+def _vlm_predictions(base: Path, answers: dict[str, str]) -> None:
     """A VLMEvalKit prediction TSV (`question_key` "q:<id>", `prediction`) answering every question."""
-    answers = {qid: q["answer"] for qid, q in original.items()}
-    for r in records:
-        answers.update({p["question_id"]: p["answer"] for p in r["perturbations"]})
     rows = ["index\tquestion_key\tprediction"]
     rows += [f"{i}\tq:{qid}\t{answer}" for i, (qid, answer) in enumerate(sorted(answers.items()))]
     (base / "vlm_predictions.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8", newline="")
