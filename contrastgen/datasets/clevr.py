@@ -38,6 +38,17 @@ _BOX_SCALE = {"large": 1000.0, "small": 550.0}
 _IMAGE_SIZE = (480.0, 320.0)  # CLEVR 1.0's renders; Super-CLEVR's files give their own
 
 
+def answer_field(record: Mapping[str, Any], *, path: str, where: str) -> None:
+    """A CLEVR answer, when given, is text, a count or a boolean, as CLEVR's generators write it.
+    Anything else (null, an object) would be read as the words "None" or "{}" and scored as gold."""
+    if "answer" not in record:
+        return
+    answer = record["answer"]
+    if not isinstance(answer, str | int | float) or isinstance(answer, float) and not math.isfinite(answer):
+        raise InputError(f"field 'answer' must be text, a number or a boolean, not {answer!r}", path=path,
+                         record=where)
+
+
 def whole_field(record: Mapping[str, Any], name: str, *, path: str, where: str) -> None:
     """A CLEVR index field, when given, is a whole number from 0 below 2**63 (CLEVR's and
     Super-CLEVR's generators number images, questions and families so). Why check a field that
@@ -200,13 +211,8 @@ def load_questions(path: InputPaths) -> Questions:
             record = dict(q)
             record["imageId"] = q["image"]
             if "answer" in q:
-                answer = q["answer"]
-                # CLEVR writes an answer as text, a count or a boolean; anything else (null, an
-                # object) would become the words "None" or "{}" and be scored as gold
-                if not isinstance(answer, str | int | float) or isinstance(answer, float) and not math.isfinite(answer):
-                    raise InputError(f"field 'answer' must be text, a number or a boolean, not {answer!r}",
-                                     path=str(file), record=where)
-                record["answer"] = _answer_words(answer)
+                answer_field(q, path=str(file), where=where)
+                record["answer"] = _answer_words(q["answer"])
             out[qid] = record  # type: ignore[assignment]
     if not out:
         raise InputError("no questions found", path=str(path))

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from contrastgen.datasets.clevr import scene_graph, whole_field
+from contrastgen.datasets.clevr import answer_field, scene_graph, whole_field
 from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json
 
@@ -85,6 +85,7 @@ def read_questions(paths: list[PathLike], scenes: Mapping[str, Any] | None = Non
             # the indices the splits key and group questions by, as `generate` checks them
             for name in ("question_index", "question_family_index", "image_index"):
                 whole_field(q, name, path=str(path), where=f"question {i}")
+            answer_field(q, path=str(path), where=f"question {i}")
             for name in ("template_filename", "image_filename"):
                 if not isinstance(q.get(name, ""), str):
                     raise InputError(f"field {name!r} must be a string", path=str(path), record=f"question {i}")

@@ -414,3 +414,16 @@ def test_variants_show_a_bar_counting_every_variant_on_a_terminal_and_write_the_
     assert _digest(tmp_path / "v") == _digest(built)
     assert variant_count(VariantConfig(variants=("rd",))) == 2  # rd is worded on bal's scenes
     assert variant_count(VariantConfig(variants=("bal", "rd", "slt"))) == 3
+
+
+@pytest.mark.parametrize("answer", [None, {}, ["red"]])
+def test_a_question_whose_answer_is_no_answer_is_refused_as_generate_refuses_it(pool, tmp_path, answer):
+    data = json.loads((pool / "questions.json").read_text())
+    data["questions"][3]["answer"] = answer
+    bad = tmp_path / "questions.json"
+    bad.write_text(json.dumps(data))
+    result = CliRunner().invoke(cli, ["ood", "superclevr", "--scenes", str(pool / "scenes.json"), "--questions",
+                                      str(bad), "--variant", "bal", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2, result.output
+    assert "field 'answer' must be text, a number or a boolean" in result.output and "question 3" in result.output
+    assert not (tmp_path / "o").exists()
