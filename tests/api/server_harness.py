@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 import orjson
+from processes import interrupt
 
 # Servers run with one fixed hash seed and the CLI runs of the parity test with another, so
 # "same results as the CLI" also covers set-iteration order across processes, reproducibly.
@@ -55,12 +56,7 @@ class Server:
         """Ask the server to shut down (SIGINT, as Ctrl-C would); kill it if it does not."""
         proc = _CHILDREN.pop(self.pid, None)
         if proc is not None:  # started by this process: wait on it, which also reaps it
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            interrupt(proc)
             return
         # started by another test worker, which reaps it; here "gone" includes "zombie"
         _signal(self.pid, signal.SIGINT)

@@ -7,22 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from builders import plain_graph as _graph
+from builders import plain_object as _obj
+from builders import program_step as _step
 
 from contrastgen.language.noun_classes import attribute_kinds
 from contrastgen.verify.checker import verify_contrast_sets
-
-
-def _obj(name, x, attrs=(), rels=()):
-    return {"name": name, "x": x, "y": 100, "w": 40, "h": 40, "attributes": list(attrs),
-            "relations": [{"name": r, "object": o} for r, o in rels]}
-
-
-def _graph(**objects):
-    return {"width": 500, "height": 400, "objects": objects}
-
-
-def _step(op, arg, *deps):
-    return {"operation": op, "argument": arg, "dependencies": list(deps)}
 
 
 def _run(engine, q, graph, mode="both"):

@@ -156,25 +156,8 @@ def test_lmms_eval_scores_the_oracle_100_percent_through_an_openai_compatible_se
     from contrastgen.resources import clevr_sample_dir
 
     export = export_lmms_eval(clevr_output, tmp_path / "task", name="clevr_loop", images=clevr_sample_dir() / "images")
-    OracleHandler.answers = oracle_answers(export.out)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), OracleHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    said = subprocess.run([LMMS_PYTHON, "-c", "import importlib.metadata as m; print(m.version('lmms_eval'))"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    version = tuple(int(p) for p in said.split(".")[:2] if p.isdigit())
-    model = "openai" if version >= (0, 6) else "openai_compatible"  # renamed in 0.6
-    env = {**os.environ, "OPENAI_API_KEY": "not-a-key", "OPENAI_API_BASE": base_url,
-           "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
-    try:
-        done = subprocess.run(
-            [LMMS_PYTHON, "-m", "lmms_eval", "--model", model,
-             "--model_args", f"model_version=fake-vlm,base_url={base_url}",
-             "--include_path", str(export.out), "--tasks", export.names[0],
-             "--output_path", str(tmp_path / "results"), "--log_samples"],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
-    finally:
-        server.shutdown()
+    OracleHandler.answers, OracleHandler.served = oracle_answers(export.out), []
+    done = run_lmms_eval(export, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(OracleHandler.served) >= export.questions and "unknown" not in OracleHandler.served
     (results_file,) = (tmp_path / "results").rglob("*_results.json")

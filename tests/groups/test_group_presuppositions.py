@@ -10,11 +10,9 @@ from collections import Counter
 
 import pytest
 
-from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.engine import Engine
 from contrastgen.groups.index import GroupIndex
 from contrastgen.groups.search import GroupFinder
-from contrastgen.resources import sample_dir
 from contrastgen.run.generate import generate
 from contrastgen.scene.index import SceneIndex
 from contrastgen.verify.checker import verify_contrast_sets
@@ -149,12 +147,6 @@ def test_verify_turns_down_a_cell_whose_anchor_is_not_on_the_image():
 
 # -- the example of issue 44: group 240000302_n1_g asked "Is there a sofa near the lamp?" of 2400117,
 # a tennis court with no lamp
-
-@pytest.fixture(scope="module")
-def sample():
-    folder = sample_dir()
-    return load_questions(folder / "questions.json"), load_scene_graphs(folder / "scene_graphs.json")
-
 
 @pytest.fixture(scope="module")
 def grouped(engine, sample):

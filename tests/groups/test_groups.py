@@ -15,7 +15,6 @@ from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.engine import Engine
 from contrastgen.groups.index import GroupIndex
 from contrastgen.groups.search import MAX_TRIED
-from contrastgen.resources import sample_dir
 from contrastgen.run.generate import generate
 from contrastgen.verify.checker import verify_contrast_sets
 
@@ -23,12 +22,6 @@ from contrastgen.verify.checker import verify_contrast_sets
 @pytest.fixture(scope="module")
 def engine():
     return Engine.load()
-
-
-@pytest.fixture(scope="module")
-def sample():
-    folder = sample_dir()
-    return load_questions(folder / "questions.json"), load_scene_graphs(folder / "scene_graphs.json")
 
 
 @pytest.fixture(scope="module")

@@ -32,3 +32,19 @@ class GraphBuilder:
 
 def question(text: str, answer: str, image: str = "1", **extra: Any) -> dict[str, Any]:
     return {"imageId": image, "question": text, "answer": answer, **extra}
+
+
+# Plain GQA records written by hand, where a test states every object and program step itself
+# (no spatial bookkeeping): one 40x40 box at x on a 500x400 image, and a program step.
+def plain_object(name: str, x: int, attrs: tuple[str, ...] | list[str] = (),
+                 rels: tuple[tuple[str, str], ...] | list[tuple[str, str]] = ()) -> dict[str, Any]:
+    return {"name": name, "x": x, "y": 100, "w": 40, "h": 40, "attributes": list(attrs),
+            "relations": [{"name": r, "object": o} for r, o in rels]}
+
+
+def plain_graph(**objects: dict[str, Any]) -> dict[str, Any]:
+    return {"width": 500, "height": 400, "objects": objects}
+
+
+def program_step(op: str, arg: str, *deps: int) -> dict[str, Any]:
+    return {"operation": op, "argument": arg, "dependencies": list(deps)}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import select
-import signal
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from processes import interrupt
 
 _SERVING = re.compile(r"contrastgen view: (http://127\.0\.0\.1:(\d+)/)")
 
@@ -42,12 +42,7 @@ def viewer(sample_output) -> Iterator[tuple[str, int]]:
                 time.sleep(0.05)
         yield url, port
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        interrupt(proc)
 
 
 def test_port_0_prints_the_port_the_system_chose(viewer):
