@@ -15,7 +15,9 @@ A checkout elsewhere than beside `shared/` names it: CONTRASTGEN_SHARED=/path/to
 
 The matrix: the bundled GQA sample (`generate` in every mode with one and two workers, `augment`
 plain and `--replace`, `export` as Parquet, JSONL and a Hugging Face dataset, `demo`), a synthetic GQA-shaped set of 30,000
-questions (`generate` in every mode, `ood vqavs`, `ood gqa`), the bundled Super-CLEVR sample and
+questions (`generate` in every mode, `ood vqavs`, `ood gqa`), on both of these `generate --groups`,
+`ood gqa-redundancy` and `captions generate` (with every caption export), the Super-CLEVR
+variants drawn from a small synthetic pool, the bundled Super-CLEVR sample and
 `../shared/data/super-clevr` (`generate`, `augment`, `ood superclevr`; the sample's images make
 its lmms-eval and VLMEvalKit exports), `ood vqavs` on the shared
 VQA-VS files and `ood gqa` on the shared GQA questions, and `verify --json` on every generated
@@ -28,6 +30,7 @@ sample with `--backend ray`) into DIR and compares each with the matrix's `--wor
 from __future__ import annotations
 
 import argparse
+import fcntl
 import filecmp
 import os
 import re
@@ -42,7 +45,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("CONTRASTGEN_SHARED", REPO.parent / "shared")) / "data"  # ../shared, or another
 # Every run works here (some outputs name absolute paths: the harness exports' READMEs, records'
-# `image_file`), with the bundled samples copied in, so checkouts in other places compare.
+# `image_file`), with the bundled samples copied in, so checkouts in other places compare; so one
+# run at a time, which a lock file beside it holds.
 WORK = Path(tempfile.gettempdir()) / f"contrastgen-identity-{os.getuid()}"
 SAMPLE = WORK / "inputs" / "sample"
 CLEVR_SAMPLE = WORK / "inputs" / "sample_clevr"
@@ -85,6 +89,24 @@ def gqa_sample() -> list[Command]:
                                                     "--out", f"export/sample-{fmt}")))
     out.append(Command("demo", ("demo", "--out", "demo")))
     out.append(Command("ood-gqa-sample", ("ood", "gqa", "--questions", str(q), "--out", "ood/gqa-sample")))
+    return out + newer_capabilities("sample", q, g)
+
+
+def newer_capabilities(label: str, q: Path, g: Path) -> list[Command]:
+    """Two-image groups, caption negatives and the redundancy ladder on one GQA-shaped input, each
+    with its own `verify` (and the caption set's exports)."""
+    groups, ladder, captions = f"gen/{label}-groups", f"ood/{label}-ladder", f"captions/{label}"
+    out = [_gqa(f"generate-{label}-groups", q, g, groups, "--mode", "both", "--groups", "--workers", "2"),
+           _verify(groups, g),
+           Command(f"ladder-{label}", ("ood", "gqa-redundancy", "--questions", str(q), "--scene-graphs", str(g),
+                                       "--out", ladder)),
+           _verify(ladder, g),
+           Command(f"captions-{label}", ("captions", "generate", "--scene-graphs", str(g), "--out", captions,
+                                         "--no-progress")),
+           _verify(captions, g)]
+    for fmt in ("sugarcrepe", "aro", "hf", "negclip"):
+        out.append(Command(f"captions-export-{label}-{fmt}", ("captions", "export", captions, "--format", fmt,
+                                                              "--out", f"export/captions-{label}-{fmt}")))
     return out
 
 
@@ -97,7 +119,7 @@ def synthetic(data: Path) -> list[Command]:
     out.append(Command("ood-vqavs-synth", ("ood", "vqavs", "--questions", str(q), "--objects", str(g),
                                            "--out", "ood/vqavs-synth", "--workers", "2")))
     out.append(Command("ood-gqa-synth", ("ood", "gqa", "--questions", str(q), "--out", "ood/gqa-synth")))
-    return out
+    return out + newer_capabilities("synth", q, g)
 
 
 def clevr(label: str, questions: list[Path], scenes: Path, images: Path | None) -> list[Command]:
@@ -145,6 +167,21 @@ def shared_sets() -> tuple[list[Command], list[str]]:
     else:
         missing.append(str(gqa))
     return out, missing
+
+
+def variants(pool: Path) -> list[Command]:
+    """The paper's Super-CLEVR variants drawn from a synthetic pool (`--variant all`)."""
+    return [Command("ood-superclevr-variants", (
+        "ood", "superclevr", "--scenes", str(pool / "scenes.json"), "--questions", str(pool / "questions.json"),
+        "--variant", "all", "--test-share", "0.3", "--out", "ood/superclevr-variants"))]
+
+
+def make_pool(dest: Path) -> Path:
+    """A small skewed Super-CLEVR-format pool, as docs/ood.md makes the large one."""
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "synth_superclevr.py"), "--scenes", "1500",
+                    "--seed", "0", "--skew", "0.1", "--out", str(dest)], check=True, cwd=REPO,
+                   stdout=subprocess.DEVNULL)
+    return dest
 
 
 def make_synthetic(dest: Path) -> Path:
@@ -232,6 +269,13 @@ def main(argv: list[str] | None = None) -> None:
     if out.exists() and any(out.iterdir()):
         ap.error(f"{out} is not empty")
     root = WORK
+    WORK.parent.mkdir(parents=True, exist_ok=True)
+    lock = open(WORK.parent / f"{WORK.name}.lock", "w")  # noqa: SIM115 - held until the process ends
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"another identity check holds {WORK}; waiting for it", flush=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)
     shutil.rmtree(root, ignore_errors=True)
     for name in ("sample", "sample_clevr"):
         shutil.copytree(REPO / "contrastgen" / "data" / name, root / "inputs" / name)
@@ -239,8 +283,11 @@ def main(argv: list[str] | None = None) -> None:
     data = root / "data" / "synth30k"
     if not (data / "questions.json").is_file():
         make_synthetic(data)
+    pool = root / "data" / "sc-pool"
+    if not (pool / "scenes.json").is_file():
+        make_pool(pool)
     shared, missing = shared_sets()
-    commands = (gqa_sample() + synthetic(data)
+    commands = (gqa_sample() + synthetic(data) + variants(pool)
                 + clevr("superclevr-sample", [CLEVR_SAMPLE / "questions"], CLEVR_SAMPLE / "scenes",
                         CLEVR_SAMPLE / "images")
                 + shared)
