@@ -9,7 +9,7 @@ ALL := $(VENV)/.installed-all
 VG_VOCAB ?= ../shared/data/vocab/vg-1750-700-450
 NLTK_DATA ?= ../shared/nltk_data
 
-.PHONY: demo test lint lexicon bench screenshot clean
+.PHONY: demo test lint lexicon bench bench-check screenshot clean
 
 # setuptools notes on every editable install of a layout like this one (rules/, api/ and mturk/
 # mapped into the contrastgen package) that folders named like a package may shadow it; the
@@ -43,6 +43,11 @@ lexicon: $(ALL)
 
 bench: $(ALL)
 	$(BIN)/python benchmarks/bench_generate.py --images 2000 --questions 30000
+
+# The 30k benchmark against benchmarks/baseline.json (its ratio to the parse floor): exits 1 and
+# says so when a change costs more than 10%. For review on a quiet host, not a timed test.
+bench-check: $(ALL)
+	$(BIN)/python benchmarks/bench_check.py
 
 # Rewrites docs/viewer.png, the README's picture of the viewer, from the browser test that checks it.
 screenshot: $(ALL)
