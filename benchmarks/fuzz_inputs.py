@@ -91,8 +91,6 @@ def _deep(levels: int) -> str:
 def _first(data):
     """(container, key) of the first record of a parsed input: an object's first value, a list's
     first item, or the first item of the one list a wrapper object holds (CLEVR, VQA files)."""
-    if isinstance(data, dict) and isinstance(data.get("objects"), list) and "image_filename" in data:
-        return [data], 0  # one CLEVR scene to a file: the file is the record
     if isinstance(data, dict):
         lists = [k for k, v in data.items() if isinstance(v, list) and v and isinstance(v[0], dict)]
         if len(lists) == 1 and len(data) <= 3:
@@ -119,7 +117,8 @@ def _record_edit(edit: Callable[[dict], bool | None]) -> Mutation:
     """A variant that changes the first record (a dict) with `edit`."""
     def make(src: Path, dest: Path) -> Path:
         data = _load(src)
-        container, key = _first(data)
+        one_scene = isinstance(data, dict) and "image_filename" in data and isinstance(data.get("objects"), list)
+        container, key = ([data], 0) if one_scene else _first(data)  # a CLEVR scene file is its one record
         record = container[key]
         if isinstance(record, dict):
             applied = edit(record)
