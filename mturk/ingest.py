@@ -154,21 +154,62 @@ def ingest_results(manifest: str | os.PathLike[str] | Mapping[str, Any],
     batch = read_results(list(results_csv_paths), man)
     workers = _worker_table(batch.annotations, items, min_gold_accuracy)
     flagged = sorted(w for w, rec in workers.items() if rec["flagged"])
-    used = [a for a in batch.annotations
-            if items[a.item]["role"] in SCORED_ROLES and not (exclude_flagged and a.worker_id in flagged)]
+    used = _usable(batch, items, flagged if exclude_flagged else [])
+    labels, frame = _votes(used)
+    rows = _item_rows(items, labels, _aggregate(frame, aggregator))
+    by_role = {role: [r for r in rows if r["role"] == role] for role in SCORED_ROLES}
+    review = _review(by_role, rows, items)
+    summary: dict[str, Any] = {
+        "manifest": {"seed": man["params"]["seed"], "sample": man["params"]["sample"],
+                     "items_per_hit": man["params"]["items_per_hit"], "hits": len(man["hits"])},
+        "results_files": batch.files,
+        "assignments": {"kept": batch.kept_assignments, "rejected_dropped": batch.rejected_assignments},
+        "ratings": {"used": len(used), "blank_dropped": batch.blank_answers,
+                    "from_flagged_workers_dropped": _dropped_from_flagged(batch, items, flagged, exclude_flagged)},
+        "aggregator": aggregator,
+        "accuracy": {role: _accuracy_block(by_role[role], seed=seed) for role in SCORED_ROLES},
+        "gap": _gap(rows, seed),
+        "per_template": _per_template(rows, by_role, seed),
+        "agreement": _agreements(labels, frame, items),
+        "workers": {"count": len(workers), "flagged": flagged, "min_gold_accuracy": min_gold_accuracy,
+                    "excluded_flagged": exclude_flagged},
+        "review_counts": {role: sum(1 for e in review if e["role"] == role) for role in SCORED_ROLES},
+        "majority_ties": sum(1 for r in rows if r["majority_tie"]),
+    }
+    if out is not None:
+        _write_report(out, summary, rows, review, workers)
+    return {**summary, "items": rows, "review": review}
+
+
+def _usable(batch: Any, items: Mapping[str, Any], excluded: list[str]) -> list[Annotation]:
+    """The answers scored: to original and perturbed questions, from workers not excluded; none is
+    an input error, since there is nothing to report on."""
+    left_out = set(excluded)
+    used = [a for a in batch.annotations if items[a.item]["role"] in SCORED_ROLES and a.worker_id not in left_out]
     if not used:
         raise InputError("no usable answers to original or perturbed questions in the results",
                          path=", ".join(batch.files))
+    return used
 
+
+def _dropped_from_flagged(batch: Any, items: Mapping[str, Any], flagged: list[str], exclude_flagged: bool) -> int:
+    if not exclude_flagged:
+        return 0
+    return sum(1 for a in batch.annotations if a.worker_id in flagged and items[a.item]["role"] in SCORED_ROLES)
+
+
+def _votes(used: list[Annotation]) -> tuple[dict[str, list[str]], pd.DataFrame]:
+    """Each item's answers in the order they were given, and the (task, worker, label) table the
+    aggregators and agreement read."""
     labels: dict[str, list[str]] = defaultdict(list)
     for a in sorted(used, key=lambda a: a.order):
         labels[a.item].append(a.label)
     frame = pd.DataFrame([(a.item, a.worker_id, a.label) for a in used], columns=["task", "worker", "label"])
-    aggregated = _aggregate(frame, aggregator)
-    rows = _item_rows(items, labels, aggregated)
+    return labels, frame
 
-    by_role = {role: [r for r in rows if r["role"] == role] for role in SCORED_ROLES}
-    accuracy = {role: _accuracy_block(by_role[role], seed=seed) for role in SCORED_ROLES}
+
+def _gap(rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+    """Majority accuracy on originals minus perturbations, over the pairs rated on both sides."""
     pairs: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for r in rows:
         if r["ratings"]:
@@ -177,20 +218,31 @@ def ingest_results(manifest: str | os.PathLike[str] | Mapping[str, Any],
     orig = [float(p["original"]["majority_correct"]) for p in both]
     pert = [float(p["perturbed"]["majority_correct"]) for p in both]
     glo, ghi = paired_bootstrap_diff(orig, pert, seed=seed)
-    gap = {"pairs": len(both), "original_minus_perturbed": _r((sum(orig) - sum(pert)) / len(both)) if both else None,
-           "ci95": [_r(glo), _r(ghi)]}
+    return {"pairs": len(both), "original_minus_perturbed": _r((sum(orig) - sum(pert)) / len(both)) if both else None,
+            "ci95": [_r(glo), _r(ghi)]}
 
+
+def _per_template(rows: list[dict[str, Any]], by_role: Mapping[str, list[dict[str, Any]]],
+                  seed: int) -> dict[str, Any]:
     templates = sorted({r["template"] for r in rows if r["template"]})
-    per_template = {
-        t: {role: _accuracy_block([r for r in by_role[role] if r["template"] == t], seed=seed)
-            for role in SCORED_ROLES}
-        for t in templates
-    }
+    return {t: {role: _accuracy_block([r for r in by_role[role] if r["template"] == t], seed=seed)
+                for role in SCORED_ROLES}
+            for t in templates}
+
+
+def _agreements(labels: Mapping[str, list[str]], frame: pd.DataFrame, items: Mapping[str, Any]) -> dict[str, Any]:
+    """Agreement over every scored item, then over each role's items alone."""
     agree = {"all": agreement(labels, frame).as_dict()}
     for role in SCORED_ROLES:
         role_labels = {t: v for t, v in labels.items() if items[t]["role"] == role}
         agree[role] = agreement(role_labels, frame[frame["task"].isin(set(role_labels))]).as_dict()
+    return agree
 
+
+def _review(by_role: Mapping[str, list[dict[str, Any]]], rows: list[dict[str, Any]],
+            items: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every rated item whose majority disagrees with the computed answer, perturbations first,
+    each beside its partner."""
     partners = {(r["pair_id"], r["role"]): r for r in rows}
     review = []
     for role in ("perturbed", "original"):
@@ -200,31 +252,14 @@ def ingest_results(manifest: str | os.PathLike[str] | Mapping[str, Any],
                 partner = partners.get((r["pair_id"], other))
                 review.append(_review_entry(r, items[r["token"]], partner,
                                             items[partner["token"]] if partner else None))
+    return review
 
-    summary: dict[str, Any] = {
-        "manifest": {"seed": man["params"]["seed"], "sample": man["params"]["sample"],
-                     "items_per_hit": man["params"]["items_per_hit"], "hits": len(man["hits"])},
-        "results_files": batch.files,
-        "assignments": {"kept": batch.kept_assignments, "rejected_dropped": batch.rejected_assignments},
-        "ratings": {"used": len(used), "blank_dropped": batch.blank_answers,
-                    "from_flagged_workers_dropped": sum(
-                        1 for a in batch.annotations if exclude_flagged and a.worker_id in flagged
-                        and items[a.item]["role"] in SCORED_ROLES)},
-        "aggregator": aggregator,
-        "accuracy": accuracy,
-        "gap": gap,
-        "per_template": per_template,
-        "agreement": agree,
-        "workers": {"count": len(workers), "flagged": flagged, "min_gold_accuracy": min_gold_accuracy,
-                    "excluded_flagged": exclude_flagged},
-        "review_counts": {role: sum(1 for e in review if e["role"] == role) for role in SCORED_ROLES},
-        "majority_ties": sum(1 for r in rows if r["majority_tie"]),
-    }
-    if out is not None:
-        with atomic_dir(out) as tmp:
-            write_json(tmp / REPORT_JSON, summary, indent=True)
-            write_text(tmp / REPORT_MD, render_markdown(summary, review))
-            write_text(tmp / ITEMS_JSONL, b"".join(dumps(r) for r in rows).decode("utf-8"))
-            write_text(tmp / REVIEW_JSONL, b"".join(dumps(e) for e in review).decode("utf-8"))
-            write_text(tmp / WORKERS_JSONL, b"".join(dumps(w) for w in workers.values()).decode("utf-8"))
-    return {**summary, "items": rows, "review": review}
+
+def _write_report(out: str | os.PathLike[str], summary: Mapping[str, Any], rows: list[dict[str, Any]],
+                  review: list[dict[str, Any]], workers: Mapping[str, dict[str, Any]]) -> None:
+    with atomic_dir(out) as tmp:
+        write_json(tmp / REPORT_JSON, summary, indent=True)
+        write_text(tmp / REPORT_MD, render_markdown(summary, review))
+        write_text(tmp / ITEMS_JSONL, b"".join(dumps(r) for r in rows).decode("utf-8"))
+        write_text(tmp / REVIEW_JSONL, b"".join(dumps(e) for e in review).decode("utf-8"))
+        write_text(tmp / WORKERS_JSONL, b"".join(dumps(w) for w in workers.values()).decode("utf-8"))

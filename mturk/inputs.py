@@ -79,19 +79,35 @@ def load_gold(path: str | os.PathLike[str]) -> list[GoldItem]:
     items = [_gold_from(r, path=str(p), record=label) for label, r in labelled]
     if not items:
         raise InputError("no gold items found", path=str(p))
-    first: dict[str, str] = {}
-    for (label, _), item in zip(labelled, items, strict=True):
-        if item.gold_id in first:
-            raise InputError(duplicate_id("gold", item.gold_id, first[item.gold_id], label), path=str(p),
-                             record=label)
-        first[item.gold_id] = label
+    _refuse_repeats(items, [label for label, _ in labelled], str(p))
     return items
 
 
+def _refuse_repeats(items: list[GoldItem], labels: list[str], path: str) -> None:
+    """Each gold item once: by its id, and by what a worker is shown (its image and question, in
+    any case and spacing). Why the second: an item without an id is named by its place, so the
+    same question listed twice would pass the id check, and its workers would be scored on it
+    twice (or, with two answer lists, against whichever copy their HIT drew)."""
+    first_id: dict[str, str] = {}
+    first_shown: dict[tuple[str, str], str] = {}
+    for label, item in zip(labels, items, strict=True):
+        if item.gold_id in first_id:
+            raise InputError(duplicate_id("gold", item.gold_id, first_id[item.gold_id], label), path=path,
+                             record=label)
+        first_id[item.gold_id] = label
+        shown = (item.image_id, " ".join(item.question.split()).casefold())
+        if shown in first_shown:
+            raise InputError(f"gold item (image {item.image_id}, {item.question!r}) is given twice "
+                             f"({first_shown[shown]}, and {label}); list each gold question once",
+                             path=path, record=label)
+        first_shown[shown] = label
+
+
 def gold_from_dicts(items: Iterable[Any], *, source: str = "<gold>") -> list[GoldItem]:
-    """Accept gold items as dicts or `GoldItem`s (library callers)."""
+    """Accept gold items as dicts or `GoldItem`s (library callers), checked as `load_gold` checks a file."""
     out = [g if isinstance(g, GoldItem) else _gold_from(g, path=source, record=f"gold item {i}")
            for i, g in enumerate(items, 1)]
     if not out:
         raise InputError("gold list is empty", path=source)
+    _refuse_repeats(out, [f"gold item {i}" for i in range(1, len(out) + 1)], source)
     return out

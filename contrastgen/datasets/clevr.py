@@ -12,7 +12,9 @@ holds):
 - a box is built around `pixel_coords`: CLEVR files give an object's centre and depth, not its
   extent, so the box is a square whose side shrinks with depth and with size "small". It is
   for drawing (the viewer, the crowd pages); no proof rests on it. Without `pixel_coords` the
-  box is empty (0 x 0), and without `relationships` an object has no relations.
+  box is empty (0 x 0). A scene must give `relationships` (CLEVR's and Super-CLEVR's writers
+  always do): read as "no relations", a missing field would make "Is there a cube left of the
+  sphere?" computably "no" when the file only failed to say.
 A question keeps its record and gains `imageId` (= `image`), `answer` as words ("yes"/"no" for
 CLEVR's booleans, digits for counts) and, when the file has one, its `program`.
 """
@@ -73,9 +75,9 @@ _MAX_PIXELS = 1e6
 
 
 def _box(obj: Mapping[str, Any], where: str, path: str) -> tuple[float, float, float, float, float, float]:
-    coords = obj.get("pixel_coords")
-    if coords is None:  # a scene without renders (or coordinates): no box to draw
+    if "pixel_coords" not in obj:  # a scene without renders (or coordinates): no box to draw
         return 0.0, 0.0, 0.0, 0.0, _IMAGE_SIZE[0], _IMAGE_SIZE[1]
+    coords = obj["pixel_coords"]
     size = None
     if isinstance(coords, list) and len(coords) == 2 and isinstance(coords[0], list):  # Super-CLEVR
         coords, size = coords
@@ -118,8 +120,10 @@ def scene_graph(scene: Any, *, path: str, record: str) -> tuple[str, dict[str, A
         x, y, w, h, width, height = _box(obj, where, path)
         item: dict[str, Any] = {"name": obj["shape"], "x": x, "y": y, "w": w, "h": h,
                                 "attributes": [obj["size"], obj["color"], obj["material"]], "relations": []}
+        # absent: an object without parts (CLEVR's have none); given, Super-CLEVR writes an object,
+        # so null or a list is no file its writer made
         parts = obj.get("parts")
-        if parts is not None and not isinstance(parts, Mapping):
+        if "parts" in obj and not isinstance(parts, Mapping):
             raise InputError("'parts' must be an object of part name -> its attributes", path=path, record=where)
         if parts:
             item["parts"] = {
@@ -127,7 +131,10 @@ def scene_graph(scene: Any, *, path: str, record: str) -> tuple[str, dict[str, A
                          "attributes": [v.get(k) for k in ("size", "color", "material") if isinstance(v.get(k), str)]}
                 for p, v in parts.items() if isinstance(v, Mapping)}
         objects[str(i)] = item
-    relationships = scene.get("relationships", {})  # absent: a scene without relations
+    if "relationships" not in scene:
+        raise InputError("scene has no 'relationships' (CLEVR's object of relation -> one list per object)",
+                         path=path, record=record)
+    relationships = scene["relationships"]
     if not isinstance(relationships, Mapping):
         raise InputError("'relationships' is not an object", path=path, record=record)
     for relation, name in RELATION_NAMES.items():

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contrastgen.datasets.clevr import whole_field
 from contrastgen.datasets.gqa import gqa_json, stream_questions
 from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json
@@ -50,10 +51,16 @@ def _records(data: Any, key: str, path: Path) -> list[Any]:
     return data
 
 
-def _id(value: Any, field_name: str, path: Path, index: int) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or value == "":
-        raise InputError(f"missing or invalid field {field_name!r}", path=str(path), record=f"item {index}")
-    return str(value)
+def _id(record: Mapping[str, Any], field_name: str, path: Path, index: int) -> str:
+    """A VQA v2 id (`question_id`, `image_id`): VQA numbers its questions and images, so an id
+    is a whole number from 0, as its files and API write it. A numeral string or a negative
+    number is not what VQA's own writer could have written; read as text, it would join nothing
+    (a string id finds no annotation, whose ids are numbers) and be reported at the wrong file."""
+    where = f"item {index}"
+    if field_name not in record:
+        raise InputError(f"missing field {field_name!r}", path=str(path), record=where)
+    whole_field(record, field_name, path=str(path), where=where)
+    return str(record[field_name])
 
 
 def _majority(answers: list[str]) -> str:
@@ -71,7 +78,7 @@ def load_vqa(questions_path: str | os.PathLike[str],
     for i, ann in enumerate(_records(read_json(apath), "annotations", apath)):
         if not isinstance(ann, Mapping):
             raise InputError("annotation is not an object", path=str(apath), record=f"item {i}")
-        qid = _id(ann.get("question_id"), "question_id", apath, i)
+        qid = _id(ann, "question_id", apath, i)
         rec = f"question {qid}"
         if qid in annotations:
             raise InputError(duplicate_id("question", qid, f"annotation {annotation_item[qid]}", f"annotation {i}"),
@@ -95,13 +102,13 @@ def load_vqa(questions_path: str | os.PathLike[str],
     for i, q in enumerate(_records(read_json(qpath), "questions", qpath)):
         if not isinstance(q, Mapping):
             raise InputError("question is not an object", path=str(qpath), record=f"item {i}")
-        qid = _id(q.get("question_id"), "question_id", qpath, i)
+        qid = _id(q, "question_id", qpath, i)
         rec = f"question {qid}"
         if qid in seen:
             raise InputError(duplicate_id("question", qid, f"item {seen[qid]}", f"item {i}"), path=str(qpath),
                              record=rec)
         seen[qid] = i
-        image_id = _id(q.get("image_id"), "image_id", qpath, i)
+        image_id = _id(q, "image_id", qpath, i)
         text = q.get("question")
         if not isinstance(text, str) or not text.strip():
             raise InputError("missing or invalid field 'question'", path=str(qpath), record=rec)

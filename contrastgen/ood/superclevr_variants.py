@@ -201,26 +201,58 @@ def build_variants(config: VariantConfig, objects: Mapping[str, list[dict[str, A
     model) are needed for the redundancy variants, `visual` (variant -> its scene graphs) for the
     visual ones. `advance(n)` as n more variants are built (a progress bar's; `variant_count`
     is its total)."""
+    by_image = _questions_by_image(questions)
+    asked = sorted(s for s in by_image if s in objects)
+    pools = _pools(config, asked)
+    wanted = list(config.variants)
+    out = _drawn_parts(config, objects, pools, by_image, advance)
+    notes: dict[str, Any] = {}
+    if any(v in REDUNDANCY_VARIANTS for v in wanted):
+        redundancy, notes["redundancy"] = _redundancy_variants(out["bal"], by_image, graphs)
+        out.update(redundancy)
+        advance(sum(v in wanted for v in REDUNDANCY_VARIANTS))
+    seen = [v for v in VISUAL_VARIANTS if v in wanted]
+    if seen:
+        visual_parts, notes["visual"] = _visual_variants(seen, visual or {}, pools, by_image)
+        out.update(visual_parts)
+        advance(len(seen))
+    return Variants({v: out[v] for v in wanted}, {"scenes": len(asked), "train": len(pools["train"]),
+                                                  "test": len(pools["test"])}, notes)
+
+
+def _questions_by_image(questions: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Each scene's questions, each with its `question_index` (its place in the list when the file
+    gives none)."""
     by_image: dict[str, list[dict[str, Any]]] = {}
     for i, q in enumerate(questions):
         by_image.setdefault(_image(q), []).append(dict(q, question_index=q.get("question_index", i)))
-    asked = sorted(s for s in by_image if s in objects)
+    return by_image
+
+
+def _pools(config: VariantConfig, asked: Sequence[str]) -> dict[str, list[str]]:
+    """The train and test pools of the scenes asked about. A part asked larger than its pool is
+    refused here, before any draw, naming the option: no draw can take more scenes than its pool."""
     train_pool, test_pool = split_pool(asked, config.test_share, config.seed)
     pools = {"train": train_pool, "test": test_pool}
     for part, asked_for in (("train", config.train_scenes), ("test", config.test_scenes)):
         if asked_for is not None and asked_for > len(pools[part]):
-            # said before any draw, naming the option: no draw can take more scenes than its pool
             raise InputError(f"--{part}-scenes {asked_for}: the {part} pool holds {len(pools[part])} scenes "
                              f"(of {len(asked)} asked about; --test-share sets the split)")
+    return pools
+
+
+def _drawn_parts(config: VariantConfig, objects: Mapping[str, list[dict[str, Any]]],
+                 pools: Mapping[str, list[str]], by_image: Mapping[str, list[dict[str, Any]]],
+                 advance: Advance) -> dict[str, dict[str, Part]]:
+    """The drawn variants asked for, and bal when a redundancy variant is (those are worded on its
+    scenes): each part drawn from its own pool, every training part of one size."""
     drawer = _Drawer(config, objects, pools)
-    wanted = list(config.variants)
-    drawn = [v for v in wanted if v in DRAWN_VARIANTS]
-    if any(v in REDUNDANCY_VARIANTS for v in wanted) and "bal" not in drawn:
-        drawn.append("bal")  # the redundancy variants are worded on bal's scenes
-    out: dict[str, dict[str, Part]] = {}
-    notes: dict[str, Any] = {}
+    drawn = [v for v in config.variants if v in DRAWN_VARIANTS]
+    if any(v in REDUNDANCY_VARIANTS for v in config.variants) and "bal" not in drawn:
+        drawn.append("bal")
     trainable = [v for v in drawn if v not in TEST_ONLY]
     size = drawer.train_size(trainable) if trainable else None
+    out: dict[str, dict[str, Part]] = {}
     for v in drawn:
         out[v] = {}
         for part in PARTS:
@@ -230,30 +262,16 @@ def build_variants(config: VariantConfig, objects: Mapping[str, list[dict[str, A
             out[v][part] = Part(list(got.scenes), _questions_of(got.scenes, by_image, v), got,
                                 drawer.reached(v, part))
         advance(1)
-    if any(v in REDUNDANCY_VARIANTS for v in wanted):
-        if graphs is None:
-            raise InputError("the redundancy variants need the scenes in the data model (graphs)")
-        redundancy, notes["redundancy"] = _redundancy_variants(out["bal"], by_image, graphs)
-        out.update(redundancy)
-        advance(sum(v in wanted for v in REDUNDANCY_VARIANTS))
-    seen = [v for v in VISUAL_VARIANTS if v in wanted]
-    if seen:
-        given = visual or {}
-        lacking = [v for v in seen if v not in given]
-        if lacking:
-            raise InputError(f"variant {lacking[0]} needs its scenes (--visual {lacking[0]}=DIR)")
-        visual_parts, notes["visual"] = _visual_variants(seen, given, pools, by_image)
-        out.update(visual_parts)
-        advance(len(seen))
-    return Variants({v: out[v] for v in wanted}, {"scenes": len(asked), "train": len(train_pool),
-                                                  "test": len(test_pool)}, notes)
+    return out
 
 
 def _redundancy_variants(bal: Mapping[str, Part], by_image: Mapping[str, list[dict[str, Any]]],
-                         graphs: Mapping[str, Any]) -> tuple[dict[str, dict[str, Part]], dict[str, Any]]:
+                         graphs: Mapping[str, Any] | None) -> tuple[dict[str, dict[str, Part]], dict[str, Any]]:
     """rd-, rd, rd+ on bal's scenes: the questions worded at all three levels, each at its own."""
     from contrastgen.ood.redundancy import redundancy_splits
 
+    if graphs is None:
+        raise InputError("the redundancy variants need the scenes in the data model (graphs)")
     out: dict[str, dict[str, Part]] = {v: {} for v in REDUNDANCY_VARIANTS}
     notes: dict[str, Any] = {}
     for part, p in bal.items():
@@ -308,6 +326,9 @@ def _visual_variants(wanted: Sequence[str], visual: Mapping[str, Mapping[str, An
     """easy / mid / hard: the same scenes and questions, each answered on its own rendering's scene
     (a part's colour may differ between them); a question is kept where it runs on every one of
     them, so the variants differ in their images only."""
+    lacking = [v for v in wanted if v not in visual]
+    if lacking:
+        raise InputError(f"variant {lacking[0]} needs its scenes (--visual {lacking[0]}=DIR)")
     for v in wanted:
         missing = sorted(s for pool in pools.values() for s in pool if s not in visual[v])
         if missing:

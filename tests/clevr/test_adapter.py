@@ -64,6 +64,34 @@ def test_malformed_scene_names_file_and_record(tmp_path, scene, message):
     assert message in str(err.value) and "bad.json" in str(err.value)
 
 
+def _first_object(scene: dict) -> dict:
+    return scene["objects"][0]
+
+
+@pytest.mark.parametrize(("spoil", "message"), [
+    (lambda s: s.pop("relationships"), "scene has no 'relationships'"),
+    (lambda s: _first_object(s).__setitem__("parts", None), "'parts' must be an object"),
+    (lambda s: _first_object(s).__setitem__("pixel_coords", None), "object has no pixel_coords"),
+])
+def test_a_scene_field_given_as_nothing_is_refused_not_read_as_absent(sample, tmp_path, spoil, message):
+    """No relations is not what a missing `relationships` says (it says nothing: "Is there a cube
+    left of the sphere?" would be computed "no"); null parts or coordinates are no file a CLEVR
+    writer made. A field left out where the format allows it (parts, pixel_coords) is still read."""
+    data = json.loads((sample / "scenes" / "superCLEVR_new_000000.json").read_text())
+    spoil(data)
+    bad = tmp_path / "s.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(InputError) as err:
+        load_scenes(bad)
+    assert message in str(err.value) and "s.json" in str(err.value) and "superCLEVR_new_000000" in str(err.value)
+    for obj in data["objects"]:
+        obj.pop("parts", None)
+        obj.pop("pixel_coords", None)
+    data.setdefault("relationships", {})
+    bad.write_text(json.dumps(data))
+    assert load_scenes(bad)["superCLEVR_new_000000"]["objects"]["0"]["w"] == 0.0
+
+
 @pytest.mark.parametrize(("field", "value", "message"), [
     ("question_family_index", -1e9, "'question_family_index' must be a whole number >= 0, not -1000000000.0"),
     ("question_family_index", -3, "'question_family_index' must be a whole number >= 0, not -3"),

@@ -288,6 +288,34 @@ def test_cli_export_with_gold_file(tmp_path):
     assert res.exit_code == 2 and "bad_gold.json" in res.output and "gold item 1" in res.output
 
 
+@pytest.mark.parametrize(("name", "second"), [
+    ("gold.json", {"image_id": "5", "question": "Is it day?", "answer": "yes"}),
+    ("gold.json", {"image_id": 5, "question": "is it  DAY?", "answer": "no"}),
+    ("gold.jsonl", {"image_id": "5", "question": "Is it day?", "answers": ["yes"]}),
+    ("gold.json", {"id": "g1", "image_id": "6", "question": "Is it night?", "answer": "no"}),
+])
+def test_a_gold_item_given_twice_is_refused_naming_the_file_and_the_item(tmp_path, name, second):
+    """The same question on the same image, listed twice with or without an id (an item without one
+    is named by its place, so only what a worker sees tells the copies apart), or one id twice."""
+    d = tmp_path / "gen"
+    d.mkdir()
+    (d / "contrast_sets.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in make_records({"what_color_is_the_x": 15})))
+    items = [{"id": "g1", "image_id": "5", "question": "Is it day?", "answer": "yes"},
+             {"image_id": "7", "question": "Is it day?", "answer": "no"}, second]
+    gold = tmp_path / name
+    gold.write_text("".join(json.dumps(i) + "\n" for i in items) if name.endswith("l") else json.dumps(items))
+    res = CliRunner().invoke(cli, ["mturk", "export", "--contrast", str(d), "--images-base-url", BASE,
+                                   "--sample", "10", "--gold", str(gold), "--out", str(tmp_path / "hits")])
+    assert res.exit_code == 2, res.output
+    error = res.output.strip().splitlines()[-1]
+    third = "line 3" if name.endswith("l") else "gold item 3"
+    assert str(gold) in error and f"record {third}" in error and "given twice" in error, error
+    assert "Traceback" not in res.output and not (tmp_path / "hits").exists()
+    with pytest.raises(InputError, match="given twice"):
+        _export(tmp_path, make_records({"what_color_is_the_x": 15}), name="lib", gold=items)
+
+
 def test_preview_of_a_directory_that_is_not_an_export_is_an_input_error(tmp_path):
     res = CliRunner().invoke(cli, ["mturk", "preview", str(tmp_path)])
     assert res.exit_code == 2 and "hit_layout.html" in res.output

@@ -38,9 +38,11 @@ def test_the_tail_parameter_is_the_papers_a():
 
 def test_splits_of_a_clevr_format_fixture(tmp_path):
     scenes = {"scenes": [
-        {"image_filename": "s1.png", "objects": [_obj("truck", "red"), _obj("truck", "red"), _obj("jet", "blue")]},
-        {"image_filename": "s2.png", "objects": [_obj("truck", "red"), _obj("jet", "blue", "rubber")]},
-        {"image_filename": "s3.png", "objects": [_obj("truck", "gray"), _obj("jet", "blue")]},
+        {"image_filename": "s1.png", "objects": [_obj("truck", "red"), _obj("truck", "red"), _obj("jet", "blue")],
+         "relationships": {}},
+        {"image_filename": "s2.png", "objects": [_obj("truck", "red"), _obj("jet", "blue", "rubber")],
+         "relationships": {}},
+        {"image_filename": "s3.png", "objects": [_obj("truck", "gray"), _obj("jet", "blue")], "relationships": {}},
     ]}
     (tmp_path / "scenes.json").write_text(json.dumps(scenes))
     questions = {"questions": [

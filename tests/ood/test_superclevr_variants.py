@@ -383,10 +383,20 @@ def _relations_short(scenes: list) -> None:
     scenes[2]["relationships"]["left"] = scenes[2]["relationships"]["left"][:-1]
 
 
+def _parts_null(scenes: list) -> None:
+    scenes[1]["objects"][0]["parts"] = None
+
+
+def _no_relationships(scenes: list) -> None:
+    del scenes[2]["relationships"]
+
+
 @pytest.mark.parametrize(("spoil", "message"), [
     (_twice_in_one_file, "is given twice"),
     (_parts_as_a_list, "'parts' must be an object"),
+    (_parts_null, "'parts' must be an object"),
     (_relations_short, "does not have one list per object"),
+    (_no_relationships, "scene has no 'relationships'"),
 ])
 def test_a_pool_scene_generate_would_refuse_is_refused_by_the_variants(pool, tmp_path, spoil, message):
     data = json.loads((pool / "scenes.json").read_text())

@@ -44,6 +44,39 @@ def test_question_without_annotation_names_it(tmp_path):
         load_vqa(q, a)
 
 
+@pytest.mark.parametrize(("file", "field", "value"), [
+    ("q.json", "image_id", "7"), ("q.json", "image_id", -7), ("q.json", "question_id", "1000"),
+    ("q.json", "question_id", -1000), ("a.json", "question_id", "1000"), ("a.json", "question_id", -3),
+])
+def test_a_vqa_id_that_is_no_whole_number_from_0_is_refused_where_it_is_read(tmp_path, file, field, value):
+    """VQA numbers its questions and images. A numeral string read as text joins nothing (or, in the
+    annotations, silently joins question 1000), and the error must name the file that holds it."""
+    q, a = vqa_files(tmp_path, rows())
+    path = tmp_path / file
+    records = json.loads(path.read_text())
+    records[0][field] = value
+    write_json(path, records)
+    result = CliRunner().invoke(cli, ["ood", "vqavs", "--questions", str(q), "--annotations", str(a),
+                                      "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    error = result.output.strip().splitlines()[-1]
+    assert f"{path}: record item 0: field {field!r} must be a whole number >= 0" in error, error
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+def test_an_annotation_without_multiple_choice_answer_groups_on_its_most_common_answer(tmp_path):
+    """The field is VQA's most common of the ten answers: left out, it is computed by that rule
+    (ties alphabetical), so the file is still read."""
+    q, a = vqa_files(tmp_path, rows())
+    anns = json.loads(a.read_text())
+    for ann in anns[6:8]:
+        del ann["multiple_choice_answer"]
+    anns[7]["answers"] = [{"answer": w} for w in ["red", "blue"] * 5]
+    write_json(a, anns)
+    samples = load_vqa(q, a)
+    assert (samples[6].answer, samples[7].answer) == ("black", "blue")
+
+
 def test_qt_ood_set_is_the_rare_colours_and_object_shortcuts_are_skipped(tmp_path):
     q, a = vqa_files(tmp_path, rows())
     stats = run_vqavs(q, tmp_path / "out", annotations=a)
