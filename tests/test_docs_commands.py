@@ -36,7 +36,7 @@ NOT_RUN = REPO / "tests" / "data" / "docs_blocks_not_run.yaml"
 SAMPLES = ("contrastgen/data/sample", "contrastgen/data/sample_clevr")
 SHELLS = ("bash", "sh", "console")
 FENCE = re.compile(r"^(\s*)```+\s*([\w-]*)")
-TIMEOUT = 180  # seconds a block may take; the bundled samples take a few
+TIMEOUT = 300  # seconds a block may take (its page's earlier blocks included), on a busy host
 # Tools a block may call that a machine may lack; such a block skips, naming the tool.
 TOOLS = ("jq", "curl", "openssl")
 
