@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from bench_generate import machine
+from script_inputs import require
 
 # The child reports its own peak RSS: RUSAGE_CHILDREN would give the largest of all children so far.
 CHILD = ("import atexit, resource, sys\n"
@@ -52,6 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("source", type=Path, help="a `contrastgen generate` output directory")
     ap.add_argument("--formats", default="parquet,hf,jsonl")
     args = ap.parse_args(argv)
+    require("bench_export.py", args.source,
+            "a contrastgen generate output, such as bench_generate.py --keep DIR writes", holding=("contrast_sets.jsonl",))
     source_mib = (args.source / "contrast_sets.jsonl").stat().st_size / 2**20
     workdir = Path(tempfile.mkdtemp(prefix="bench-export-"))
     try:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import bench_generate
 from bench_generate import ensure_data, report, run
+from script_inputs import require
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -35,6 +36,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=1, help="pairs of runs; the medians are compared")
     ap.add_argument("--keep", type=Path, help="keep the last run with --groups here (for `contrastgen verify`)")
     args = ap.parse_args(argv)
+    if args.data is not None:
+        require("bench_groups.py", args.data, "a folder with questions.json and scene_graphs.json, as benchmarks/make_gqa_like.py --out DIR makes", holding=("questions.json", "scene_graphs.json"))
     data = args.data or ensure_data(args.images, args.questions, args.seed)
     n_questions = bench_generate.count_questions(data / "questions.json")
     without, with_groups, groups = [], [], {}

@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from script_inputs import require
+
 from contrastgen.captions import blind
 from contrastgen.captions.candidates import ADD_FORMS, KINDS
 from contrastgen.captions.generate import CaptionOptions, generate_captions
@@ -60,6 +62,9 @@ def main() -> None:
     parser.add_argument("--add-form", choices=ADD_FORMS,
                         help="one form of the add kinds for both runs [default: each mode's own]")
     args = parser.parse_args()
+    require("caption_balance.py", args.scene_graphs,
+            "GQA scene graphs, such as contrastgen/data/sample/scene_graphs.json, or a graph file "
+            "benchmarks/make_gqa_like.py or graphs_from_programs.py writes")
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="caption-balance-") as tmp:
         before, _ = figures(args.scene_graphs, Path(tmp) / "unbalanced", balanced=False, add_form=args.add_form,

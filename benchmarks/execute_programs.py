@@ -21,6 +21,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import graphs_from_programs  # noqa: E402
+import script_inputs  # noqa: E402
 import synth  # noqa: E402
 
 from contrastgen.language.lexicon import Lexicon  # noqa: E402
@@ -71,6 +72,8 @@ def main() -> None:
     ap.add_argument("--gqa", type=Path, help="real GQA questions (their graphs are built from their programs)")
     ap.add_argument("--synth-questions", type=int, default=4000)
     args = ap.parse_args()
+    if args.gqa is not None:
+        script_inputs.require("execute_programs.py", args.gqa, "GQA questions with programs, such as ../shared/data/gqa/val_balanced_questions_sample.json")
     lex = Lexicon.load()
     sample = sample_dir()
     qs = orjson.loads((sample / "questions.json").read_bytes())

@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from script_inputs import require
+
 from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.evaluation.baselines import prior_predictions
 from contrastgen.evaluation.run_baselines import template_resolver
@@ -54,6 +56,7 @@ def main() -> None:
     ap.add_argument("--gqa", required=True, type=Path, help="GQA questions with programs")
     ap.add_argument("--out", required=True, type=Path, help="scratch folder")
     args = ap.parse_args()
+    require("gqa_redundancy_ladder.py", args.gqa, "GQA questions with programs, such as ../shared/data/gqa/val_balanced_questions_sample.json")
     lex = Lexicon.load()
     for kind, extra in (("thin", []), ("density16", ["--density", "16"])):
         graphs_dir = args.out / kind / "graphs"

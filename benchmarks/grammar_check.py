@@ -30,6 +30,7 @@ from pathlib import Path
 
 import orjson
 import regex
+from script_inputs import require
 
 from contrastgen.language.articles import article
 from contrastgen.language.lexicon import Lexicon
@@ -123,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", type=int, default=0, help="print this many program-path perturbations to read")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    require("grammar_check.py", args.contrast_sets, "the contrast_sets.jsonl of a contrastgen generate output")
     checker = Checker()
     counts: dict[str, Counter[str]] = {}
     totals: Counter[str] = Counter()

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from script_inputs import require
 
 from contrastgen.jsonio import write_json
 from contrastgen.language.lexicon import Lexicon
@@ -322,6 +323,7 @@ def main(argv: list[str] | None = None) -> None:
                     help="each object's most specific name, or one drawn from every name the programs give it "
                          "(category words too), as a graph of another release may call it")
     args = ap.parse_args(argv)
+    require("graphs_from_programs.py", args.questions, "GQA questions with programs, such as ../shared/data/gqa/val_balanced_questions_sample.json")
     questions = orjson.loads(args.questions.read_bytes())
     graphs = build(questions, density=args.density, seed=args.seed, names=args.names)
     write_json(args.out / "questions.json", questions)

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from bench_generate import ensure_data, machine
+from script_inputs import require
 
 from contrastgen.collector import no_gc
 from contrastgen.datasets.question_spill import spill_questions, spill_scene_graphs
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="passed to generate (programs and both keep every question whole)")
     ap.add_argument("--cprofile", type=Path, help="write a cProfile dump here and print the top functions")
     args = ap.parse_args(argv)
+    if args.data is not None:
+        require("profile_generate.py", args.data, "a folder with questions.json and scene_graphs.json, as benchmarks/make_gqa_like.py --out DIR makes", holding=("questions.json", "scene_graphs.json"))
     data = args.data or ensure_data(args.images, args.questions, args.seed)
 
     from contrastgen.engine import Engine

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from script_inputs import require
+
 import contrastgen.run.gqa_shards as gqa_shards
 from contrastgen.cli import main as cli_main
 from contrastgen.groups.index import GroupIndex, IndexBuilder
@@ -63,6 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--data", type=Path, required=True, help="a folder with questions.json and scene_graphs.json")
     ap.add_argument("--mode", choices=("templates", "programs", "both"), default="templates")
     args = ap.parse_args(argv)
+    require("profile_groups.py", args.data, "a folder with questions.json and scene_graphs.json, as benchmarks/make_gqa_like.py --out DIR makes", holding=("questions.json", "scene_graphs.json"))
     count_misses()
     timed(IndexBuilder, "add", "index and lookup records, while loading")
     timed(IndexBuilder, "finish", "postings, after loading")

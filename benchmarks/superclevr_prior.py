@@ -11,9 +11,11 @@ then `contrastgen evaluate --ood OOD_DIR -p prior@VARIANT=OUT.json ...`.
 
 from __future__ import annotations
 
-import sys
+import argparse
 from collections import Counter
 from pathlib import Path
+
+from script_inputs import require
 
 from contrastgen.jsonio import read_json, write_json
 from contrastgen.ood.superclevr_eval import answer_words
@@ -47,4 +49,12 @@ def main(ood_dir: str, variant: str, out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("ood_dir", metavar="OOD_DIR", help="a contrastgen ood superclevr --variant output")
+    ap.add_argument("variant", metavar="VARIANT", help="the variant whose training part the prior is fitted on")
+    ap.add_argument("out", metavar="OUT.json")
+    args = ap.parse_args()
+    require("superclevr_prior.py", args.ood_dir,
+            "a contrastgen ood superclevr --variant output (docs/ood.md) with this variant",
+            holding=(f"variants/{args.variant}/train.json",))
+    main(args.ood_dir, args.variant, args.out)

@@ -11,9 +11,11 @@ then `contrastgen evaluate --ood DIR -p prior=OUT.json`.
 
 from __future__ import annotations
 
-import sys
+import argparse
 from collections import Counter
 from pathlib import Path
+
+from script_inputs import require
 
 from contrastgen.jsonio import read_json, write_json
 
@@ -40,4 +42,10 @@ def main(ood_dir: str, out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("ood_dir", metavar="DIR", help="a contrastgen ood vqavs --iid-split output")
+    ap.add_argument("out", metavar="OUT.json")
+    args = ap.parse_args()
+    require("vqavs_prior.py", args.ood_dir, "a contrastgen ood vqavs --iid-split output (docs/ood.md)",
+            holding=("iid/train-Ans.json",))
+    main(args.ood_dir, args.out)
