@@ -1,19 +1,33 @@
-"""How fast `contrastgen verify` checks a large contrast set.
+"""How fast and how lean `contrastgen verify` checks a large contrast set.
 
-Why synthetic: the verifier's cost depends on the number of perturbations and graph size, not on
-the wording of questions, so seeded random scene graphs (GQA-sized: ~20 objects, ~4 edges each)
-with valid evidence for every query op measure it faithfully without the real 10 GB of graphs.
+Two workloads. The default one is synthetic and in this process: seeded random scene graphs
+(GQA-sized: ~20 objects, ~4 edges each) with valid evidence for every query op, checked by the
+library's `verify_contrast_sets`: the checks' own cost, per perturbation, without the real 10 GB
+of graphs. `--out` times the command itself, in a child process, on a set `generate` made (e.g.
+`bench_generate.py --mode both --keep OUT`): wall, CPU over the process tree, the largest
+process's peak RSS, the tree's peak PSS and the host probe, as `bench_generate.py` reports
+`generate`; `--source` runs another checkout's code (a `git archive` of a revision) on the same
+set, and both reports must be the same bytes.
 
     .venv/bin/python benchmarks/bench_verify.py --images 10000 --per-image 20
+    .venv/bin/python benchmarks/bench_verify.py --out OUT --scene-graphs SG [--workers N] [--source DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import random
+import resource
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_generate import TreeMemorySampler, host_probe, machine
 
 from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.jsonio import read_jsonl, write_json, write_jsonl
@@ -131,12 +145,49 @@ def build(tmp: Path, images: int, per_image: int, seed: int) -> tuple[Path, Path
     return out, tmp / "sg.json", n
 
 
+def run_command(out: Path, scene_graphs: Path, workers: int | None, source: Path | None) -> dict[str, object]:
+    """One `contrastgen verify --json` in a child process: its figures and the report's digest."""
+    exe = shutil.which("contrastgen", path=str(Path(sys.executable).parent)) or "contrastgen"
+    cmd = [exe, "verify", str(out), "--scene-graphs", str(scene_graphs), "--json", "--no-progress"]
+    if workers:
+        cmd += ["--workers", str(workers)]
+    env = None if source is None else {**os.environ, "PYTHONPATH": str(source)}
+    with tempfile.TemporaryFile() as report:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=report, stderr=subprocess.PIPE, env=env)
+        sampler = TreeMemorySampler(proc.pid)
+        sampler.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        sampler.stop()
+        wall = time.perf_counter() - start
+        report.seek(0)
+        data = report.read()
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise SystemExit(f"contrastgen verify failed with exit code {code}: {proc.stderr.read().decode()[-2000:]}")
+    checked = data.split(b'"checked":', 1)[1].split(b",", 1)[0].strip() if b'"checked":' in data else b"?"
+    return {"wall_s": round(wall, 1), "cpu_user_s": round(usage.ru_utime, 1), "cpu_sys_s": round(usage.ru_stime, 1),
+            "peak_rss_child_gib": round(usage.ru_maxrss / 2**20, 2), "peak_pss_tree_gib": round(sampler.peak_kib / 2**20, 2),
+            "checked": checked.decode(), "ok": code == 0, "report_sha256": hashlib.sha256(data).hexdigest()[:16],
+            "workers": workers or "default", "host_probe_s": host_probe(), "machine": machine()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--images", type=int, default=10000)
     ap.add_argument("--per-image", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, help="time `contrastgen verify` on this generated output instead")
+    ap.add_argument("--scene-graphs", type=Path, help="the graphs of --out's run")
+    ap.add_argument("--workers", type=int, help="passed to contrastgen verify (default: its own)")
+    ap.add_argument("--source", type=Path, help="run this checkout's code (a `git archive` of a revision)")
     args = ap.parse_args()
+    if args.out is not None:
+        if args.scene_graphs is None:
+            ap.error("--out needs --scene-graphs")
+        result = run_command(args.out, args.scene_graphs, args.workers, args.source)
+        print(" ".join(f"{k}={v}" for k, v in result.items()), flush=True)
+        return
     with tempfile.TemporaryDirectory() as d:
         out, sg, n = build(Path(d), args.images, args.per_image, args.seed)
         t0 = time.perf_counter()
@@ -146,8 +197,10 @@ def main() -> None:
         report = verify_contrast_sets(records, graphs)
         t2, c2 = time.perf_counter(), time.process_time()
     # CPU time as well as wall time: on a shared machine the wall clock also measures the neighbours.
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print(f"{n} perturbations over {args.images} images: load {t1 - t0:.2f} s, "
           f"verify {t2 - t1:.2f} s wall / {c2 - c1:.2f} s CPU ({n / (c2 - c1):,.0f} perturbations per CPU-s); "
+          f"peak RSS {peak:.2f} GiB (this process, the set built here included); host probe {host_probe()} s; "
           f"ok={report.ok} failures={len(report.failures)}")
     if not report.ok:  # a figure from a run that did not check valid data is no figure
         for f in report.failures[:5]:

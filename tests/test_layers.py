@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     CORE: set(),
     "datasets": {CORE},
     "parallel": {CORE},
-    "verify": {CORE, "datasets"},
+    "verify": {CORE, "datasets", "parallel"},
     "language": {CORE},
     "scene": {CORE, "datasets", "language"},
     "perturb": {CORE},

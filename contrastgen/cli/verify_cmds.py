@@ -10,9 +10,11 @@ from pathlib import Path
 
 import click
 
+from contrastgen.cli.backend_option import backend_from, backend_option
 from contrastgen.cli.options import no_progress_option
 from contrastgen.datasets.clevr import load_any_scene_graphs
 from contrastgen.jsonio import dumps
+from contrastgen.parallel.backend import default_workers
 from contrastgen.records import (
     VerifyReport,
     caption_file,
@@ -22,8 +24,8 @@ from contrastgen.records import (
     read_contrast_records,
 )
 from contrastgen.terminal.progress import counted, line_count, progress
-from contrastgen.verify.checker import verify_contrast_sets
 from contrastgen.verify.rules import load_rules
+from contrastgen.verify.sharded import verify_contrast_file
 
 
 def register(group: click.Group) -> None:
@@ -38,8 +40,12 @@ def register(group: click.Group) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--show", default=10, show_default=True, type=click.IntRange(min=0),
               help="How many failures to list in the text summary.")
+@click.option("--workers", default=None, type=click.IntRange(1, 64),
+              help="Worker processes checking the shards of a contrast set (default: CPUs); the report is the same.")
+@backend_option
 @no_progress_option
-def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int, no_progress: bool) -> None:
+def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int, workers: int | None, backend: str,
+               address: str | None, no_progress: bool) -> None:
     """Re-check every perturbation in OUT_DIR/contrast_sets.jsonl from its evidence and the graphs.
 
     OUT_DIR may also be a contrast_sets.jsonl file itself (e.g. a filtered copy), a GQA
@@ -76,10 +82,10 @@ def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int, no_p
         return
     path = contrast_file(out_dir)
     records = read_contrast_records(path)  # fails on a missing or empty file before the slow graph load
-    graphs = load_any_scene_graphs(scene_graphs)
     rules = load_rules()
     with progress("verifying", line_count(path), enabled=not no_progress) as advance:
-        report = verify_contrast_sets(counted(records, advance), graphs, rules=rules)
+        report = verify_contrast_file(records, path, scene_graphs, rules=rules, backend=backend_from(backend, address),
+                                      workers=workers or default_workers(), advance=advance)
     _report(report, path, rules.unannotated_prone_source, as_json, show, "perturbations")
 
 

@@ -310,35 +310,71 @@ def _same_except(a: dict[str, Any], b: dict[str, Any], key: str) -> bool:
 
 def change_problem(kind: str, pos: dict[str, Any], neg: dict[str, Any]) -> str | None:
     """Why the negative is not the kind's change of the positive, or None."""
-    pp, np_ = pos["phrases"], neg["phrases"]
-    same_frame = pos["shape"] == neg["shape"] and pos.get("relation") == neg.get("relation") and len(pp) == len(np_)
-    definite = pp[0]["determiner"] == "the"
-    if kind in ("aro_relation", "aro_attribute") and not definite or kind not in ("aro_relation", "aro_attribute") and definite:
+    definite = pos["phrases"][0]["determiner"] == "the"
+    if (kind in _ARO_KINDS) != definite:
         return "ARO's kinds, and only they, say 'the'"
-    if kind in ("replace_obj", "replace_att"):
-        key = "noun" if kind == "replace_obj" else "attribute"
-        changed = [i for i, (a, b) in enumerate(zip(pp, np_, strict=False)) if a != b]
-        if not same_frame or len(changed) != 1 or not _same_except(pp[changed[0]], np_[changed[0]], key) \
-                or pp[changed[0]][key] == np_[changed[0]][key] or not np_[changed[0]][key]:
-            return f"not one phrase's {key} replaced"
-    elif kind == "replace_rel":
-        if pos["shape"] != "relation" or neg["shape"] != "relation" or pp != np_ or pos["relation"] == neg["relation"]:
-            return "not the relation replaced"
-    elif kind in ("swap_obj", "aro_relation"):
-        if pos["shape"] != "relation" or not same_frame or np_ != pp[::-1] or pp[0] == pp[1]:
-            return "not the two phrases swapped"
-    elif kind in ("swap_att", "aro_attribute"):
-        if not same_frame or len(pp) != 2 or pp[0]["attribute"] == pp[1]["attribute"] \
-                or [p["noun"] for p in pp] != [p["noun"] for p in np_] \
-                or [p["attribute"] for p in np_] != [p["attribute"] for p in pp][::-1]:
-            return "not the two attributes swapped"
-    elif kind == "add_obj":
-        return _added_object(pos, neg)
-    elif kind == "add_att":
-        return _added_attribute(pp, np_, same_frame)
-    else:
+    check = _CHANGES.get(kind)
+    if check is None:
         return f"unknown kind {kind!r}"
+    return check(kind, pos, neg)
+
+
+_ARO_KINDS = ("aro_relation", "aro_attribute")
+
+
+def _same_frame(pos: dict[str, Any], neg: dict[str, Any]) -> bool:
+    """The same shape, relation and number of phrases: only what the kind changes may differ."""
+    return pos["shape"] == neg["shape"] and pos.get("relation") == neg.get("relation") \
+        and len(pos["phrases"]) == len(neg["phrases"])
+
+
+def _replaced_in_phrase(kind: str, pos: dict[str, Any], neg: dict[str, Any]) -> str | None:
+    """replace_obj, replace_att: one phrase's noun (attribute) is another, all else the same."""
+    pp, np_ = pos["phrases"], neg["phrases"]
+    key = "noun" if kind == "replace_obj" else "attribute"
+    changed = [i for i, (a, b) in enumerate(zip(pp, np_, strict=False)) if a != b]
+    if not _same_frame(pos, neg) or len(changed) != 1 or not _same_except(pp[changed[0]], np_[changed[0]], key) \
+            or pp[changed[0]][key] == np_[changed[0]][key] or not np_[changed[0]][key]:
+        return f"not one phrase's {key} replaced"
     return None
+
+
+def _replaced_relation(kind: str, pos: dict[str, Any], neg: dict[str, Any]) -> str | None:
+    if pos["shape"] != "relation" or neg["shape"] != "relation" or pos["phrases"] != neg["phrases"] \
+            or pos["relation"] == neg["relation"]:
+        return "not the relation replaced"
+    return None
+
+
+def _swapped_phrases(kind: str, pos: dict[str, Any], neg: dict[str, Any]) -> str | None:
+    """swap_obj, aro_relation: the relation's two phrases exchanged."""
+    pp, np_ = pos["phrases"], neg["phrases"]
+    if pos["shape"] != "relation" or not _same_frame(pos, neg) or np_ != pp[::-1] or pp[0] == pp[1]:
+        return "not the two phrases swapped"
+    return None
+
+
+def _swapped_attributes(kind: str, pos: dict[str, Any], neg: dict[str, Any]) -> str | None:
+    """swap_att, aro_attribute: two phrases' attributes exchanged, their nouns kept."""
+    pp, np_ = pos["phrases"], neg["phrases"]
+    if not _same_frame(pos, neg) or len(pp) != 2 or pp[0]["attribute"] == pp[1]["attribute"] \
+            or [p["noun"] for p in pp] != [p["noun"] for p in np_] \
+            or [p["attribute"] for p in np_] != [p["attribute"] for p in pp][::-1]:
+        return "not the two attributes swapped"
+    return None
+
+
+_CHANGES: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], str | None]] = {
+    "replace_obj": _replaced_in_phrase,
+    "replace_att": _replaced_in_phrase,
+    "replace_rel": _replaced_relation,
+    "swap_obj": _swapped_phrases,
+    "aro_relation": _swapped_phrases,
+    "swap_att": _swapped_attributes,
+    "aro_attribute": _swapped_attributes,
+    "add_obj": lambda kind, pos, neg: _added_object(pos, neg),
+    "add_att": lambda kind, pos, neg: _added_attribute(pos["phrases"], neg["phrases"], _same_frame(pos, neg)),
+}
 
 
 def _added_object(pos: dict[str, Any], neg: dict[str, Any]) -> str | None:

@@ -25,8 +25,9 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import regex
 
@@ -90,45 +91,117 @@ def verify_contrast_sets(records: Iterable[dict], scene_graphs: dict[str, dict],
                          rules: VerifyRules | None = None) -> VerifyReport:
     """Check every record and perturbation of a `contrast_sets.jsonl` stream against the graphs."""
     rules = rules or load_rules()
-    indexes = _IndexCache(scene_graphs)
+    indexes = IndexCache(scene_graphs)
     report = VerifyReport(checked=0, check_order=CHECKS)
-    seen_records: set[tuple[str, str]] = set()
-    seen_perturbations: set[str] = set()
+    seen = SeenInStream()
     for n, record in enumerate(records, 1):
-        if not isinstance(record, dict):
-            report.failures.append(Failure(f"record {n}", None, "record is not a JSON object", STRUCTURE))
-            continue
-        qid = record.get("question_id")
-        qid = str(qid) if isinstance(qid, (str, int)) and not isinstance(qid, bool) else f"record {n}"
-        perturbations = record.get("perturbations")
-        if not isinstance(perturbations, list) or not perturbations:
-            report.failures.append(Failure(qid, None, "record has no list of perturbations", STRUCTURE))
-            continue
-        report.checked += len(perturbations)
-        problems = _record_problems(record, qid, seen_records, rules)
-        image_id = record.get("image_id")
-        graph = indexes.get(str(image_id)) if isinstance(image_id, (str, int)) else None
-        if graph is None:
-            problems.append((IMAGE, f"image {image_id!r} is not among the scene graphs"))
-        report.failures.extend(Failure(qid, None, message, check) for check, message in problems)
-        if graph is None or not isinstance(record.get("answer"), str):
-            continue
-        for i, p in enumerate(perturbations, 1):
-            pid = p.get("question_id") if isinstance(p, dict) else None
-            pid = pid if isinstance(pid, str) else f"perturbation {i}"
-            try:  # inline rather than a context manager: this is the per-perturbation hot path
-                found = _perturbation_problems(p, record["answer"], graph, rules, record)
-            except _GRAPH_ERRORS:
-                validate_scene_graph(str(image_id), scene_graphs[str(image_id)])
-                raise
-            # CLEVR perturbations are program edits and are numbered as the program path's are
-            template = "program" if record.get("dataset") == "clevr" else record.get("template")
-            found += _identity_problems(p, qid, pid, template, seen_perturbations, rules)
-            if isinstance(p, dict) and "group" in p:  # `generate --groups`: its four cells, re-proven
-                report.groups += 1
-                found += group_problems(record, p, indexes.get, rules)
-            report.failures.extend(Failure(qid, pid, message, check) for check, message in found)
+        checked = check_record(n, record, indexes, rules, seen)
+        report.checked += checked.perturbations
+        report.groups += checked.groups
+        report.failures.extend(checked.failures)
     return report
+
+
+@dataclass
+class RecordChecked:
+    """What checking one record found: its perturbations and groups counted, its failures."""
+
+    perturbations: int = 0
+    groups: int = 0
+    failures: list[Failure] = field(default_factory=list)
+
+
+class Seen(Protocol):
+    """Whether a record's (question, template) or a perturbation's id was given earlier in the
+    file: ids are unique across the whole file, whichever part of it a caller checks."""
+
+    def record_repeated(self, n: int, key: tuple[str, str]) -> bool: ...
+
+    def perturbation_repeated(self, n: int, i: int, pid: str) -> bool: ...
+
+
+class SeenInStream:
+    """`Seen` for a caller that checks every record, in file order: the keys and ids so far."""
+
+    def __init__(self) -> None:
+        self.records: set[tuple[str, str]] = set()
+        self.perturbations: set[str] = set()
+
+    def record_repeated(self, n: int, key: tuple[str, str]) -> bool:
+        repeated = key in self.records
+        self.records.add(key)
+        return repeated
+
+    def perturbation_repeated(self, n: int, i: int, pid: str) -> bool:
+        repeated = pid in self.perturbations
+        self.perturbations.add(pid)
+        return repeated
+
+
+def record_id(record: dict[str, Any], n: int) -> str:
+    """The record's question id as its failures name it; `record n` where it has none."""
+    qid = record.get("question_id")
+    return str(qid) if isinstance(qid, (str, int)) and not isinstance(qid, bool) else f"record {n}"
+
+
+def record_key(record: dict[str, Any], n: int) -> tuple[str, str]:
+    """One record per (question, template): the key a repeat is found by."""
+    return record_id(record, n), str(record.get("template"))
+
+
+def image_of(record: dict[str, Any]) -> str | None:
+    """The image id a record's graph is looked up by (None: it names none)."""
+    image_id = record.get("image_id")
+    return str(image_id) if isinstance(image_id, (str, int)) else None
+
+
+def identity_checked(record: dict[str, Any], has_graph: bool) -> list[tuple[int, str]]:
+    """(index from 1, id) of the perturbations whose ids are checked for repeats: those of a
+    record whose graph is there and whose answer is a string, each an object with a string id."""
+    if not has_graph or not isinstance(record.get("answer"), str):
+        return []
+    return [(i, p["question_id"]) for i, p in enumerate(record["perturbations"], 1)
+            if isinstance(p, dict) and isinstance(p.get("question_id"), str)]
+
+
+def check_record(n: int, record: Any, indexes: IndexCache, rules: VerifyRules, seen: Seen) -> RecordChecked:
+    """Every failure of the `n`th record of a file (from 1) and its perturbations, in the order
+    the report lists them."""
+    out = RecordChecked()
+    if not isinstance(record, dict):
+        out.failures.append(Failure(f"record {n}", None, "record is not a JSON object", STRUCTURE))
+        return out
+    qid = record_id(record, n)
+    perturbations = record.get("perturbations")
+    if not isinstance(perturbations, list) or not perturbations:
+        out.failures.append(Failure(qid, None, "record has no list of perturbations", STRUCTURE))
+        return out
+    out.perturbations = len(perturbations)
+    problems = _record_problems(record, qid, seen.record_repeated(n, record_key(record, n)), rules)
+    image_id = record.get("image_id")
+    graph = indexes.get(str(image_id)) if isinstance(image_id, (str, int)) else None
+    if graph is None:
+        problems.append((IMAGE, f"image {image_id!r} is not among the scene graphs"))
+    out.failures.extend(Failure(qid, None, message, check) for check, message in problems)
+    if graph is None or not isinstance(record.get("answer"), str):
+        return out
+    for i, p in enumerate(perturbations, 1):
+        pid = p.get("question_id") if isinstance(p, dict) else None
+        pid = pid if isinstance(pid, str) else f"perturbation {i}"
+        try:  # inline rather than a context manager: this is the per-perturbation hot path
+            found = _perturbation_problems(p, record["answer"], graph, rules, record)
+        except _GRAPH_ERRORS:
+            validate_scene_graph(str(image_id), indexes.graph(str(image_id)))
+            raise
+        # CLEVR perturbations are program edits and are numbered as the program path's are
+        template = "program" if record.get("dataset") == "clevr" else record.get("template")
+        found += _identity_problems(p, qid, pid, template, lambda pid, i=i: seen.perturbation_repeated(n, i, pid),
+                                    rules)
+        if isinstance(p, dict) and "group" in p:  # `generate --groups`: its four cells, re-proven
+            out.groups += 1
+            found += group_problems(record, p, indexes.get, rules)
+        out.failures.extend(Failure(qid, pid, message, check) for check, message in found)
+    return out
 
 
 def perturbation_problems(p: Any, record: dict[str, Any], graph: GraphIndex,
@@ -139,12 +212,16 @@ def perturbation_problems(p: Any, record: dict[str, Any], graph: GraphIndex,
     return _perturbation_problems(p, str(record.get("answer", "")), graph, rules, record)
 
 
-class _IndexCache:
+class IndexCache:
     """GraphIndex per image, built on first use; bounded so a 75k-image run stays small."""
 
-    def __init__(self, scene_graphs: dict[str, dict[str, Any]]):
+    def __init__(self, scene_graphs: Mapping[str, dict[str, Any]]):
         self._graphs = scene_graphs
         self._cache: OrderedDict[str, GraphIndex] = OrderedDict()
+
+    def graph(self, image_id: str) -> dict[str, Any]:
+        """The graph itself, as given (for the validator to say what is wrong with it)."""
+        return self._graphs[image_id]
 
     def get(self, image_id: str) -> GraphIndex | None:
         hit = self._cache.get(image_id)
@@ -183,8 +260,7 @@ def _graph_errors_as_input_errors(image_id: str, graph: Any) -> Iterator[None]:
         raise
 
 
-def _record_problems(record: dict[str, Any], qid: str, seen: set[tuple[str, str]],
-                     rules: VerifyRules) -> list[Problem]:
+def _record_problems(record: dict[str, Any], qid: str, repeated: bool, rules: VerifyRules) -> list[Problem]:
     """One record per (question, template): two templates may perturb the same question."""
     problems = []
     template = record.get("template")
@@ -196,10 +272,8 @@ def _record_problems(record: dict[str, Any], qid: str, seen: set[tuple[str, str]
             problems.append((STRUCTURE, f"template {template!r} is not the record's family file"))
     elif rules.template_suffixes and template not in rules.template_suffixes:
         problems.append((STRUCTURE, f"template {template!r} is not in rules/templates.json"))
-    key = (qid, str(template))
-    if key in seen:
+    if repeated:
         problems.append((IDS, f"question {qid} has more than one record for template {template!r}"))
-    seen.add(key)
     if not isinstance(record.get("answer"), str):
         problems.append((STRUCTURE, "record has no original 'answer' to differ from"))
     if not isinstance(record.get("question"), str):
@@ -212,15 +286,14 @@ def _record_problems(record: dict[str, Any], qid: str, seen: set[tuple[str, str]
     return problems
 
 
-def _identity_problems(p: Any, qid: str, pid: str, template: Any, seen: set[str],
+def _identity_problems(p: Any, qid: str, pid: str, template: Any, repeated: Callable[[str], bool],
                        rules: VerifyRules) -> list[Problem]:
     """Ids are `<qid>_<template suffix><rank>` (docs/output-formats.md) and unique across the whole file."""
     if not isinstance(p, dict) or not isinstance(p.get("question_id"), str):
         return [(IDS, "perturbation has no string 'question_id'")]
     problems = []
-    if pid in seen or pid == qid:
+    if repeated(pid) or pid == qid:
         problems.append((IDS, f"perturbation question id {pid} is not unique"))
-    seen.add(pid)
     rank = p.get("rank")
     suffix = rules.template_suffixes.get(template) if isinstance(template, str) else None
     if suffix is not None:

@@ -24,7 +24,7 @@ Checks, each a failure of its own:
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -121,50 +121,88 @@ def run_program(program: list[dict[str, Any]], objects: Mapping[str, Mapping[str
     for n, node in enumerate(program):
         kind, args = node["type"], [out[i] for i in node["inputs"]]
         value = (node.get("value_inputs") or [None])[0]
-        if kind == "scene":
-            result: Any = list(range(scene.n))
-        elif kind in ("unique", "uniquepart"):
-            if len(args[0]) != 1:
-                raise ProgramFails(f"node {n} ({kind}) denotes {len(args[0])} things, not one")
-            result = args[0][0]
-        elif kind.startswith(("filter_", "partfilter_")):
-            attribute = kind.split("_", 1)[1]
-            if not _is_filter_value(attribute, value):
-                raise ProgramFails(f"node {n} ({kind}) holds {value!r}, no {attribute} value")
-            result = [x for x in args[0] if scene.matches(x, attribute, value)]
-        elif kind == "relate":
-            result = sorted(scene.rel.get((_RELATIONS[value], args[0]), ()))
-        elif kind.startswith("same_"):
-            attribute = kind[5:]
-            result = [j for j in range(scene.n) if j != args[0] and scene.attrs[j][attribute] == scene.attrs[args[0]][attribute]]
-        elif kind.startswith(("query_", "partquery_")):
-            attribute = kind.split("_", 1)[1]
-            target = args[0]
-            if isinstance(target, list):
-                result = target[1] if attribute == "partname" else scene.parts[target[0]][target[1]][attribute]
-            else:
-                result = scene.attrs[target][attribute]
-        elif kind == "object2part":
-            objs = args[0] if isinstance(args[0], list) else [args[0]]
-            result = [[o, name] for o in objs for name in _ordered_parts(scene, o)]
-        elif kind == "part2object":
-            parts = [args[0]] if args[0] and isinstance(args[0][0], int) else args[0]
-            result = sorted({p[0] for p in parts})
-        elif kind in ("union", "intersect"):
-            a, b = set(args[0]), set(args[1])
-            result = sorted(a | b if kind == "union" else a & b)
-        elif kind == "count":
-            result = len(args[0])
-        elif kind == "exist":
-            result = bool(args[0])
-        elif kind.startswith("equal_"):
-            result = args[0] == args[1]
-        elif kind in ("less_than", "greater_than"):
-            result = args[0] < args[1] if kind == "less_than" else args[0] > args[1]
-        else:
-            raise ProgramFails(f"node {n}: unknown function {kind!r}")
-        out.append(result)
+        out.append(_node_function(n, kind)(scene, n, kind, args, value))
     return out
+
+
+NodeFunction = Callable[[_Scene, int, str, list[Any], Any], Any]
+
+
+def _node_function(n: int, kind: Any) -> NodeFunction:
+    """The function a node's type names: by its whole name, or by the family its prefix names
+    ("filter_color" is a filter); anything else has no output here."""
+    function = None
+    if isinstance(kind, str):
+        function = _BY_TYPE.get(kind) or _BY_PREFIX.get(kind.partition("_")[0] + "_")
+    if function is None:
+        raise ProgramFails(f"node {n}: unknown function {kind!r}")
+    return function
+
+
+def _unique(scene: _Scene, n: int, kind: str, args: list[Any], value: Any) -> Any:
+    if len(args[0]) != 1:
+        raise ProgramFails(f"node {n} ({kind}) denotes {len(args[0])} things, not one")
+    return args[0][0]
+
+
+def _filter(scene: _Scene, n: int, kind: str, args: list[Any], value: Any) -> list[Any]:
+    attribute = kind.split("_", 1)[1]
+    if not _is_filter_value(attribute, value):
+        raise ProgramFails(f"node {n} ({kind}) holds {value!r}, no {attribute} value")
+    return [x for x in args[0] if scene.matches(x, attribute, value)]
+
+
+def _same(scene: _Scene, n: int, kind: str, args: list[Any], value: Any) -> list[int]:
+    attribute, attrs = kind[5:], scene.attrs
+    return [j for j in range(scene.n) if j != args[0] and attrs[j][attribute] == attrs[args[0]][attribute]]
+
+
+def _query(scene: _Scene, n: int, kind: str, args: list[Any], value: Any) -> Any:
+    attribute = kind.split("_", 1)[1]
+    target = args[0]
+    if isinstance(target, list):  # a part: [object, name]
+        return target[1] if attribute == "partname" else scene.parts[target[0]][target[1]][attribute]
+    return scene.attrs[target][attribute]
+
+
+def _object2part(scene: _Scene, n: int, kind: str, args: list[Any], value: Any) -> list[list[Any]]:
+    objs = args[0] if isinstance(args[0], list) else [args[0]]
+    return [[o, name] for o in objs for name in _ordered_parts(scene, o)]
+
+
+def _part2object(scene: _Scene, n: int, kind: str, args: list[Any], value: Any) -> list[int]:
+    parts = [args[0]] if args[0] and isinstance(args[0][0], int) else args[0]
+    return sorted({p[0] for p in parts})
+
+
+def _set_operation(scene: _Scene, n: int, kind: str, args: list[Any], value: Any) -> list[Any]:
+    a, b = set(args[0]), set(args[1])
+    return sorted(a | b if kind == "union" else a & b)
+
+
+_BY_TYPE: dict[str, NodeFunction] = {
+    "scene": lambda scene, n, kind, args, value: list(range(scene.n)),
+    "unique": _unique,
+    "uniquepart": _unique,
+    "relate": lambda scene, n, kind, args, value: sorted(scene.rel.get((_RELATIONS[value], args[0]), ())),
+    "object2part": _object2part,
+    "part2object": _part2object,
+    "union": _set_operation,
+    "intersect": _set_operation,
+    "count": lambda scene, n, kind, args, value: len(args[0]),
+    "exist": lambda scene, n, kind, args, value: bool(args[0]),
+    "less_than": lambda scene, n, kind, args, value: args[0] < args[1],
+    "greater_than": lambda scene, n, kind, args, value: args[0] > args[1],
+}
+# families of node types, by the prefix before the first "_" ("filter_color", "partquery_partname")
+_BY_PREFIX: dict[str, NodeFunction] = {
+    "filter_": _filter,
+    "partfilter_": _filter,
+    "same_": _same,
+    "query_": _query,
+    "partquery_": _query,
+    "equal_": lambda scene, n, kind, args, value: args[0] == args[1],
+}
 
 
 def _ordered_parts(scene: _Scene, obj: int) -> list[str]:

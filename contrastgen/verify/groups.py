@@ -31,13 +31,18 @@ from contrastgen.verify.clevr import (
 from contrastgen.verify.facts import check_fact
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex
 from contrastgen.verify.program import execute_program_steps
+from contrastgen.verify.program_arguments import (
+    REFERENCE_OPERATIONS,
+    listed_ids,
+    operation_of,
+    split_listed,
+)
 from contrastgen.verify.program_edits import left_out_problems, said_as_the
 from contrastgen.verify.rules import VerifyRules
 
 GROUP = "group"  # the check's name in the report
 KINDS = ("swap", "differs")
 CELL_SUFFIXES = ("_gq", "_gp")
-_REFERENCES = ("select", "relate", "verify rel", "choose rel")
 
 Problem = tuple[str, str]
 
@@ -142,7 +147,7 @@ def presupposed(semantic: list[Any]) -> set[int]:
     out = said_as_the(semantic)
     for j in range(len(semantic) - 1, -1, -1):
         step = semantic[j] if isinstance(semantic[j], dict) else {}
-        operation = " ".join(str(step.get("operation", "")).split())
+        operation = operation_of(step)
         if operation == "relate" or (j in out and operation.split(" ")[0] in ("filter", "relate")):
             out.update(d for d in (step.get("dependencies") or ()) if isinstance(d, int) and 0 <= d < j)
     return out
@@ -192,10 +197,8 @@ def _listed_counts(program: list[Any]) -> list[int | None]:
     out: list[int | None] = []
     for step in program:
         operation, argument, deps = _without_ids(step)
-        listed = str(step.get("argument", "")).strip()
-        if operation in ("select", "relate") and listed.endswith(")") and "(" in listed:
-            ids = [i.strip() for i in listed[:-1].rpartition("(")[2].split(",") if i.strip() not in ("", "-")]
-            out.append(len(ids) or None)
+        if operation in ("select", "relate") and split_listed(str(step.get("argument", "")))[1] is not None:
+            out.append(len(listed_ids(str(step.get("argument", "")))) or None)
         elif operation.startswith("filter") and deps and deps[0] < len(out):
             out.append(out[deps[0]])
         else:
@@ -204,10 +207,10 @@ def _listed_counts(program: list[Any]) -> list[int | None]:
 
 
 def _without_ids(step: Any) -> tuple[str, str, tuple[int, ...]]:
+    operation = operation_of(step)
     argument = str(step.get("argument", "")).strip()
-    operation = " ".join(str(step.get("operation", "")).split())
-    if operation in _REFERENCES and argument.endswith(")") and "(" in argument:
-        argument = argument[:-1].rpartition("(")[0].strip()
+    if operation in REFERENCE_OPERATIONS:
+        argument = split_listed(argument)[0]
     return operation, argument, tuple(step.get("dependencies") or ())
 
 
@@ -215,4 +218,4 @@ def _by_name(step: dict[str, Any]) -> dict[str, Any]:
     """The step with its reference as the words say it: every object the name denotes."""
     operation, argument, _ = _without_ids(step)
     listed = str(step.get("argument", "")).strip().endswith(")")
-    return {**step, "argument": f"{argument} (-)"} if operation in _REFERENCES and listed else step
+    return {**step, "argument": f"{argument} (-)"} if operation in REFERENCE_OPERATIONS and listed else step

@@ -72,6 +72,23 @@ def _rows(text: str) -> list[list[str]]:
 
 def parse_nouns(nouns_tsv: str, may_denote_tsv: str | None, aliases_tsv: str | None = None,
                 person_facets_tsv: str | None = None) -> NounTable:
+    rows, by_name = _noun_rows(nouns_tsv, aliases_tsv)
+    by_plural, strict = _strict_names(rows, by_name)
+    forms_of: dict[str, set[str]] = {}
+    for name, c in by_name.items():
+        forms_of.setdefault(c, set()).add(name)
+    for plural, c in by_plural.items():
+        forms_of.setdefault(c, set()).add(plural)
+    loose, undecidable = _may_denote(may_denote_tsv or "", by_name, by_plural, forms_of)
+    _people_may_denote(person_facets_tsv or "", by_name, forms_of, loose)
+    return NounTable(by_name, by_plural, {k: frozenset(v) for k, v in strict.items()},
+                     {k: frozenset(v) for k, v in loose.items()}, frozenset(undecidable),
+                     "rules/" + "/".join(_MAY_DENOTE) if may_denote_tsv is not None else None)
+
+
+def _noun_rows(nouns_tsv: str, aliases_tsv: str | None) -> tuple[list[list[str]], dict[str, str]]:
+    """nouns.tsv's rows (name, plural, canonical, -, kinds), each alias a row of its own, and the
+    canonical of every name."""
     rows = [cols for cols in _rows(nouns_tsv) if len(cols) >= 5]
     by_name: dict[str, str] = {cols[0]: cols[2] for cols in rows}
     # "handlebar" is another form of "handlebars": a name of its kind, as nouns.tsv's own forms are,
@@ -81,6 +98,12 @@ def parse_nouns(nouns_tsv: str, may_denote_tsv: str | None, aliases_tsv: str | N
         if len(cols) >= 2 and cols[1] in by_name and cols[0] not in by_name:
             rows.append([cols[0], cols[0], by_name[cols[1]], "-", kinds_of.get(cols[1], "-")])
             by_name[cols[0]] = by_name[cols[1]]
+    return rows, by_name
+
+
+def _strict_names(rows: list[list[str]], by_name: dict[str, str]) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """The canonical of every plural, and the names that denote each canonical: its forms and
+    those of every kind below it."""
     by_plural: dict[str, str] = {}
     strict: dict[str, set[str]] = {}
     for cols in rows:
@@ -90,14 +113,16 @@ def parse_nouns(nouns_tsv: str, may_denote_tsv: str | None, aliases_tsv: str | N
         forms = {name} | ({plural} if by_name.get(plural, canonical) == canonical else set())
         for target in {canonical} | ({k.strip() for k in kinds.split(",")} if kinds != "-" else set()):
             strict.setdefault(target, set()).update(forms)
-    forms_of: dict[str, set[str]] = {}
-    for name, c in by_name.items():
-        forms_of.setdefault(c, set()).add(name)
-    for plural, c in by_plural.items():
-        forms_of.setdefault(c, set()).add(plural)
+    return by_plural, strict
+
+
+def _may_denote(text: str, by_name: dict[str, str], by_plural: dict[str, str],
+                forms_of: dict[str, set[str]]) -> tuple[dict[str, set[str]], set[str]]:
+    """may_denote.tsv: the names each canonical may denote, and those whose absence it cannot
+    decide ("?")."""
     loose: dict[str, set[str]] = {}
     undecidable: set[str] = set()
-    for cols in _rows(may_denote_tsv or ""):
+    for cols in _rows(text):
         if len(cols) < 2:
             continue
         c = by_name.get(cols[0]) or by_plural.get(cols[0]) or cols[0]
@@ -107,18 +132,20 @@ def parse_nouns(nouns_tsv: str, may_denote_tsv: str | None, aliases_tsv: str | N
         for other in (n.strip() for n in cols[1].split(",") if n.strip()):
             oc = by_name.get(other) or by_plural.get(other)
             loose.setdefault(c, set()).update(forms_of.get(oc, {other}) if oc else {other})
-    # people cross-classify (person_facets.tsv): a people noun may denote every other whose gender
-    # and age do not exclude it ("catchers" may be the man in the picture; "women" never)
-    facets = {cols[0]: (cols[1], cols[2]) for cols in _rows(person_facets_tsv or "") if len(cols) >= 3}
+    return loose, undecidable
+
+
+def _people_may_denote(text: str, by_name: dict[str, str], forms_of: dict[str, set[str]],
+                       loose: dict[str, set[str]]) -> None:
+    """People cross-classify (person_facets.tsv): a people noun may denote every other whose
+    gender and age do not exclude it ("catchers" may be the man in the picture; "women" never)."""
+    facets = {cols[0]: (cols[1], cols[2]) for cols in _rows(text) if len(cols) >= 3}
     for word, mine in facets.items():
         c = by_name.get(word) or word
         for other, theirs in facets.items():
             if other != word and all(x == "-" or y == "-" or x == y for x, y in zip(mine, theirs, strict=True)):
                 oc = by_name.get(other) or other
                 loose.setdefault(c, set()).update(forms_of.get(oc, {other}))
-    return NounTable(by_name, by_plural, {k: frozenset(v) for k, v in strict.items()},
-                     {k: frozenset(v) for k, v in loose.items()}, frozenset(undecidable),
-                     "rules/" + "/".join(_MAY_DENOTE) if may_denote_tsv is not None else None)
 
 
 @functools.lru_cache(maxsize=1)

@@ -52,37 +52,20 @@ stripped, as the generator reads them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex
 from contrastgen.verify.nouns import NounTable, load_nouns
+from contrastgen.verify.program_arguments import named, relation_parts
 from contrastgen.verify.rules import VerifyRules, normalize_name
 
 Value = set[str] | str
 
 
-def _named(arg: str) -> tuple[str, list[str] | None]:
-    """"cat (12,13)" -> ("cat", ["12", "13"]); "cat (-)" -> ("cat", None)."""
-    arg = arg.strip()
-    if not arg.endswith(")") or "(" not in arg:
-        raise EvidenceProblem(f"program argument {arg!r} does not name objects as 'name (ids)'")
-    body, _, inner = arg[:-1].rpartition("(")
-    ids = [i.strip() for i in inner.split(",") if i.strip()]
-    return body.strip(), None if ids in ([], ["-"]) else ids
-
-
 def _shade_of(a: str, b: str) -> bool:
     """The same value, or one a shade of the other ("light blue", "blue"): not an exclusion."""
     return a == b or b in a.split()[1:] or a in b.split()[1:] or b in a.split()[:-1] or a in b.split()[:-1]
-
-
-def _relation_parts(arg: str) -> tuple[str, str, str, list[str] | None]:
-    body, ids = _named(arg)
-    parts = [p.strip() for p in body.split(",")]
-    if len(parts) < 3 or parts[-1] not in ("s", "o"):
-        raise EvidenceProblem(f"program argument {arg!r} is not 'name,relation,s|o (ids)'")
-    return normalize_name(parts[0]), normalize_name(",".join(parts[1:-1])), parts[-1], ids
 
 
 class _Executor:
@@ -173,7 +156,7 @@ class _Executor:
         """The query a step's answer is about: its operation, objects and relation."""
         one = next(iter(ins[0])) if ins and isinstance(ins[0], set) and len(ins[0]) == 1 else ""
         if op == "verify rel":
-            name, rel, role, ids = _relation_parts(arg)
+            name, rel, role, ids = relation_parts(arg)
             other = ids[0] if ids else ""
             subject, obj = (other, one) if role == "s" else (one, other)
             return {"op": "relation", "subject": subject, "object": obj, "rel": rel}
@@ -182,7 +165,7 @@ class _Executor:
         if op in ("query", "choose hposition"):
             return {"op": "side", "object": one}
         if op == "exist" and deps and self.anchor[deps[0]] is not None:
-            rel = _relation_parts(str(self.step_args[deps[0]]))[1]
+            rel = relation_parts(str(self.step_args[deps[0]]))[1]
             return {"op": "exists_related", "object": self.anchor[deps[0]] or "", "rel": rel}
         if op in ("exist", "or", "and"):
             return {"op": "exists_any"}
@@ -190,69 +173,104 @@ class _Executor:
 
     def step(self, i: int, op: str, arg: str, ins: list[Value]) -> Value:
         what = f"program step {i} ({op}: {arg.strip()})"
-        if op == "select" and not ins:
-            name, ids = _named(arg)
-            name = normalize_name(name)
-            if ids is not None:
-                return self.listed(name, ids, what)
-            found = self.denoted(name)
-            if not found:
-                self.absent_ok(name, set(self.g.objects), what)
-            return found
-        if op.startswith("filter") and len(ins) == 1 and isinstance(ins[0], set):
-            value = normalize_name(arg)
-            negated = value.startswith("not(") and value.endswith(")")
-            value = value[4:-1].strip() if negated else value
-            kind = normalize_name(op.partition(" ")[2])
-            if kind in ("hposition", "vposition"):
-                if value != "middle" and any(self.g.position(o, kind) == "middle" for o in ins[0]):
-                    raise EvidenceProblem(f"{what}: a box in the middle band is neither {value!r} nor shown not to be")
-                return {o for o in ins[0] if (self.g.position(o, kind) == value) != negated}
-            kept = {o for o in ins[0] if (value in self.g.attributes_of(o)) != negated}
-            if not kept and not negated:  # "no object is white": each one must be shown not to be
-                for o in ins[0]:
-                    self.not_having(what, o, kind, value)
-            if negated:  # "the car that is not red": each one kept must be shown not to be
-                for o in kept:
-                    self.not_having(what, o, kind, value)
-            return kept
-        if op == "relate" and len(ins) == 1 and isinstance(ins[0], set):
-            name, rel, role, ids = _relation_parts(arg)
+        return _STEPS[_step_kind(op, arg)](self, what, op, arg, ins)
 
-            def related(c: str) -> bool:
-                return any(self.linked(c, rel, x) if role == "s" else self.linked(x, rel, c) for x in ins[0])
-            found = {c for c in self.denoted(name) if related(c)}
-            if ids is not None and not set(ids) <= found:
-                raise EvidenceProblem(f"{what}: listed ids {sorted(set(ids) - found)} are not so related")
-            if not found:
-                self.absent_ok(name, {c for c in self.denoted(name, loose=True) if related(c)}, what)
-            return found
-        if op == "exist" and len(ins) == 1 and isinstance(ins[0], set):
-            return "yes" if ins[0] else "no"
-        if op in ("or", "and") and len(ins) == 2 and all(isinstance(v, str) for v in ins):
-            yes = [v == "yes" for v in ins]
-            return "yes" if (any(yes) if op == "or" else all(yes)) else "no"
-        if op == "verify rel" and len(ins) == 1:
-            return self.verify_rel(what, arg, self.one(ins[0], what))
-        if op == "choose rel" and len(ins) == 1:
-            return self.choose_rel(what, arg, self.one(ins[0], what))
-        if (op == "query" and normalize_name(arg) in ("color", "hposition")
-                or op == "choose hposition") and len(ins) == 1:
-            oid = self.one(ins[0], what)
-            if op == "query" and normalize_name(arg) == "color":
-                colors = sorted(self.g.attributes_of(oid) & self.rules.colors)
-                if len(colors) != 1:
-                    raise EvidenceProblem(f"{what}: object {oid} has colours {colors}; one is needed")
-                return colors[0]
-            if self.g.position(oid, "hposition") == "middle":
-                raise EvidenceProblem(f"{what}: object {oid}'s box is in the middle band: no side is shown")
-            return self.g.side(oid)
-        if op.startswith(("same", "different")) or op == "common":
-            return self.compare(what, op, arg, ins)
-        if len(ins) == 1 and isinstance(ins[0], set) and (op in ("query", "verify", "choose")
-                                                           or op.startswith(("verify ", "choose "))):
-            return self.attribute_step(what, op, arg, ins[0])
-        raise EvidenceProblem(f"{what}: not an operation this executor runs on these inputs")
+    def cannot_run(self, what: str) -> EvidenceProblem:
+        return EvidenceProblem(f"{what}: not an operation this executor runs on these inputs")
+
+    def select_step(self, what: str, op: str, arg: str, ins: list[Value]) -> Value:
+        """`select: NAME (ids)`: the listed objects, or every object the name denotes."""
+        if ins:
+            raise self.cannot_run(what)
+        name, ids = named(arg)
+        name = normalize_name(name)
+        if ids is not None:
+            return self.listed(name, ids, what)
+        found = self.denoted(name)
+        if not found:
+            self.absent_ok(name, set(self.g.objects), what)
+        return found
+
+    def filter_step(self, what: str, op: str, arg: str, ins: list[Value]) -> Value:
+        """`filter TYPE: VALUE` (or `not(VALUE)`): the input objects that carry (lack) it."""
+        if len(ins) != 1 or not isinstance(ins[0], set):
+            raise self.cannot_run(what)
+        value = normalize_name(arg)
+        negated = value.startswith("not(") and value.endswith(")")
+        value = value[4:-1].strip() if negated else value
+        kind = normalize_name(op.partition(" ")[2])
+        if kind in ("hposition", "vposition"):
+            self.no_middle_box(what, ins[0], kind, value)
+            return {o for o in ins[0] if (self.g.position(o, kind) == value) != negated}
+        kept = {o for o in ins[0] if (value in self.g.attributes_of(o)) != negated}
+        # "no object is white": each one must be shown not to be; "the car that is not red": each
+        # one kept must be shown not to be
+        for o in (kept if negated else set() if kept else ins[0]):
+            self.not_having(what, o, kind, value)
+        return kept
+
+    def no_middle_box(self, what: str, objects: set[str], kind: str, value: str) -> None:
+        """A side asked of a box in the middle band is neither a yes nor a no."""
+        if value != "middle" and any(self.g.position(o, kind) == "middle" for o in objects):
+            raise EvidenceProblem(f"{what}: a box in the middle band is neither {value!r} nor shown not to be")
+
+    def relate_step(self, what: str, op: str, arg: str, ins: list[Value]) -> Value:
+        """`relate: NAME,REL,s|o (ids)`: the named objects so related to an input object."""
+        if len(ins) != 1 or not isinstance(ins[0], set):
+            raise self.cannot_run(what)
+        name, rel, role, ids = relation_parts(arg)
+
+        def related(c: str) -> bool:
+            return any(self.linked(c, rel, x) if role == "s" else self.linked(x, rel, c) for x in ins[0])
+        found = {c for c in self.denoted(name) if related(c)}
+        if ids is not None and not set(ids) <= found:
+            raise EvidenceProblem(f"{what}: listed ids {sorted(set(ids) - found)} are not so related")
+        if not found:
+            self.absent_ok(name, {c for c in self.denoted(name, loose=True) if related(c)}, what)
+        return found
+
+    def exist_step(self, what: str, op: str, arg: str, ins: list[Value]) -> Value:
+        if len(ins) != 1 or not isinstance(ins[0], set):
+            raise self.cannot_run(what)
+        return "yes" if ins[0] else "no"
+
+    def logic_step(self, what: str, op: str, arg: str, ins: list[Value]) -> Value:
+        """`or`, `and` of two answers."""
+        if len(ins) != 2 or not all(isinstance(v, str) for v in ins):
+            raise self.cannot_run(what)
+        yes = [v == "yes" for v in ins]
+        return "yes" if (any(yes) if op == "or" else all(yes)) else "no"
+
+    def relation_step(self, what: str, op: str, arg: str, ins: list[Value]) -> Value:
+        """`verify rel`, `choose rel` of the one input object."""
+        if len(ins) != 1:
+            raise self.cannot_run(what)
+        given = self.one(ins[0], what)
+        return self.verify_rel(what, arg, given) if op == "verify rel" else self.choose_rel(what, arg, given)
+
+    def color_or_side_step(self, what: str, op: str, arg: str, ins: list[Value]) -> Value:
+        """`query: color`: the one input object's one colour; `query: hposition`, `choose
+        hposition`: its side of the image."""
+        if len(ins) != 1:
+            raise self.cannot_run(what)
+        oid = self.one(ins[0], what)
+        if op == "query" and normalize_name(arg) == "color":
+            colors = sorted(self.g.attributes_of(oid) & self.rules.colors)
+            if len(colors) != 1:
+                raise EvidenceProblem(f"{what}: object {oid} has colours {colors}; one is needed")
+            return colors[0]
+        if self.g.position(oid, "hposition") == "middle":
+            raise EvidenceProblem(f"{what}: object {oid}'s box is in the middle band: no side is shown")
+        return self.g.side(oid)
+
+    def typed_step(self, what: str, op: str, arg: str, ins: list[Value]) -> Value:
+        """query TYPE, verify TYPE: V, choose TYPE: A|B (and their untyped forms) of the input."""
+        if len(ins) != 1 or not isinstance(ins[0], set):
+            raise self.cannot_run(what)
+        return self.attribute_step(what, op, arg, ins[0])
+
+    def unknown_step(self, what: str, op: str, arg: str, ins: list[Value]) -> Value:
+        raise self.cannot_run(what)
 
     def values(self, oid: str, kind: str) -> set[str]:
         """An object's values of one GQA attribute type; its name for `name`."""
@@ -272,66 +290,81 @@ class _Executor:
             raise EvidenceProblem(f"{what}: no object to ask")
         kind = normalize_name(arg) if op == "query" else normalize_name(op.partition(" ")[2])
         if op == "query":
-            answers = {frozenset(self.values(o, kind)) for o in objects}
-            if len(answers) != 1 or len(next(iter(answers))) != 1:
-                raise EvidenceProblem(f"{what}: the objects {sorted(objects)} do not have one {kind}")
-            return next(iter(next(iter(answers))))
-        if op == "verify":  # untyped ("verify: comfortable"): does every object carry the attribute?
-            value = normalize_name(arg)
-            held = {value in self.g.attributes_of(o) for o in objects}
-            if len(held) != 1:
-                raise EvidenceProblem(f"{what}: the objects disagree on {value!r}")
-            if held == {False}:
-                for o in objects:
-                    self.not_having(what, o, "", value)
-            return "yes" if held.pop() else "no"
+            return self.query_type(what, kind, objects)
+        if op == "verify":
+            return self.verify_untyped(what, normalize_name(arg), objects)
         if op.startswith("verify "):
-            value = normalize_name(arg)
-            if kind in ("hposition", "vposition") and value != "middle" and any(
-                    self.g.position(o, kind) == "middle" for o in objects):
-                raise EvidenceProblem(f"{what}: a box in the middle band is neither {value!r} nor shown not to be")
-            known = (self.rules.colors if kind == "color" else self.rules.attribute_types.get(kind, frozenset()))
-            if kind not in ("name", "hposition", "vposition") and value not in known:
-                raise EvidenceProblem(f"{what}: {value!r} is not a {kind} the rules know")
-            held = {value in self.values(o, kind) or (kind == "name" and o in self.denoted(value))
-                    for o in objects}
-            if len(held) != 1:
-                raise EvidenceProblem(f"{what}: the objects disagree on {value!r}")
-            if held == {False} and kind == "name":
-                self.not_named(what, objects, value)
-            if held == {False} and kind not in ("name", "hposition", "vposition"):
-                for o in objects:
-                    self.not_having(what, o, kind, value)
-            return "yes" if held.pop() else "no"
-        options = [normalize_name(x) for x in arg.split("|")]
-        if kind == "name":
-            holding = [x for x in options if objects <= self.denoted(x)]
-        elif not kind:  # an untyped choice: a name or any attribute
-            holding = [x for x in options if objects <= self.denoted(x)
-                       or all(x in self.g.attributes_of(o) for o in objects)]
-        else:
-            known = (self.rules.colors if kind == "color" else self.rules.attribute_types.get(kind, frozenset()))
-            if kind not in ("hposition", "vposition") and not set(options) <= known:
-                raise EvidenceProblem(f"{what}: {options} are not all {kind} values the rules know")
-            holding = [x for x in options if all(x in self.values(o, kind) for o in objects)]
+            return self.verify_typed(what, kind, normalize_name(arg), objects)
+        return self.choose(what, kind, [normalize_name(x) for x in arg.split("|")], objects)
+
+    def query_type(self, what: str, kind: str, objects: set[str]) -> str:
+        """`query: TYPE`: the one value of the type every input object has."""
+        answers = {frozenset(self.values(o, kind)) for o in objects}
+        if len(answers) != 1 or len(next(iter(answers))) != 1:
+            raise EvidenceProblem(f"{what}: the objects {sorted(objects)} do not have one {kind}")
+        return next(iter(next(iter(answers))))
+
+    def verify_untyped(self, what: str, value: str, objects: set[str]) -> str:
+        """`verify: comfortable`: does every object carry the attribute? A "no" must be shown."""
+        held = {value in self.g.attributes_of(o) for o in objects}
+        if len(held) != 1:
+            raise EvidenceProblem(f"{what}: the objects disagree on {value!r}")
+        if held == {False}:
+            for o in objects:
+                self.not_having(what, o, "", value)
+        return "yes" if held.pop() else "no"
+
+    def verify_typed(self, what: str, kind: str, value: str, objects: set[str]) -> str:
+        """`verify TYPE: V`: does every object have V as its TYPE (a name: in any sense of V)?"""
+        if kind in ("hposition", "vposition"):
+            self.no_middle_box(what, objects, kind, value)
+        elif kind != "name" and value not in self.known_values(kind):
+            raise EvidenceProblem(f"{what}: {value!r} is not a {kind} the rules know")
+        held = {value in self.values(o, kind) or (kind == "name" and o in self.denoted(value))
+                for o in objects}
+        if len(held) != 1:
+            raise EvidenceProblem(f"{what}: the objects disagree on {value!r}")
+        if held == {False}:
+            self.show_not(what, kind, objects, [value])
+        return "yes" if held.pop() else "no"
+
+    def known_values(self, kind: str) -> frozenset[str]:
+        """The values of a type the rules know (rules/attribute_types.tsv; colours: the lexicon's)."""
+        return self.rules.colors if kind == "color" else self.rules.attribute_types.get(kind, frozenset())
+
+    def choose(self, what: str, kind: str, options: list[str], objects: set[str]) -> str:
+        """`choose TYPE: A|B` (a name, a typed value, or untyped: either): the one option every
+        object holds, each other one shown not held."""
+        if kind not in ("", "name", "hposition", "vposition") and not set(options) <= self.known_values(kind):
+            raise EvidenceProblem(f"{what}: {options} are not all {kind} values the rules know")
+        holding = [x for x in options if self.holds(kind, x, objects)]
         if len(holding) != 1:
             raise EvidenceProblem(f"{what}: {len(holding)} of {options} hold")
+        self.show_not(what, kind, objects, [x for x in options if x != holding[0]])
+        return holding[0]
+
+    def holds(self, kind: str, option: str, objects: set[str]) -> bool:
+        """Does every object hold the option: a name it is, a value of its type, or (untyped) either?"""
         if kind == "name":
-            for x in options:
-                if x != holding[0]:
-                    self.not_named(what, objects, x)
-        if not kind:  # an option rejected must be neither a name of the objects nor an attribute of them
-            for x in options:
-                if x != holding[0]:
-                    self.not_named(what, objects, x)
+            return objects <= self.denoted(option)
+        if not kind:
+            return objects <= self.denoted(option) or all(option in self.g.attributes_of(o) for o in objects)
+        return all(option in self.values(o, kind) for o in objects)
+
+    def show_not(self, what: str, kind: str, objects: set[str], rejected: list[str]) -> None:
+        """Each rejected value shown not to be the objects': a name in no sense of the word, an
+        attribute by the graph (positions are read off the boxes)."""
+        if kind in ("", "name"):
+            for x in rejected:
+                self.not_named(what, objects, x)
+                if not kind:  # untyped: neither a name of the objects nor an attribute of them
                     for o in objects:
                         self.not_having(what, o, "", x)
-        if kind and kind not in ("name", "hposition", "vposition"):
+            return
+        if kind not in ("hposition", "vposition"):
             for o in objects:
-                for x in options:
-                    if x != holding[0]:
-                        self.not_having(what, o, kind, x)
-        return holding[0]
+                for x in rejected:
+                    self.not_having(what, o, kind, x)
 
     def compare(self, what: str, op: str, arg: str, ins: list[Value]) -> str:
         """same TYPE / different TYPE: yes or no; common: the one of colour, material and shape the
@@ -399,7 +432,7 @@ class _Executor:
     def choose_rel(self, what: str, arg: str, given: str) -> str:
         """Which of two relations holds between the input object and the one named object: one
         on its edge, the other refuted by the graph (as `verify rel`'s no); GQA's short answer."""
-        name, rels, role, ids = _relation_parts(arg)
+        name, rels, role, ids = relation_parts(arg)
         named = self.listed(name, ids, what) if ids is not None else self.denoted(name)
         other = self.one(named, what)
         subject, obj = (other, given) if role == "s" else (given, other)
@@ -417,7 +450,7 @@ class _Executor:
         return answer[:-3] if answer.endswith(" of") else answer
 
     def verify_rel(self, what: str, arg: str, given: str) -> str:
-        name, rel, role, ids = _relation_parts(arg)
+        name, rel, role, ids = relation_parts(arg)
         named = self.listed(name, ids, what) if ids is not None else self.denoted(name)
         other = self.one(named, what)
         subject, obj = (other, given) if role == "s" else (given, other)
@@ -433,6 +466,37 @@ class _Executor:
         if not (yes or no):
             raise EvidenceProblem(f"{what}: the graph says neither {rel!r} nor its opposite of {subject}, {obj}")
         return yes
+
+
+def _step_kind(op: str, arg: str) -> str:
+    """Which of the executor's steps runs an operation (GQA's names, read single-spaced)."""
+    if op.startswith("filter"):
+        return "filter"
+    if op in ("select", "relate", "exist", "or", "and", "verify rel", "choose rel"):
+        return op
+    if op == "query" and normalize_name(arg) in ("color", "hposition") or op == "choose hposition":
+        return "color or side"
+    if op.startswith(("same", "different")) or op == "common":
+        return "compare"
+    if op in ("query", "verify", "choose") or op.startswith(("verify ", "choose ")):
+        return "typed"
+    return "unknown"
+
+
+_STEPS: dict[str, Callable[[_Executor, str, str, str, list[Value]], Value]] = {
+    "select": _Executor.select_step,
+    "filter": _Executor.filter_step,
+    "relate": _Executor.relate_step,
+    "exist": _Executor.exist_step,
+    "or": _Executor.logic_step,
+    "and": _Executor.logic_step,
+    "verify rel": _Executor.relation_step,
+    "choose rel": _Executor.relation_step,
+    "color or side": _Executor.color_or_side_step,
+    "compare": _Executor.compare,
+    "typed": _Executor.typed_step,
+    "unknown": _Executor.unknown_step,
+}
 
 
 def _rested_on(ops: list[str], reads: list[list[int]], values: list[Value]) -> set[int]:

@@ -29,6 +29,7 @@ checked here with the verifier's own code:
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import regex
@@ -37,6 +38,15 @@ from contrastgen.resources import rules_resource
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex
 from contrastgen.verify.nouns import load_nouns
 from contrastgen.verify.program import execute_program_steps, objects_named, unshown_absences
+from contrastgen.verify.program_arguments import (
+    REFERENCE_OPERATIONS,
+    dependencies,
+    listed_ids,
+    options,
+    reference_name,
+    relation_of,
+    role_of,
+)
 from contrastgen.verify.rules import VerifyRules, normalize_name
 
 Problem = tuple[str, str]
@@ -45,41 +55,11 @@ _ARTICLES = {"a", "an"}
 _ALNUM = regex.compile(r"[a-z0-9]+")  # a question's words, apostrophes and hyphens apart ("man's": "man")
 
 
-def _name(argument: str) -> str:
-    body = argument.strip()
-    if body.endswith(")") and "(" in body:
-        body = body[:-1].rpartition("(")[0]
-    return normalize_name(body.split(",")[0])
-
-
-_REFERENCE_OPERATIONS = ("select", "relate", "verify rel", "choose rel")
-
-
 def _said(step: dict[str, Any]) -> str:
     """What a step says, its ids aside: a reference's name; any other step's whole argument (a
     filter's "not(red)" is a value, not a name with ids)."""
     argument = str(step.get("argument", ""))
-    return _name(argument) if step.get("operation") in _REFERENCE_OPERATIONS else normalize_name(argument)
-
-
-def _relation(argument: str) -> str:
-    body = argument.strip()
-    if body.endswith(")") and "(" in body:
-        body = body[:-1].rpartition("(")[0]
-    parts = [x.strip() for x in body.split(",")]
-    return normalize_name(",".join(parts[1:-1])) if len(parts) >= 3 else ""
-
-
-def _options(argument: str) -> list[str]:
-    """An attribute argument's values: "red" -> ["red"], "red|blue" -> ["red", "blue"]."""
-    return [normalize_name(x) for x in argument.split("|")]
-
-
-def _ids(argument: str) -> list[str]:
-    body = argument.strip()
-    if not (body.endswith(")") and "(" in body):
-        return []
-    return [i.strip() for i in body[:-1].rpartition("(")[2].split(",") if i.strip() not in ("", "-")]
+    return reference_name(argument) if step.get("operation") in REFERENCE_OPERATIONS else normalize_name(argument)
 
 
 def _edited_step(change: dict[str, Any]) -> int | None:
@@ -101,13 +81,6 @@ def _noun_readings(words: list[str]) -> set[str]:
     if len(words) > 2 and " ".join(words[:2]) in _classifiers():
         out.add(" ".join(words[2:]))
     return out
-
-
-def _dependencies(step: Any) -> list[int]:
-    """The steps a program step reads, as a record gives them; none where it gives no list of
-    step numbers (the executor then says what is wrong with the program)."""
-    deps = step.get("dependencies") if isinstance(step, dict) else None
-    return [d for d in deps if isinstance(d, int)] if isinstance(deps, list) else []
 
 
 def _split_at_change(original: str, perturbed: str) -> tuple[list[str], list[str], int]:
@@ -200,7 +173,7 @@ def adjective_problems(original: str, perturbed: str, change: dict[str, Any], ki
         said.append(w)
     chain, checked = {step}, set()
     for j, s in enumerate(semantic):
-        deps = _dependencies(s)
+        deps = dependencies(s)
         if j > step and str(s.get("operation", "")).startswith("filter") and deps[:1] and deps[0] in chain:
             chain.add(j)
             checked |= set(normalize_name(str(s.get("argument", ""))).split())
@@ -234,12 +207,12 @@ def _literal_reading(words: list[str]) -> set[str]:
 
 def _dropped(original: list[Any], step: int) -> list[Any]:
     """The original without step `step`: what reads it reads its input instead (a filter's)."""
-    source = (_dependencies(original[step]) or [None])[0]
+    source = (dependencies(original[step]) or [None])[0]
     out = []
     for j, s in enumerate(original):
         if j == step:
             continue
-        deps = [source if d == step else d - 1 if d > step else d for d in _dependencies(s)]
+        deps = [source if d == step else d - 1 if d > step else d for d in dependencies(s)]
         out.append({**s, "dependencies": deps})
     return out
 
@@ -257,11 +230,11 @@ def relation_object_steps(program: list[Any], step: int) -> list[int] | None:
     by the next (the last by the relate), in program order; None when it is anything else."""
     chain, j = [], step
     while True:
-        deps = _dependencies(program[j]) if 0 <= j < len(program) else []
+        deps = dependencies(program[j]) if 0 <= j < len(program) else []
         if len(deps) != 1 or not 0 <= deps[0] < j:
             return None
         source = deps[0]
-        if [k for k, s in enumerate(program) if source in _dependencies(s)] != [j]:
+        if [k for k, s in enumerate(program) if source in dependencies(s)] != [j]:
             return None
         chain.append(source)
         op = str(program[source].get("operation", "")) if isinstance(program[source], dict) else ""
@@ -284,7 +257,7 @@ def _relation_words_problems(original: list[Any], chain: list[int], relation: st
     if words[:len(rel)] != rel or len(words) < len(rel) + 2 or words[len(rel)] not in ("the", "a", "an", "this", "that"):
         return [("text_mismatch", f"the removed words {said!r} do not say the relation {relation!r} and an object")]
     rest = words[len(rel) + 1:]
-    obj = _name(str(original[chain[0]].get("argument", "")))
+    obj = reference_name(str(original[chain[0]].get("argument", "")))
     values = sorted(w for c in chain[1:] for w in normalize_name(str(original[c].get("argument", ""))).split())
     for form in sorted(load_nouns().names(obj) | {obj}, key=len, reverse=True):
         n = len(form.split())
@@ -299,8 +272,7 @@ def relation_removal_problems(original: list[Any], edited: list[Any], change: di
     filters that nothing else reads; they are gone and step i is `select: name`, the rest as it was."""
     gone = original[step] if 0 <= step < len(original) and isinstance(original[step], dict) else {}
     argument = str(gone.get("argument", ""))
-    body = argument[:-1].rpartition("(")[0] if argument.strip().endswith(")") else argument
-    if gone.get("operation") != "relate" or body.split(",")[-1].strip() != "s":
+    if gone.get("operation") != "relate" or role_of(argument) != "s":
         return [("program", f"step {step} is not a relation of a subject to remove")]
     chain = relation_object_steps(original, step)
     if chain is None:
@@ -311,14 +283,14 @@ def relation_removal_problems(original: list[Any], edited: list[Any], change: di
             continue
         renumber[j] = len(want)
         if j == step:
-            want.append(("select", _name(argument), []))
+            want.append(("select", reference_name(argument), []))
         else:
-            want.append((s.get("operation"), _said(s), [renumber.get(d, -1) for d in _dependencies(s)]))
-    got = [(e.get("operation"), _said(e), _dependencies(e)) if isinstance(e, dict) else None for e in edited]
+            want.append((s.get("operation"), _said(s), [renumber.get(d, -1) for d in dependencies(s)]))
+    got = [(e.get("operation"), _said(e), dependencies(e)) if isinstance(e, dict) else None for e in edited]
     if got != want:
         return [("program", f"the edited program is not the original with step {step}'s relation and its "
                  "object removed")]
-    return _relation_words_problems(original, chain, _relation(argument), normalize_name(str(change.get("from"))))
+    return _relation_words_problems(original, chain, relation_of(argument), normalize_name(str(change.get("from"))))
 
 
 def _removed_relation(original: Any, change: dict[str, Any]) -> tuple[int, str] | None:
@@ -330,7 +302,7 @@ def _removed_relation(original: Any, change: dict[str, Any]) -> tuple[int, str] 
     chain = relation_object_steps(original, step) if 0 <= step < len(original) else None
     if chain is None:
         return None
-    return step - len(chain), _name(str(original[step].get("argument", "")))
+    return step - len(chain), reference_name(str(original[step].get("argument", "")))
 
 
 def removal_problems(original: list[Any], edited: list[Any], change: dict[str, Any], step: int) -> list[Problem]:
@@ -363,8 +335,8 @@ def addition_problems(original: list[Any], edited: list[Any], change: dict[str, 
         return [("program", f"the added filters say {said!r}, not the change {change.get('to')!r}")]
     want = []
     for j, o in enumerate(original):
-        deps = [d + n if d > step else (step + n if d == step else d) for d in _dependencies(o)]
-        want.append({**o, "dependencies": _dependencies(o) if j == step else deps})
+        deps = [d + n if d > step else (step + n if d == step else d) for d in dependencies(o)]
+        want.append({**o, "dependencies": dependencies(o) if j == step else deps})
         if j == step:
             want.extend(inserted)
     for i, (w, e) in enumerate(zip(want, edited, strict=True)):
@@ -381,34 +353,54 @@ def program_diff_problems(original: Any, edited: Any, change: dict[str, Any]) ->
     if not isinstance(original, list) or not isinstance(edited, list) or step is None:
         return [("program", "a program edit needs the record's 'semantic', the perturbation's, "
                  "and change.slot 'step<i>'")]
-    if change.get("kind") == "attribute" and change.get("to") == "":
+    kind = change.get("kind")
+    if kind == "attribute" and change.get("to") == "":
         return removal_problems(original, edited, change, step)
-    if change.get("kind") == "relation" and change.get("to") == "":
+    if kind == "relation" and change.get("to") == "":
         return relation_removal_problems(original, edited, change, step)
-    if change.get("kind") == "attribute" and change.get("from") == "":
+    if kind == "attribute" and change.get("from") == "":
         return addition_problems(original, edited, change, step)
     if len(original) != len(edited) or not 0 <= step < len(edited):
         return [("program", "the edited program has other steps than the original")]
     for i, (o, e) in enumerate(zip(original, edited, strict=True)):
-        if not isinstance(o, dict) or not isinstance(e, dict):
-            return [("program", f"program step {i} is not an object")]
-        if o.get("operation") != e.get("operation") or o.get("dependencies") != e.get("dependencies"):
-            return [("program", f"step {i} changed its operation or dependencies")]
-        want = (normalize_name(str(change.get("from"))), normalize_name(str(change.get("to")))) if i == step else None
-        if change.get("kind") == "attribute" and i == step:
-            before, after = _options(str(o.get("argument", ""))), _options(str(e.get("argument", "")))
-            if [want[1] if x == want[0] else x for x in before] != after or want[0] not in before:
-                return [("program", f"step {i} says {before} -> {after}, not the change {want}")]
-            continue
-        relation = change.get("kind") == "relation" and i == step
-        got = (_relation(str(o.get("argument", ""))), _relation(str(e.get("argument", "")))) if relation \
-            else (_said(o), _said(e))
-        if relation and _name(str(o.get("argument", ""))) != _name(str(e.get("argument", ""))):
+        problems = _step_diff_problems(i, o, e, change, step)
+        if problems:
+            return problems
+    return []
+
+
+def _step_diff_problems(i: int, o: Any, e: Any, change: dict[str, Any], step: int) -> list[Problem]:
+    """Step i of the original and the edited program: the same operation and dependencies, and
+    the same name, but at the edited step, where the change is said."""
+    if not isinstance(o, dict) or not isinstance(e, dict):
+        return [("program", f"program step {i} is not an object")]
+    if o.get("operation") != e.get("operation") or o.get("dependencies") != e.get("dependencies"):
+        return [("program", f"step {i} changed its operation or dependencies")]
+    if i == step:
+        return _edited_argument_problems(i, o, e, change)
+    if _said(o) != _said(e):
+        return [("program", f"step {i} also changed its name: {_said(o)!r} -> {_said(e)!r}")]
+    return []
+
+
+def _edited_argument_problems(i: int, o: dict[str, Any], e: dict[str, Any], change: dict[str, Any]) -> list[Problem]:
+    """The edited step says change.from where the original said it, change.to now: a value
+    among the options, a relation (its object kept), or a name."""
+    want = (normalize_name(str(change.get("from"))), normalize_name(str(change.get("to"))))
+    before, after = str(o.get("argument", "")), str(e.get("argument", ""))
+    if change.get("kind") == "attribute":
+        said, now = options(before), options(after)
+        if [want[1] if x == want[0] else x for x in said] != now or want[0] not in said:
+            return [("program", f"step {i} says {said} -> {now}, not the change {want}")]
+        return []
+    if change.get("kind") == "relation":
+        if reference_name(before) != reference_name(after):
             return [("program", f"step {i} changed the object it names as well as its relation")]
-        if want is not None and got != want:
-            return [("program", f"step {i} names {got[0]!r} -> {got[1]!r}, not the change {want}")]
-        if want is None and got[0] != got[1]:
-            return [("program", f"step {i} also changed its name: {got[0]!r} -> {got[1]!r}")]
+        got = (relation_of(before), relation_of(after))
+    else:
+        got = (_said(o), _said(e))
+    if got != want:
+        return [("program", f"step {i} names {got[0]!r} -> {got[1]!r}, not the change {want}")]
     return []
 
 
@@ -462,7 +454,7 @@ def hair_color_problems(original: Any, semantic: Any, values: list[Any], change:
             continue
         new = normalize_name(str(change.get("to", ""))) if j == step else normalize_name(str(s.get("argument", "")))
         takers = rules.hair_colors.get(new)
-        deps = _dependencies(s)
+        deps = dependencies(s)
         read = values[deps[0]] if takers is not None and deps and deps[0] < len(values) else None
         wrong = sorted(o for o in read if graph.name_of(o) not in takers) if isinstance(read, set) else []
         if wrong:
@@ -550,10 +542,10 @@ def _widened_problems(original: list[Any], semantic: list[Any], values: list[Any
             return []
     else:
         gone = original[step] if step is not None and step < len(original) and isinstance(original[step], dict) else {}
-        source = (_dependencies(gone) or [None])[0]
+        source = (dependencies(gone) or [None])[0]
         if source is None or source >= min(len(semantic), len(values)):
             return []
-        name = _name(str(semantic[source].get("argument", ""))) if isinstance(semantic[source], dict) else ""
+        name = reference_name(str(semantic[source].get("argument", ""))) if isinstance(semantic[source], dict) else ""
     objects = values[source] if isinstance(values[source], set) else set()
     prone = sorted({name} if rules.is_unannotated_prone(name) else set()
                    | {graph.name_of(o) for o in objects if rules.is_unannotated_prone(graph.name_of(o))})
@@ -573,14 +565,14 @@ def left_out_problems(semantic: list[Any], i: int, kept: set[str], values: list[
     op = str(step.get("operation", "")) if isinstance(step, dict) else ""
     head, _, kind = op.partition(" ")
     value = normalize_name(str(step.get("argument", "")))
-    deps = _dependencies(step)
+    deps = dependencies(step)
     if head != "filter" or kind in ("hposition", "vposition") or value.startswith("not(") or not deps \
             or deps[0] >= len(values) or not isinstance(values[deps[0]], set):
         return []
     given = set(values[deps[0]])
     source = semantic[deps[0]]
     if isinstance(source, dict) and source.get("operation") == "select":
-        given |= objects_named(graph, rules, _name(str(source.get("argument", ""))))
+        given |= objects_named(graph, rules, reference_name(str(source.get("argument", ""))))
     return [("reference", why) for why in unshown_absences(
         graph, rules, sorted(given - kept), kind, value, f"step {i} says its objects are the only {value!r} ones")]
 
@@ -594,7 +586,7 @@ def said_as_the(semantic: list[Any]) -> set[int]:
         kind = str(step.get("operation", "")).split(" ")[0]
         if kind in ("exist", "and", "or") or (kind in ("filter", "relate") and j not in asked):
             continue
-        asked.update(_dependencies(step))
+        asked.update(dependencies(step))
     return asked
 
 
@@ -603,9 +595,9 @@ def _original_objects(original: list[Any]) -> list[set[str] | None]:
     out: list[set[str] | None] = []
     for step in original:
         op = str(step.get("operation", "")) if isinstance(step, dict) else ""
-        deps = _dependencies(step)
+        deps = dependencies(step)
         if op in ("select", "relate"):
-            ids = set(_ids(str(step.get("argument", ""))))
+            ids = set(listed_ids(str(step.get("argument", ""))))
             out.append(ids or None)
         elif op.startswith("filter") and deps and deps[0] < len(out):
             out.append(out[deps[0]])
@@ -623,45 +615,94 @@ def reference_problems(semantic: Any, values: list[Any], change: dict[str, Any],
     removed = _removed_relation(original, change)
     if removed is not None:  # a relation removed: the name alone says the objects, as an `only` fact shows
         kept = values[removed[0]] if 0 <= removed[0] < len(values) else None
-        onlys = [f for f in evidence.get("facts") or [] if isinstance(f, dict) and f.get("fact") == "only"]
-        if not (isinstance(kept, set) and kept and
-                any(sorted(str(i) for i in f.get("ids", [])) == sorted(kept) for f in onlys)):
+        if not _only_fact_says(kept, evidence):
             return [("reference", "no 'only' fact shows the name without its relation says the same objects")]
         return []
     if step is None or not isinstance(semantic, list) or step >= min(len(values), len(semantic)):
         return [("reference", "change.slot names no step of the program")]
-    selected, op = values[step], str(semantic[step].get("operation", "")) if isinstance(semantic[step], dict) else ""
+    return _REFERENCE_CHECKS[_edit_kind(change)](semantic, values, step, evidence, original)
+
+
+def _edit_kind(change: dict[str, Any]) -> str:
+    """A program edit's kind: a relation, an attribute added, dropped or replaced, or a name."""
     if change.get("kind") == "relation":
-        if isinstance(selected, set) and len(selected) != 1:
-            return [("reference", f"step {step}'s new relation denotes {len(selected)} objects, not one")]
-        return []
-    if change.get("kind") == "attribute" and change.get("from") == "":  # added: still the one object
-        ids = set(_ids(str(semantic[step].get("argument", "")))) if isinstance(semantic[step], dict) else set()
-        last = values[step + len(semantic) - len(original or [])] if isinstance(original, list) else None
-        if len(ids) != 1 or last != ids:
-            return [("reference", f"the added attributes do not pick out step {step}'s one object")]
-        return []
-    if change.get("kind") == "attribute" and change.get("to") == "":  # dropped: the words alone say the objects
-        # (`step` is the original's numbering; the filter's input keeps its place before it)
-        gone = original[step] if isinstance(original, list) and step < len(original) else {}
-        source = (_dependencies(gone) or [None])[0]
-        if not isinstance(source, int):
-            return [("reference", f"the original's step {step} reads no step")]
-        onlys = [f for f in evidence.get("facts") or [] if isinstance(f, dict) and f.get("fact") == "only"]
-        kept = values[source] if source < len(values) else None
-        if not (isinstance(kept, set) and kept and
-                any(sorted(str(i) for i in f.get("ids", [])) == sorted(kept) for f in onlys)):
-            return [("reference", "no 'only' fact shows the reference without its attribute says the same objects")]
-        return []
+        return "relation"
     if change.get("kind") == "attribute":
-        read_by_exist = any(isinstance(s, dict) and s.get("operation") == "exist"
-                            and step in _dependencies(s) for s in semantic)
-        if op.startswith("filter") and (not selected or (len(selected) != 1 and not read_by_exist)):
-            return [("reference", f"step {step}'s new value picks out {len(selected)} objects, not one")]
-        return []
+        return "added" if change.get("from") == "" else "dropped" if change.get("to") == "" else "attribute"
+    return "name"
+
+
+def _only_fact_says(kept: Any, evidence: dict[str, Any]) -> bool:
+    """Is there an `only` fact whose ids are exactly the objects `kept`?"""
+    return isinstance(kept, set) and bool(kept) and any(
+        sorted(str(i) for i in f.get("ids", [])) == sorted(kept) for f in _only_facts(evidence))
+
+
+def _only_facts(evidence: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in evidence.get("facts") or [] if isinstance(f, dict) and f.get("fact") == "only"]
+
+
+def _new_relation_reference(semantic: list[Any], values: list[Any], step: int, evidence: dict[str, Any],
+                            original: Any) -> list[Problem]:
+    """A new relation still picks out one object."""
+    selected = values[step]
+    if isinstance(selected, set) and len(selected) != 1:
+        return [("reference", f"step {step}'s new relation denotes {len(selected)} objects, not one")]
+    return []
+
+
+def _added_attribute_reference(semantic: list[Any], values: list[Any], step: int, evidence: dict[str, Any],
+                               original: Any) -> list[Problem]:
+    """Attributes added: the last filter added still picks out the step's one object."""
+    ids = set(listed_ids(str(semantic[step].get("argument", "")))) if isinstance(semantic[step], dict) else set()
+    last = values[step + len(semantic) - len(original or [])] if isinstance(original, list) else None
+    if len(ids) != 1 or last != ids:
+        return [("reference", f"the added attributes do not pick out step {step}'s one object")]
+    return []
+
+
+def _dropped_attribute_reference(semantic: list[Any], values: list[Any], step: int, evidence: dict[str, Any],
+                                 original: Any) -> list[Problem]:
+    """An attribute dropped: the words alone say the objects, as an `only` fact shows (`step` is
+    the original's numbering; the filter's input keeps its place before it)."""
+    gone = original[step] if isinstance(original, list) and step < len(original) else {}
+    source = (dependencies(gone) or [None])[0]
+    if not isinstance(source, int):
+        return [("reference", f"the original's step {step} reads no step")]
+    kept = values[source] if source < len(values) else None
+    if not _only_fact_says(kept, evidence):
+        return [("reference", "no 'only' fact shows the reference without its attribute says the same objects")]
+    return []
+
+
+def _new_value_reference(semantic: list[Any], values: list[Any], step: int, evidence: dict[str, Any],
+                         original: Any) -> list[Problem]:
+    """A new filter value picks out one object (several, where only `exist` reads them)."""
+    selected = values[step]
+    op = str(semantic[step].get("operation", "")) if isinstance(semantic[step], dict) else ""
+    read_by_exist = any(isinstance(s, dict) and s.get("operation") == "exist"
+                        and step in dependencies(s) for s in semantic)
+    if op.startswith("filter") and (not selected or (len(selected) != 1 and not read_by_exist)):
+        return [("reference", f"step {step}'s new value picks out {len(selected)} objects, not one")]
+    return []
+
+
+def _new_name_reference(semantic: list[Any], values: list[Any], step: int, evidence: dict[str, Any],
+                        original: Any) -> list[Problem]:
+    """A new name denotes the one object the step refers to, as an `only` fact shows."""
+    selected = values[step]
     if not isinstance(selected, set):  # verify rel, choose rel: the objects their argument names
-        selected = set(_ids(str(semantic[step].get("argument", ""))))
-    onlys = [f for f in evidence.get("facts") or [] if isinstance(f, dict) and f.get("fact") == "only"]
-    if not (len(selected) == 1 and any([str(i) for i in f.get("ids", [])] == sorted(selected) for f in onlys)):
+        selected = set(listed_ids(str(semantic[step].get("argument", ""))))
+    if not (len(selected) == 1 and any([str(i) for i in f.get("ids", [])] == sorted(selected)
+                                       for f in _only_facts(evidence))):
         return [("reference", f"no 'only' fact shows that step {step}'s new name denotes one object")]
     return []
+
+
+_REFERENCE_CHECKS: dict[str, Callable[[list[Any], list[Any], int, dict[str, Any], Any], list[Problem]]] = {
+    "relation": _new_relation_reference,
+    "added": _added_attribute_reference,
+    "dropped": _dropped_attribute_reference,
+    "attribute": _new_value_reference,
+    "name": _new_name_reference,
+}
