@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import contrastgen.run.gqa_shards as gqa_shards
+import contrastgen.families.gqa as gqa_shards
 from contrastgen.cli import main as cli_main
 from contrastgen.groups.index import GroupIndex, IndexBuilder
 from contrastgen.groups.search import GroupFinder

@@ -17,6 +17,6 @@ Perturbation ids are `<question id>_<template suffix><rank>` (`p` for a program 
 """
 
 from contrastgen.engine.question import MODES, Engine
-from contrastgen.perturb import REASONS, PerturbResult, normalize_question
+from contrastgen.perturb import PerturbResult, normalize_question
 
-__all__ = ["MODES", "REASONS", "Engine", "PerturbResult", "normalize_question"]
+__all__ = ["MODES", "Engine", "PerturbResult", "normalize_question"]
