@@ -106,7 +106,7 @@ def _perturbations(question_id: str, q: Mapping[str, Any], reading: Reading, sce
     gold = load_vocabulary().answer_words(original.answer)
     if "answer" in q and str(q["answer"]) != gold:
         raise Refusal("answer_mismatch")
-    result.answer = gold  # set only here: the original's program is proven (`run.clevr_shards` relies on it)
+    result.answer = gold  # set only here: the original's program is proven (`families.clevr` relies on it)
     ranking = Ranking(existing, max_k)
     editor = Editor(reading, scene, original, ranking.asked)
     contrasts = editor.contrasts()

@@ -185,12 +185,16 @@ class Family(ABC):
 
     def write_augmented(self, gen: Generation, prepared: Prepared, questions: InputPaths, out: Path, *,
                         lxmert_file: Path, replace: bool, seed: int, replace_share: float) -> dict[str, int]:
-        """`augment`'s training file: the originals (read again from `questions`, streamed) and
-        their perturbations; a family whose views are not GQA records writes its own."""
-        from contrastgen.writers.augmented import write_augmented_from_files
+        """`augment`'s training file: the originals the run loaded and their perturbations, keyed
+        by question id. A family whose inputs are not held in memory (GQA's are spilled) reads
+        its originals again from `questions`."""
+        from contrastgen.datasets.base import DictQuestions
+        from contrastgen.writers.augmented import write_augmented_training
 
-        return write_augmented_from_files(gen, questions, out, replace=replace, seed=seed, lxmert_file=lxmert_file,
-                                          replace_share=replace_share)
+        loaded = prepared.context.questions
+        assert isinstance(loaded, DictQuestions), f"the {self.name} family's questions are not in memory"
+        return write_augmented_training(gen, loaded.questions, out, replace=replace, seed=seed,
+                                        lxmert_file=lxmert_file, replace_share=replace_share)
 
 
 FAMILIES: Registry[Family] = Registry("dataset family")

@@ -37,7 +37,7 @@ from contrastgen.groups.index import GroupIndex
 from contrastgen.jsonio import dumps
 from contrastgen.perturb import normalize_question
 from contrastgen.results.entries import ViewEntry
-from contrastgen.results.generation import Generation, ShardResult
+from contrastgen.results.generation import ShardResult
 from contrastgen.results.stats import outcome
 
 # Why a question may end unperturbed: its words read back into no family's program (`no_family`,
@@ -149,16 +149,6 @@ class Clevr(Family):
         shard_options = ClevrOptions(max_k=settings.max_k, seed=settings.seed, groups=index,
                                      every_original=options.every_original)
         return Prepared(ShardContext(source, graphs, shard_options), stats={"dataset": "clevr"})
-
-    def write_augmented(self, gen: Generation, prepared: Prepared, questions: InputPaths, out: Path, *,
-                        lxmert_file: Path, replace: bool, seed: int, replace_share: float) -> dict[str, int]:
-        """Its own records, keyed by question id, from the questions this run loaded."""
-        from contrastgen.writers.augmented import write_augmented_training
-
-        loaded = prepared.context.questions
-        assert isinstance(loaded, DictQuestions)
-        return write_augmented_training(gen, loaded.questions, out, replace=replace, seed=seed,
-                                        lxmert_file=lxmert_file, replace_share=replace_share)
 
 
 CLEVR = register(Clevr())

@@ -51,7 +51,7 @@ from contrastgen.jsonio import dumps
 from contrastgen.perturb import PROGRAM_PATH, TEMPLATE_PATH
 from contrastgen.programs.edits.editor import PROGRAM_SEED
 from contrastgen.results.entries import view_entries
-from contrastgen.results.generation import ShardResult
+from contrastgen.results.generation import Generation, ShardResult
 from contrastgen.results.stats import outcome
 from contrastgen.scene.corpus import Corpus
 from contrastgen.templates.patterns import Template, load_templates, screener
@@ -173,6 +173,15 @@ class Gqa(Family):
             yield _prepared(engine, spilled, graphs_read, settings, options, corpus, index)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+
+    def write_augmented(self, gen: Generation, prepared: Prepared, questions: InputPaths, out: Path, *,
+                        lxmert_file: Path, replace: bool, seed: int, replace_share: float) -> dict[str, int]:
+        """The originals read again from their files, streamed: a training split does not fit
+        in memory as records."""
+        from contrastgen.writers.augmented import write_augmented_from_files
+
+        return write_augmented_from_files(gen, questions, out, replace=replace, seed=seed, lxmert_file=lxmert_file,
+                                          replace_share=replace_share)
 
 
 def _check(engine: Engine, options: GqaOptions) -> None:

@@ -1,13 +1,13 @@
 """Generating contrast sets for a whole dataset: the library's entry point, for every family.
 
-    gen = generate(questions, scene_graphs, max_k=5, workers=2)                    # GQA
-    gen = generate(questions, scenes, family="clevr", max_k=5)                     # CLEVR-family
+    gen = generate(questions, scene_graphs, max_k=5, workers=2)        # the first family (GQA)
+    gen = generate(questions, scenes, family=name, max_k=5)            # any registered family
 
 The family (`families.base.FAMILIES`, the first one when none is named) prepares the inputs and
-gives the shard function; its own options are passed by name (GQA's `templates`, `mode`,
-`engine`, `corpus`; CLEVR's `every_original`). Its shards (`run.shards`) run on this process, a
-local fork pool or Ray, and the output does not depend on which, nor on `workers`.
-`run.pipeline` adds loading and writing, as the command line and the HTTP service use them.
+gives the shard function; its own options (`Family.Options`, e.g. GQA's `templates`, `mode`,
+`engine`) are passed by name. Its shards (`run.shards`) run on this process, a local fork pool or
+Ray, and the output does not depend on which, nor on `workers`. `run.pipeline` adds loading and
+writing, as the command line and the HTTP service use them.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ class RunRequest:
 
 def family_options(family: Family, given: Mapping[str, Any]) -> dict[str, Any]:
     """Of the command line's family options (`--templates`, `--mode`), those the family takes: the
-    rest are not its concern (a CLEVR run has no templates to choose)."""
+    rest are not its concern (a family without templates has none to choose)."""
     return {name: value for name, value in given.items() if name in family.option_names()}
 
 
