@@ -17,7 +17,6 @@ the two).
 from __future__ import annotations
 
 import contextlib
-import multiprocessing as mp
 import shutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -41,13 +40,14 @@ from contrastgen.engine.question import TEMPLATE_SEED
 from contrastgen.families import base
 from contrastgen.families.base import Family, Prepared, Settings, ShardContext, register
 from contrastgen.families.gqa_image_work import ImageWork, RunOptions, perturb_in_image
-from contrastgen.families.gqa_index_load import HANDOFF_IMAGES, SharedIndexing, helper_started
+from contrastgen.families.gqa_index_load import HANDOFF_IMAGES, HelperIndex, SharedIndexing
 from contrastgen.files import scratch
 from contrastgen.gc_policy import no_gc
 from contrastgen.groups.index import GroupIndex, IndexBuilder, RecordFile
 from contrastgen.groups.record import add_groups
 from contrastgen.groups.search import finder_for
 from contrastgen.jsonio import dumps
+from contrastgen.parallel.tasks import helper
 from contrastgen.perturb import PROGRAM_PATH, TEMPLATE_PATH
 from contrastgen.programs.edits.editor import PROGRAM_SEED
 from contrastgen.results.entries import view_entries
@@ -209,10 +209,10 @@ def _load(engine: Engine, questions: InputPaths, graphs: Path, settings: Setting
     # loading allocates only acyclic data: nothing for the collector to find
     with no_gc(), scratch.writing(folder):
         if settings.workers > 1:
-            with mp.get_context("fork").Pool(1, initializer=helper_started, initargs=(engine.lex,)) as pool:
-                pending = pool.apply_async(_spill_questions, (questions, chosen, mode, folder))
+            with helper(HelperIndex(engine.lex)) as beside:
+                pending = beside.submit(_spill_in_helper, questions, chosen, mode, folder)
                 builder = _index_builder(groups, engine, folder)
-                sharing = SharedIndexing(builder, pool, pending, folder) if builder else None
+                sharing = SharedIndexing(builder, beside, pending, folder) if builder else None
                 spill = GraphSpill(graphs, folder, sharing.each if sharing else None)
                 for batch in spill.batches(HANDOFF_IMAGES):
                     if sharing:
@@ -236,6 +236,11 @@ def _index_builder(groups: bool, engine: Engine, folder: Path) -> IndexBuilder |
     """With groups, the index and the candidates' lookup records, made as the graphs are read
     (once, while the questions are read in the other process)."""
     return IndexBuilder(engine.lex, RecordFile(folder / "lookup.bin")) if groups else None
+
+
+def _spill_in_helper(state: HelperIndex, path: InputPaths, template_ids: tuple[str, ...], mode: str,
+                     folder: Path) -> SpilledQuestions:
+    return _spill_questions(path, template_ids, mode, folder)
 
 
 def _spill_questions(path: InputPaths, template_ids: tuple[str, ...], mode: str, folder: Path) -> SpilledQuestions:

@@ -24,6 +24,7 @@ import contextlib
 import multiprocessing as mp
 import queue
 from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.pool import AsyncResult
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from contrastgen.gc_policy import no_gc, one_collection
@@ -96,6 +97,32 @@ def _collected(fn: Callable[[State, Task], Result], state: State, tasks: Iterabl
 def _one_batch(fn: Callable[[Any, Any], Any], state: Any, task: Any) -> Any:
     with one_collection():
         return fn(state, task)
+
+
+class Helper:
+    """One forked process beside this one, holding a state it inherited (never pickled), to which
+    this process hands calls while it works on something else: `submit(fn, *args)` runs
+    `fn(state, *args)` there. Why not `map_tasks`: a map is pulled by its consumer, while here the
+    driver is busy with work of its own (a run's loading: the questions read there while the graphs
+    are read here) and hands over work as that work makes it."""
+
+    def __init__(self, pool: Any):
+        self._pool = pool
+
+    def submit(self, fn: Callable[..., Result], *args: Any) -> AsyncResult:
+        return self._pool.apply_async(_helper_call, (fn, *args))
+
+
+@contextlib.contextmanager
+def helper(state: Any) -> Iterator[Helper]:
+    """A `Helper` holding `state`, which dies with this process and is gone when the block ends."""
+    with mp.get_context("fork").Pool(1, initializer=_adopt, initargs=(None, state, False)) as pool:
+        yield Helper(pool)
+
+
+def _helper_call(fn: Callable[..., Any], *args: Any) -> Any:
+    assert _WORKER is not None, "a helper started without its state"
+    return fn(_WORKER[1], *args)
 
 
 @contextlib.contextmanager

@@ -278,20 +278,20 @@ def test_graphs_handed_to_the_loading_helper_give_the_index_and_records_of_one_p
     """A two-process load indexes graphs here until the questions are read, then hands the rest
     to the helper in batches (one handed from its middle when the switch falls inside it): the
     index and every lookup record, byte for byte, are those one builder makes of all the graphs."""
-    import multiprocessing as mp
-
     from contrastgen.cli.engine_cmds import sample_paths
     from contrastgen.datasets.gqa import load_scene_graphs
     from contrastgen.datasets.question_spill import GraphSpill
-    from contrastgen.families.gqa_index_load import SharedIndexing, helper_started
+    from contrastgen.families.gqa_index_load import HelperIndex, SharedIndexing
     from contrastgen.groups.index import IndexBuilder, RecordFile
     from contrastgen.scene.index import SceneIndex
 
     path = sample_paths()[1]
     graphs = load_scene_graphs(path)
     builder = IndexBuilder(engine.lex, RecordFile(tmp_path / "lookup.bin"))
-    with mp.get_context("fork").Pool(1, initializer=helper_started, initargs=(engine.lex,)) as pool:
-        sharing = SharedIndexing(builder, pool, _QuestionsReadAfter(indexed_here), tmp_path)
+    from contrastgen.parallel.tasks import helper
+
+    with helper(HelperIndex(engine.lex)) as beside:
+        sharing = SharedIndexing(builder, beside, _QuestionsReadAfter(indexed_here), tmp_path)
         spill = GraphSpill(path, tmp_path, sharing.each)
         for batch in spill.batches(4):
             sharing.batch_written(batch)
