@@ -2,15 +2,13 @@
 listed.
 
 A proposer raises `Refusal(reason)`; the driver records its reason on the question's
-`PerturbResult`, and `stats.json` counts them (per template, per GQA question type). Each dataset
+`PerturbResult`, and `stats.json` counts them (per template, per question type). Each dataset
 family lists the reasons its paths give (`families.base.Family.reasons`; `families.all_reasons()`
-is every registered family's); docs/refusals.md and docs/clevr.md say what each means, and a test
-holds the handlers, the program edits and the CLEVR path to those lists, so a new reason cannot
-appear undocumented.
+is every registered family's); the docs say what each means, and a test holds the paths to those
+lists, so a new reason cannot appear undocumented.
 
-What an executor or a reader cannot decide has its own finer vocabulary
-(`programs.gqa.ProgramRefusal`, `datasets.clevr_reading.Unreadable`): a path turns it into one of
-these reasons.
+What an executor or a reader cannot decide has its own finer vocabulary (a program executor's or
+a question reader's refusal): a path turns it into one of its family's reasons.
 """
 
 from __future__ import annotations
