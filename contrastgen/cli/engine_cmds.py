@@ -11,11 +11,10 @@ from rich.console import Console
 from contrastgen.cli.backend_option import backend_from, backend_option
 from contrastgen.cli.console import make_console
 from contrastgen.cli.options import RNG_SEED, SEED, FiniteRange, no_progress_option
-from contrastgen.datasets.inputs import InputPaths
-from contrastgen.families import FAMILIES, Family
+from contrastgen.families import FAMILIES
 from contrastgen.jsonio import dumps
 from contrastgen.resources import sample_dir
-from contrastgen.run.pipeline import RunRequest, family_options
+from contrastgen.run.pipeline import RunRequest, family_for, family_options
 
 
 def _engine():
@@ -98,7 +97,7 @@ def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path
     from contrastgen.run.pipeline import run_generate
 
     questions = _one_or_all(question_paths)
-    family = _family(data_format, questions)
+    family = family_for(data_format, questions)
     request = RunRequest(questions, scene_graphs, family.name, max_k=max_k, seed=seed, workers=workers,
                          progress=not no_progress, backend=backend_from(backend, address), groups=groups,
                          options=family_options(family, {"templates": _split(templates), "mode": mode}))
@@ -141,8 +140,6 @@ def _warn_no_programs(stats: dict, mode: str) -> None:
                    f"was tried{rest}", err=True)
 
 
-def _family(data_format: str, questions: InputPaths) -> Family:
-    return RunRequest(questions, Path(), data_format).reader()
 
 
 @click.command("augment")
@@ -177,7 +174,7 @@ def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path,
 
     questions = _one_or_all(question_paths)
     lxmert = lxmert_out or lxmert_path(out)
-    family = _family(data_format, questions)
+    family = family_for(data_format, questions)
     request = RunRequest(questions, scene_graphs, family.name, max_k=max_k, seed=seed, workers=workers,
                          progress=not no_progress, backend=backend_from(backend, address),
                          options=family_options(family, {"templates": _split(templates), "mode": mode}))

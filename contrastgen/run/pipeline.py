@@ -41,7 +41,13 @@ class RunRequest:
 
     def reader(self) -> Family:
         """The family that reads the questions."""
-        return family_reading(self.questions) if self.family == "auto" else family_named(self.family)
+        return family_for(self.family, self.questions)
+
+
+def family_for(name: str | None, questions: InputPaths) -> Family:
+    """The family of that name; "auto": the one whose format the questions are in (from their
+    first bytes); None: the first registered."""
+    return family_reading(questions) if name == "auto" else family_named(name)
 
 
 def family_options(family: Family, given: Mapping[str, Any]) -> dict[str, Any]:
