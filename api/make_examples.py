@@ -37,7 +37,7 @@ def build() -> dict[str, Any]:
     graphs = load_scene_graphs(SAMPLE / "scene_graphs.json")
     questions = {q: v for q, v in questions.items() if v["imageId"] in graphs}
     engine = Engine.load()
-    records = generate(engine, questions, graphs, seed=SEED, workers=1).records
+    records = generate(questions, graphs, engine=engine, seed=SEED, workers=1).records
     near = next(r for r in records if _alone(engine, r, questions, graphs))
     color = next(r for r in records if r["template"] != near["template"])
     q = questions[near["question_id"]]

@@ -30,10 +30,10 @@ from contrastgen.datasets.gqa import validate_question, validate_scene_graph
 from contrastgen.errors import InputError
 from contrastgen.evaluation.contrast import evaluate_contrast
 from contrastgen.evaluation.predictions import parse_predictions
+from contrastgen.families.gqa_image_work import ImageWork, RunOptions, perturb_in_image
 from contrastgen.jsonio import dumps
 from contrastgen.perturb import PROGRAM_PATH, PerturbResult
 from contrastgen.results.stats import compute_stats, outcome
-from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image
 from contrastgen.verify.checker import verify_contrast_sets
 
 # --- shared checks ----------------------------------------------------------------------------
@@ -144,7 +144,7 @@ def perturb(state: EngineState, limits: Limits, body: bytes) -> bytes:
 class BatchJob:
     """A validated batch, ready to run in slices (so a stream can send results as they come).
 
-    Each question goes through `contrastgen.run.per_image`, as in `contrastgen generate`'s
+    Each question goes through `contrastgen.families.gqa_image_work`, as in `contrastgen generate`'s
     workers, with one `ImageWork` per image (its scene index built once, duplicates checked
     against every question of the image), so each result equals the CLI's.
     """

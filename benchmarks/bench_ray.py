@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench_generate import ensure_data, machine
 
-from contrastgen.run.shards import SHARD_IMAGES
+from contrastgen.families.base import SHARD_IMAGES
 
 
 def run(data: Path, backend: list[str]) -> dict[str, object]:

@@ -36,7 +36,7 @@ def sets_of(n: int) -> tuple[list[dict], dict]:
     sample = sample_dir()
     questions = orjson.loads((sample / "questions.json").read_bytes())
     graphs = orjson.loads((sample / "scene_graphs.json").read_bytes())
-    base = generate(Engine.load(), questions, graphs, workers=1, mode="both").records
+    base = generate(questions, graphs, engine=Engine.load(), workers=1, mode="both").records
     out = []
     for i in range(n):
         rec = orjson.loads(orjson.dumps(base[i % len(base)]))

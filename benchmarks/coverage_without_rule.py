@@ -37,7 +37,7 @@ from contrastgen.templates.base import _prone as template_prone
 
 def coverage(questions: dict, graphs: dict) -> dict[str, int]:
     """Questions with any perturbation and with a contrast, and perturbations at k = 5."""
-    gen = generate(Engine.load(), questions, graphs, max_k=5, seed=0, workers=1, mode="both")
+    gen = generate(questions, graphs, engine=Engine.load(), max_k=5, seed=0, workers=1, mode="both")
     stats = gen.stats
     return {"questions": stats["questions"], "perturbed": stats["perturbed_questions"],
             "with_contrast": stats["questions_with_contrast"], "perturbations": stats["perturbations"]["k5"]}

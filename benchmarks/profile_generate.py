@@ -24,10 +24,11 @@ from pathlib import Path
 from bench_generate import ensure_data, machine
 from script_inputs import require
 
-from contrastgen.collector import no_gc
 from contrastgen.datasets.question_spill import spill_questions, spill_scene_graphs
-from contrastgen.run.generate import generate, keeps_whole
-from contrastgen.run.shards import SHARD_IMAGES
+from contrastgen.families.base import SHARD_IMAGES
+from contrastgen.families.gqa import keeps_whole
+from contrastgen.gc_policy import no_gc
+from contrastgen.run.generate import generate
 from contrastgen.writers import write_outputs
 
 
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
         rows.append((name, time.perf_counter() - w, time.process_time() - c, _peak_gib()))
         return value
 
-    # the calls of `contrastgen generate` (contrastgen.run.generate.generate_from_files), in sequence
+    # the calls of `contrastgen generate` (contrastgen.families.gqa.Gqa.prepare_files), in sequence
     engine = phase("load engine (rules, lexicon)", Engine.load)
     with tempfile.TemporaryDirectory() as tmp:
         with no_gc():
@@ -75,8 +76,7 @@ def main(argv: list[str] | None = None) -> None:
             sg = phase("stream and spill scene graphs", lambda: spill_scene_graphs(data / "scene_graphs.json",
                                                                                    Path(tmp)))
             corpus = phase("build corpus", lambda: engine.build_corpus(sg))
-        gen = phase("perturb (workers)", lambda: generate(engine,
-            qs, sg, max_k=args.max_k, seed=0, workers=args.workers, progress=False, corpus=corpus,
+        gen = phase("perturb (workers)", lambda: generate(qs, sg, engine=engine, max_k=args.max_k, seed=0, workers=args.workers, progress=False, corpus=corpus,
             mode=args.mode))
         phase("write outputs", lambda: write_outputs(gen, Path(tmp) / "out"))
         records = sum(1 for _ in gen.lines)

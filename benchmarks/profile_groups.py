@@ -24,7 +24,7 @@ from typing import Any
 
 from script_inputs import require
 
-import contrastgen.run.gqa_shards as gqa_shards
+import contrastgen.families.gqa as gqa_shards
 from contrastgen.cli import main as cli_main
 from contrastgen.groups.index import GroupIndex, IndexBuilder
 from contrastgen.groups.search import GroupFinder

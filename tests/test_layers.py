@@ -21,7 +21,7 @@ SOURCES = {"contrastgen": REPO / "contrastgen", "contrastgen.api": REPO / "api",
 # Stage -> the stages it may import (itself always). Order is the README's, lowest first.
 CORE = "core"  # the root modules of contrastgen/ (errors, jsonio, collector, ...) and contrastgen/files/
 GENERATOR = ("language", "scene", "perturb", "templates", "programs", "engine", "results", "clevr", "groups",
-             "run", "writers", "captions")
+             "families", "run", "writers", "captions")
 ALLOWED: dict[str, set[str]] = {
     CORE: set(),
     "datasets": {CORE},
@@ -37,22 +37,25 @@ ALLOWED: dict[str, set[str]] = {
     "clevr": {CORE, "datasets", "perturb"},
     "groups": {CORE, "datasets", "language", "scene", "perturb", "programs", "clevr"},
     "writers": {CORE, "datasets", "results"},
+    "families": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results",
+                 "clevr", "groups", "writers", "parallel"},
     "run": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results",
-            "clevr", "groups", "writers", "parallel"},
+            "clevr", "groups", "families", "writers", "parallel"},
     "captions": {CORE, "datasets", "language", "scene", "perturb", "parallel"},
     "mturk": {CORE},
     "export": {CORE},
     "ood": {CORE, "datasets", "language", "scene", "perturb", "programs", "clevr", "parallel"},
     "evaluation": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results",
-                   "run", "verify", "clevr"},
+                   "families", "run", "verify", "clevr"},
     "viewer": {CORE, "datasets", "evaluation"},
-    "api": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results", "run",
-            "writers", "verify", "evaluation", "viewer", "clevr"},
-    "cli": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results", "run",
+    "api": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results",
+            "families", "run", "writers", "verify", "evaluation", "viewer", "clevr"},
+    "cli": {CORE, "datasets", "language", "scene", "perturb", "templates", "programs", "engine", "results",
+            "families", "run",
             "writers", "verify", "evaluation", "ood", "mturk", "api", "viewer", "clevr", "export", "parallel", "captions"},
     "data": set(), "rules": set(),
 }
-CORE_MODULES = {"__init__", "__main__", "answers", "collector", "errors", "jsonio", "records", "registry",
+CORE_MODULES = {"__init__", "__main__", "answers", "gc_policy", "errors", "jsonio", "records", "registry",
                 "resources"}
 CORE_PACKAGES = {"files", "terminal"}  # reading inputs within limits, writing outputs whole, temporary
 # files; the progress bar on a terminal

@@ -31,12 +31,12 @@ from contrastgen.captions.caption import Caption, caption_text
 from contrastgen.captions.domain import Domain, load_domain
 from contrastgen.captions.plausibility import Plausibility, count_graph
 from contrastgen.captions.records import caption_record
-from contrastgen.collector import no_gc
 from contrastgen.datasets.clevr import is_clevr_scenes, load_scenes
 from contrastgen.datasets.question_spill import GraphSlice, GraphSpill, read_graph_slices
 from contrastgen.errors import InputError
 from contrastgen.files import scratch
 from contrastgen.files.atomic import atomic_dir
+from contrastgen.gc_policy import no_gc
 from contrastgen.jsonio import dumps
 from contrastgen.parallel.backend import default_workers
 from contrastgen.parallel.tasks import map_tasks

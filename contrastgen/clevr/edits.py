@@ -44,7 +44,7 @@ EDITABLE = ("Size", "Color", "Material", "Shape", "Relation")
 CHANGE_KIND = {"Size": "attribute", "Color": "attribute", "Material": "attribute", "Shape": "object",
                "Relation": "relation"}
 _REFERENCES = ("filter_unique", "relate_filter_unique", "partfilter_unique")
-PART_AMBIGUOUS = "part_ambiguous"  # a refusal reason of `perturb.REASONS`
+PART_AMBIGUOUS = "part_ambiguous"  # a refusal reason of the CLEVR family (`families.clevr.REASONS`)
 _ATTRIBUTE_OF = {"Size": "size", "Color": "color", "Material": "material", "Shape": "shape"}
 
 

@@ -29,7 +29,6 @@ from contrastgen.datasets.clevr_reading import (
 )
 from contrastgen.datasets.clevr_vocab import load_vocabulary
 from contrastgen.perturb import (
-    CLEVR_PATH,
     CONTRAST,
     INVARIANCE,
     PROGRAM_SUFFIX,
@@ -40,6 +39,8 @@ from contrastgen.perturb import (
     seeded_rng,
 )
 
+# The CLEVR path's seed string (`perturb.seeded_rng`): fixed, since changing it changes every output.
+CLEVR_SEED = "{seed}:{question}"
 UNREAD = "unread"  # the `template` a question counts under when its words were not read
 
 
@@ -105,11 +106,11 @@ def _perturbations(question_id: str, q: Mapping[str, Any], reading: Reading, sce
     gold = load_vocabulary().answer_words(original.answer)
     if "answer" in q and str(q["answer"]) != gold:
         raise Refusal("answer_mismatch")
-    result.answer = gold  # set only here: the original's program is proven (`run.clevr_shards` relies on it)
+    result.answer = gold  # set only here: the original's program is proven (`families.clevr` relies on it)
     ranking = Ranking(existing, max_k)
     editor = Editor(reading, scene, original, ranking.asked)
     contrasts = editor.contrasts()
-    seeded_rng(CLEVR_PATH, seed, question_id).shuffle(contrasts)
+    seeded_rng(CLEVR_SEED, seed, question_id).shuffle(contrasts)
     ranking.take(_proposal(e, scene) for e in contrasts)
     if not ranking.full:
         ranking.take(_proposal(e, scene) for e in editor.redundancy())

@@ -11,12 +11,10 @@ from rich.console import Console
 from contrastgen.cli.backend_option import backend_from, backend_option
 from contrastgen.cli.console import make_console
 from contrastgen.cli.options import RNG_SEED, SEED, FiniteRange, no_progress_option
-from contrastgen.datasets import formats
-from contrastgen.datasets.formats import GENERATE_FORMATS
-from contrastgen.datasets.gqa import InputPaths
+from contrastgen.families import FAMILIES
 from contrastgen.jsonio import dumps
 from contrastgen.resources import sample_dir
-from contrastgen.run.pipeline import RunRequest
+from contrastgen.run.pipeline import RunRequest, family_for, family_options
 
 
 def _engine():
@@ -66,7 +64,7 @@ _mode_option = click.option(
 
 
 _format_option = click.option(
-    "--format", "data_format", type=click.Choice(GENERATE_FORMATS.choices()), default="auto", show_default=True,
+    "--format", "data_format", type=click.Choice(["auto", *FAMILIES.names()]), default="auto", show_default=True,
     help="The dataset family; auto: CLEVR for {\"questions\": [...]} files, else GQA.")
 
 
@@ -99,9 +97,10 @@ def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path
     from contrastgen.run.pipeline import run_generate
 
     questions = _one_or_all(question_paths)
-    request = RunRequest(questions, scene_graphs, resolve_format(data_format, questions), max_k=max_k, seed=seed,
-                         workers=workers, progress=not no_progress, templates=_split(templates), mode=mode,
-                         backend=backend_from(backend, address), groups=groups)
+    family = family_for(data_format, questions)
+    request = RunRequest(questions, scene_graphs, family.name, max_k=max_k, seed=seed, workers=workers,
+                         progress=not no_progress, backend=backend_from(backend, address), groups=groups,
+                         options=family_options(family, {"templates": _split(templates), "mode": mode}))
     gen, timings = run_generate(request, out, images=images)
     from contrastgen.results.stats import stats_table
     console = make_console(stderr=True)
@@ -141,8 +140,6 @@ def _warn_no_programs(stats: dict, mode: str) -> None:
                    f"was tried{rest}", err=True)
 
 
-def resolve_format(data_format: str, questions: InputPaths) -> str:
-    return formats.resolve_format(data_format, questions, GENERATE_FORMATS)
 
 
 @click.command("augment")
@@ -172,16 +169,17 @@ def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path,
 
     CLEVR-family input gives the same file keyed by question id, each entry a CLEVR question record
     with its program (the originals' recovered, the perturbations' edited)."""
-    from contrastgen.run.pipeline import CLEVR, run_augment
+    from contrastgen.run.pipeline import run_augment
     from contrastgen.writers.augmented import lxmert_path
 
     questions = _one_or_all(question_paths)
     lxmert = lxmert_out or lxmert_path(out)
-    request = RunRequest(questions, scene_graphs, resolve_format(data_format, questions), max_k=max_k, seed=seed,
-                         workers=workers, progress=not no_progress, templates=_split(templates), mode=mode,
-                         backend=backend_from(backend, address))
+    family = family_for(data_format, questions)
+    request = RunRequest(questions, scene_graphs, family.name, max_k=max_k, seed=seed, workers=workers,
+                         progress=not no_progress, backend=backend_from(backend, address),
+                         options=family_options(family, {"templates": _split(templates), "mode": mode}))
     gen, counts = run_augment(request, out, lxmert_file=lxmert, replace=replace, replace_share=replace_share)
-    if request.data_format != CLEVR:
+    if "mode" in family.option_names():
         _warn_no_programs(gen.stats, mode)
     _warn_missing_graphs(gen.stats)
     click.echo(f"wrote {out} and {lxmert}: {counts['original']} originals + {counts['added']} perturbations"
@@ -231,9 +229,9 @@ def _clevr_demo(console: Console, out: Path, seed: int) -> Path:
     from contrastgen.verify.checker import verify_contrast_sets
 
     sample = clevr_sample_dir()
-    from contrastgen.run.pipeline import CLEVR, run_generate
+    from contrastgen.run.pipeline import run_generate
 
-    gen, _ = run_generate(RunRequest(sample / "questions", sample / "scenes", CLEVR, seed=seed, workers=1),
+    gen, _ = run_generate(RunRequest(sample / "questions", sample / "scenes", "clevr", seed=seed, workers=1),
                           out / "contrast")
     from contrastgen.results.stats import stats_table
     console.print(stats_table(gen.stats))

@@ -4,8 +4,8 @@ Why one model: the scene index, the corpus, grounding and the verifier all read 
 so they never learn which dataset a record came from. The model is GQA's, because GQA is the
 richest of the formats contrastgen reads (objects with names, attributes, boxes and relations;
 questions with functional programs): a reader for another family converts its files into it.
-Adding a dataset means a module here whose functions return these shapes, validated, with errors
-that name the file and the record, and its tests; nothing downstream changes.
+A dataset family's readers (`families.base.Family.load_questions`, `load_scenes`) return these
+shapes, validated, with errors that name the file and the record.
 """
 
 from __future__ import annotations

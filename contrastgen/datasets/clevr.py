@@ -29,7 +29,7 @@ from typing import Any
 
 from contrastgen.datasets.base import Questions, SceneGraphs
 from contrastgen.datasets.clevr_vocab import RELATION_NAMES, load_vocabulary, part_display
-from contrastgen.datasets.gqa import InputPaths, json_files, several
+from contrastgen.datasets.inputs import InputPaths, json_files, several
 from contrastgen.datasets.streaming import top_level_start
 from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from contrastgen.datasets.gqa import InputPaths, json_files
+from contrastgen.datasets.inputs import InputPaths, json_files
 from contrastgen.datasets.streaming import first_record, top_level_start
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json
@@ -76,7 +76,6 @@ class Formats:
         return ["auto", *self.names]
 
 
-GENERATE_FORMATS = Formats(("gqa", "clevr"))  # generate, augment
 OOD_FORMATS = Formats(("vqa", "gqa"))  # ood vqavs
 
 

@@ -29,10 +29,10 @@ import orjson
 from contrastgen.datasets.base import QuestionItem
 from contrastgen.datasets.gqa import (
     gqa_json,
-    json_files,
     validate_question,
     validate_scene_graph,
 )
+from contrastgen.datasets.inputs import json_files
 from contrastgen.datasets.packing import GraphJson, append_frame, read_frames
 from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError, duplicate_id

@@ -11,12 +11,12 @@ whole datasets; neither holds generation logic of its own):
         # match the same question), each its own line of contrast_sets.jsonl
     result = engine.perturb(qid, question, scene_graph, ...)   # the first of those, for callers
         # that want one answer per question; pass templates=[...] to pick one
-    gen = contrastgen.run.generate.generate(engine, questions, scene_graphs, max_k=5, workers=2)
+    gen = contrastgen.run.generate.generate(questions, scene_graphs, engine=engine, max_k=5, workers=2)
 
 Perturbation ids are `<question id>_<template suffix><rank>` (`p` for a program edit).
 """
 
 from contrastgen.engine.question import MODES, Engine
-from contrastgen.perturb import REASONS, PerturbResult, normalize_question
+from contrastgen.perturb import PerturbResult, normalize_question
 
-__all__ = ["MODES", "REASONS", "Engine", "PerturbResult", "normalize_question"]
+__all__ = ["MODES", "Engine", "PerturbResult", "normalize_question"]

@@ -19,7 +19,6 @@ from contrastgen.language.nounphrase import fits
 from contrastgen.language.nounphrase import parse_cached as parse
 from contrastgen.perturb import (
     PROGRAM_PATH,
-    TEMPLATE_PATH,
     PerturbResult,
     Refusal,
     normalize_question,
@@ -36,6 +35,8 @@ from contrastgen.templates.program_agreement import agreeing_reading
 from contrastgen.templates.registry import Binding, bind
 
 MODES = ("templates", "programs", "both")
+# The template path's seed string (`perturb.seeded_rng`): fixed, since changing it changes every output.
+TEMPLATE_SEED = "{seed}:{question}:{template}"
 
 
 class Engine:
@@ -178,4 +179,4 @@ class Engine:
                        answer=normalize_answer(question.get("answer")), match=m, nps=nps,
                        grounding=ground_slots(question, nps, scene, self.lex, reading),
                        scene=scene, lex=self.lex, corpus=corpus,
-                       rng=seeded_rng(TEMPLATE_PATH, seed, question_id, m.template.id), reading=reading)
+                       rng=seeded_rng(TEMPLATE_SEED, seed, question_id, m.template.id), reading=reading)

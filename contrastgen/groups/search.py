@@ -24,7 +24,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from contrastgen.collector import freeze_in_batch
 from contrastgen.datasets.gqa_program import (
     REFERENCE_OPS,
     Step,
@@ -32,6 +31,7 @@ from contrastgen.datasets.gqa_program import (
     split_reference,
     step_of,
 )
+from contrastgen.gc_policy import freeze_in_batch
 from contrastgen.groups.index import ATTRIBUTE, NAME, RELATION, GroupIndex, key
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.perturb import EVIDENCE_VERSION

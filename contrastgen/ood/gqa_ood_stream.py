@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from contrastgen.datasets.gqa import gqa_json, json_files, stream_questions
+from contrastgen.datasets.gqa import gqa_json, stream_questions
+from contrastgen.datasets.inputs import json_files
 from contrastgen.datasets.question_index import QuestionIndex, RecordSpill, keyed_records
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir

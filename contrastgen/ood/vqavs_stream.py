@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 import orjson
 
-from contrastgen.datasets.gqa import gqa_json, json_files, stream_questions
+from contrastgen.datasets.gqa import gqa_json, stream_questions
+from contrastgen.datasets.inputs import json_files
 from contrastgen.datasets.question_index import (
     ROWS_AT_ONCE,
     QuestionIndex,

@@ -8,8 +8,10 @@ contrasts leave. So an invariance beyond those ranks is never kept, and a path s
 seeded order that does not depend on `max_k`, the k = 1 set is a prefix of the k = 3 set, which
 is a prefix of the k = 5 set.
 
-Determinism: each path seeds its own generator for each question (`seeded_rng`), so results do
-not depend on processing order, sharding or the number of workers.
+Determinism: each path seeds its own generator for each question (`seeded_rng`) from a seed
+string of its own, declared where the path lives and listed by its dataset family
+(`families.base.Family.seed_keys`, which the registry holds distinct), so results do not depend
+on processing order, sharding or the number of workers.
 """
 
 from __future__ import annotations
@@ -20,26 +22,16 @@ from typing import Any
 
 import regex
 
-from contrastgen.perturb.record import (
-    CLEVR_PATH,
-    PROGRAM_PATH,
-    TEMPLATE_PATH,
-    Perturbation,
-    Proposal,
-    perturbation_id,
-)
+from contrastgen.perturb.record import Perturbation, Proposal, perturbation_id
 
 _NORM = regex.compile(r"[^\p{L}\p{N} ]+")
 _ASCII_PUNCT = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"})
 
-# Each path's seed string: fixed, since changing one changes every output of that path.
-_SEED_KEYS = {TEMPLATE_PATH: "{seed}:{question}:{template}", PROGRAM_PATH: "{seed}/{question}/program",
-              CLEVR_PATH: "{seed}:{question}"}
-
-
-def seeded_rng(path: str, seed: int, question_id: str, template: str = "") -> random.Random:
-    """The random order one path draws its candidates in for one question (and template)."""
-    return random.Random(_SEED_KEYS[path].format(seed=seed, question=question_id, template=template))
+def seeded_rng(key: str, seed: int, question_id: str, template: str = "") -> random.Random:
+    """The random order one path draws its candidates in for one question (and template). `key`
+    is the path's seed string (`{seed}`, `{question}`, `{template}` filled in): fixed, since
+    changing it changes every output of that path."""
+    return random.Random(key.format(seed=seed, question=question_id, template=template))
 
 
 def normalize_question(text: str) -> str:

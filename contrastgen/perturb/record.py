@@ -19,7 +19,7 @@ CONTRAST, INVARIANCE = "contrast", "invariance"  # the answer changes; the answe
 
 # The paths, as the driver's seeding names them; PROGRAM_PATH is also the `template` of a GQA
 # program-path contrast set.
-TEMPLATE_PATH, PROGRAM_PATH, CLEVR_PATH = "template", "program", "clevr"
+TEMPLATE_PATH, PROGRAM_PATH = "template", "program"
 PROGRAM_SUFFIX = "p"  # the id suffix of a program edit, GQA's or CLEVR's
 
 

@@ -2,7 +2,7 @@
 
 Why here and not in the readers: the files are a property of a user's disk, not of the dataset,
 and a record that names its image file lets every later tool (the viewer, a crowd export, a
-script) open the right file without guessing GQA's `.jpg` or CLEVR's `.png`. A record whose image
+script) open the right file without guessing a dataset's `.jpg` or `.png`. A record whose image
 is missing is an error before anything is written, naming the image and the folder.
 """
 

@@ -1,37 +1,59 @@
-"""What `contrastgen generate`, `augment` and `demo` do, from files to files, for either dataset
-family: load, generate, point records at image files, write. The command line parses options and
-prints; everything else is here, where tests and scripts call it too.
+"""What `contrastgen generate`, `augment` and `demo` do, from files to files, for any dataset
+family: ask the registry which family reads the inputs, load, generate, point records at image
+files, write. The command line parses options and prints; everything else is here, where tests
+and scripts call it too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from contrastgen.datasets.gqa import InputPaths
+from contrastgen.datasets.inputs import InputPaths
+from contrastgen.families import family_named, family_reading
+from contrastgen.families.base import Family, Prepared
 from contrastgen.parallel.backend import LOCAL, Backend
 from contrastgen.results.generation import Generation
-
-CLEVR, GQA = "clevr", "gqa"
+from contrastgen.run.generate import frozen, run_settings
+from contrastgen.run.shards import run_shards
 
 
 @dataclass(frozen=True)
 class RunRequest:
-    """A generation as the command line asks it (`--format` resolved: "gqa" or "clevr")."""
+    """A generation as the command line asks it. `family`: a registered family's name, "auto" to
+    detect it from the questions' first bytes, or None for the first family; `options`: the
+    family's own (`Family.Options`), by name."""
 
     questions: InputPaths
     scene_graphs: Path
-    data_format: str = GQA
+    family: str | None = None
     max_k: int = 5
     seed: int = 0
     workers: int | None = None
-    progress: bool = False  # GQA only: a CLEVR-family run prints no progress bar
-    templates: list[str] | None = None  # GQA only
-    mode: str = "templates"  # GQA only
+    progress: bool = False
     backend: Backend = LOCAL
     groups: bool = False  # also look for two-image groups (`contrastgen.groups`)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def reader(self) -> Family:
+        """The family that reads the questions."""
+        return family_for(self.family, self.questions)
+
+
+def family_for(name: str | None, questions: InputPaths) -> Family:
+    """The family of that name; "auto": the one whose format the questions are in (from their
+    first bytes); None: the first registered."""
+    return family_reading(questions) if name == "auto" else family_named(name)
+
+
+def family_options(family: Family, given: Mapping[str, Any]) -> dict[str, Any]:
+    """Of the command line's family options (`--templates`, `--mode`), those the family takes: the
+    rest are not its concern (a family without templates has none to choose)."""
+    return {name: value for name, value in given.items() if name in family.option_names()}
 
 
 class _Clock:
@@ -53,29 +75,23 @@ class _Clock:
 
 def generate_files(request: RunRequest, lap: Callable[[str], None] = lambda phase: None) -> Generation:
     """A whole run from its input files; `lap(name)` as each phase ends."""
-    if request.data_format == CLEVR:
-        from contrastgen.datasets.clevr import load_questions, load_scenes
-        from contrastgen.run.generate import generate_clevr
+    return _generate_files(request, lap)[0]
 
-        questions, scenes = load_questions(request.questions), load_scenes(request.scene_graphs)
-        lap("load")
-        gen = generate_clevr(questions, scenes, max_k=request.max_k, seed=request.seed, workers=request.workers,
-                             backend=request.backend, groups=request.groups)
-        lap("generate")
-        return gen
-    from contrastgen.engine import Engine
+
+def _generate_files(request: RunRequest, lap: Callable[[str], None], *, augment: bool = False
+                    ) -> tuple[Generation, Prepared]:
     from contrastgen.run.allocator import tune_for_batch
-    from contrastgen.run.generate import generate_from_files
 
+    family = request.reader()
+    options = family.options({**request.options, **(family.augment_options if augment else {})})
+    settings = run_settings(max_k=request.max_k, seed=request.seed, workers=request.workers,
+                            progress=request.progress, backend=request.backend, groups=request.groups)
     tune_for_batch()
-    # The engine before the data: loading it allocates enough to trigger full collections,
-    # which would walk the whole dataset if it were loaded already.
-    engine = Engine.load()
-    lap("engine")
-    return generate_from_files(engine, request.questions, request.scene_graphs, max_k=request.max_k,
-                               seed=request.seed, templates=request.templates, workers=request.workers,
-                               progress=request.progress, lap=lap, mode=request.mode, backend=request.backend,
-                               groups=request.groups)
+    with family.prepare_files(request.questions, request.scene_graphs, settings, options, lap) as prepared, \
+            frozen():
+        gen = run_shards(family, prepared, settings)
+    lap("generation")
+    return gen, prepared
 
 
 def run_generate(request: RunRequest, out: Path, *, images: Path | None = None
@@ -95,22 +111,12 @@ def run_generate(request: RunRequest, out: Path, *, images: Path | None = None
 
 def run_augment(request: RunRequest, out: Path, *, lxmert_file: Path, replace: bool, replace_share: float
                 ) -> tuple[Generation, dict[str, int]]:
-    """Training questions plus their perturbations, in GQA's format and LXMERT's (CLEVR-family
-    input: its own records, keyed by question id); the Generation and the counts written."""
-    from contrastgen.writers.augmented import write_augmented_from_files, write_augmented_training
-
-    if request.data_format == CLEVR:
-        from contrastgen.datasets.clevr import load_questions, load_scenes
-        from contrastgen.run.generate import generate_clevr
-
-        questions = load_questions(request.questions)
-        gen = generate_clevr(questions, load_scenes(request.scene_graphs), max_k=request.max_k, seed=request.seed,
-                             workers=request.workers, backend=request.backend, every_original=True)
-        counts = write_augmented_training(gen, questions, out, replace=replace, seed=request.seed,
-                                          lxmert_file=lxmert_file, replace_share=replace_share)
-        return gen, counts
-    gen = generate_files(request)
-    # the originals are read once more as the file is written
-    counts = write_augmented_from_files(gen, request.questions, out, replace=replace, seed=request.seed,
-                                        lxmert_file=lxmert_file, replace_share=replace_share)
+    """Training questions plus their perturbations, in GQA's format and LXMERT's (or, for a family
+    whose views are its own records, those, keyed by question id); the Generation and the counts
+    written."""
+    family = request.reader()
+    gen, prepared = _generate_files(dataclasses.replace(request, family=family.name), lambda phase: None,
+                                    augment=True)
+    counts = family.write_augmented(gen, prepared, request.questions, out, replace=replace, seed=request.seed,
+                                    lxmert_file=lxmert_file, replace_share=replace_share)
     return gen, counts

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contrastgen.collector import no_gc
 from contrastgen.files.atomic import atomic_dir
+from contrastgen.gc_policy import no_gc
 from contrastgen.results.generation import Generation
 from contrastgen.writers import formats  # noqa: F401  (registers the built-in writers)
 from contrastgen.writers.base import WRITERS, ViewFile, ViewWriter, Writer, register, write_views

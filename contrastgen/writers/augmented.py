@@ -27,13 +27,14 @@ from pathlib import Path
 
 import orjson
 
-from contrastgen.collector import no_gc
-from contrastgen.datasets.gqa import InputPaths, gqa_json, json_files, validate_question
+from contrastgen.datasets.gqa import gqa_json, validate_question
+from contrastgen.datasets.inputs import InputPaths, json_files
 from contrastgen.datasets.lxmert import lxmert_item
 from contrastgen.datasets.question_index import QuestionIndex, RecordSpill
 from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_group
+from contrastgen.gc_policy import no_gc
 from contrastgen.results.entries import ViewEntry
 from contrastgen.results.generation import Generation
 from contrastgen.writers import base

@@ -99,12 +99,12 @@ def test_clevr_records_verify_and_evaluate_over_http(server):
     """CLEVR contrast sets need nothing new of the service: the same routes, the data model."""
     from contrastgen.datasets.clevr import load_questions, load_scenes
     from contrastgen.resources import clevr_sample_dir
-    from contrastgen.run.generate import generate_clevr
+    from contrastgen.run.generate import generate
 
     sample = clevr_sample_dir()
     graphs = load_scenes(sample / "scenes")
     questions = load_questions(sample / "questions" / "superCLEVR_questions_part_5.json")
-    records = generate_clevr(questions, graphs, max_k=3, seed=0).records[:40]
+    records = generate(questions, graphs, family="clevr", max_k=3, seed=0).records[:40]
     with server.client() as c:
         body = c.post("/v1/verify", json={"records": records, "scene_graphs": graphs}).json()
         assert body["ok"] is True and body["checked"] == sum(len(r["perturbations"]) for r in records)

@@ -26,8 +26,8 @@ def shared() -> Path:
 @pytest.fixture(scope="session")
 def generated(sample, tmp_path_factory) -> Path:
     """`contrastgen generate` on the bundled sample, once per session."""
-    from contrastgen.run.pipeline import CLEVR, RunRequest, run_generate
+    from contrastgen.run.pipeline import RunRequest, run_generate
 
     out = tmp_path_factory.mktemp("clevr") / "out"
-    run_generate(RunRequest(sample / "questions", sample / "scenes", CLEVR, workers=1), out)
+    run_generate(RunRequest(sample / "questions", sample / "scenes", "clevr", workers=1), out)
     return out

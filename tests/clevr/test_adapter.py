@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from contrastgen.datasets.clevr import is_clevr_scenes, load_questions, load_scenes
-from contrastgen.datasets.formats import GENERATE_FORMATS, detect_format
 from contrastgen.errors import InputError
+from contrastgen.families import family_reading
 
 
 def test_scene_dir_and_scenes_file_give_the_same_graphs(sample, tmp_path):
@@ -31,10 +31,10 @@ def test_scene_dir_and_scenes_file_give_the_same_graphs(sample, tmp_path):
 
 
 def test_formats_are_detected(sample):
-    assert detect_format(sample / "questions", GENERATE_FORMATS) == "clevr"
+    assert family_reading(sample / "questions").name == "clevr"
     assert is_clevr_scenes(sample / "scenes")
     from contrastgen.resources import sample_dir
-    assert detect_format(sample_dir() / "questions.json", GENERATE_FORMATS) == "gqa"
+    assert family_reading(sample_dir() / "questions.json").name == "gqa"
     assert not is_clevr_scenes(sample_dir() / "scene_graphs.json")
 
 
@@ -151,7 +151,7 @@ def test_a_missing_file_is_named_before_its_format_is_guessed(sample, tmp_path):
     traceback, and not a complaint about the other input."""
     missing = tmp_path / "questions.json"
     with pytest.raises(InputError, match="file not found") as err:
-        detect_format(missing, GENERATE_FORMATS)
+        family_reading(missing)
     assert err.value.path == str(missing)
     with pytest.raises(InputError, match="file not found"):
         is_clevr_scenes(tmp_path / "scenes.json")

@@ -13,7 +13,7 @@ from contrastgen.clevr.scene_view import clevr_scene
 from contrastgen.datasets.clevr import load_questions, load_scenes
 from contrastgen.datasets.clevr_reading import Reading, normalize_program, read_question
 from contrastgen.datasets.clevr_vocab import load_vocabulary
-from contrastgen.run.generate import generate_clevr
+from contrastgen.run.generate import generate
 from contrastgen.verify.checker import verify_contrast_sets
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "clevr10"
@@ -40,7 +40,7 @@ def test_every_question_reads_to_the_generators_own_program_and_answer(data):
 
 def test_contrast_sets_on_all_families_verify(data):
     questions, scenes = data
-    gen = generate_clevr(questions, scenes, max_k=3, seed=0)
+    gen = generate(questions, scenes, family="clevr", max_k=3, seed=0)
     records = gen.records
     assert len(records) >= 250 and len({r["template"] for r in records}) == 9
     assert gen.stats["reasons"].get("program_mismatch", 0) == 0

@@ -89,10 +89,10 @@ def test_verifier_catches_tampering(records, scenes, name, edit, check):
 
 
 def test_same_inputs_same_bytes(sample, generated, tmp_path):
-    from contrastgen.run.pipeline import CLEVR, RunRequest, run_generate
+    from contrastgen.run.pipeline import RunRequest, run_generate
 
     again = tmp_path / "again"
-    run_generate(RunRequest(sample / "questions", sample / "scenes", CLEVR, workers=1), again)
+    run_generate(RunRequest(sample / "questions", sample / "scenes", "clevr", workers=1), again)
     for name in ("contrast_sets.jsonl", "augmented.json", "stats.json"):
         assert (again / name).read_bytes() == (generated / name).read_bytes(), name
 

@@ -76,12 +76,12 @@ def test_every_shape_name_has_its_english_plural_and_both_spellings_read_back():
 
 
 def test_edits_of_superclevr_questions_never_write_the_generators_buss(sample):
-    from contrastgen.run.generate import generate_clevr
+    from contrastgen.run.generate import generate
 
     qs = load_questions(sample / "questions")
     buses = {k: q for k, q in qs.items() if " buss" in q["question"]}
     assert buses, "the bundled sample has questions about buses"
-    gen = generate_clevr(buses, load_scenes(sample / "scenes"), max_k=5, seed=0)
+    gen = generate(buses, load_scenes(sample / "scenes"), family="clevr", max_k=5, seed=0)
     written = [p["question"] for line in gen.lines for p in json.loads(line)["perturbations"]]
     assert written and not [w for w in written if " buss" in w]
     assert any(" buses" in w for w in written)

@@ -5,12 +5,8 @@ from __future__ import annotations
 import json
 
 from contrastgen.cli import cli
-from contrastgen.datasets.formats import (
-    GENERATE_FORMATS,
-    OOD_FORMATS,
-    QUESTION_FORMATS,
-    detect_format,
-)
+from contrastgen.datasets.formats import OOD_FORMATS, QUESTION_FORMATS, detect_format
+from contrastgen.families import FAMILIES, family_reading
 from contrastgen.resources import clevr_sample_dir, sample_dir
 
 
@@ -23,14 +19,14 @@ def _choices(*path: str) -> list[str]:
 
 
 def test_the_command_lines_format_choices_are_the_registrys():
-    assert _choices("generate") == _choices("augment") == GENERATE_FORMATS.choices() == ["auto", "gqa", "clevr"]
+    assert _choices("generate") == _choices("augment") == ["auto", *FAMILIES.names()] == ["auto", "gqa", "clevr"]
     assert _choices("ood", "vqavs") == OOD_FORMATS.choices() == ["auto", "vqa", "gqa"]
-    assert all(name in QUESTION_FORMATS for name in GENERATE_FORMATS.names + OOD_FORMATS.names)
+    assert all(name in QUESTION_FORMATS for name in FAMILIES.names() + OOD_FORMATS.names)
 
 
 def test_auto_decides_among_the_formats_a_command_reads(tmp_path):
     gqa, clevr = sample_dir() / "questions.json", clevr_sample_dir() / "questions"
     vqa = tmp_path / "vqa.json"
     vqa.write_text(json.dumps({"questions": [{"question_id": 1, "image_id": 1, "question": "What?"}]}))
-    assert detect_format(gqa, GENERATE_FORMATS) == "gqa" and detect_format(clevr, GENERATE_FORMATS) == "clevr"
+    assert family_reading(gqa).name == "gqa" and family_reading(clevr).name == "clevr"
     assert detect_format(gqa, OOD_FORMATS) == "gqa" and detect_format(vqa, OOD_FORMATS) == "vqa"

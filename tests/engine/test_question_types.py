@@ -19,7 +19,7 @@ from contrastgen.run.generate import generate
 def run():
     questions = orjson.loads((sample_dir() / "questions.json").read_bytes())
     graphs = orjson.loads((sample_dir() / "scene_graphs.json").read_bytes())
-    return questions, generate(Engine.load(), questions, graphs, workers=1)
+    return questions, generate(questions, graphs, engine=Engine.load(), workers=1)
 
 
 def test_every_record_carries_its_questions_types(run):

@@ -15,7 +15,7 @@ from contrastgen.verify.checker import verify_contrast_sets
 
 def test_real_questions_are_perturbed_and_every_perturbation_verifies(real_gqa_questions, engine):
     graphs = build(real_gqa_questions)
-    gen = generate(engine, real_gqa_questions, graphs, max_k=5, seed=0, workers=1)
+    gen = generate(real_gqa_questions, graphs, engine=engine, max_k=5, seed=0, workers=1)
     report = verify_contrast_sets(gen.records, graphs)
     assert report.ok, report.failures[:5]
     by_template = Counter(r["template"] for r in gen.records)
@@ -44,7 +44,7 @@ def test_graphs_filled_to_gqa_density_keep_every_answer_and_every_perturbation_v
     for image, asked in by_image.items():
         before, after = _answered(image, thin[image], asked), _answered(image, dense[image], asked)
         assert all(a for a, b in zip(after, before, strict=True) if b), image
-    gen = generate(engine, questions, dense, max_k=5, seed=0, workers=1, mode="both")
+    gen = generate(questions, dense, engine=engine, max_k=5, seed=0, workers=1, mode="both")
     report = verify_contrast_sets(gen.records, dense)
     assert report.ok, report.failures[:5]
     assert sum(len(r["perturbations"]) for r in gen.records) >= 300
@@ -57,7 +57,7 @@ def test_gqa_style_relation_and_near_questions_are_perturbed_and_verify(engine):
     path = Path(__file__).resolve().parents[1] / "data" / "gqa_style_questions.json"
     questions = json.loads(path.read_text())["questions"]
     graphs = build(questions)
-    gen = generate(engine, questions, graphs, max_k=5, seed=0, workers=1)
+    gen = generate(questions, graphs, engine=engine, max_k=5, seed=0, workers=1)
     report = verify_contrast_sets(gen.records, graphs)
     assert report.ok, report.failures[:5]
     by_template = Counter(r["template"] for r in gen.records)
@@ -75,7 +75,7 @@ def test_gqa_style_questions_over_graphs_at_gqa_density_verify(engine):
     path = Path(__file__).resolve().parents[1] / "data" / "gqa_style_questions.json"
     questions = json.loads(path.read_text())["questions"]
     graphs = build(questions, density=16, seed=5)
-    gen = generate(engine, questions, graphs, max_k=5, seed=0, workers=1, mode="both")
+    gen = generate(questions, graphs, engine=engine, max_k=5, seed=0, workers=1, mode="both")
     report = verify_contrast_sets(gen.records, graphs)
     assert report.ok, report.failures[:5]
     assert sum(len(r["perturbations"]) for r in gen.records) >= 500

@@ -33,7 +33,7 @@ def generated(tmp_path_factory, engine):
 
     questions = load_questions(SAMPLE / "questions.json")
     graphs = load_scene_graphs(SAMPLE / "scene_graphs.json")
-    gen = generate(engine, questions, graphs, max_k=5, seed=0, workers=1)
+    gen = generate(questions, graphs, engine=engine, max_k=5, seed=0, workers=1)
     out = tmp_path_factory.mktemp("gen") / "contrast"
     write_outputs(gen, out)
     return out
@@ -90,7 +90,7 @@ def generated_both(tmp_path_factory, engine):
     questions = load_questions(SAMPLE / "questions.json")
     graphs = load_scene_graphs(SAMPLE / "scene_graphs.json")
     out = tmp_path_factory.mktemp("gen_both") / "contrast"
-    write_outputs(generate(engine, questions, graphs, max_k=5, seed=0, workers=1, mode="both"), out)
+    write_outputs(generate(questions, graphs, engine=engine, max_k=5, seed=0, workers=1, mode="both"), out)
     return out
 
 

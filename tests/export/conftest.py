@@ -20,17 +20,17 @@ def gqa_output(tmp_path_factory) -> Path:
     questions = orjson.loads((sample_dir() / "questions.json").read_bytes())
     graphs = orjson.loads((sample_dir() / "scene_graphs.json").read_bytes())
     out = tmp_path_factory.mktemp("export_gqa") / "out"
-    write_outputs(generate(Engine.load(), questions, graphs, workers=1, mode="both"), out)
+    write_outputs(generate(questions, graphs, engine=Engine.load(), workers=1, mode="both"), out)
     return out
 
 
 @pytest.fixture(scope="session")
 def clevr_output(tmp_path_factory) -> Path:
-    from contrastgen.run.pipeline import CLEVR, RunRequest, run_generate
+    from contrastgen.run.pipeline import RunRequest, run_generate
 
     sample = clevr_sample_dir()
     out = tmp_path_factory.mktemp("export_clevr") / "out"
-    run_generate(RunRequest(sample / "questions", sample / "scenes", CLEVR, workers=1), out)
+    run_generate(RunRequest(sample / "questions", sample / "scenes", "clevr", workers=1), out)
     return out
 
 
@@ -74,14 +74,14 @@ def shared_clevr_output(shared_clevr_images, tmp_path_factory) -> Path:
     """Contrast sets of every sixth question about ../shared's rendered Super-CLEVR scenes, each
     record naming its PNG (`generate --images`); 40 questions, k = 2, so that embedding the
     640x480 renders stays small."""
-    from contrastgen.run.pipeline import CLEVR, RunRequest, run_generate
+    from contrastgen.run.pipeline import RunRequest, run_generate
 
     folder = tmp_path_factory.mktemp("shared_clevr")
     questions = orjson.loads((SHARED_CLEVR / "superCLEVR_questions_5.json").read_bytes())
     questions["questions"] = questions["questions"][::6]
     (folder / "questions.json").write_bytes(orjson.dumps(questions))
     out = folder / "out"
-    run_generate(RunRequest(folder / "questions.json", SHARED_CLEVR / "scenes", CLEVR, max_k=2, workers=1), out,
+    run_generate(RunRequest(folder / "questions.json", SHARED_CLEVR / "scenes", "clevr", max_k=2, workers=1), out,
                  images=shared_clevr_images)
     return out
 

@@ -44,7 +44,7 @@ def grouped_output(tmp_path_factory):
     graphs = orjson.loads((sample_dir() / "scene_graphs.json").read_bytes())
     folder = tmp_path_factory.mktemp("groups_export")
     out = folder / "out"
-    write_outputs(generate(Engine.load(), questions, graphs, workers=1, mode="both", groups=True), out)
+    write_outputs(generate(questions, graphs, engine=Engine.load(), workers=1, mode="both", groups=True), out)
     images = folder / "images"
     images.mkdir()
     for i, image_id in enumerate(sorted(graphs)):
@@ -145,7 +145,7 @@ def test_an_export_without_groups_has_no_group_columns(grouped_output, tmp_path)
 
     questions = orjson.loads((sample_dir() / "questions.json").read_bytes())
     graphs = orjson.loads((sample_dir() / "scene_graphs.json").read_bytes())
-    write_outputs(generate(Engine.load(), questions, graphs, workers=1, mode="both"), tmp_path / "out")
+    write_outputs(generate(questions, graphs, engine=Engine.load(), workers=1, mode="both"), tmp_path / "out")
     images = grouped_output[1]
     task = export_lmms_eval(tmp_path / "out", tmp_path / "task", name="plain", images=images).out
     schema = pq.read_schema(task / "data" / "test.parquet")

@@ -127,7 +127,7 @@ def test_a_program_edit_is_one_object_listed_in_edits(monkeypatch):
     proposes, and every output verifies."""
     monkeypatch.setattr(editor, "EDITS", (OppositeRelation(),))
     questions, graphs = synth.make_dataset(150, 2000, seed=4)
-    gen = generate(Engine.load(), questions, graphs, workers=1, mode="programs")
+    gen = generate(questions, graphs, engine=Engine.load(), workers=1, mode="programs")
     edited = [r for r in gen.records if r["template"] == "program"]  # (a question without a program: templates)
     perturbations = [p for r in edited for p in r["perturbations"]]
     assert len(perturbations) > 5
@@ -151,8 +151,8 @@ def test_a_writer_is_one_registered_class(tmp_path):
             (out / self.files).write_text("".join(f"{e.key}\n" for e in gen.views))
 
     try:
-        gen = generate(Engine.load(), {"q1": {"question": "What color is the cat?", "answer": "white",
-                                              "imageId": "img"}}, {"img": SCENE}, workers=1)
+        gen = generate({"q1": {"question": "What color is the cat?", "answer": "white",
+                                              "imageId": "img"}}, {"img": SCENE}, engine=Engine.load(), workers=1)
         out = write_outputs(gen, tmp_path / "out")
     finally:
         WRITERS.remove("question_ids")
@@ -176,8 +176,8 @@ def test_every_view_file_is_written_in_one_pass_over_the_entries(tmp_path):
             return [ViewFile(out / self.files, None, lambda e: json.dumps(e.key).encode(), (b"[", b"]\n"))]
 
     try:
-        gen = generate(Engine.load(), {"q1": {"question": "What color is the cat?", "answer": "white",
-                                              "imageId": "img"}}, {"img": SCENE}, workers=1)
+        gen = generate({"q1": {"question": "What color is the cat?", "answer": "white",
+                                              "imageId": "img"}}, {"img": SCENE}, engine=Engine.load(), workers=1)
 
         class CountedPasses(list):
             passes = 0
@@ -217,7 +217,7 @@ def _toy_reader(rows: list[str]) -> tuple[dict[str, Question], dict[str, SceneGr
 
 def test_a_dataset_is_one_reader_into_the_data_model():
     questions, graphs = _toy_reader(["a|cup|5|10|red", "a|plate|70|20|white", "a|?|What color is the cup?|red"])
-    gen = generate(Engine.load(), questions, graphs, workers=1)
+    gen = generate(questions, graphs, engine=Engine.load(), workers=1)
     [record] = gen.records
     assert record["perturbations"][0]["question"] == "What color is the plate?"
     assert record["perturbations"][0]["answer"] == "white"

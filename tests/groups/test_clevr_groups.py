@@ -12,7 +12,7 @@ import pytest
 
 from contrastgen.datasets.clevr import load_questions, load_scenes
 from contrastgen.resources import clevr_sample_dir
-from contrastgen.run.generate import generate_clevr
+from contrastgen.run.generate import generate
 from contrastgen.verify.checker import verify_contrast_sets
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "super-clevr"
@@ -20,7 +20,7 @@ SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "super
 
 def _run(questions: Path, scenes: Path, **options):
     qs, graphs = load_questions(questions), load_scenes(scenes)
-    return generate_clevr(qs, graphs, max_k=5, seed=0, **options), graphs
+    return generate(qs, graphs, family="clevr", max_k=5, seed=0, **options), graphs
 
 
 def test_the_bundled_sample_is_grouped_re_proven_and_unchanged_without_groups():

@@ -151,7 +151,7 @@ def test_verify_turns_down_a_cell_whose_anchor_is_not_on_the_image():
 @pytest.fixture(scope="module")
 def grouped(engine, sample):
     questions, graphs = sample
-    return generate(engine, questions, graphs, max_k=5, seed=0, workers=1, groups=True)
+    return generate(questions, graphs, engine=engine, max_k=5, seed=0, workers=1, groups=True)
 
 
 def _lamps(graph):

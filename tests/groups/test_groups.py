@@ -27,7 +27,7 @@ def engine():
 @pytest.fixture(scope="module")
 def grouped(engine, sample):
     questions, graphs = sample
-    return generate(engine, questions, graphs, max_k=5, seed=0, workers=1, mode="both", groups=True)
+    return generate(questions, graphs, engine=engine, max_k=5, seed=0, workers=1, mode="both", groups=True)
 
 
 def _groups(gen):
@@ -55,7 +55,7 @@ def test_groups_are_found_on_the_sample_and_every_cell_is_re_proven(grouped, sam
 
 def test_without_groups_not_a_byte_changes(engine, sample, grouped):
     questions, graphs = sample
-    plain = generate(engine, questions, graphs, max_k=5, seed=0, workers=1, mode="both")
+    plain = generate(questions, graphs, engine=engine, max_k=5, seed=0, workers=1, mode="both")
     assert "groups" not in plain.stats
     stripped = []
     for line in grouped.lines:
@@ -73,8 +73,8 @@ def test_the_same_inputs_and_seed_give_the_same_groups_whatever_the_workers(engi
 
     qpath, gpath = synth.write_dataset(tmp_path / "synth", 600, 2400, seed=4, workers=1)  # 3 shards
     questions, graphs = load_questions(qpath), load_scene_graphs(gpath)
-    one = generate(engine, questions, graphs, max_k=3, seed=1, workers=1, groups=True)
-    two = generate(engine, questions, graphs, max_k=3, seed=1, workers=2, groups=True)
+    one = generate(questions, graphs, engine=engine, max_k=3, seed=1, workers=1, groups=True)
+    two = generate(questions, graphs, engine=engine, max_k=3, seed=1, workers=2, groups=True)
     assert list(one.lines) == list(two.lines) and one.stats == two.stats
     assert one.stats["groups"]["grouped"] > 20
     assert verify_contrast_sets(one.records, graphs).ok
@@ -156,8 +156,8 @@ def test_the_index_finds_exactly_the_images_that_have_what_is_asked(engine, samp
 
 def test_the_search_is_bounded_and_depends_only_on_the_seed(engine, sample, grouped):
     questions, graphs = sample
-    again = generate(engine, questions, graphs, max_k=5, seed=0, workers=1, mode="both", groups=True)
-    other = generate(engine, questions, graphs, max_k=5, seed=7, workers=1, mode="both", groups=True)
+    again = generate(questions, graphs, engine=engine, max_k=5, seed=0, workers=1, mode="both", groups=True)
+    other = generate(questions, graphs, engine=engine, max_k=5, seed=7, workers=1, mode="both", groups=True)
     assert list(again.lines) == list(grouped.lines)
     images = [p["group"]["images"][1] for _, p in _groups(grouped)]
     moved = [p["group"]["images"][1] for _, p in _groups(other)]
@@ -206,11 +206,11 @@ def test_a_run_from_files_groups_as_the_library_does(engine, sample, grouped, wo
     """From files, the index is built as the graphs are read and candidates are read from their
     lookup records, not from the graphs: the same groups, byte for byte."""
     from contrastgen.cli.engine_cmds import sample_paths
-    from contrastgen.run.generate import generate_from_files
+    from contrastgen.run.pipeline import RunRequest, generate_files
 
     questions, graphs = sample_paths()
-    from_files = generate_from_files(engine, questions, graphs, max_k=5, seed=0, templates=None, workers=workers,
-                                     progress=False, mode="both", groups=True)
+    from_files = generate_files(RunRequest(questions, graphs, max_k=5, seed=0, workers=workers, groups=True,
+                                           options={"engine": engine, "mode": "both"}))
     assert list(from_files.lines) == list(grouped.lines) and from_files.stats == grouped.stats
 
 
@@ -278,20 +278,20 @@ def test_graphs_handed_to_the_loading_helper_give_the_index_and_records_of_one_p
     """A two-process load indexes graphs here until the questions are read, then hands the rest
     to the helper in batches (one handed from its middle when the switch falls inside it): the
     index and every lookup record, byte for byte, are those one builder makes of all the graphs."""
-    import multiprocessing as mp
-
     from contrastgen.cli.engine_cmds import sample_paths
     from contrastgen.datasets.gqa import load_scene_graphs
     from contrastgen.datasets.question_spill import GraphSpill
+    from contrastgen.families.gqa_index_load import HelperIndex, SharedIndexing
     from contrastgen.groups.index import IndexBuilder, RecordFile
-    from contrastgen.run.index_load import SharedIndexing, helper_started
     from contrastgen.scene.index import SceneIndex
 
     path = sample_paths()[1]
     graphs = load_scene_graphs(path)
     builder = IndexBuilder(engine.lex, RecordFile(tmp_path / "lookup.bin"))
-    with mp.get_context("fork").Pool(1, initializer=helper_started, initargs=(engine.lex,)) as pool:
-        sharing = SharedIndexing(builder, pool, _QuestionsReadAfter(indexed_here), tmp_path)
+    from contrastgen.parallel.tasks import helper
+
+    with helper(HelperIndex(engine.lex)) as beside:
+        sharing = SharedIndexing(builder, beside, _QuestionsReadAfter(indexed_here), tmp_path)
         spill = GraphSpill(path, tmp_path, sharing.each)
         for batch in spill.batches(4):
             sharing.batch_written(batch)

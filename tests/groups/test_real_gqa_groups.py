@@ -24,7 +24,7 @@ def test_real_questions_are_grouped_and_every_group_is_re_proven():
 
     questions = load_questions(REAL)
     graphs = build(questions)
-    gen = generate(Engine.load(), questions, graphs, max_k=5, seed=0, workers=1, mode="both", groups=True)
+    gen = generate(questions, graphs, engine=Engine.load(), max_k=5, seed=0, workers=1, mode="both", groups=True)
     stats = gen.stats["groups"]
     report = verify_contrast_sets(gen.records, graphs)
     assert report.ok, report.failures[:5]

@@ -24,7 +24,7 @@ def contrast_dir(tmp_path_factory):
     base = resources.files("contrastgen.data") / "sample"
     questions = load_questions(base / "questions.json")
     graphs = load_scene_graphs(base / "scene_graphs.json")
-    gen = generate(Engine.load(), questions, graphs, seed=0, workers=1)
+    gen = generate(questions, graphs, engine=Engine.load(), seed=0, workers=1)
     out = tmp_path_factory.mktemp("gen")
     write_jsonl(out / "contrast_sets.jsonl", gen.records)
     return out, gen.records

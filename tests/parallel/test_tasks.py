@@ -49,3 +49,19 @@ def test_the_pool_reads_batches_only_as_it_needs_them():
 def test_a_failing_batch_fails_the_map():
     with pytest.raises(ValueError, match="seven"):
         list(map_tasks(_fails_on_seven, None, ([i] for i in range(10)), workers=2))
+
+
+def _pid_and_state(state, extra: int) -> tuple[int, int]:
+    return os.getpid(), state() + extra
+
+
+def test_a_helper_runs_calls_beside_this_process_with_the_state_it_inherited():
+    """The state reaches the helper through the fork, never pickled (a lambda could not be), and
+    calls handed to it run in its one other process while this one goes on."""
+    from contrastgen.parallel.tasks import helper
+
+    with helper(lambda: 40) as beside:
+        pending = [beside.submit(_pid_and_state, n) for n in (1, 2)]
+        results = [p.get(timeout=30) for p in pending]
+    assert [r for _, r in results] == [41, 42]
+    assert len({pid for pid, _ in results}) == 1 and results[0][0] != os.getpid()

@@ -30,7 +30,7 @@ def _step(op, arg, *deps):
 
 
 def _run(engine, question, graph, max_k=5):
-    gen = generate(engine, {"q": question}, {"img": graph}, workers=1, mode="programs", max_k=max_k)
+    gen = generate({"q": question}, {"img": graph}, engine=engine, workers=1, mode="programs", max_k=max_k)
     assert verify_contrast_sets(gen.records, {"img": graph}).ok, "every kept edit must verify"
     return gen
 
@@ -64,7 +64,7 @@ def test_no_choose_rel_edit_where_the_graph_does_not_decide_the_side(engine):
     undecided = copy.deepcopy(LEFT_RIGHT)
     undecided["objects"]["1"]["relations"] = [{"name": "to the left of", "object": "2"}]  # nothing about the bench
     undecided["objects"]["3"]["relations"] = []
-    ps = _perturbations(generate(engine, {"q": CHOOSE_REL}, {"img": undecided}, workers=1, mode="programs"))
+    ps = _perturbations(generate({"q": CHOOSE_REL}, {"img": undecided}, engine=engine, workers=1, mode="programs"))
     assert not any(p["change"]["to"] == "bench" for p in ps)
 
 
@@ -89,7 +89,7 @@ def test_a_verify_value_is_replaced_and_its_no_rests_on_the_one_colour(engine):
 
 
 def test_no_attribute_no_where_the_graph_lists_two_colours(engine):
-    gen = generate(engine, {"q": VERIFY_COLOR}, {"img": _color_scene(["red", "white"])}, workers=1, mode="programs")
+    gen = generate({"q": VERIFY_COLOR}, {"img": _color_scene(["red", "white"])}, engine=engine, workers=1, mode="programs")
     assert not [p for p in _perturbations(gen) if p["change"]["kind"] == "attribute"]
 
 
@@ -124,7 +124,7 @@ FILTER = {"imageId": "img", "question": "Which kind of furniture is white?", "an
 def test_a_filter_value_is_replaced_where_it_still_picks_out_one_object(engine):
     graph = {"width": 640, "height": 480, "objects": {
         "1": _obj("chair", 100, ["white"]), "2": _obj("table", 300, ["blue"]), "3": _obj("bench", 500, ["blue"])}}
-    assert not [p for p in _perturbations(generate(engine, {"q": FILTER}, {"img": graph}, workers=1,
+    assert not [p for p in _perturbations(generate({"q": FILTER}, {"img": graph}, engine=engine, workers=1,
                                                    mode="programs")) if p["change"]["kind"] == "attribute"]
     graph["objects"]["3"]["attributes"] = ["black"]
     ps = [p for p in _perturbations(_run(engine, FILTER, graph)) if p["change"]["kind"] == "attribute"]
@@ -153,7 +153,7 @@ def test_a_relation_that_is_not_spatial_becomes_only_its_opposite(engine):
                 "annotations": {"question": {"3": "1"}},
                 "semantic": [_step("select", "man (1)"), _step("relate", "_,wearing,o (2)", 0),
                              _step("query", "name", 1)]}
-    gen = generate(engine, {"q": question}, {"img": graph}, workers=1, mode="programs")
+    gen = generate({"q": question}, {"img": graph}, engine=engine, workers=1, mode="programs")
     assert not [p for p in _perturbations(gen) if p["change"]["kind"] == "relation"]  # not "to the left of?"
 
 
@@ -174,7 +174,7 @@ def test_a_program_with_nothing_to_edit_is_counted_as_such(engine):
     question = {"imageId": "img", "question": "Which place is it?", "answer": "kitchen",
                 "semantic": [_step("select", "scene"), _step("query", "place", 0)]}
     graph = {**_color_scene(["red"]), "location": "kitchen"}
-    gen = generate(engine, {"q": question}, {"img": graph}, workers=1, mode="programs")
+    gen = generate({"q": question}, {"img": graph}, engine=engine, workers=1, mode="programs")
     assert gen.stats["templates"]["program"]["reasons"] == {"no_argument": 1}
 
 
@@ -222,10 +222,10 @@ def test_a_redundant_attribute_is_dropped_as_an_invariance(engine):
 
 def test_no_drop_where_the_attribute_tells_the_objects_apart_or_is_the_predicate(engine):
     two_cars = _rd_scene(_obj("car", 300, ["red", "metal"]))
-    gen = generate(engine, {"q": RD_QUESTION}, {"img": two_cars}, workers=1, mode="programs")
+    gen = generate({"q": RD_QUESTION}, {"img": two_cars}, engine=engine, workers=1, mode="programs")
     assert not [p for p in _perturbations(gen) if p["change"]["to"] == ""]
     predicate = {**RD_QUESTION, "question": "Which material is the car that is white?"}
-    gen = generate(engine, {"q": predicate}, {"img": _rd_scene()}, workers=1, mode="programs")
+    gen = generate({"q": predicate}, {"img": _rd_scene()}, engine=engine, workers=1, mode="programs")
     assert not [p for p in _perturbations(gen) if p["change"]["to"] == ""]
     # the verifier refuses the drop once the graph has a second car: "the car" is no longer one
     ok = _run(engine, RD_QUESTION, _rd_scene())
@@ -240,7 +240,7 @@ def test_no_drop_that_leaves_a_kind_graphs_leave_out_said_as_the_only_one(engine
              "semantic": [{**RD_QUESTION["semantic"][0], "argument": "shirt (1)"}, *RD_QUESTION["semantic"][1:]]}
     scene = _rd_scene()
     scene["objects"]["1"] = {**scene["objects"]["1"], "name": "shirt"}
-    gen = generate(engine, {"q": shirt}, {"img": scene}, workers=1, mode="programs")
+    gen = generate({"q": shirt}, {"img": scene}, engine=engine, workers=1, mode="programs")
     assert not [p for p in _perturbations(gen) if p["change"]["to"] == ""]
     made = _run(engine, RD_QUESTION, _rd_scene())
     record = json.loads(json.dumps(made.records[0]).replace('"car', '"shirt'))

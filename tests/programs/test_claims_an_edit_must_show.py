@@ -56,7 +56,7 @@ QUESTIONS = {
 
 @pytest.fixture(scope="module")
 def generated():
-    return generate(Engine.load(), QUESTIONS, {"img": GRAPH}, max_k=5, seed=0, workers=1, mode="programs")
+    return generate(QUESTIONS, {"img": GRAPH}, engine=Engine.load(), max_k=5, seed=0, workers=1, mode="programs")
 
 
 def test_a_colour_comparison_is_perturbed_and_verified(generated):
@@ -142,7 +142,7 @@ def _untyped_choice(a: str, b: str, first: tuple[str, str], second: tuple[str, s
                 "annotations": {"question": {"2": "1"}},
                 "semantic": [{"operation": "select", "argument": f"{first[0]} (1)", "dependencies": []},
                              {"operation": "choose", "argument": f"{a}|{b}", "dependencies": [0]}]}
-    gen = generate(Engine.load(), {"q": question}, {"img": graph}, max_k=5, seed=0, workers=1, mode="programs")
+    gen = generate({"q": question}, {"img": graph}, engine=Engine.load(), max_k=5, seed=0, workers=1, mode="programs")
     assert verify_contrast_sets(gen.records, {"img": graph}).ok
     return graph, [(p["question"], p["answer"]) for r in gen.records for p in r["perturbations"]]
 
@@ -188,7 +188,7 @@ def test_a_negated_filter_keeps_its_value_and_claims_only_what_the_graph_exclude
     """"the car that is not red": the edited program keeps `not(red)` whole (it is a value, not a
     name with ids), and a renamed object passes it only where the graph shows it is not red (the
     cup's one colour is blue; nothing shows the truck or the bench is not red)."""
-    gen = generate(Engine.load(), {"q": NOT_RED}, {"img": NEGATED}, max_k=5, seed=0, workers=1, mode="programs")
+    gen = generate({"q": NOT_RED}, {"img": NEGATED}, engine=Engine.load(), max_k=5, seed=0, workers=1, mode="programs")
     made = {p["question"]: p for r in gen.records for p in r["perturbations"]}
     assert made["Is there a cup that is not red?"]["answer"] == "yes"
     assert not {"Is there a truck that is not red?", "Is there a bench that is not red?"} & set(made)
@@ -197,7 +197,7 @@ def test_a_negated_filter_keeps_its_value_and_claims_only_what_the_graph_exclude
 
 
 def test_the_verifier_reads_a_negated_filter_as_a_value_and_as_a_claim():
-    gen = generate(Engine.load(), {"q": NOT_RED}, {"img": NEGATED}, max_k=5, seed=0, workers=1, mode="programs")
+    gen = generate({"q": NOT_RED}, {"img": NEGATED}, engine=Engine.load(), max_k=5, seed=0, workers=1, mode="programs")
     record = next(r for r in gen.records if r["perturbations"])
     mangled = {**record, "perturbations": [{**p, "semantic": [p["semantic"][0], {**p["semantic"][1], "argument": "not"},
                                                              p["semantic"][2]]} for p in record["perturbations"]]}
@@ -247,7 +247,7 @@ def test_a_new_object_of_a_kind_graphs_leave_out_is_not_claimed_the_only_one():
     graph (clothing is unannotated-prone), so neither is made. What the boy holds is no such
     kind: "What is the boy holding? bat" is; nor does "Is there any clothing that is white? yes"
     say the socks are the only white clothing, only that some is there."""
-    gen = generate(Engine.load(), WORN_QUESTIONS, {"img": WORN}, max_k=5, seed=0, workers=1, mode="programs")
+    gen = generate(WORN_QUESTIONS, {"img": WORN}, engine=Engine.load(), max_k=5, seed=0, workers=1, mode="programs")
     made = {r["question_id"]: {(p["question"], p["answer"]) for p in r["perturbations"]} for r in gen.records}
     assert ("What is the boy holding?", "bat") in made["w2"]
     assert ("Is there any clothing that is white?", "yes") in made["w4"]
@@ -300,7 +300,7 @@ def test_a_new_filter_value_says_what_it_leaves_out_lacks_it():
     """"Which kind of furniture is gray? bench" says the bed is not gray: not made while the bed
     is listed with no colour, made once its one colour is another."""
     def made(graph: dict) -> set:
-        gen = generate(Engine.load(), {"q": BLACK_FURNITURE}, {"img": graph}, max_k=5, seed=0, workers=1,
+        gen = generate({"q": BLACK_FURNITURE}, {"img": graph}, engine=Engine.load(), max_k=5, seed=0, workers=1,
                        mode="programs")
         assert verify_contrast_sets(gen.records, {"img": graph}).ok
         return {(p["question"], p["answer"]) for r in gen.records for p in r["perturbations"]}
@@ -330,12 +330,12 @@ def test_a_question_refused_only_for_kinds_graphs_leave_out_is_counted_so():
     """"What is the man wearing?" where the only other thing worn is socks: no candidate fails
     for want of one, so the question is counted `unannotated_prone`, not `no_distractor`; what
     the man holds has a candidate that is no such kind."""
-    gen = generate(Engine.load(), {k: WORN_QUESTIONS[k] for k in ("w1", "w2")}, {"img": WORN}, max_k=5, seed=0,
+    gen = generate({k: WORN_QUESTIONS[k] for k in ("w1", "w2")}, {"img": WORN}, engine=Engine.load(), max_k=5, seed=0,
                    workers=1, mode="programs")
     assert gen.stats["templates"]["program"]["reasons"] == {"unannotated_prone": 1}
     bare = {**WORN, "objects": {k: v for k, v in WORN["objects"].items() if k != "4"}}
     bare["objects"]["3"] = _rel("boy", 300, ("holding", "6"))
-    gen = generate(Engine.load(), {"w1": WORN_QUESTIONS["w1"]}, {"img": bare}, max_k=5, seed=0, workers=1,
+    gen = generate({"w1": WORN_QUESTIONS["w1"]}, {"img": bare}, engine=Engine.load(), max_k=5, seed=0, workers=1,
                    mode="programs")
     assert gen.stats["templates"]["program"]["reasons"] == {"no_distractor": 1}
 
@@ -344,7 +344,7 @@ def test_a_question_refused_only_for_kinds_graphs_leave_out_is_counted_so():
 def test_a_program_whose_dependencies_are_not_step_numbers_fails_verify_without_a_crash(dependencies):
     """A hostile record: every step's `dependencies` replaced, in the original and the edit. Each
     check reads them through one guard, and the executor names what is wrong."""
-    gen = generate(Engine.load(), {"w2": WORN_QUESTIONS["w2"]}, {"img": WORN}, max_k=5, seed=0, workers=1,
+    gen = generate({"w2": WORN_QUESTIONS["w2"]}, {"img": WORN}, engine=Engine.load(), max_k=5, seed=0, workers=1,
                    mode="programs")
     record = copy.deepcopy(gen.records[0])  # the original's steps may be the fixture's own
     for steps in (record["semantic"], *(p["semantic"] for p in record["perturbations"])):
@@ -393,7 +393,7 @@ def test_the_engine_proves_only_what_the_answer_rests_on():
                              {"operation": "filter color", "argument": "red", "dependencies": [3]},
                              {"operation": "exist", "argument": "?", "dependencies": [4]},
                              {"operation": "or", "argument": "", "dependencies": [2, 5]}]}
-    gen = generate(Engine.load(), {"q1": question}, {"img": graph}, max_k=5, seed=0, workers=1, mode="programs")
+    gen = generate({"q1": question}, {"img": graph}, engine=Engine.load(), max_k=5, seed=0, workers=1, mode="programs")
     made = {(p["question"], p["answer"]) for r in gen.records for p in r["perturbations"]}
     assert ("Are there red kites or windows?", "yes") in made
     assert all(answer == "yes" for _, answer in made)

@@ -48,7 +48,7 @@ def engine():
 
 
 def _run(engine, questions, graphs, mode="programs"):
-    return generate(engine, questions, graphs, workers=1, mode=mode)
+    return generate(questions, graphs, engine=engine, workers=1, mode=mode)
 
 
 def test_a_relo_question_gets_a_proven_edit(engine):
@@ -331,7 +331,7 @@ def test_contrasts_rank_before_invariances_which_only_fill_the_ranks_left(engine
     # the renamings are found first (same step), yet the contrast takes rank 1
     assert [kind for _, _, kind in edits] == ["contrast", "invariance", "invariance"]
     assert edits[0] == ("Who is on the bicycle?", "woman", "contrast")
-    [only] = _edits(generate(engine, {"q1": question}, {"img": graph}, workers=1, mode="programs", max_k=1))
+    [only] = _edits(generate({"q1": question}, {"img": graph}, engine=engine, workers=1, mode="programs", max_k=1))
     assert only == ("Who is on the bicycle?", "woman", "contrast")
     # without a contrast, the invariances take the ranks
     alone = _graph(*list(graph["objects"].values())[:2])
@@ -393,7 +393,7 @@ def test_stats_count_the_questions_with_a_contrast_apart_from_invariances(engine
     question, graph = _motorcycle_question()
     alone = _graph(*list(graph["objects"].values())[:2])  # only invariances there
     questions = {"q1": question, "q2": {**question, "imageId": "img2"}}
-    gen = generate(engine, questions, {"img": graph, "img2": alone}, workers=1, mode="programs")
+    gen = generate(questions, {"img": graph, "img2": alone}, engine=engine, workers=1, mode="programs")
     program = gen.stats["templates"]["program"]
     assert (program["perturbed"], program["with_contrast"]) == (2, 1)
     assert gen.stats["questions_with_contrast"] == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-import contrastgen.run.shards
+import contrastgen.families.base
 from contrastgen.cli import cli
 from contrastgen.resources import clevr_sample_dir
 
@@ -21,7 +21,7 @@ def _generate(out: Path, *extra: str) -> None:
 
 
 def test_two_workers_write_what_one_writes(tmp_path, monkeypatch):
-    monkeypatch.setattr(contrastgen.run.shards, "SHARD_IMAGES", 2)  # the sample's 5 scenes: 3 shards
+    monkeypatch.setattr(contrastgen.families.base, "SHARD_IMAGES", 2)  # the sample's 5 scenes: 3 shards
     assert len(list((clevr_sample_dir() / "scenes").glob("*.json"))) > 4
     _generate(tmp_path / "w1", "--workers", "1")
     _generate(tmp_path / "w2", "--workers", "2")

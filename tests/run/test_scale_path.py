@@ -23,7 +23,8 @@ from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.datasets.question_spill import spill_questions, spill_scene_graphs
 from contrastgen.errors import InputError
 from contrastgen.results.entries import ViewEntry
-from contrastgen.run.generate import generate, generate_from_files
+from contrastgen.run.generate import generate
+from contrastgen.run.pipeline import RunRequest, generate_files
 from contrastgen.templates.patterns import load_templates, match_all, screener
 from contrastgen.writers.base import json_list, json_object
 
@@ -180,16 +181,15 @@ def test_input_errors_keep_file_and_record_across_processes():
 def dict_run(engine):
     from contrastgen.datasets.gqa import load_scene_graphs
 
-    return generate(engine, load_questions(QUESTIONS), load_scene_graphs(GRAPHS), max_k=5, seed=3, workers=1)
+    return generate(load_questions(QUESTIONS), load_scene_graphs(GRAPHS), engine=engine, max_k=5, seed=3, workers=1)
 
 
 @pytest.mark.parametrize("workers,shard_images", [(1, 256), (2, 256), (2, 4)])
 def test_the_file_path_equals_the_library_path(engine, dict_run, workers, shard_images, monkeypatch):
-    import contrastgen.run.shards
+    import contrastgen.families.base
 
-    monkeypatch.setattr(contrastgen.run.shards, "SHARD_IMAGES", shard_images)  # 4: many shards, 2 workers
-    gen = generate_from_files(engine, QUESTIONS, GRAPHS, max_k=5, seed=3, templates=None,
-                              workers=workers, progress=False)
+    monkeypatch.setattr(contrastgen.families.base, "SHARD_IMAGES", shard_images)  # 4: many shards, 2 workers
+    gen = generate_files(RunRequest(QUESTIONS, GRAPHS, max_k=5, seed=3, workers=workers, options={"engine": engine}))
     # the file path spills results to disk as shards finish and reads them back, re-iterably
     assert list(gen.lines) == dict_run.lines and dict_run.lines and list(gen.lines) == dict_run.lines
     assert list(gen.views) == dict_run.views and list(gen.views) == dict_run.views
@@ -201,8 +201,7 @@ def test_the_spilled_files_go_with_the_run(engine, monkeypatch, tmp_path):
     import gc
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # this test's spill folders only
-    gen = generate_from_files(engine, QUESTIONS, GRAPHS, max_k=5, seed=3, templates=None, workers=1,
-                              progress=False)
+    gen = generate_files(RunRequest(QUESTIONS, GRAPHS, max_k=5, seed=3, workers=1, options={"engine": engine}))
     folder = gen.spill.folder
     assert (folder / "lines.bin").is_file() and (folder / "views.sorted.bin").is_file()
     assert not (folder / "views.bin").exists()  # the unmerged runs are gone once merged
@@ -233,7 +232,7 @@ def test_a_question_named_like_a_perturbation_is_an_error(engine, dict_run):
     taken = dict_run.records[0]["perturbations"][0]["question_id"]
     questions[taken] = {"imageId": "nowhere", "question": "Is it?", "answer": "no"}
     with pytest.raises(InputError, match="rename it") as err:
-        generate(engine, questions, load_scene_graphs(GRAPHS), max_k=5, seed=3, workers=1)
+        generate(questions, load_scene_graphs(GRAPHS), engine=engine, max_k=5, seed=3, workers=1)
     assert err.value.record == f"question {taken}"
 
 
@@ -308,7 +307,7 @@ def test_spill_cursors_read_frames_across_their_buffers(tmp_path, buffer):
 def _cyclic_garbage_of_a_run(engine, mode: str, groups: bool = False) -> Counter:
     """What a run leaves for the collector: the types of the objects only a cycle kept alive."""
     questions, graphs = load_questions(QUESTIONS), load_scene_graphs(GRAPHS)
-    return cyclic_garbage(lambda: generate(engine, questions, graphs, mode=mode, workers=1, groups=groups).lines)
+    return cyclic_garbage(lambda: generate(questions, graphs, engine=engine, mode=mode, workers=1, groups=groups).lines)
 
 
 @pytest.mark.parametrize(("mode", "groups"), [("templates", False), ("both", False), ("both", True)])
@@ -317,9 +316,9 @@ def test_a_run_leaves_no_cyclic_garbage(engine, mode, groups, monkeypatch):
     A reference cycle (the program editor's proofs holding the editor through a bound method)
     kept 140k objects per shard of 256 images waiting for the collector, whose passes over them
     were the workers' largest overhead; the shard loop also pauses the collector for a whole
-    shard (`collector.one_collection`), so a cycle would hold a shard's garbage in memory until
+    shard (`gc_policy.one_collection`), so a cycle would hold a shard's garbage in memory until
     its end. With groups, the search freezes what is alive as it caches a candidate scene
-    (`collector.freeze_in_batch`), which is sound only because nothing makes a cycle: a frozen
+    (`gc_policy.freeze_in_batch`), which is sound only because nothing makes a cycle: a frozen
     one is never freed. Here it does not freeze, so the shard's collection sees every cycle."""
     import contrastgen.groups.search as search
 
@@ -331,9 +330,9 @@ def test_a_run_leaves_no_cyclic_garbage(engine, mode, groups, monkeypatch):
 def test_a_run_collects_once_per_shard_and_leaves_the_collector_as_it_was(engine, monkeypatch):
     """A shard runs with the collector paused and one collection at its end; what it keeps is
     frozen until the run ends, and then the collector is as the caller left it."""
-    import contrastgen.run.shards as shards
+    import contrastgen.families.base as families
 
-    monkeypatch.setattr(shards, "SHARD_IMAGES", 2)  # several shards from the small sample
+    monkeypatch.setattr(families, "SHARD_IMAGES", 2)  # several shards from the small sample
     questions, graphs = load_questions(QUESTIONS), load_scene_graphs(GRAPHS)
     n_shards = -(-len({q["imageId"] for q in questions.values()}) // 2)
     seen: list[str] = []
@@ -347,7 +346,7 @@ def test_a_run_collects_once_per_shard_and_leaves_the_collector_as_it_was(engine
     before = gc.get_freeze_count()
     gc.callbacks.append(watch)
     try:
-        gen = generate(engine, questions, graphs, workers=1)
+        gen = generate(questions, graphs, engine=engine, workers=1)
     finally:
         gc.callbacks.remove(watch)
     assert gen.lines and gc.isenabled() and gc.get_freeze_count() == before
@@ -358,7 +357,7 @@ def test_a_run_collects_once_per_shard_and_leaves_the_collector_as_it_was(engine
 def test_a_freeze_asked_for_within_a_batch_happens_there_and_nowhere_else():
     """`freeze_in_batch` freezes only inside the shard loop's batch (the run's own processes);
     a library caller's or a Ray worker's objects are never frozen by it."""
-    from contrastgen.collector import freeze_in_batch, one_collection
+    from contrastgen.gc_policy import freeze_in_batch, one_collection
 
     before = gc.get_freeze_count()
     try:

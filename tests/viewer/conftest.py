@@ -21,7 +21,7 @@ def sample_output(tmp_path_factory) -> dict[str, Path]:
     sample = sample_dir()
     questions = orjson.loads((sample / "questions.json").read_bytes())
     graphs = orjson.loads((sample / "scene_graphs.json").read_bytes())
-    gen = generate(Engine.load(), questions, graphs, workers=1, mode="both")
+    gen = generate(questions, graphs, engine=Engine.load(), workers=1, mode="both")
     out = root / "out"
     write_outputs(gen, out)
     images = root / "images"

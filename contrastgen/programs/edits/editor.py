@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.perturb import PROGRAM_PATH, PROGRAM_SUFFIX, Proposal, Ranking, Refusal, seeded_rng
+from contrastgen.perturb import PROGRAM_SUFFIX, Proposal, Ranking, Refusal, seeded_rng
 from contrastgen.programs.edits.attributes import AttributeEdit
 from contrastgen.programs.edits.base import ProgramEdit
 from contrastgen.programs.edits.objects import NameEdit
@@ -58,6 +58,9 @@ from contrastgen.programs.edits.relations import RelationEdit
 from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal, parse_program
 from contrastgen.programs.proofs import EditProofs
 from contrastgen.scene.index import SceneIndex
+
+# The program path's seed string (`perturb.seeded_rng`): fixed, since changing it changes every output.
+PROGRAM_SEED = "{seed}/{question}/program"
 
 # The edits, in the order they are tried at each step: the order decides which takes a rank when
 # more are found than `max_k`, and the seeded order each draws its candidates in.
@@ -98,7 +101,7 @@ class ProgramEditor:
                           else "not_executable") from None
         if got != gold:
             raise Refusal("answer_mismatch")
-        rng = seeded_rng(PROGRAM_PATH, seed, question_id)
+        rng = seeded_rng(PROGRAM_SEED, seed, question_id)
         ranking = Ranking(existing, max_k)
         q = EditedQuestion(self, question, steps, semantic, gold, original)
         if q.presupposition_fails():

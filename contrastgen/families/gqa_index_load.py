@@ -14,37 +14,33 @@ side's at the end, so the index and every record are those one process would hav
 
 from __future__ import annotations
 
-from multiprocessing.pool import AsyncResult, Pool
+from multiprocessing.pool import AsyncResult
 from pathlib import Path
 
 from contrastgen.datasets.question_spill import GraphSlice, read_graph_slices
 from contrastgen.groups.index import IndexBuilder, RecordFile, RecordsMade
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.parallel.lifetime import die_with_parent
+from contrastgen.parallel.tasks import Helper
 
 HANDOFF_IMAGES = 1024  # graphs per batch handed over (the spill writes them out at each batch's end)
 _HELPER_RECORDS = "lookup-helper.bin"
 
-_lex: Lexicon | None = None  # the helper's lexicon, inherited when its pool forks (`helper_started`)
-_builder: tuple[Path, IndexBuilder] | None = None  # the helper's own, across one run's batches
+
+class HelperIndex:
+    """The loading helper's state (`parallel.tasks.helper`): the lexicon it inherited when it
+    forked, and its own builder across one run's batches, made by the first."""
+
+    def __init__(self, lex: Lexicon):
+        self.lex = lex
+        self.builder: tuple[Path, IndexBuilder] | None = None
 
 
-def helper_started(lex: Lexicon) -> None:
-    """The loading pool's initializer: it dies with the run, and keeps the lexicon it inherited
-    (the pool forks, so nothing is pickled)."""
-    global _lex
-    die_with_parent()
-    _lex = lex
-
-
-def index_batch(folder: Path, image_ids: list[str], slices: list[GraphSlice]) -> RecordsMade:
+def index_batch(state: HelperIndex, folder: Path, image_ids: list[str], slices: list[GraphSlice]) -> RecordsMade:
     """In the helper: the keys and lookup records of some graphs of the spill, read back from its
     file; the records appended to the helper's own file in `folder`."""
-    global _builder
-    if _builder is None or _builder[0] != folder:
-        assert _lex is not None, "the loading pool started without its lexicon"
-        _builder = (folder, IndexBuilder(_lex, RecordFile(folder / _HELPER_RECORDS)))
-    builder = _builder[1]
+    if state.builder is None or state.builder[0] != folder:
+        state.builder = (folder, IndexBuilder(state.lex, RecordFile(folder / _HELPER_RECORDS)))
+    builder = state.builder[1]
     for image_id, graph in zip(image_ids, read_graph_slices(folder / "graphs.bin", slices), strict=True):
         builder.add(image_id, graph)
     return builder.take_made()
@@ -52,10 +48,10 @@ def index_batch(folder: Path, image_ids: list[str], slices: list[GraphSlice]) ->
 
 class SharedIndexing:
     """The spill's callback (`each`) and batch hook for a run loading in two processes: graphs are
-    indexed here until `questions` is done, then handed to the pool."""
+    indexed here until `questions` is done, then handed to the helper."""
 
-    def __init__(self, builder: IndexBuilder, pool: Pool, questions: AsyncResult, folder: Path):
-        self.builder, self.pool, self.questions, self.folder = builder, pool, questions, folder
+    def __init__(self, builder: IndexBuilder, helper: Helper, questions: AsyncResult, folder: Path):
+        self.builder, self.helper, self.questions, self.folder = builder, helper, questions, folder
         self._handing = False
         self._handed: list[str] = []  # graphs of the current batch left to the helper
         self._results: list[AsyncResult] = []
@@ -71,8 +67,8 @@ class SharedIndexing:
         """A batch of the spill is on disk: hand over its graphs this side skipped (the last ones
         of the batch: once handing starts, every graph is handed)."""
         if self._handed:
-            self._results.append(self.pool.apply_async(
-                index_batch, (self.folder, self._handed, slices[len(slices) - len(self._handed):])))
+            self._results.append(self.helper.submit(
+                index_batch, self.folder, self._handed, slices[len(slices) - len(self._handed):]))
             self._handed = []
 
     def join(self) -> None:

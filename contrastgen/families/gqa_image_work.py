@@ -1,4 +1,5 @@
-"""One image's questions: the unit of work of every run, local pool or HTTP batch.
+"""One GQA image's questions through the engine: the unit of work of the GQA family's shards and
+of the HTTP service's batches.
 
 Why per image: the questions of an image share its scene index (built once, and only if some
 question matches a template) and the set of its questions' texts (a perturbation must not repeat
