@@ -32,7 +32,7 @@ from bench_generate import ensure_data
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = [
-    "contrastgen/engine/*.py", "contrastgen/run/per_image.py",
+    "contrastgen/engine/*.py", "contrastgen/families/gqa_image_work.py",
     "contrastgen/language/lexicon.py", "contrastgen/language/nounphrase.py",
     "contrastgen/scene/*.py", "contrastgen/templates/*.py",
     "contrastgen/programs/gqa.py", "contrastgen/programs/wording.py",

@@ -25,7 +25,7 @@ PAIRS, FOUND = "pairs", "found"  # counter keys beside the kinds and the reasons
 
 
 class HasScene(Protocol):
-    """Where an image's scene index is (`run.per_image.ImageWork`): made when first asked."""
+    """Where an image's scene index is (`families.gqa_image_work.ImageWork`): made when first asked."""
 
     @property
     def scene(self) -> SceneIndex | None: ...
