@@ -84,7 +84,7 @@ def evaluate_model(questions: Mapping[str, Mapping[str, Any]], preds: Mapping[st
                    seed: int, n_boot: int) -> dict[str, Any]:
     """All metrics for one model's raw predictions."""
     def correct(qid: str) -> bool:
-        return qid in preds and is_right(preds[qid], normalize_answer(questions[qid].get("answer")))
+        return qid in preds and is_right(preds[qid], questions[qid].get("answer"), normalize=normalize_answer)
 
     balanced = [qid for qid, q in questions.items() if q.get("isBalanced", True)]
     scores = {qid: int(correct(qid)) for qid in balanced}

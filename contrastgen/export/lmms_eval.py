@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from contrastgen.answers import number_words
+from contrastgen.answers import number_words, vqa_rules_data
 from contrastgen.errors import InputError
 from contrastgen.export import lmms_eval_task as task_functions
 from contrastgen.export.harness import (
@@ -60,6 +60,7 @@ GENERATION = {"max_new_tokens": 16, "temperature": 0, "top_p": 1.0, "num_beams":
 BATCH = 1_000
 BATCH_IMAGE_BYTES = 64 << 20
 _NUMBERS_LINE = "NUMBER_WORDS: dict[str, str] = {}\n"
+_VQA_LINE = "VQA_RULES: dict = {}\n"
 _QUOTED_FUNCTION = re.compile(r"!function '(utils\.[A-Za-z_][A-Za-z0-9_]*)'")
 
 
@@ -194,11 +195,13 @@ def task_config(task: str, data_file: Path, tally: _Tally) -> dict[str, Any]:
 
 
 def utils_source() -> str:
-    """`lmms_eval_task.py` as the task's utils.py, with contrastgen's number words written in."""
+    """`lmms_eval_task.py` as the task's utils.py, with contrastgen's number words and VQA's
+    normalisation tables written in."""
     source = package_resource("contrastgen.export", "lmms_eval_task.py").read_text(encoding="utf-8")
-    if source.count(_NUMBERS_LINE) != 1:
-        raise RuntimeError("lmms_eval_task.py must define NUMBER_WORDS empty, once")
-    return source.replace(_NUMBERS_LINE, f"NUMBER_WORDS: dict[str, str] = {number_words()!r}\n")
+    if source.count(_NUMBERS_LINE) != 1 or source.count(_VQA_LINE) != 1:
+        raise RuntimeError("lmms_eval_task.py must define NUMBER_WORDS and VQA_RULES empty, once each")
+    source = source.replace(_NUMBERS_LINE, f"NUMBER_WORDS: dict[str, str] = {number_words()!r}\n")
+    return source.replace(_VQA_LINE, f"VQA_RULES: dict = {vqa_rules_data()!r}\n")
 
 
 def task_yaml(config: dict[str, Any]) -> str:
