@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from contrastgen.answers import normalize_answer
+from contrastgen.answers import is_right, normalize_answer
 from contrastgen.viewer.words import (
     changed_span,
     changed_steps,
@@ -67,7 +67,7 @@ def _answers(qid: str, gold: str, predictions: dict[str, dict[str, str]]) -> dic
     out = {}
     for model, answers in predictions.items():
         if qid in answers:
-            out[model] = [answers[qid], normalize_answer(answers[qid]) == normalize_answer(gold)]
+            out[model] = [answers[qid], is_right(answers[qid], gold)]  # as `evaluate --contrast` scores it
     return out
 
 
