@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from contrastgen.terminal.progress import Advance, noop
+
 # Bound on the size of one batch of resampling weights (elements): memory stays flat on a
 # 100k-cluster file while the sums remain one BLAS call.
 _BATCH_ELEMENTS = 4_000_000
@@ -55,13 +57,14 @@ def _weights(rng: np.random.Generator, b: int, n: int) -> np.ndarray:
 
 
 def bootstrap_many(groups: Mapping[Hashable, np.ndarray], statistic: Statistic, *, n_boot: int,
-                   seed: int, confidence: float = 0.95) -> dict[Hashable, dict[str, Estimate]]:
+                   seed: int, confidence: float = 0.95, advance: Advance = noop) -> dict[Hashable, dict[str, Estimate]]:
     """Point estimates and percentile intervals of `statistic` for many groups at once.
 
     Every array in `groups` is (clusters, m) over the same clusters, in the same order, with
     zero rows for clusters outside the group. `statistic` maps column sums of shape (b, m) to
     named arrays of shape (b,); replicates where a statistic is undefined (a group drawn empty)
-    are left out of its interval.
+    are left out of its interval. `advance(b)` as each batch of b resamples is done (a progress
+    bar's).
     """
     keys = list(groups)
     if not keys:
@@ -87,6 +90,7 @@ def bootstrap_many(groups: Mapping[Hashable, np.ndarray], statistic: Statistic, 
                     for name, values in statistic(sums[:, i * m:(i + 1) * m]).items():
                         draws[i][name].append(values)
             done += b
+            advance(b)
     alpha = (1.0 - confidence) / 2.0
     out: dict[Hashable, dict[str, Estimate]] = {}
     for key, point, draw in zip(keys, points, draws, strict=True):
@@ -108,10 +112,10 @@ def bootstrap_many(groups: Mapping[Hashable, np.ndarray], statistic: Statistic, 
 
 
 def bootstrap_sums(columns: np.ndarray, statistic: Statistic, *, n_boot: int, seed: int,
-                   confidence: float = 0.95) -> dict[str, Estimate]:
+                   confidence: float = 0.95, advance: Advance = noop) -> dict[str, Estimate]:
     """`bootstrap_many` for a single group: `columns` is (clusters, m)."""
     columns = np.asarray(columns, dtype=np.float64)
     if columns.ndim != 2:
         raise ValueError("columns must be a 2-D array (clusters, m)")
     return bootstrap_many({0: columns}, statistic, n_boot=n_boot, seed=seed,
-                          confidence=confidence)[0]
+                          confidence=confidence, advance=advance)[0]

@@ -40,6 +40,7 @@ from contrastgen.export.harness import (
     HarnessExport,
     HarnessQuestion,
     check_name,
+    harness_progress,
     harness_questions,
     has_groups,
 )
@@ -47,6 +48,7 @@ from contrastgen.export.images import ImageSource
 from contrastgen.files.atomic import atomic_dir, atomic_file
 from contrastgen.jsonio import write_text
 from contrastgen.resources import package_resource
+from contrastgen.terminal.progress import Advance
 
 TASK_PREFIX = "contrast_"
 SPLIT = "test"
@@ -130,10 +132,11 @@ def _row(q: HarnessQuestion, images: ImageSource, groups: bool) -> dict[str, Any
     return row
 
 
-def _batches(source: Path, images: ImageSource, tally: _Tally, groups: bool) -> Iterator[list[dict[str, Any]]]:
+def _batches(source: Path, images: ImageSource, tally: _Tally, groups: bool,
+             advance: Advance) -> Iterator[list[dict[str, Any]]]:
     batch: list[dict[str, Any]] = []
     held = 0
-    for q in harness_questions(source):
+    for q in harness_questions(source, advance):
         row = _row(q, images, groups)
         tally.add(q, row)
         batch.append(row)
@@ -250,17 +253,18 @@ def _groups_said(tally: _Tally) -> str:
 
 
 def export_lmms_eval(source: str | os.PathLike[str], out: str | os.PathLike[str], *, name: str,
-                     images: str | os.PathLike[str] | None = None) -> HarnessExport:
-    """Write the task folder for the contrast sets of `source` to `out` (replaced whole)."""
+                     images: str | os.PathLike[str] | None = None, progress: bool = False) -> HarnessExport:
+    """Write the task folder for the contrast sets of `source` to `out` (replaced whole).
+    `progress`: a bar on a terminal, per contrast set read."""
     task = TASK_PREFIX + check_name(name)
     image_source = ImageSource(images)
     groups = has_groups(source)
     features = _features(image_source.embeds, groups)
     out = Path(out).absolute()
     tally = _Tally()
-    with atomic_dir(out) as tmp:
+    with atomic_dir(out) as tmp, harness_progress(source, enabled=progress) as advance:
         (tmp / "data").mkdir()
-        _write_parquet(_batches(Path(source), image_source, tally, groups), features, tmp / DATA_FILE)
+        _write_parquet(_batches(Path(source), image_source, tally, groups, advance), features, tmp / DATA_FILE)
         config = task_config(task, out / DATA_FILE, tally)
         write_text(tmp / f"{task}.yaml", task_yaml(config))
         write_text(tmp / "utils.py", utils_source())
