@@ -11,6 +11,17 @@ weights. Groups are thus subsets of one resampled data set, as in the textbook b
 models compared side by side get paired intervals. The sums are one matrix product per batch,
 which keeps a paper-scale report (11k sets, 2 models, 3 k, ~40 groups, 1000 replicates) to
 seconds.
+
+Why not `scipy.stats.bootstrap` (which the OOD metrics use, on plain means): it resamples the same
+way (one `rng.integers(0, n, (b, n))` per batch of cluster indices; given the same seed and batch
+it draws the same resamples, and the tests hold our percentile intervals equal to its), but
+- a resample in which a small group is drawn empty has an undefined ratio (0/0) for that group;
+  scipy then returns a NaN interval (percentile and BCa alike), where we leave that resample out
+  of that group's interval only, as one conditions on the group being observed;
+- it computes one statistic per call: thousands of groups sharing every resample (the pairing of
+  models, and groups as subsets of one resampled data set) would be one call per group with the
+  same seed, each re-drawing the indices and gathering (b, n) rows, instead of one weight matrix
+  and one matrix product per batch.
 """
 
 from __future__ import annotations
