@@ -234,8 +234,9 @@ def _evaluate_captions(captions_dir: Path, prediction_args: tuple[str, ...], out
 @click.option("--answer", default=None, help="The constant model's answer (e.g. yes).")
 @click.option("--out", type=click.Path(path_type=Path), required=True,
               help="Predictions file to write, GQA submission format.")
+@no_progress_option
 def baseline_cmd(kind: str, questions_path: Path, scene_graphs_path: Path | None,
-                 train_path: Path | None, answer: str | None, out: Path) -> None:
+                 train_path: Path | None, answer: str | None, out: Path, no_progress: bool) -> None:
     """Write a baseline's predictions, to evaluate like a model's.
 
     \b
@@ -253,14 +254,14 @@ def baseline_cmd(kind: str, questions_path: Path, scene_graphs_path: Path | None
     if kind == "constant":
         preds, stats = run_constant(questions_path, answer)
     elif kind == "prior":
-        preds, stats = run_prior(questions_path, train_path)
+        preds, stats = run_prior(questions_path, train_path, progress=not no_progress)
         if train_path is None:
             console.print("prior fitted on the questions themselves (no --train): an in-sample "
                           "prior, optimistic on the originals", style="yellow")
     else:
         if scene_graphs_path is None:
             raise click.UsageError("--kind oracle needs --scene-graphs")
-        preds, stats = run_oracle(questions_path, scene_graphs_path)
+        preds, stats = run_oracle(questions_path, scene_graphs_path, progress=not no_progress)
     write_json(out, to_submission(preds))
     summary = ", ".join(f"{k} {v}" for k, v in stats.items())
     console.print(f"{kind}: {len(preds)} predictions ({summary}) -> {out}")

@@ -122,6 +122,19 @@ COMMANDS: dict[str, tuple[list[str], str, str | None]] = {
                              "--out", "{out}"], "evaluating captions", "{out}"),
     "export lmms-eval": (["export", "{clevr}", "--format", "lmms-eval", "--out", "{out}"], "exporting", "{out}"),
     "export vlmevalkit": (["export", "{clevr}", "--format", "vlmevalkit", "--out", "{out}"], "exporting", "{out}"),
+    "baseline oracle": (["baseline", "--kind", "oracle", "--questions", "{cs}/augmented.json", "--scene-graphs",
+                         str(GRAPHS), "--out", "{out}/oracle.json"], "answering questions", "{out}"),
+    "baseline prior": (["baseline", "--kind", "prior", "--questions", "{cs}/augmented.json", "--out",
+                        "{out}/prior.json"], "fitting and answering", "{out}"),
+    "captions baselines": (["captions", "baselines", "{cap}", "--json"], "cross-validating", None),
+    "mturk export": (["mturk", "export", "--contrast", "{cs}", "--sample", "20", "--images-base-url",
+                      "https://images.example.org", "--out", "{out}"], "reading contrast sets", "{out}"),
+    "captions export sugarcrepe": (["captions", "export", "{cap}", "--format", "sugarcrepe", "--out", "{out}"],
+                                   "exporting captions", "{out}"),
+    "captions export negclip": (["captions", "export", "{cap}", "--format", "negclip", "--out", "{out}"],
+                                "exporting captions", "{out}"),
+    "view --static": (["view", "{cs}", "--scene-graphs", str(GRAPHS), "--predictions", "yes={pred}", "--static",
+                       "{out}"], "building the viewer", "{out}"),
 }
 
 
@@ -163,7 +176,9 @@ def test_each_long_command_draws_its_bar_on_a_terminal_and_writes_the_same(name,
 def test_every_long_command_documents_no_progress():
     """Each command that can run over a minute takes --no-progress and says so in --help."""
     for args in (["generate"], ["augment"], ["verify"], ["captions", "generate"], ["export"], ["ood", "gqa"],
-                 ["ood", "vqavs"], ["ood", "superclevr"], ["ood", "gqa-redundancy"], ["evaluate"]):
+                 ["ood", "vqavs"], ["ood", "superclevr"], ["ood", "gqa-redundancy"], ["evaluate"], ["baseline"],
+                 ["captions", "baselines"], ["view"], ["mturk", "export"],
+                 ["captions", "export"]):
         res = CliRunner().invoke(cli, [*args, "--help"])
         assert res.exit_code == 0 and "--no-progress" in res.output, args
 
