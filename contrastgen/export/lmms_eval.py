@@ -3,7 +3,7 @@
     python -m lmms_eval --model ... --include_path OUT --tasks contrast_NAME
 
 The folder holds `contrast_NAME.yaml` (the task), `utils.py` (its functions: a copy of
-`lmms_eval_task.py` with contrastgen's number words written in), `data/test.parquet` (one row per
+`lmms_eval_task.py` with contrastgen's answer tables written in), `data/test.parquet` (one row per
 question) and a README saying how to run it.
 
 Why each choice (the format is described in docs/harnesses.md):
