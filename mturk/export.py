@@ -29,6 +29,7 @@ from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.files.csv_cells import neutral_row
 from contrastgen.jsonio import dumps, write_json, write_text
+from contrastgen.terminal.progress import Advance, counted, noop
 
 from .inputs import GoldItem, gold_from_dicts, validate_records
 from .layout import (
@@ -311,12 +312,12 @@ def export_hits(records: Iterable[Mapping[str, Any]], *, images_base_url: str, s
                 assignments: int = 3, items_per_hit: int = 10, reward: float | str | Decimal = "0.10",
                 gold: Iterable[GoldItem | Mapping[str, Any]] | None = None, out_dir: str | Path,
                 gold_per_hit: int = 1, title: str = DEFAULT_TITLE, source: str = "<records>",
-                files_by_image: Mapping[str, str] | None = None) -> ExportSummary:
+                files_by_image: Mapping[str, str] | None = None, advance: Advance = noop) -> ExportSummary:
     """Sample, blind and write a MTurk batch to `out_dir` (replaced atomically).
 
     `records` are `contrast_sets.jsonl` lines. Same records and seed give byte-identical files.
     `files_by_image` (image id -> file name, from `image_files(folder)`) makes each URL point at the
-    image's real file; without it, `{image_id}.jpg` is assumed.
+    image's real file; without it, `{image_id}.jpg` is assumed. `advance(1)` per record validated.
     """
     if items_per_hit < 1:
         raise InputError(f"--items-per-hit must be at least 1, got {items_per_hit}")
@@ -324,7 +325,7 @@ def export_hits(records: Iterable[Mapping[str, Any]], *, images_base_url: str, s
         raise InputError(f"--assignments must be at least 1, got {assignments}")
     reward_value = _parse_reward(reward)
     _check_base_url(images_base_url)
-    recs = validate_records(records, source=source)
+    recs = validate_records(counted(records, advance), source=source)
     gold_items = gold_from_dicts(gold, source="<gold>") if gold is not None else None
     if gold_items and not 1 <= gold_per_hit < items_per_hit:
         raise InputError(f"--gold-per-hit must be between 1 and items-per-hit - 1, got {gold_per_hit}")

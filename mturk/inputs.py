@@ -16,6 +16,7 @@ from typing import Any
 from contrastgen import records
 from contrastgen.errors import InputError, duplicate_id
 from contrastgen.jsonio import read_json, read_jsonl
+from contrastgen.terminal.progress import Advance, counted, noop
 
 
 @dataclass(frozen=True)
@@ -34,10 +35,11 @@ class GoldItem:
     image_url: str | None = None
 
 
-def load_contrast_sets(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def load_contrast_sets(path: str | os.PathLike[str], advance: Advance = noop) -> list[dict[str, Any]]:
     """The records of a contrast file or `generate` output directory, validated by
-    `contrastgen.records` (ids as strings)."""
-    return [cs.record for cs in records.load_contrast_sets(path)]
+    `contrastgen.records` (ids as strings); `advance(1)` per record read (a progress bar's)."""
+    return [cs.record for cs in records.parse_contrast_sets(counted(records.read_contrast_records(path), advance),
+                                                             path=str(records.contrast_file(path)))]
 
 
 def validate_records(recs: Iterable[Mapping[str, Any]], *, source: str = "<records>") -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ set as it does a contrast set; `contrastgen evaluate --captions OUT -p scores.cs
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,6 +15,7 @@ from contrastgen.captions.generate import CaptionOptions, generate_captions
 from contrastgen.cli.options import RNG_SEED, SEED, comma_list, no_progress_option
 from contrastgen.errors import require_extra
 from contrastgen.jsonio import dumps
+from contrastgen.terminal.progress import Advance
 
 FORMATS = ("sugarcrepe", "aro", "hf", "negclip")
 
@@ -86,42 +88,58 @@ def generate_cmd(scene_graphs: Path, out: Path, kinds: tuple[str, ...], per_imag
               help="Folder of {image_id}.jpg|jpeg|png: linked as the loader's image folder (sugarcrepe, aro), "
                    "embedded (hf), or named by absolute path (negclip).")
 @click.option("--seed", default=0, show_default=True, type=RNG_SEED, help="Seed of NegCLIP's hard negative images.")
-def export_cmd(source: Path, fmt: str, out: Path, images: Path | None, seed: int) -> None:
+@no_progress_option
+def export_cmd(source: Path, fmt: str, out: Path, images: Path | None, seed: int, no_progress: bool) -> None:
     """Write a caption set as a benchmark's own files, read by its loader unchanged."""
-    if fmt == "sugarcrepe":
-        from contrastgen.export.caption_benchmarks import export_sugarcrepe
-        result = export_sugarcrepe(source, out, images=images)
-    elif fmt == "aro":
-        from contrastgen.export.caption_benchmarks import export_aro
-        result = export_aro(source, out, images=images)
-    elif fmt == "hf":
-        require_extra("hf", ("datasets",), "a Hugging Face caption export")
-        import datasets
+    from contrastgen.records import caption_file
+    from contrastgen.terminal.progress import line_count
+    from contrastgen.terminal.progress import progress as progress_bar
 
-        datasets.disable_progress_bars()
-        from contrastgen.export.caption_hf import export_caption_hf
-        result = export_caption_hf(source, out, images=images)
-    else:
-        from contrastgen.export.negclip import export_negclip
-        result = export_negclip(source, out, images=images, seed=seed)
+    lines = line_count(caption_file(source))
+    # per caption record read; NegCLIP's then per record given its negative images
+    passes = 2 if fmt == "negclip" else 1
+    with progress_bar("exporting captions", lambda: passes * lines(), enabled=not no_progress) as advance:
+        result = _export_captions(source, fmt, out, images, seed, advance)
     click.echo(f"wrote {result.pairs} {'rows' if fmt == 'negclip' else 'pairs'} to {out} "
                f"({', '.join(result.files[:8])}{', ...' if len(result.files) > 8 else ''})")
     for note in result.notes:
         click.echo(note)
 
 
+def _export_captions(source: Path, fmt: str, out: Path, images: Path | None, seed: int, advance: Advance) -> Any:
+    if fmt == "sugarcrepe":
+        from contrastgen.export.caption_benchmarks import export_sugarcrepe
+        return export_sugarcrepe(source, out, images=images, advance=advance)
+    if fmt == "aro":
+        from contrastgen.export.caption_benchmarks import export_aro
+        return export_aro(source, out, images=images, advance=advance)
+    if fmt == "hf":
+        require_extra("hf", ("datasets",), "a Hugging Face caption export")
+        import datasets
+
+        datasets.disable_progress_bars()
+        from contrastgen.export.caption_hf import export_caption_hf
+        return export_caption_hf(source, out, images=images, advance=advance)
+    from contrastgen.export.negclip import export_negclip
+    return export_negclip(source, out, images=images, seed=seed, advance=advance)
+
+
 @captions.command("baselines")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.option("--seed", default=0, show_default=True, type=RNG_SEED)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
-def baselines_cmd(source: Path, seed: int, as_json: bool) -> None:
+@no_progress_option
+def baselines_cmd(source: Path, seed: int, as_json: bool, no_progress: bool) -> None:
     """How often the text alone picks the true caption, per kind: a TF-IDF + logistic regression
     classifier cross-validated over images, and the corpus n-gram plausibility scorer (50% is chance)."""
     require_extra("captions", ("sklearn",), "the text-only classifier")
-    from contrastgen.evaluation.caption_baselines import blind_baselines, pairs_of
+    from contrastgen.evaluation.caption_baselines import FOLDS, blind_baselines, by_kind, pairs_of
     from contrastgen.records import read_caption_records
+    from contrastgen.terminal.progress import progress as progress_bar
 
-    figures = blind_baselines(pairs_of(read_caption_records(source)), seed=seed)
+    pairs = pairs_of(read_caption_records(source))
+    with progress_bar("cross-validating", lambda: len(by_kind(pairs)) * FOLDS, enabled=not no_progress) as advance:
+        figures = blind_baselines(pairs, seed=seed, advance=advance)
     if as_json:
         click.echo(dumps(figures, indent=True).decode())
         return

@@ -15,12 +15,13 @@ import click
 from rich.console import Console
 
 from contrastgen.cli.console import make_console
-from contrastgen.cli.options import RNG_SEED
+from contrastgen.cli.options import RNG_SEED, no_progress_option
 from contrastgen.errors import InputError, require_extra
 from contrastgen.evaluation.bootstrap import MAX_RESAMPLES
 from contrastgen.evaluation.contrast import MAX_RANK
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import write_json
+from contrastgen.terminal.progress import progress as progress_bar
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -128,9 +129,10 @@ def _write(report: dict[str, Any], out: Path | None, console: Console) -> None:
               help="A question without a prediction is an error. Without it, on --contrast a run that leaves "
                    "questions unasked (a --limit'ed harness run, an MCQ file) is partial: scored on the contrast "
                    "sets asked in full, with the unasked count reported; elsewhere it counts as wrong.")
+@no_progress_option
 def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir: Path | None,
                  captions_dir: Path | None, prediction_args: tuple[str, ...], out: Path | None, seed: int, n_boot: int,
-                 examples: int, ks: tuple[int, ...], oracle: str | None, strict: bool) -> None:
+                 examples: int, ks: tuple[int, ...], oracle: str | None, strict: bool, no_progress: bool) -> None:
     """Score predictions on a contrast set (accuracy, drop, consistency per template and k),
     on GQA questions (GQA's standard metrics) or on OOD splits.
 
@@ -149,7 +151,7 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
         raise click.UsageError("--examples and --k apply to --contrast only")
     console = make_console()
     if captions_dir is not None:
-        _evaluate_captions(captions_dir, prediction_args, out, seed, n_boot, strict)
+        _evaluate_captions(captions_dir, prediction_args, out, seed, n_boot, strict, progress=not no_progress)
         return
     if out is not None:  # before the work, so a wrong --out costs nothing
         check_report_dir(out)
@@ -163,7 +165,8 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
         records = load_contrast_records(contrast_dir)
         report = evaluate_contrast(records, predictions, seed=seed, n_boot=n_boot,
                                    examples=examples, strict=strict, ks=ks or None,
-                                   oracle=oracle, path=str(contrast_file(contrast_dir)), proofs=True)
+                                   oracle=oracle, path=str(contrast_file(contrast_dir)), proofs=True,
+                                   progress=not no_progress)
         report["inputs"] = {"contrast": str(contrast_dir), **inputs}
     elif questions_path is not None:
         from contrastgen.datasets.gqa import load_questions
@@ -171,29 +174,29 @@ def evaluate_cmd(contrast_dir: Path | None, questions_path: Path | None, ood_dir
 
         report = evaluate_gqa(load_questions(questions_path), predictions, seed=seed,
                               n_boot=n_boot, strict=strict, oracle=oracle,
-                              path=str(questions_path))
+                              path=str(questions_path), progress=not no_progress)
         report["inputs"] = {"questions": str(questions_path), **inputs}
     else:
-        _evaluate_ood(ood_dir, predictions, out, seed, console)
+        _evaluate_ood(ood_dir, predictions, out, seed, console, progress=not no_progress)
         return
     _write(report, out, console)
 
 
 def _evaluate_ood(ood_dir: Path, predictions: dict[str, dict[str, str]], out: Path | None,
-                  seed: int, console: Console) -> None:
+                  seed: int, console: Console, *, progress: bool) -> None:
     try:
         from contrastgen.ood import evaluate_ood, render_ood_table  # only --ood loads the OOD stack
     except ImportError:
         raise InputError("OOD evaluation is not available in this build "
                          "(contrastgen.ood.evaluate_ood is missing)") from None
-    report = evaluate_ood(ood_dir, predictions, out_dir=out, seed=seed)
+    report = evaluate_ood(ood_dir, predictions, out_dir=out, seed=seed, progress=progress)
     console.print(render_ood_table(report))
     if out is not None:
         console.print(f"wrote the OOD report to {out}")
 
 
 def _evaluate_captions(captions_dir: Path, prediction_args: tuple[str, ...], out: Path | None, seed: int,
-                       n_boot: int, strict: bool) -> None:
+                       n_boot: int, strict: bool, *, progress: bool) -> None:
     require_extra("captions", ("sklearn",), "evaluate --captions (its text-only classifier baseline)")
     from contrastgen.evaluation.captions import (
         evaluate_captions,
@@ -203,11 +206,14 @@ def _evaluate_captions(captions_dir: Path, prediction_args: tuple[str, ...], out
     from contrastgen.records import caption_file, read_caption_records
 
     reports = {}
-    for name, path in parse_model_paths(prediction_args).items():
-        report = evaluate_captions(read_caption_records(captions_dir), read_similarities(path), n_boot=n_boot,
-                                   seed=seed, strict=strict, path=str(path))
-        report["inputs"] = {"captions": str(caption_file(captions_dir)), "similarities": str(path)}
-        reports[name] = report
+    paths = parse_model_paths(prediction_args)
+    with progress_bar("evaluating captions", len(paths) * n_boot, enabled=progress and n_boot > 0) as advance:
+        for name, path in paths.items():
+            report = evaluate_captions(read_caption_records(captions_dir), read_similarities(path), n_boot=n_boot,
+                                       seed=seed, strict=strict, path=str(path), advance=advance)
+            report["inputs"] = {"captions": str(caption_file(captions_dir)), "similarities": str(path)}
+            reports[name] = report
+    for name, report in reports.items():  # after the bar: a table printed under a live bar would break it
         click.echo(f"{name}:\n{render_caption_table(report)}")
     if out is not None:
         with atomic_dir(out) as tmp:
@@ -228,8 +234,9 @@ def _evaluate_captions(captions_dir: Path, prediction_args: tuple[str, ...], out
 @click.option("--answer", default=None, help="The constant model's answer (e.g. yes).")
 @click.option("--out", type=click.Path(path_type=Path), required=True,
               help="Predictions file to write, GQA submission format.")
+@no_progress_option
 def baseline_cmd(kind: str, questions_path: Path, scene_graphs_path: Path | None,
-                 train_path: Path | None, answer: str | None, out: Path) -> None:
+                 train_path: Path | None, answer: str | None, out: Path, no_progress: bool) -> None:
     """Write a baseline's predictions, to evaluate like a model's.
 
     \b
@@ -247,14 +254,14 @@ def baseline_cmd(kind: str, questions_path: Path, scene_graphs_path: Path | None
     if kind == "constant":
         preds, stats = run_constant(questions_path, answer)
     elif kind == "prior":
-        preds, stats = run_prior(questions_path, train_path)
+        preds, stats = run_prior(questions_path, train_path, progress=not no_progress)
         if train_path is None:
             console.print("prior fitted on the questions themselves (no --train): an in-sample "
                           "prior, optimistic on the originals", style="yellow")
     else:
         if scene_graphs_path is None:
             raise click.UsageError("--kind oracle needs --scene-graphs")
-        preds, stats = run_oracle(questions_path, scene_graphs_path)
+        preds, stats = run_oracle(questions_path, scene_graphs_path, progress=not no_progress)
     write_json(out, to_submission(preds))
     summary = ", ".join(f"{k} {v}" for k, v in stats.items())
     console.print(f"{kind}: {len(preds)} predictions ({summary}) -> {out}")

@@ -62,7 +62,7 @@ def export_cmd(source: Path, fmt: str, out: Path, split: str | None, license_id:
     if fmt in HARNESS_FORMATS:
         if split is not None or license_id is not None or license_note is not None:
             raise click.UsageError("--split, --license and --license-note apply to --format parquet, hf and jsonl")
-        _export_harness(source, fmt, out, name or _default_name(out), images)
+        _export_harness(source, fmt, out, name or _default_name(out), images, progress=not no_progress)
         return
     if name is not None:
         raise click.UsageError("--name applies to --format lmms-eval and vlmevalkit")
@@ -81,12 +81,12 @@ def export_cmd(source: Path, fmt: str, out: Path, split: str | None, license_id:
                + ", ".join(result.files))
 
 
-def _export_harness(source: Path, fmt: str, out: Path, name: str, images: Path | None) -> None:
+def _export_harness(source: Path, fmt: str, out: Path, name: str, images: Path | None, *, progress: bool) -> None:
     if fmt == "lmms-eval":
         from contrastgen.export.lmms_eval import export_lmms_eval as export
     else:
         from contrastgen.export.vlmevalkit import export_vlmevalkit as export
-    result = export(source, out, name=name, images=images)
+    result = export(source, out, name=name, images=images, progress=progress)
     click.echo(f"wrote {result.questions:,} questions of {result.sets:,} contrast sets to {result.out}: "
                + ", ".join(result.files))
     click.echo(f"run: {', '.join(result.names)} (see {result.out / 'README.md'})")

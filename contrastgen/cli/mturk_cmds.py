@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from contrastgen.cli.console import make_console
-from contrastgen.cli.options import CROWD_COUNT, RNG_SEED, FiniteRange
+from contrastgen.cli.options import CROWD_COUNT, RNG_SEED, FiniteRange, no_progress_option
 from contrastgen.errors import require_extra
 
 # What the commands import: the HIT layout (export, preview, simulate), and the scoring (ingest).
@@ -62,9 +62,10 @@ def mturk_group() -> None:
               help="Gold items (JSON list or JSONL of {id?, image_id, question, answer|answers, image_url?}).")
 @click.option("--gold-per-hit", default=1, show_default=True, type=CROWD_COUNT, help="Gold items per HIT when --gold is given.")
 @click.option("--title", default=None, help="HIT title shown to workers.")
+@no_progress_option
 def export_cmd(contrast: Path, images_base_url: str | None, images: Path | None, sample: int, seed: int, out: Path,
                assignments: int, items_per_hit: int, reward: str, gold: Path | None, gold_per_hit: int,
-               title: str | None) -> None:
+               title: str | None, no_progress: bool) -> None:
     """Sample images stratified by template and write a blinded MTurk batch to OUT.
 
     OUT/upload/ holds what goes to MTurk (batch_input.csv, hit_layout.html, question.xml,
@@ -75,17 +76,22 @@ def export_cmd(contrast: Path, images_base_url: str | None, images: Path | None,
     from contrastgen.mturk.export import image_files
     from contrastgen.mturk.layout import DEFAULT_TITLE
     from contrastgen.records import contrast_file
+    from contrastgen.terminal.progress import line_count
+    from contrastgen.terminal.progress import progress as progress_bar
 
     if images_base_url is None and images is None:
         raise click.UsageError("give --images-base-url, --images, or both")
     files = image_files(images) if images is not None else None
     base_url = images_base_url or images.resolve().as_uri()  # type: ignore[union-attr]
-    records = load_contrast_sets(contrast)
-    gold_items = load_gold(gold) if gold is not None else None
-    summary = export_hits(records, images_base_url=base_url, sample=sample, seed=seed, files_by_image=files,
-                          assignments=assignments, items_per_hit=items_per_hit, reward=reward,
-                          gold=gold_items, out_dir=out, gold_per_hit=gold_per_hit,
-                          title=title or DEFAULT_TITLE, source=str(contrast_file(contrast)))
+    lines = line_count(contrast_file(contrast))
+    # the records are read, then validated again by the library call: the bar counts both passes
+    with progress_bar("reading contrast sets", lambda: 2 * lines(), enabled=not no_progress) as advance:
+        records = load_contrast_sets(contrast, advance)
+        gold_items = load_gold(gold) if gold is not None else None
+        summary = export_hits(records, images_base_url=base_url, sample=sample, seed=seed, files_by_image=files,
+                              assignments=assignments, items_per_hit=items_per_hit, reward=reward,
+                              gold=gold_items, out_dir=out, gold_per_hit=gold_per_hit,
+                              title=title or DEFAULT_TITLE, source=str(contrast_file(contrast)), advance=advance)
     console = make_console()
     table = Table(title=f"MTurk batch in {out}")
     table.add_column("template")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from contrastgen.api.settings import UnsafeBindError, is_loopback
+from contrastgen.cli.options import no_progress_option
 from contrastgen.files import scratch
 from contrastgen.records import is_caption_output
 from contrastgen.viewer.app import IMAGES
@@ -43,9 +44,10 @@ def images_base(images: str | None, *, served: bool) -> tuple[str | None, Path |
 
 
 def build_site(out_dir: Path, site: Path, *, scene_graphs: Path | None, predictions: tuple[str, ...],
-               review: Path | None, images: str | None, served: bool) -> tuple[Path, Path | None]:
+               review: Path | None, images: str | None, served: bool, progress: bool = False) -> tuple[Path, Path | None]:
     """Write the viewer of OUT_DIR to `site`; returns its index.html and the images folder a
-    server must serve (None for a static site or images at a URL)."""
+    server must serve (None for a static site or images at a URL). `progress`: a bar on a terminal
+    while the contrast sets' pages are built."""
     base, folder = images_base(images, served=served)
     if is_caption_output(out_dir):  # a `captions generate` output: captions, negatives, their proofs
         from contrastgen.viewer.captions import write_caption_site
@@ -53,7 +55,7 @@ def build_site(out_dir: Path, site: Path, *, scene_graphs: Path | None, predicti
         return write_caption_site(out_dir, site, images=base), folder
     local = Path(images) if images is not None and "://" not in images else None
     index = write_site(read_inputs(out_dir, scene_graphs=scene_graphs, predictions=parse_named(predictions),
-                                   review=review, images=base, images_dir=local), site)
+                                   review=review, images=base, images_dir=local), site, progress=progress)
     return index, folder
 
 
@@ -74,8 +76,10 @@ def build_site(out_dir: Path, site: Path, *, scene_graphs: Path | None, predicti
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--insecure", is_flag=True,
               help="Serve beyond loopback: anyone who reaches the port sees the sets and the images.")
+@no_progress_option
 def view_cmd(out_dir: Path, scene_graphs: Path | None, images: str | None, predictions: tuple[str, ...],
-             review: Path | None, static_dir: Path | None, host: str, port: int, insecure: bool) -> None:
+             review: Path | None, static_dir: Path | None, host: str, port: int, insecure: bool,
+             no_progress: bool) -> None:
     """Open OUT_DIR's contrast sets in the browser: image and evidence boxes, the perturbations
     with their changed words, the evidence in words, models' answers; filters and search.
 
@@ -83,7 +87,7 @@ def view_cmd(out_dir: Path, scene_graphs: Path | None, images: str | None, predi
     negatives and the facts that make each false (and the image with the caption's box)."""
     if static_dir is not None:
         index, _ = build_site(out_dir, static_dir, scene_graphs=scene_graphs, predictions=predictions,
-                              review=review, images=images, served=False)
+                              review=review, images=images, served=False, progress=not no_progress)
         click.echo(f"wrote {static_dir} (open {index.resolve().as_uri()})")
         return
     if not is_loopback(host) and not insecure:
@@ -92,7 +96,7 @@ def view_cmd(out_dir: Path, scene_graphs: Path | None, images: str | None, predi
                               "use 127.0.0.1 (and an SSH tunnel), or pass --insecure if the network is trusted")
     site = scratch.make_dir("view-") / "site"  # removed with the process's temporary folder
     _, folder = build_site(out_dir, site, scene_graphs=scene_graphs, predictions=predictions, review=review,
-                           images=images, served=True)
+                           images=images, served=True, progress=not no_progress)
     serve_site(site, folder, host=host, port=port)
 
 

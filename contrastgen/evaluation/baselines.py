@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contrastgen.answers import normalize_answer
+from contrastgen.terminal.progress import Advance, noop
 
 if TYPE_CHECKING:
     from contrastgen.engine import Engine
@@ -62,8 +63,10 @@ class PriorModel:
 
     counts: dict[str, Counter[str]] = field(default_factory=dict)
 
-    def fit(self, questions: Mapping[str, Mapping[str, Any]], template_of: TemplateOf) -> PriorModel:
+    def fit(self, questions: Mapping[str, Mapping[str, Any]], template_of: TemplateOf,
+            advance: Advance = noop) -> PriorModel:
         for qid, q in questions.items():
+            advance(1)
             answer = normalize_answer(q.get("answer"))
             if not answer:
                 continue
@@ -82,12 +85,14 @@ class PriorModel:
 
 def prior_predictions(train: Mapping[str, Mapping[str, Any]],
                       questions: Mapping[str, Mapping[str, Any]],
-                      template_of: TemplateOf) -> tuple[dict[str, str], dict[str, int]]:
-    """Prior answers for `questions` fitted on `train`; also how many came from each key kind."""
-    model = PriorModel().fit(train, template_of)
+                      template_of: TemplateOf, advance: Advance = noop) -> tuple[dict[str, str], dict[str, int]]:
+    """Prior answers for `questions` fitted on `train`; also how many came from each key kind.
+    `advance(1)` per training question fitted and per question answered."""
+    model = PriorModel().fit(train, template_of, advance)
     preds: dict[str, str] = {}
     sources: Counter[str] = Counter()
     for qid in sorted(questions):
+        advance(1)
         answer, source = model.answer(questions[qid], template_of(qid, questions[qid]))
         sources[source] += 1
         if answer is not None:
@@ -102,14 +107,15 @@ def constant_predictions(questions: Mapping[str, Mapping[str, Any]], answer: str
 
 def oracle_predictions(questions: Mapping[str, Mapping[str, Any]],
                        scene_graphs: Mapping[str, Mapping[str, Any]],
-                       engine: Engine) -> tuple[dict[str, str], dict[str, int]]:
-    """Scene-graph answers where the oracle can ground the question; it abstains elsewhere."""
+                       engine: Engine, advance: Advance = noop) -> tuple[dict[str, str], dict[str, int]]:
+    """Scene-graph answers where the oracle can ground the question; it abstains elsewhere
+    (`advance(1)` per question)."""
     from contrastgen.evaluation.oracle import (
         oracle_answers,  # the engine is heavy; load only when asked
     )
 
     answers = oracle_answers({qid: dict(questions[qid]) for qid in sorted(questions)},
-                             dict(scene_graphs), engine)
+                             dict(scene_graphs), engine, advance)
     preds: dict[str, str] = {}
     stats: Counter[str] = Counter()
     for qid in sorted(answers):

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from contrastgen.terminal.progress import Advance, noop
 from contrastgen.verify.captions import KINDS
 
 FOLDS = 5
@@ -64,15 +65,16 @@ def plausibility_picks(pairs: list[Pair]) -> np.ndarray:
                   np.array([p.negative_plausibility for p in pairs]))
 
 
-def classifier_picks(pairs: list[Pair], *, seed: int = 0) -> np.ndarray | None:
+def classifier_picks(pairs: list[Pair], *, seed: int = 0, advance: Advance = noop) -> np.ndarray | None:
     """Per pair, whether the cross-validated classifier picks its positive (None: too few pairs
-    or images for five folds)."""
+    or images for five folds). `advance(1)` per fold (all five when there are none)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
 
     groups = np.array([p.image_id for p in pairs])
     if len(pairs) < MIN_PAIRS or len(set(groups)) < FOLDS:
+        advance(FOLDS)
         return None
     positives = np.array([p.positive for p in pairs], dtype=object)
     negatives = np.array([p.negative for p in pairs], dtype=object)
@@ -84,6 +86,7 @@ def classifier_picks(pairs: list[Pair], *, seed: int = 0) -> np.ndarray | None:
         model = LogisticRegression(max_iter=2000, random_state=seed).fit(x, y)
         out[test] = _picks(model.decision_function(vectorizer.transform(positives[test])),
                            model.decision_function(vectorizer.transform(negatives[test])))
+        advance(1)
     return out
 
 
@@ -96,14 +99,15 @@ def by_kind(pairs: list[Pair]) -> dict[str, list[int]]:
     return dict(sorted(out.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
 
 
-def blind_baselines(pairs: list[Pair], *, seed: int = 0) -> dict[str, dict[str, Any]]:
+def blind_baselines(pairs: list[Pair], *, seed: int = 0, advance: Advance = noop) -> dict[str, dict[str, Any]]:
     """kind -> {"pairs", "classifier", "plausibility"}: the share of pairs each blind model picks
-    right (None where the kind has too few pairs for the classifier)."""
+    right (None where the kind has too few pairs for the classifier). `advance(1)` per fold of
+    each kind's cross-validation (FOLDS per kind)."""
     out = {}
     plaus = plausibility_picks(pairs)
     for kind, idx in by_kind(pairs).items():
         subset = [pairs[i] for i in idx]
-        clf = classifier_picks(subset, seed=seed)
+        clf = classifier_picks(subset, seed=seed, advance=advance)
         out[kind] = {"pairs": len(idx), "classifier": None if clf is None else round(float(clf.mean()), 4),
                      "plausibility": round(float(plaus[idx].mean()), 4)}
     return out

@@ -35,6 +35,7 @@ from contrastgen.evaluation.caption_baselines import (
 )
 from contrastgen.files.csv_reading import csv_rows
 from contrastgen.jsonio import read_jsonl
+from contrastgen.terminal.progress import Advance, noop
 
 SCORE_FIELDS = ("image_id", "caption_id", "score")
 MODELS = ("model", "classifier", "plausibility")
@@ -104,8 +105,9 @@ def _accuracy(sums: np.ndarray) -> dict[str, np.ndarray]:
 
 def evaluate_captions(records: Iterable[Mapping[str, Any]], scores: Mapping[str, float], *,
                       n_boot: int = 1000, seed: int = 0, strict: bool = False,
-                      path: str | None = None) -> dict[str, Any]:
-    """Per kind, the model's accuracy and the two blind baselines', each with its interval."""
+                      path: str | None = None, advance: Advance = noop) -> dict[str, Any]:
+    """Per kind, the model's accuracy and the two blind baselines', each with its interval
+    (`advance(b)` per b bootstrap resamples done)."""
     pairs = pairs_of(records)
     if not pairs:
         raise InputError("the caption set has no pairs", path=path)
@@ -133,7 +135,7 @@ def evaluate_captions(records: Iterable[Mapping[str, Any]], scores: Mapping[str,
             np.add.at(m, (cluster[idx], 0), values)
             np.add.at(m, (cluster[idx], 1), 1.0)
             groups[kind, name] = m
-    estimates = bootstrap_many(groups, _accuracy, n_boot=n_boot, seed=seed)
+    estimates = bootstrap_many(groups, _accuracy, n_boot=n_boot, seed=seed, advance=advance)
     out_kinds = {}
     for kind, idx in [("all", list(range(len(pairs)))), *kinds.items()]:
         out_kinds[kind] = {"pairs": len(idx),

@@ -41,6 +41,8 @@ from contrastgen.errors import InputError
 from contrastgen.evaluation.bootstrap import bootstrap_many, bootstrap_sums
 from contrastgen.evaluation.groups import group_metrics, has_groups
 from contrastgen.records import ContrastSet, Perturbation, parse_contrast_sets
+from contrastgen.terminal.progress import Advance, noop
+from contrastgen.terminal.progress import progress as progress_bar
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5)
 METRICS: tuple[str, ...] = ("original_accuracy", "perturbed_accuracy", "drop", "consistency")
@@ -226,7 +228,7 @@ def _difference(sums: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _comparisons(groups: Mapping[GroupKey, np.ndarray], models: Sequence[str], ks: Sequence[int],
-                 *, seed: int, n_boot: int) -> dict[str, Any]:
+                 *, seed: int, n_boot: int, advance: Advance = noop) -> dict[str, Any]:
     """Each model minus the first, overall per k, with paired intervals.
 
     The same seed and clusters give the same resampling weights as the per-model intervals, so
@@ -238,7 +240,7 @@ def _comparisons(groups: Mapping[GroupKey, np.ndarray], models: Sequence[str], k
     pairs = {(m, k): np.concatenate([groups[(base, k, "overall", "all")],
                                      groups[(m, k, "overall", "all")]], axis=1)
              for m in models[1:] for k in ks}
-    est = bootstrap_many(pairs, _difference, n_boot=n_boot, seed=seed)
+    est = bootstrap_many(pairs, _difference, n_boot=n_boot, seed=seed, advance=advance)
     return {f"{m} - {base}": {str(k): {name: est[(m, k)][name].to_json() for name in METRICS}
                               for k in ks} for m in models[1:]}
 
@@ -286,7 +288,7 @@ def _examples(sets: Sequence[ContrastSet], scores: Sequence[SetScore], preds: Ma
 
 
 def _oracle_section(sets: Sequence[ContrastSet], preds: Mapping[str, str], name: str, *,
-                    seed: int, n_boot: int) -> dict[str, Any]:
+                    seed: int, n_boot: int, advance: Advance = noop) -> dict[str, Any]:
     """How often the scene-graph oracle disagrees with the dataset's gold answer on the originals.
 
     An oracle that abstains (no prediction) is not counted as disagreeing: the rate is over
@@ -296,7 +298,8 @@ def _oracle_section(sets: Sequence[ContrastSet], preds: Mapping[str, str], name:
     answered = [cs for cs in originals if cs.question_id in preds]
     rows = [(1, int(not is_right(preds[cs.question_id], cs.answer))) for cs in answered]
     est = bootstrap_sums(np.array(rows, dtype=np.float64).reshape(-1, 2),
-                         lambda s: {"rate": s[:, 1] / s[:, 0]}, n_boot=n_boot, seed=seed)["rate"]
+                         lambda s: {"rate": s[:, 1] / s[:, 0]}, n_boot=n_boot, seed=seed,
+                         advance=advance)["rate"]
     perts = [p for cs in sets for p in cs.perturbations if p.question_id in preds]
     pert_ok = sum(is_right(preds[p.question_id], p.answer) for p in perts)
     return {
@@ -314,7 +317,7 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
                       predictions: Mapping[str, Mapping[str, str]], *, seed: int = 0,
                       n_boot: int = 1000, examples: int = 0, strict: bool = False,
                       ks: Sequence[int] | None = None, oracle: str | None = None,
-                      path: str | None = None, proofs: bool = False) -> dict[str, Any]:
+                      path: str | None = None, proofs: bool = False, progress: bool = False) -> dict[str, Any]:
     """Evaluate each model's raw predictions on contrast-set records; return the JSON report.
 
     `predictions` maps a model name to `{question_id: raw answer}`. `oracle` names the model
@@ -322,6 +325,7 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
     "oracle", if any). `path` names the records' file in error messages. With `proofs` (a
     contrast set read from a file) each perturbation's evidence must be shaped as verify reads it:
     a record whose proof is null is not a contrast set, and its answers are not scored.
+    `progress`: a bar on a terminal, per model scored and per bootstrap resample.
     """
     if not predictions:
         raise InputError("no predictions given")
@@ -330,21 +334,52 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
     if not sets:
         raise InputError("no contrast perturbations (only invariance ones)", path=path)
     k_values = resolve_ks(sets, ks)
-    max_k = max(k_values)
+    oracle = _oracle_name(predictions, oracle)
+    report = _new_report(sets, predictions, seed=seed, n_boot=n_boot, ks=k_values, strict=strict)
+    # the bootstraps: every group's, the comparisons' (two models or more), the oracle's
+    resamples = n_boot * (1 + (len(predictions) > 1) + (oracle is not None))
+    with progress_bar("evaluating contrast sets", len(predictions) + resamples, enabled=progress) as advance:
+        groups = _score_models(report, sets, parsed, predictions, k_values, examples=examples, seed=seed,
+                               strict=strict, path=path, advance=advance)
+        estimates = bootstrap_many(groups, _statistic, n_boot=n_boot, seed=seed, advance=advance)
+        _fill_results(report, groups, estimates)
+        report["comparisons"] = _comparisons(groups, list(predictions), k_values, seed=seed, n_boot=n_boot,
+                                             advance=advance)
+        if oracle is not None:
+            report["oracle"] = _oracle_section(sets, predictions[oracle], oracle, seed=seed, n_boot=n_boot,
+                                               advance=advance)
+    _invariance_and_groups(report, parsed, predictions, strict=strict, path=path)
+    return report
+
+
+def _oracle_name(predictions: Mapping[str, Any], oracle: str | None) -> str | None:
+    """The model reported as the oracle: the one named, else one called "oracle", if any."""
     if oracle is None and ORACLE_NAME in predictions:
-        oracle = ORACLE_NAME
+        return ORACLE_NAME
     if oracle is not None and oracle not in predictions:
         raise InputError(f"the oracle {oracle!r} is not among the models {sorted(predictions)}")
+    return oracle
 
-    report: dict[str, Any] = {
+
+def _new_report(sets: Sequence[ContrastSet], predictions: Mapping[str, Any], *, seed: int, n_boot: int,
+                ks: list[int], strict: bool) -> dict[str, Any]:
+    templates = sorted({cs.template for cs in sets})
+    return {
         "kind": "contrast", "version": REPORT_VERSION,
-        "settings": {"seed": seed, "n_boot": n_boot, "confidence": 0.95, "ks": k_values,
-                     "strict": strict},
+        "settings": {"seed": seed, "n_boot": n_boot, "confidence": 0.95, "ks": ks, "strict": strict},
         "models": list(predictions),
-        "templates": sorted({cs.template for cs in sets}),
-        "template_forms": template_forms(sorted({cs.template for cs in sets})),
+        "templates": templates,
+        "template_forms": template_forms(templates),
         "coverage": {}, "results": {}, "examples": {},
     }
+
+
+def _score_models(report: dict[str, Any], sets: Sequence[ContrastSet], parsed: Sequence[ContrastSet],
+                  predictions: Mapping[str, Mapping[str, str]], ks: list[int], *, examples: int, seed: int,
+                  strict: bool, path: str | None, advance: Advance) -> dict[GroupKey, np.ndarray]:
+    """Score every model on the sets: its coverage and examples into `report`; the columns of each
+    of its groups (per k and breakdown), for the bootstrap."""
+    max_k = max(ks)
     clusters = cluster_index(sets)
     flat = FlatSets.build(sets, clusters)
     invariance_ids = {q for cs in parsed if any(p.invariance for p in cs.perturbations)
@@ -354,22 +389,34 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
         scores = [score_set(cs, preds) for cs in sets]
         scored = np.array([sc.asked_in_full(cs, max_k) for cs, sc in zip(sets, scores, strict=True)], dtype=bool)
         coverage = _coverage(sets, scores, preds, max_k, invariance_ids, scored)
-        if strict and coverage["missing"]:
-            raise InputError(
-                f"model {name!r} has no prediction for {coverage['missing']} questions of the "
-                f"contrast set (--strict)", path=path, record=f"question {coverage['missing_examples'][0]}")
-        if not scored.any():
-            raise InputError(
-                f"model {name!r} was asked no contrast set in full ({coverage['missing']} of "
-                f"{coverage['questions']} questions have no prediction): are these predictions for "
-                "this contrast set?", path=path, record=f"question {coverage['missing_examples'][0]}")
+        _check_coverage(name, coverage, scored, strict=strict, path=path)
         report["coverage"][name] = coverage
-        for k in k_values:
+        for k in ks:
             for (breakdown, group), columns in _group_columns(flat, len(clusters), scores, k).items():
                 groups[(name, k, breakdown, group)] = columns
         if examples > 0:
             report["examples"][name] = _examples(sets, scores, preds, max_k, examples, seed, scored)
-    estimates = bootstrap_many(groups, _statistic, n_boot=n_boot, seed=seed)
+        advance(1)
+    return groups
+
+
+def _check_coverage(name: str, coverage: Mapping[str, Any], scored: np.ndarray, *, strict: bool,
+                    path: str | None) -> None:
+    """Refuse a model with unasked questions under `strict`, and one asked no set in full."""
+    if strict and coverage["missing"]:
+        raise InputError(
+            f"model {name!r} has no prediction for {coverage['missing']} questions of the "
+            f"contrast set (--strict)", path=path, record=f"question {coverage['missing_examples'][0]}")
+    if not scored.any():
+        raise InputError(
+            f"model {name!r} was asked no contrast set in full ({coverage['missing']} of "
+            f"{coverage['questions']} questions have no prediction): are these predictions for "
+            "this contrast set?", path=path, record=f"question {coverage['missing_examples'][0]}")
+
+
+def _fill_results(report: dict[str, Any], groups: Mapping[GroupKey, np.ndarray],
+                  estimates: Mapping[Any, Mapping[str, Any]]) -> None:
+    """`report["results"][model][k]`: the overall metrics and those of every breakdown's groups."""
     for (name, k, breakdown, group), columns in groups.items():
         res = report["results"].setdefault(name, {}).setdefault(
             str(k), {"overall": None, "by_template": {}, "by_question_type": {}, "by_kind": {},
@@ -379,12 +426,14 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
             res["overall"] = metrics
         else:
             res[breakdown][group] = metrics
-    report["comparisons"] = _comparisons(groups, list(predictions), k_values, seed=seed,
-                                         n_boot=n_boot)
-    if oracle is not None:
-        report["oracle"] = _oracle_section(sets, predictions[oracle], oracle, seed=seed,
-                                           n_boot=n_boot)
-    if invariance_ids:
+
+
+def _invariance_and_groups(report: dict[str, Any], parsed: Sequence[ContrastSet],
+                           predictions: Mapping[str, Mapping[str, str]], *, strict: bool,
+                           path: str | None) -> None:
+    """The invariance sets' consistency and, with `generate --groups`, NaturalBench's metrics over
+    the two-image groups, per model."""
+    if any(p.invariance for cs in parsed for p in cs.perturbations):
         report["invariance"] = {name: invariance_consistency(parsed, preds)
                                 for name, preds in predictions.items()}
         for name, inv in report["invariance"].items():
@@ -392,9 +441,8 @@ def evaluate_contrast(records: Sequence[Mapping[str, Any]],
                 raise InputError(f"model {name!r} has no prediction for {inv['missing']} questions of the "
                                  "invariance sets (--strict)", path=path,
                                  record=f"question {inv['missing_examples'][0]}")
-    if has_groups(parsed):  # `generate --groups`: NaturalBench's metrics over the two-image groups
+    if has_groups(parsed):
         report["groups"] = {name: group_metrics(parsed, preds) for name, preds in predictions.items()}
-    return report
 
 
 def invariance_consistency(sets: Sequence[ContrastSet], preds: Mapping[str, str]) -> dict[str, Any]:

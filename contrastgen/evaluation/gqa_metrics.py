@@ -38,6 +38,8 @@ import numpy as np
 from contrastgen.answers import is_right, normalize_answer
 from contrastgen.errors import InputError
 from contrastgen.evaluation.bootstrap import bootstrap_sums
+from contrastgen.terminal.progress import Advance, noop
+from contrastgen.terminal.progress import progress as progress_bar
 
 # Operations that GQA's eval.py does not count as reasoning steps (a substring test, as there).
 _NON_STEPS = ("exist", "query: name", "choose name")
@@ -70,9 +72,9 @@ def chi_square(gold: Mapping[str, Mapping[str, int]], pred: Mapping[str, Mapping
     return total_score / total if total else None
 
 
-def _acc(columns: list[tuple[int, int]], *, seed: int, n_boot: int) -> dict[str, Any]:
+def _acc(columns: list[tuple[int, int]], *, seed: int, n_boot: int, advance: Advance = noop) -> dict[str, Any]:
     est = bootstrap_sums(np.array(columns, dtype=np.float64).reshape(-1, 2),
-                         lambda s: {"accuracy": s[:, 1] / s[:, 0]}, n_boot=n_boot, seed=seed)
+                         lambda s: {"accuracy": s[:, 1] / s[:, 0]}, n_boot=n_boot, seed=seed, advance=advance)
     return {"n": len(columns), **est["accuracy"].to_json()}
 
 
@@ -80,11 +82,15 @@ def _plain(values: list[int]) -> dict[str, Any]:
     return {"n": len(values), "value": round(sum(values) / len(values), 6) if values else None}
 
 
+# the bootstraps of one model: accuracy, binary, open, consistency (a progress bar's total)
+BOOTSTRAPS_PER_MODEL = 4
+
+
 def evaluate_model(questions: Mapping[str, Mapping[str, Any]], preds: Mapping[str, str], *,
-                   seed: int, n_boot: int) -> dict[str, Any]:
-    """All metrics for one model's raw predictions."""
+                   seed: int, n_boot: int, advance: Advance = noop) -> dict[str, Any]:
+    """All metrics for one model's raw predictions (`advance(b)` per b bootstrap resamples done)."""
     def correct(qid: str) -> bool:
-        return qid in preds and is_right(preds[qid], normalize_answer(questions[qid].get("answer")))
+        return qid in preds and is_right(preds[qid], questions[qid].get("answer"), normalize=normalize_answer)
 
     balanced = [qid for qid, q in questions.items() if q.get("isBalanced", True)]
     scores = {qid: int(correct(qid)) for qid in balanced}
@@ -118,11 +124,11 @@ def evaluate_model(questions: Mapping[str, Mapping[str, Any]], preds: Mapping[st
 
     chi = chi_square(gold_dist, pred_dist)
     cons = bootstrap_sums(np.array([(1, c) for c in consistency], dtype=np.float64).reshape(-1, 2),
-                          lambda s: {"c": s[:, 1] / s[:, 0]}, n_boot=n_boot, seed=seed)["c"]
+                          lambda s: {"c": s[:, 1] / s[:, 0]}, n_boot=n_boot, seed=seed, advance=advance)["c"]
     return {
-        "accuracy": _acc([(1, scores[q]) for q in balanced], seed=seed, n_boot=n_boot),
-        "binary": _acc([(1, s) for s in by_answer_type["binary"]], seed=seed, n_boot=n_boot),
-        "open": _acc([(1, s) for s in by_answer_type["open"]], seed=seed, n_boot=n_boot),
+        "accuracy": _acc([(1, scores[q]) for q in balanced], seed=seed, n_boot=n_boot, advance=advance),
+        "binary": _acc([(1, s) for s in by_answer_type["binary"]], seed=seed, n_boot=n_boot, advance=advance),
+        "open": _acc([(1, s) for s in by_answer_type["open"]], seed=seed, n_boot=n_boot, advance=advance),
         "consistency": {"n": len(consistency), **cons.to_json(),
                         "entailed_absent": entailed_absent},
         "distribution": None if chi is None else round(chi / 100, 6),
@@ -158,8 +164,9 @@ def _oracle_section(questions: Mapping[str, Mapping[str, Any]], preds: Mapping[s
 def evaluate_gqa(questions: Mapping[str, Mapping[str, Any]],
                  predictions: Mapping[str, Mapping[str, str]], *, seed: int = 0,
                  n_boot: int = 1000, strict: bool = False, oracle: str | None = None,
-                 path: str | None = None) -> dict[str, Any]:
-    """GQA standard metrics for each model (name -> raw predictions); the JSON report."""
+                 path: str | None = None, progress: bool = False) -> dict[str, Any]:
+    """GQA standard metrics for each model (name -> raw predictions); the JSON report. `progress`:
+    a bar on a terminal, per bootstrap resample."""
     if not predictions:
         raise InputError("no predictions given")
     if not questions:
@@ -171,14 +178,16 @@ def evaluate_gqa(questions: Mapping[str, Mapping[str, Any]],
         "settings": {"seed": seed, "n_boot": n_boot, "confidence": 0.95, "strict": strict},
         "models": list(predictions), "coverage": {}, "results": {},
     }
-    for name, preds in predictions.items():
-        coverage = _coverage(questions, preds)
-        if strict and coverage["missing"]:
-            raise InputError(f"model {name!r} has no prediction for {coverage['missing']} "
-                             "questions (--strict)", path=path,
-                             record=f"question {coverage['missing_examples'][0]}")
-        report["coverage"][name] = coverage
-        report["results"][name] = evaluate_model(questions, preds, seed=seed, n_boot=n_boot)
+    total = len(predictions) * BOOTSTRAPS_PER_MODEL * n_boot
+    with progress_bar("evaluating GQA metrics", total, enabled=progress and total > 0) as advance:
+        for name, preds in predictions.items():
+            coverage = _coverage(questions, preds)
+            if strict and coverage["missing"]:
+                raise InputError(f"model {name!r} has no prediction for {coverage['missing']} "
+                                 "questions (--strict)", path=path,
+                                 record=f"question {coverage['missing_examples'][0]}")
+            report["coverage"][name] = coverage
+            report["results"][name] = evaluate_model(questions, preds, seed=seed, n_boot=n_boot, advance=advance)
     if oracle is not None:
         if oracle not in predictions:
             raise InputError(f"the oracle {oracle!r} is not among the models {sorted(predictions)}")

@@ -33,7 +33,6 @@ from typing import Any
 from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError
 from contrastgen.files.csv_reading import csv_rows
-from contrastgen.jsonio import read_jsonl
 
 KEY_PREFIX = "q:"  # the VLMEvalKit export's `question_key`: "q:" and the question id
 VLMEVALKIT_SUFFIXES = (".xlsx", ".tsv", ".csv")
@@ -122,10 +121,6 @@ def lmms_eval_samples(samples: Iterable[Any], *, path: str) -> dict[str, str]:
     if not out:
         raise InputError("no samples found", path=path)
     return out
-
-
-def load_lmms_eval_samples(path: str | os.PathLike[str]) -> dict[str, str]:
-    return lmms_eval_samples(read_jsonl(path), path=str(path))
 
 
 def _text(value: Any) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 from contrastgen.engine import Engine
 from contrastgen.perturb import Refusal
 from contrastgen.scene.index import SceneIndex
+from contrastgen.terminal.progress import Advance, noop
 from contrastgen.verify.checker import index_graph
 from contrastgen.verify.query import execute_query
 from contrastgen.verify.rules import load_rules
@@ -49,8 +50,8 @@ def oracle_answer(question: dict[str, Any], scene_graph: dict[str, Any] | None, 
 
 
 def oracle_answers(questions: dict[str, dict], scene_graphs: dict[str, dict],
-                   engine: Engine | None = None) -> dict[str, str | None]:
-    """Oracle answers for many questions (one SceneIndex per image)."""
+                   engine: Engine | None = None, advance: Advance = noop) -> dict[str, str | None]:
+    """Oracle answers for many questions (one SceneIndex per image); `advance(1)` per question."""
     engine = engine or Engine.load()
     scenes: dict[str, SceneIndex] = {}
     out: dict[str, str | None] = {}
@@ -60,4 +61,5 @@ def oracle_answers(questions: dict[str, dict], scene_graphs: dict[str, dict],
         if graph is not None and image_id not in scenes and not q.get("contrast"):
             scenes[image_id] = SceneIndex.build(image_id, graph, engine.lex)
         out[qid] = oracle_answer(q, graph, engine, scene=scenes.get(image_id))
+        advance(1)
     return out

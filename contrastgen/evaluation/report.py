@@ -131,63 +131,90 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _contrast_md(report: Mapping[str, Any]) -> list[str]:
-    models, ks = report["models"], report["settings"]["ks"]
-    kmax = str(max(ks))
-    out = ["# Contrast-set evaluation", "",
-           f"Seed {report['settings']['seed']}, {report['settings']['n_boot']} bootstrap resamples "
-           "of contrast sets; brackets are 95% intervals. Accuracy is on the originals that have "
-           "perturbations (Orig) and on the perturbations (Pert); Drop = Orig - Pert; contrast "
-           "consistency (Cons) is the share of sets, original included, answered all correctly.", ""]
-    out += ["## Overall, by k (paper Tables 2 and 4)", ""]
-    rows = []
-    for model in models:
-        for k in ks:
-            m = report["results"][model][str(k)]["overall"]
-            rows.append([model, str(k), str(m["n_sets"]), str(m["n_perturbations"]),
-                         *(pct(m[x], ci=True) for x in METRIC_LABELS)])
-    out += _md_table(["model", "k", "sets", "perturbations", *METRIC_LABELS.values()], rows)
-    for breakdown, title in (("by_template", f"By template, k = {kmax} (paper Table 3)"),
-                             ("by_question_type", f"By GQA question type (`types.detailed`), k = {kmax}"),
-                             ("by_kind", f"By change kind, k = {kmax}"),
-                             ("by_direction", f"By answer direction, k = {kmax}")):
-        out += [f"## {title}", ""]
+    """report.md of a contrast-set evaluation: its sections in order."""
+    return [*_contrast_intro_md(report), *_overall_md(report), *_breakdowns_md(report), *_invariance_md(report),
+            *_comparisons_md(report), *_table9_md(report), *_oracle_md(report), *_coverage_md(report),
+            "## Plots", "", "![accuracy by template](accuracy_by_template.png)", "",
+            "![consistency by k](consistency_by_k.png)", "", *_examples_md(report)]
+
+
+def _contrast_intro_md(report: Mapping[str, Any]) -> list[str]:
+    return ["# Contrast-set evaluation", "",
+            f"Seed {report['settings']['seed']}, {report['settings']['n_boot']} bootstrap resamples "
+            "of contrast sets; brackets are 95% intervals. Accuracy is on the originals that have "
+            "perturbations (Orig) and on the perturbations (Pert); Drop = Orig - Pert; contrast "
+            "consistency (Cons) is the share of sets, original included, answered all correctly.", ""]
+
+
+def _metric_row(first: list[str], m: Mapping[str, Any]) -> list[str]:
+    """A row of the metric tables: its labels, the set and perturbation counts, each metric with its CI."""
+    return [*first, str(m["n_sets"]), str(m["n_perturbations"]), *(pct(m[x], ci=True) for x in METRIC_LABELS)]
+
+
+def _overall_md(report: Mapping[str, Any]) -> list[str]:
+    rows = [_metric_row([model, str(k)], report["results"][model][str(k)]["overall"])
+            for model in report["models"] for k in report["settings"]["ks"]]
+    return ["## Overall, by k (paper Tables 2 and 4)", "",
+            *_md_table(["model", "k", "sets", "perturbations", *METRIC_LABELS.values()], rows)]
+
+
+_BREAKDOWN_TITLES = (("by_template", "By template, k = {k} (paper Table 3)"),
+                     ("by_question_type", "By GQA question type (`types.detailed`), k = {k}"),
+                     ("by_kind", "By change kind, k = {k}"),
+                     ("by_direction", "By answer direction, k = {k}"))
+
+
+def _breakdowns_md(report: Mapping[str, Any]) -> list[str]:
+    kmax = str(max(report["settings"]["ks"]))
+    out: list[str] = []
+    for breakdown, title in _BREAKDOWN_TITLES:
+        out += [f"## {title.format(k=kmax)}", ""]
         rows = []
-        for model in models:
+        for model in report["models"]:
             res = report["results"][model][kmax]
-            for group, m in [*res.get(breakdown, {}).items(), ("overall", res["overall"])]:
-                rows.append([model, group, str(m["n_sets"]), str(m["n_perturbations"]),
-                             *(pct(m[x], ci=True) for x in METRIC_LABELS)])
-        out += _md_table(["model", breakdown[3:], "sets", "perturbations",
-                          *METRIC_LABELS.values()], rows)
+            rows += [_metric_row([model, group], m)
+                     for group, m in [*res.get(breakdown, {}).items(), ("overall", res["overall"])]]
+        out += _md_table(["model", breakdown[3:], "sets", "perturbations", *METRIC_LABELS.values()], rows)
         if breakdown == "by_template" and report.get("template_forms"):
             out += ["Templates: " + "; ".join(f"`{t}` = {form}" for t, form
                                               in report["template_forms"].items()), ""]
-    if report.get("invariance"):
-        out += ["## Invariance: answers that must not change", "",
-                "Sets with invariance perturbations (a synonym, a kind, a redundant word dropped or said: "
-                "the same question, the same answer). A set is consistent when its original and every "
-                "invariance perturbation are answered right; Orig and Pert are the accuracies on those "
-                "originals and perturbations. A missing or empty answer is wrong.", ""]
-        rows = []
-        for model, inv in report["invariance"].items():
-            for group, m in [("overall", inv["overall"]), *inv["by_question_type"].items()]:
-                rows.append([model, group, str(m["n_sets"]), str(m["n_perturbations"]),
-                             *(pct(m[x]) for x in INVARIANCE_LABELS)])
-        out += _md_table(["model", "question type", "sets", "perturbations",
-                          *INVARIANCE_LABELS.values()], rows)
-        rows = [[model, str(inv["questions"]), str(inv["missing"]), str(inv["empty"]),
-                 ", ".join([*inv["missing_examples"], *inv["empty_examples"]][:5])]
-                for model, inv in report["invariance"].items() if inv["missing"] or inv["empty"]]
-        if rows:
-            out += _md_table(["model", "questions", "missing", "empty", "first"], rows)
-    if report.get("comparisons"):
-        out += ["## Differences between models (paired bootstrap)", "",
-                "Each model minus the first; an interval that excludes 0 is a difference the data "
-                "support.", ""]
-        rows = [[pair, k, *(pct(d[x], ci=True) for x in METRIC_LABELS)]
-                for pair, by_k in report["comparisons"].items() for k, d in by_k.items()]
-        out += _md_table(["models", "k", *(f"Δ {v}" for v in METRIC_LABELS.values())], rows)
-    out += ["## Perturbed accuracy by template and k (paper Table 9)", ""]
+    return out
+
+
+def _invariance_md(report: Mapping[str, Any]) -> list[str]:
+    if not report.get("invariance"):
+        return []
+    out = ["## Invariance: answers that must not change", "",
+           "Sets with invariance perturbations (a synonym, a kind, a redundant word dropped or said: "
+           "the same question, the same answer). A set is consistent when its original and every "
+           "invariance perturbation are answered right; Orig and Pert are the accuracies on those "
+           "originals and perturbations. A missing or empty answer is wrong.", ""]
+    rows = [[model, group, str(m["n_sets"]), str(m["n_perturbations"]), *(pct(m[x]) for x in INVARIANCE_LABELS)]
+            for model, inv in report["invariance"].items()
+            for group, m in [("overall", inv["overall"]), *inv["by_question_type"].items()]]
+    out += _md_table(["model", "question type", "sets", "perturbations", *INVARIANCE_LABELS.values()], rows)
+    rows = [[model, str(inv["questions"]), str(inv["missing"]), str(inv["empty"]),
+             ", ".join([*inv["missing_examples"], *inv["empty_examples"]][:5])]
+            for model, inv in report["invariance"].items() if inv["missing"] or inv["empty"]]
+    if rows:
+        out += _md_table(["model", "questions", "missing", "empty", "first"], rows)
+    return out
+
+
+def _comparisons_md(report: Mapping[str, Any]) -> list[str]:
+    if not report.get("comparisons"):
+        return []
+    rows = [[pair, k, *(pct(d[x], ci=True) for x in METRIC_LABELS)]
+            for pair, by_k in report["comparisons"].items() for k, d in by_k.items()]
+    return ["## Differences between models (paired bootstrap)", "",
+            "Each model minus the first; an interval that excludes 0 is a difference the data "
+            "support.", "", *_md_table(["models", "k", *(f"Δ {v}" for v in METRIC_LABELS.values())], rows)]
+
+
+def _table9_md(report: Mapping[str, Any]) -> list[str]:
+    """Perturbed accuracy per template and k beside each model's original accuracy, as the paper's
+    Table 9 lays it out."""
+    models, ks = report["models"], report["settings"]["ks"]
     header = ["template", "originals", *(f"{m} orig" for m in models)]
     for k in ks:
         header += [f"size k={k}", *(f"{m} k={k}" for m in models)]
@@ -204,31 +231,40 @@ def _contrast_md(report: Mapping[str, Any]) -> list[str]:
             row += [str(g["n_perturbations"]) if g else "-",
                     *(pct((get(m, k) or {}).get("perturbed_accuracy")) for m in models)]
         rows.append(row)
-    out += _md_table(header, rows)
-    out += _oracle_md(report)
-    out += _coverage_md(report)
-    out += ["## Plots", "", "![accuracy by template](accuracy_by_template.png)", "",
-            "![consistency by k](consistency_by_k.png)", ""]
+    return ["## Perturbed accuracy by template and k (paper Table 9)", "", *_md_table(header, rows)]
+
+
+def _examples_md(report: Mapping[str, Any]) -> list[str]:
+    """The sampled failing sets of each model, with the evidence of each perturbation.
+
+    The examples quote the data (questions, answers, predictions): a page that renders the Markdown
+    must show their words, never run them, so text is HTML-escaped and code spans are fenced longer
+    than any backticks inside them."""
+    kmax = max(report["settings"]["ks"])
+    out: list[str] = []
+    t = md_text
     for model, examples in report.get("examples", {}).items():
         out += [f"## Failing contrast sets: {model} ({len(examples)} sampled, k = {kmax})", ""]
-        # the examples quote the data (questions, answers, predictions): a page that renders the
-        # Markdown must show their words, never run them, so text is HTML-escaped and code spans
-        # are fenced longer than any backticks inside them
-        t = md_text
         for ex in examples:
             mark = "ok" if ex["correct"] else "WRONG"
             out += [f"### {t(ex['question_id'])} ({t(ex['template'])}, image {t(ex['image_id'])})", "",
                     f"- original: {t(ex['question'])} gold **{t(ex['answer'])}**, predicted "
                     f"{md_code(ex['prediction'])} ({mark})"]
             for p in ex["perturbations"]:
-                mark = "ok" if p["correct"] else "WRONG"
-                change = p.get("change") or {}
-                out.append(f"- c{p['rank']} ({t(change.get('kind'))}: {t(change.get('from'))} -> "
-                           f"{t(change.get('to'))}): {t(p['question'])} gold **{t(p['answer'])}**, predicted "
-                           f"{md_code(p['prediction'])} ({mark})")
-                if p.get("evidence") is not None:
-                    out.append(f"  - evidence: {md_code(dumps(p['evidence']).decode().strip())}")
+                out += _example_perturbation_md(p)
             out.append("")
+    return out
+
+
+def _example_perturbation_md(p: Mapping[str, Any]) -> list[str]:
+    t = md_text
+    mark = "ok" if p["correct"] else "WRONG"
+    change = p.get("change") or {}
+    out = [f"- c{p['rank']} ({t(change.get('kind'))}: {t(change.get('from'))} -> "
+           f"{t(change.get('to'))}): {t(p['question'])} gold **{t(p['answer'])}**, predicted "
+           f"{md_code(p['prediction'])} ({mark})"]
+    if p.get("evidence") is not None:
+        out.append(f"  - evidence: {md_code(dumps(p['evidence']).decode().strip())}")
     return out
 
 

@@ -20,6 +20,7 @@ from contrastgen.evaluation.baselines import (
     oracle_predictions,
     prior_predictions,
 )
+from contrastgen.terminal.progress import progress as progress_bar
 
 
 def _text_matcher() -> Callable[[str], str | None]:
@@ -66,19 +67,21 @@ def is_perturbation(qid: str, q: Mapping[str, Any]) -> bool:
     return isinstance(contrast, Mapping) and str(contrast.get("original_question_id", qid)) != qid
 
 
-def run_prior(questions_path: str | os.PathLike[str],
-              train_path: str | os.PathLike[str] | None) -> tuple[dict[str, str], dict[str, int]]:
+def run_prior(questions_path: str | os.PathLike[str], train_path: str | os.PathLike[str] | None, *,
+              progress: bool = False) -> tuple[dict[str, str], dict[str, int]]:
     """Prior predictions for the questions, fitted on `train_path`.
 
     Without training questions the prior is fitted on the originals among `questions` (an
-    in-sample prior, optimistic on originals; the CLI says so).
+    in-sample prior, optimistic on originals; the CLI says so). `progress`: a bar on a terminal,
+    per question fitted and answered.
     """
     questions = load_questions(questions_path)
     if train_path is not None:
         train = load_questions(train_path)
     else:  # in-sample, but never on perturbations: the prior models the original distribution
         train = {qid: q for qid, q in questions.items() if not is_perturbation(qid, q)}
-    return prior_predictions(train, questions, template_resolver(questions, train))
+    with progress_bar("fitting and answering", len(train) + len(questions), enabled=progress) as advance:
+        return prior_predictions(train, questions, template_resolver(questions, train), advance)
 
 
 def run_constant(questions_path: str | os.PathLike[str], answer: str) -> tuple[dict[str, str], dict[str, int]]:
@@ -86,11 +89,14 @@ def run_constant(questions_path: str | os.PathLike[str], answer: str) -> tuple[d
     return constant_predictions(load_questions(questions_path), answer)
 
 
-def run_oracle(questions_path: str | os.PathLike[str],
-               scene_graphs_path: str | os.PathLike[str]) -> tuple[dict[str, str], dict[str, int]]:
-    """Oracle predictions: the engine answering from the scene graphs."""
+def run_oracle(questions_path: str | os.PathLike[str], scene_graphs_path: str | os.PathLike[str], *,
+               progress: bool = False) -> tuple[dict[str, str], dict[str, int]]:
+    """Oracle predictions: the engine answering from the scene graphs. `progress`: a bar on a
+    terminal, per question."""
     from contrastgen.engine import Engine
 
     questions = load_questions(questions_path)
     graphs = load_scene_graphs(scene_graphs_path)
-    return oracle_predictions(questions, graphs, Engine.load())
+    engine = Engine.load()
+    with progress_bar("answering questions", len(questions), enabled=progress) as advance:
+        return oracle_predictions(questions, graphs, engine, advance)

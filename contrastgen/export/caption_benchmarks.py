@@ -36,6 +36,7 @@ import orjson
 from contrastgen.export.images import ImageSource
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.records import read_caption_records
+from contrastgen.terminal.progress import Advance, counted, noop
 
 SUGARCREPE_KINDS = ("add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj")
 SUGARCREPE_IMAGES = "val2017"
@@ -102,10 +103,11 @@ def _dump(data: Any) -> bytes:
 
 
 def export_sugarcrepe(source: str | os.PathLike[str], out: str | os.PathLike[str], *,
-                      images: str | os.PathLike[str] | None = None) -> CaptionExport:
+                      images: str | os.PathLike[str] | None = None, advance: Advance = noop) -> CaptionExport:
+    """SugarCrepe's seven files (`advance(1)` per caption record read)."""
     names = ImageNames(images)
     by_kind: dict[str, dict[str, dict[str, str]]] = {k: {} for k in SUGARCREPE_KINDS}
-    for record, negative in pairs(read_caption_records(source), SUGARCREPE_KINDS):
+    for record, negative in pairs(counted(read_caption_records(source), advance), SUGARCREPE_KINDS):
         entries = by_kind[negative["kind"]]
         entries[str(len(entries))] = {"filename": names.name(record["image_id"], record["id"]),
                                       "caption": record["caption"], "negative_caption": negative["caption"]}
@@ -149,10 +151,11 @@ def aro_attribute_note(records: Iterable[Mapping[str, Any]]) -> str:
 
 
 def export_aro(source: str | os.PathLike[str], out: str | os.PathLike[str], *,
-               images: str | os.PathLike[str] | None = None) -> CaptionExport:
+               images: str | os.PathLike[str] | None = None, advance: Advance = noop) -> CaptionExport:
+    """ARO's two Visual Genome files (`advance(1)` per caption record read)."""
     names = ImageNames(images)
     by_kind: dict[str, list[dict[str, Any]]] = {k: [] for k in ARO_FILES}
-    for record, negative in pairs(read_caption_records(source), ARO_FILES):
+    for record, negative in pairs(counted(read_caption_records(source), advance), ARO_FILES):
         by_kind[negative["kind"]].append(aro_record(record, negative, names.name(record["image_id"], record["id"])))
     with atomic_dir(out) as tmp:
         for kind, file in ARO_FILES.items():

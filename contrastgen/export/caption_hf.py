@@ -28,6 +28,7 @@ from contrastgen.export.write import SPLIT
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import dumps, read_json, write_text
 from contrastgen.records import caption_file, read_caption_records
+from contrastgen.terminal.progress import Advance, counted, noop
 
 DESCRIPTION = ("Image-text hard negatives: per row an image, a true caption and a negative caption "
                "proven false on the image's scene graph, with the proof.")
@@ -42,8 +43,8 @@ COLUMNS = {
 }
 
 
-def _rows(source: str | os.PathLike[str], images: ImageSource | None) -> Iterator[dict[str, Any]]:
-    for record, negative in pairs(read_caption_records(source)):
+def _rows(source: str | os.PathLike[str], images: ImageSource | None, advance: Advance) -> Iterator[dict[str, Any]]:
+    for record, negative in pairs(counted(read_caption_records(source), advance)):
         image: Any = f"{record['image_id']}.jpg"
         if images is not None:
             path = images.path(record["image_id"], None, record["id"])
@@ -107,12 +108,13 @@ def render_card(*, rows: int, kinds: Counter[str], datasets: tuple[str, ...], im
 
 
 def export_caption_hf(source: str | os.PathLike[str], out: str | os.PathLike[str], *,
-                      images: str | os.PathLike[str] | None = None, split: str = SPLIT) -> CaptionExport:
+                      images: str | os.PathLike[str] | None = None, split: str = SPLIT,
+                      advance: Advance = noop) -> CaptionExport:
     require_extra("hf", ("datasets",), "a Hugging Face caption export")
     from datasets import Dataset, DatasetDict, DatasetInfo, Features, Image, Sequence, Value
 
     source_images = ImageSource(images) if images is not None else None
-    rows = list(_rows(source, source_images))
+    rows = list(_rows(source, source_images, advance))
     datasets = tuple(sorted({r["dataset"] or "gqa" for r in rows}))
     license = card.license_for(datasets, None, None)[0]
     features = Features({

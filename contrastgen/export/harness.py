@@ -27,6 +27,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,8 @@ from contrastgen.records import (
     iter_contrast_sets,
     read_contrast_records,
 )
+from contrastgen.terminal.progress import Advance, line_count, noop
+from contrastgen.terminal.progress import progress as progress_bar
 
 ORIGINAL = "original"
 PERTURBATION = "perturbation"
@@ -116,9 +119,10 @@ def _sets(source: Path) -> Iterator[ContrastSet]:
     return iter_contrast_sets(read_contrast_records(source), path=str(contrast_file(source)))
 
 
-def _memberships(source: Path) -> dict[str, _Membership]:
+def _memberships(source: Path, advance: Advance = noop) -> dict[str, _Membership]:
     out: dict[str, _Membership] = {}
     for cs in _sets(source):
+        advance(1)
         m = out.setdefault(cs.question_id, _Membership())
         m.contrast_ids.append(contrast_id(cs))
         m.sizes[contrast_id(cs)] = set_size(cs)
@@ -175,13 +179,22 @@ def _sibling_image(image_file: str | None, image_id: str) -> str | None:
     return None
 
 
-def harness_questions(source: str | os.PathLike[str]) -> Iterator[HarnessQuestion]:
+def harness_progress(source: str | os.PathLike[str], *, enabled: bool) -> AbstractContextManager[Advance]:
+    """The bar of a harness export, on a terminal: `harness_questions` reads the contrast sets
+    twice (what each question belongs to, then the questions), advancing per set each time."""
+    lines = line_count(contrast_file(Path(source)))
+    return progress_bar("exporting", lambda: 2 * lines(), enabled=enabled)
+
+
+def harness_questions(source: str | os.PathLike[str], advance: Advance = noop) -> Iterator[HarnessQuestion]:
     """Every distinct question of `source` (a `generate` output or contrast file), originals
-    before their perturbations, perturbations in rank order."""
+    before their perturbations, perturbations in rank order. `advance(1)` per contrast set read
+    (`harness_progress`'s bar)."""
     source = Path(source)
-    memberships = _memberships(source)
+    memberships = _memberships(source, advance)
     emitted: set[str] = set()
     for cs in _sets(source):
+        advance(1)
         dataset = str(cs.record.get("dataset") or "gqa")
         image_file = cs.record.get("image_file")
         image_file = str(image_file) if isinstance(image_file, str) and image_file else None

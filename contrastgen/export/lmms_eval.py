@@ -3,7 +3,7 @@
     python -m lmms_eval --model ... --include_path OUT --tasks contrast_NAME
 
 The folder holds `contrast_NAME.yaml` (the task), `utils.py` (its functions: a copy of
-`lmms_eval_task.py` with contrastgen's number words written in), `data/test.parquet` (one row per
+`lmms_eval_task.py` with contrastgen's answer tables written in), `data/test.parquet` (one row per
 question) and a README saying how to run it.
 
 Why each choice (the format is described in docs/harnesses.md):
@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from contrastgen.answers import number_words
+from contrastgen.answers import number_words, vqa_rules_data
 from contrastgen.errors import InputError
 from contrastgen.export import lmms_eval_task as task_functions
 from contrastgen.export.harness import (
@@ -40,6 +40,7 @@ from contrastgen.export.harness import (
     HarnessExport,
     HarnessQuestion,
     check_name,
+    harness_progress,
     harness_questions,
     has_groups,
 )
@@ -47,6 +48,7 @@ from contrastgen.export.images import ImageSource
 from contrastgen.files.atomic import atomic_dir, atomic_file
 from contrastgen.jsonio import write_text
 from contrastgen.resources import package_resource
+from contrastgen.terminal.progress import Advance
 
 TASK_PREFIX = "contrast_"
 SPLIT = "test"
@@ -60,6 +62,7 @@ GENERATION = {"max_new_tokens": 16, "temperature": 0, "top_p": 1.0, "num_beams":
 BATCH = 1_000
 BATCH_IMAGE_BYTES = 64 << 20
 _NUMBERS_LINE = "NUMBER_WORDS: dict[str, str] = {}\n"
+_VQA_LINE = "VQA_RULES: dict = {}\n"
 _QUOTED_FUNCTION = re.compile(r"!function '(utils\.[A-Za-z_][A-Za-z0-9_]*)'")
 
 
@@ -129,10 +132,11 @@ def _row(q: HarnessQuestion, images: ImageSource, groups: bool) -> dict[str, Any
     return row
 
 
-def _batches(source: Path, images: ImageSource, tally: _Tally, groups: bool) -> Iterator[list[dict[str, Any]]]:
+def _batches(source: Path, images: ImageSource, tally: _Tally, groups: bool,
+             advance: Advance) -> Iterator[list[dict[str, Any]]]:
     batch: list[dict[str, Any]] = []
     held = 0
-    for q in harness_questions(source):
+    for q in harness_questions(source, advance):
         row = _row(q, images, groups)
         tally.add(q, row)
         batch.append(row)
@@ -194,11 +198,13 @@ def task_config(task: str, data_file: Path, tally: _Tally) -> dict[str, Any]:
 
 
 def utils_source() -> str:
-    """`lmms_eval_task.py` as the task's utils.py, with contrastgen's number words written in."""
+    """`lmms_eval_task.py` as the task's utils.py, with contrastgen's number words and VQA's
+    normalisation tables written in."""
     source = package_resource("contrastgen.export", "lmms_eval_task.py").read_text(encoding="utf-8")
-    if source.count(_NUMBERS_LINE) != 1:
-        raise RuntimeError("lmms_eval_task.py must define NUMBER_WORDS empty, once")
-    return source.replace(_NUMBERS_LINE, f"NUMBER_WORDS: dict[str, str] = {number_words()!r}\n")
+    if source.count(_NUMBERS_LINE) != 1 or source.count(_VQA_LINE) != 1:
+        raise RuntimeError("lmms_eval_task.py must define NUMBER_WORDS and VQA_RULES empty, once each")
+    source = source.replace(_NUMBERS_LINE, f"NUMBER_WORDS: dict[str, str] = {number_words()!r}\n")
+    return source.replace(_VQA_LINE, f"VQA_RULES: dict = {vqa_rules_data()!r}\n")
 
 
 def task_yaml(config: dict[str, Any]) -> str:
@@ -247,17 +253,18 @@ def _groups_said(tally: _Tally) -> str:
 
 
 def export_lmms_eval(source: str | os.PathLike[str], out: str | os.PathLike[str], *, name: str,
-                     images: str | os.PathLike[str] | None = None) -> HarnessExport:
-    """Write the task folder for the contrast sets of `source` to `out` (replaced whole)."""
+                     images: str | os.PathLike[str] | None = None, progress: bool = False) -> HarnessExport:
+    """Write the task folder for the contrast sets of `source` to `out` (replaced whole).
+    `progress`: a bar on a terminal, per contrast set read."""
     task = TASK_PREFIX + check_name(name)
     image_source = ImageSource(images)
     groups = has_groups(source)
     features = _features(image_source.embeds, groups)
     out = Path(out).absolute()
     tally = _Tally()
-    with atomic_dir(out) as tmp:
+    with atomic_dir(out) as tmp, harness_progress(source, enabled=progress) as advance:
         (tmp / "data").mkdir()
-        _write_parquet(_batches(Path(source), image_source, tally, groups), features, tmp / DATA_FILE)
+        _write_parquet(_batches(Path(source), image_source, tally, groups, advance), features, tmp / DATA_FILE)
         config = task_config(task, out / DATA_FILE, tally)
         write_text(tmp / f"{task}.yaml", task_yaml(config))
         write_text(tmp / "utils.py", utils_source())

@@ -3,10 +3,11 @@ folder as `utils.py`, and the task's YAML names its functions with `!function ut
 
 lmms-eval loads the file by its path, as a module of its own, so it imports nothing of
 contrastgen (which the GPU machine need not have): only the standard library, and PIL, which
-lmms-eval installs. The export writes into the copy the number words contrastgen matches answers
-with (`rules/answer_numbers.tsv`, as `NUMBER_WORDS`), so that this task and `contrastgen evaluate`
+lmms-eval installs. The export writes into the copy the tables contrastgen matches answers with
+(VQA's official normalisation, `rules/vqa_answer_normalization.json`, as `VQA_RULES`; the number
+words of `rules/answer_numbers.tsv`, as `NUMBER_WORDS`), so that this task and `contrastgen evaluate`
 score a prediction the same way (a test holds `normalize_answer` here equal to
-`contrastgen.answers`).
+`contrastgen.answers.score_form`).
 
 How a run is scored. `process_results` marks one question right or wrong and returns the same
 item under every metric the row counts towards: the overall ones, and one per template, GQA
@@ -69,14 +70,32 @@ _ARTICLE = re.compile(r"^(?:a|an|the)\s+")
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_]+")
 # Number word -> digits (rules/answer_numbers.tsv), written in by the export that copies this file.
 NUMBER_WORDS: dict[str, str] = {}
+# VQA's official normalisation tables (rules/vqa_answer_normalization.json), written in likewise.
+VQA_RULES: dict = {}
+
+
+def _vqa_normalize(text: str) -> str:
+    """VQA's official normalisation (vqaEval.py): marks deleted beside a space or in a text with a
+    digit-comma-digit, else spaced; periods stripped unless before a digit; lower case; number
+    words and "none" as digits; every article dropped; contractions mapped."""
+    text = text.replace("\n", " ").replace("\t", " ").strip()
+    delete_all = re.search(VQA_RULES["comma_strip"], text) is not None
+    out = text
+    for mark in VQA_RULES["punctuation"]:
+        out = out.replace(mark, "" if delete_all or mark + " " in text or " " + mark in text else " ")
+    out = re.sub(VQA_RULES["period_strip"], "", out)
+    words = [VQA_RULES["number_words"].get(w, w) for w in out.lower().split()]
+    contractions = VQA_RULES["contractions"]
+    return " ".join(contractions.get(w, w) for w in words if w not in VQA_RULES["articles"])
 
 
 def normalize_answer(answer: object) -> str:
-    """Lower-case, punctuation and symbols to spaces, white space collapsed, a leading article
-    dropped, the number words zero to ten as digits."""
+    """VQA's official normalisation, then the GQA-style one over what it leaves: lower case,
+    punctuation and symbols to spaces, white space collapsed, a leading article dropped, the number
+    words zero to ten as digits."""
     if answer is None:
         return ""
-    text = str(answer).lower()
+    text = _vqa_normalize(str(answer)).lower()
     text = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
     text = _ARTICLE.sub("", " ".join(text.split()))
     return " ".join(NUMBER_WORDS.get(word, word) for word in text.split())

@@ -33,6 +33,7 @@ from contrastgen.export.caption_benchmarks import CaptionExport, ImageNames
 from contrastgen.files.atomic import atomic_dir
 from contrastgen.files.csv_cells import neutral
 from contrastgen.records import read_caption_records
+from contrastgen.terminal.progress import Advance, counted, noop
 
 NEGCLIP_FILE = "train_neg_clip.tsv"
 NEG_IMAGES = 3
@@ -43,9 +44,10 @@ def _nouns(record: Mapping[str, Any]) -> list[str]:
     return [p["noun"] for p in record["evidence"]["reading"]["phrases"]]
 
 
-def hard_negative_images(rows: list[tuple[str, list[str]]], *, seed: int = 0, k: int = NEG_IMAGES) -> list[list[int]]:
+def hard_negative_images(rows: list[tuple[str, list[str]]], *, seed: int = 0, k: int = NEG_IMAGES,
+                         advance: Advance = noop) -> list[list[int]]:
     """For each (image id, nouns) row, `k` rows of other images: those sharing a noun first (in a
-    seeded order), then any other image's."""
+    seeded order), then any other image's. `advance(1)` per row."""
     by_noun: dict[str, list[int]] = {}
     for i, (_, nouns) in enumerate(rows):
         for noun in dict.fromkeys(nouns):
@@ -63,16 +65,22 @@ def hard_negative_images(rows: list[tuple[str, list[str]]], *, seed: int = 0, k:
             if rows[j][0] != image and j not in picked:
                 picked.append(j)
         out.append(picked)
+        advance(1)
     return out
 
 
 def export_negclip(source: str | os.PathLike[str], out: str | os.PathLike[str], *,
-                   images: str | os.PathLike[str] | None = None, seed: int = 0) -> CaptionExport:
+                   images: str | os.PathLike[str] | None = None, seed: int = 0,
+                   advance: Advance = noop) -> CaptionExport:
+    """`advance(1)` per caption record read, then per record given its negative images (twice the
+    records in all: a record without negatives is counted done when read)."""
     names = ImageNames(images)
-    records = [r for r in read_caption_records(source) if r["negatives"]]
+    read = list(counted(read_caption_records(source), advance))
+    records = [r for r in read if r["negatives"]]
+    advance(len(read) - len(records))
     if len({r["image_id"] for r in records}) < 2:
         raise InputError("NegCLIP's hard negative images need captions of at least two images", path=str(source))
-    negatives = hard_negative_images([(r["image_id"], _nouns(r)) for r in records], seed=seed)
+    negatives = hard_negative_images([(r["image_id"], _nouns(r)) for r in records], seed=seed, advance=advance)
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
     writer.writerow(COLUMNS)

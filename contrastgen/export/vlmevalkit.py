@@ -50,6 +50,7 @@ from contrastgen.export.harness import (
     HarnessExport,
     HarnessQuestion,
     check_name,
+    harness_progress,
     harness_questions,
     has_groups,
 )
@@ -57,6 +58,7 @@ from contrastgen.export.images import ImageSource
 from contrastgen.files.atomic import atomic_dir, atomic_file
 from contrastgen.jsonio import dumps, write_text
 from contrastgen.resources import rules_resource
+from contrastgen.terminal.progress import Advance
 
 PREFIX = "Contrast_"
 VQA_SUFFIX = "_OpenEnded"
@@ -195,11 +197,12 @@ def _group_columns(q: HarnessQuestion) -> dict[str, str]:
     return {"groups": _json_list(q.groups), "group_id": q.group_id}
 
 
-def _write_rows(source: Path, images: ImageSource, vqa: _File, mcq: _File, seed: int) -> set[str]:
+def _write_rows(source: Path, images: ImageSource, vqa: _File, mcq: _File, seed: int,
+                advance: Advance) -> set[str]:
     """Every question to the VQA file, those with two possible answers to the MCQ file too;
     returns the contrast sets seen."""
     sets: set[str] = set()
-    for index, q in enumerate(harness_questions(source)):
+    for index, q in enumerate(harness_questions(source, advance)):
         sets.update(q.contrast_ids)
         path = images.path(q.image_id, q.image_file, q.question_id)
         if not images.embeds:
@@ -283,9 +286,11 @@ The columns are described in contrastgen's docs/harnesses.md.
 
 
 def export_vlmevalkit(source: str | os.PathLike[str], out: str | os.PathLike[str], *, name: str,
-                      images: str | os.PathLike[str] | None = None, seed: int = OPTION_SEED) -> HarnessExport:
+                      images: str | os.PathLike[str] | None = None, seed: int = OPTION_SEED,
+                      progress: bool = False) -> HarnessExport:
     """Write the TSVs for the contrast sets of `source` to the folder `out` (replaced whole);
-    `seed` orders the MCQ options (`option_swapped`)."""
+    `seed` orders the MCQ options (`option_swapped`). `progress`: a bar on a terminal, per
+    contrast set read."""
     vqa_name, mcq_name = dataset_names(name)
     image_source = ImageSource(images)
     grouped = GROUP_COLUMNS if has_groups(source) else ()
@@ -294,8 +299,9 @@ def export_vlmevalkit(source: str | os.PathLike[str], out: str | os.PathLike[str
     out = Path(out).absolute()
     with atomic_dir(out) as tmp:
         vqa_file, mcq_file = tmp / f"{vqa_name}.tsv", tmp / f"{mcq_name}.tsv"
-        with atomic_file(vqa_file) as vqa.handle, atomic_file(mcq_file) as mcq.handle:
-            sets = _write_rows(Path(source), image_source, vqa, mcq, seed)
+        with (atomic_file(vqa_file) as vqa.handle, atomic_file(mcq_file) as mcq.handle,
+              harness_progress(source, enabled=progress) as advance):
+            sets = _write_rows(Path(source), image_source, vqa, mcq, seed, advance)
         read_back(vqa_file, mcq=False)
         names = [vqa_name]
         if mcq.rows:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ from contrastgen.ood.gqa_ood import GROUPS_FILE, STATS_FILE, local_group
 from contrastgen.ood.imbalance import tail_answers
 from contrastgen.ood.rules_data import alpha_grid
 from contrastgen.ood.vqa_accuracy import accuracy_normalized, normalize_vqa_answer
+from contrastgen.terminal.progress import Advance, noop
+from contrastgen.terminal.progress import progress as progress_bar
 
 Predictions = Mapping[str, Mapping[str, str]]
 REPORT_FILE = "ood_report.json"
@@ -82,7 +85,8 @@ def _read_stats(ood_dir: Path) -> dict[str, Any]:
 
 
 def evaluate_gqa_ood(ood_dir: Path, stats: Mapping[str, Any], predictions: Predictions, *,
-                     seed: int = 0, alphas: Sequence[float] | None = None) -> dict[str, Any]:
+                     seed: int = 0, alphas: Sequence[float] | None = None, advance: Advance = noop) -> dict[str, Any]:
+    """GQA-OOD's figures for each model (`advance(1)` as each is scored)."""
     questions = load_questions(ood_dir / "all.json")
     groups = read_json(ood_dir / GROUPS_FILE)
     if not isinstance(groups, Mapping):
@@ -133,6 +137,7 @@ def evaluate_gqa_ood(ood_dir: Path, stats: Mapping[str, Any], predictions: Predi
                      "acc_tail": bootstrap_ci(correct[is_tail], rng)},
             "alpha_sweep": sweep,
         }
+        advance(1)
     return {"benchmark": "gqa-ood", "rule": stats.get("rule"), "alpha": build_alpha,
             "questions": {"all": len(qids), "head": int((~is_tail).sum()), "tail": int(is_tail.sum())},
             "models": models}
@@ -151,8 +156,29 @@ def _with_iid_val(ood_dir: Path, answers: Mapping[str, Any]) -> tuple[list[str],
     return [str(q) for q in val["ids"]], {**answers, **val["answers"]}
 
 
-def evaluate_vqavs(ood_dir: Path, stats: Mapping[str, Any], predictions: Predictions, *,
-                   seed: int = 0) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _VqavsSets:
+    """What a VQA-VS directory scores: the questions scored (the IID set, and the IID validation set
+    when split), their normalised human answers and answer types, and the named sets over them."""
+
+    iid: list[str]
+    scored: list[str]
+    index: dict[str, int]
+    gold: list[list[str]]
+    answer_type: dict[str, Any]
+    types: list[str]
+    ood_names: list[str]
+    sets: dict[str, list[str]]
+    heads: dict[str, list[str]]
+
+    def subset(self, scores: np.ndarray, ids: Sequence[str]) -> np.ndarray:
+        return scores[[self.index[q] for q in ids]] if ids else np.zeros(0)
+
+    def of_type(self, ids: Sequence[str], answer_type: str) -> list[str]:
+        return [q for q in ids if self.answer_type[q] == answer_type]
+
+
+def _vqavs_sets(ood_dir: Path, predictions: Predictions) -> _VqavsSets:
     splits = read_json(ood_dir / "splits.json")
     answers = read_json(ood_dir / "answers.json")
     if not isinstance(splits, Mapping) or not isinstance(answers, Mapping):
@@ -161,7 +187,6 @@ def evaluate_vqavs(ood_dir: Path, stats: Mapping[str, Any], predictions: Predict
     _check_predictions(predictions, iid, ood_dir)
     val_ids, answers = _with_iid_val(ood_dir, answers)
     scored = iid + val_ids
-    index = {q: i for i, q in enumerate(scored)}
     try:
         gold = [[normalize_vqa_answer(a) for a in answers[q]["answers"]] for q in scored]
     except KeyError as exc:
@@ -169,65 +194,64 @@ def evaluate_vqavs(ood_dir: Path, stats: Mapping[str, Any], predictions: Predict
                          record=f"question {exc.args[0]}") from None
     # VQA-VS reports yes/no, number and other separately; GQA and older directories have no types
     answer_type = {q: answers[q].get("answer_type") for q in scored}
-    types = sorted({t for t in answer_type.values() if isinstance(t, str)})
     ood_names = [n for n in SHORTCUT_NAMES if n in splits.get("ood", {})]
-    sets = {"IID": iid, **({IID_VAL: val_ids} if val_ids else {}), **{n: splits["ood"][n] for n in ood_names}}
-    heads = {n: splits["head"][n] for n in SHORTCUT_NAMES if n in splits.get("head", {})}
+    return _VqavsSets(
+        iid=iid, scored=scored, index={q: i for i, q in enumerate(scored)}, gold=gold, answer_type=answer_type,
+        types=sorted({t for t in answer_type.values() if isinstance(t, str)}), ood_names=ood_names,
+        sets={"IID": iid, **({IID_VAL: val_ids} if val_ids else {}), **{n: splits["ood"][n] for n in ood_names}},
+        heads={n: splits["head"][n] for n in SHORTCUT_NAMES if n in splits.get("head", {})})
+
+
+def _vqavs_model(data: _VqavsSets, preds: Mapping[str, str], rng: np.random.Generator) -> dict[str, Any]:
+    """One model's VQA accuracy on every set, the OOD mean and gap, per answer type, with intervals."""
+    scores = np.array([accuracy_normalized(normalize_vqa_answer(preds[q]), data.gold[i]) if q in preds else 0.0
+                       for i, q in enumerate(data.scored)])
+    accuracy = {s: _mean(data.subset(scores, ids)) for s, ids in data.sets.items()}
+    ood = [accuracy[n] for n in data.ood_names if accuracy[n] is not None]
+    ood_mean = float(np.mean(ood)) if ood else None
+    return {
+        "answered": sum(1 for q in data.iid if q in preds),
+        "missing": sum(1 for q in data.iid if q not in preds),
+        "accuracy": accuracy,
+        "ood_mean": ood_mean,
+        "gap": None if ood_mean is None or accuracy["IID"] is None else accuracy["IID"] - ood_mean,
+        "head_accuracy": {n: _mean(data.subset(scores, ids)) for n, ids in data.heads.items()},
+        "by_answer_type": {t: {s: _mean(data.subset(scores, data.of_type(ids, t))) for s, ids in data.sets.items()}
+                           for t in data.types},
+        "ci95": {s: bootstrap_ci(data.subset(scores, ids), rng) for s, ids in data.sets.items()},
+    }
+
+
+def evaluate_vqavs(ood_dir: Path, stats: Mapping[str, Any], predictions: Predictions, *,
+                   seed: int = 0, advance: Advance = noop) -> dict[str, Any]:
+    """VQA-VS's figures for each model (`advance(1)` as each is scored)."""
+    data = _vqavs_sets(ood_dir, predictions)
     rng = np.random.default_rng(seed)
     models: dict[str, Any] = {}
     for name in sorted(predictions):
-        preds = predictions[name]
-        scores = np.array([accuracy_normalized(normalize_vqa_answer(preds[q]), gold[i]) if q in preds else 0.0
-                           for i, q in enumerate(scored)])
-
-        def subset(ids: Sequence[str], scores: np.ndarray = scores) -> np.ndarray:
-            return scores[[index[q] for q in ids]] if ids else np.zeros(0)
-
-        accuracy = {s: _mean(subset(ids)) for s, ids in sets.items()}
-        ood = [accuracy[n] for n in ood_names if accuracy[n] is not None]
-        ood_mean = float(np.mean(ood)) if ood else None
-        models[name] = {
-            "answered": sum(1 for q in iid if q in preds),
-            "missing": sum(1 for q in iid if q not in preds),
-            "accuracy": accuracy,
-            "ood_mean": ood_mean,
-            "gap": None if ood_mean is None or accuracy["IID"] is None else accuracy["IID"] - ood_mean,
-            "head_accuracy": {n: _mean(subset(ids)) for n, ids in heads.items()},
-            "by_answer_type": {t: {s: _mean(subset([q for q in ids if answer_type[q] == t])) for s, ids in sets.items()}
-                               for t in types},
-            "ci95": {s: bootstrap_ci(subset(ids), rng) for s, ids in sets.items()},
-        }
+        models[name] = _vqavs_model(data, predictions[name], rng)
+        advance(1)
     skipped = {n: s["skipped"] for n, s in stats.get("shortcuts", {}).items() if "skipped" in s}
-    return {"benchmark": "vqa-vs", "sets": list(sets), "sizes": {s: len(ids) for s, ids in sets.items()},
-            "answer_types": {t: {s: sum(1 for q in ids if answer_type[q] == t) for s, ids in sets.items()}
-                             for t in types},
+    return {"benchmark": "vqa-vs", "sets": list(data.sets), "sizes": {s: len(ids) for s, ids in data.sets.items()},
+            "answer_types": {t: {s: len(data.of_type(ids, t)) for s, ids in data.sets.items()} for t in data.types},
             "skipped": skipped, "models": models}
 
 
 def evaluate_ood(ood_dir: str | os.PathLike[str], predictions: Predictions, *,
-                 out_dir: Path | None = None, seed: int = 0) -> dict:
+                 out_dir: Path | None = None, seed: int = 0, progress: bool = False) -> dict:
     """Score models' predictions ({model: {question id: raw answer}}) on an OOD directory.
 
     Detects GQA-OOD, VQA-VS, Super-CLEVR or a GQA redundancy ladder from the directory's
     stats.json. With `out_dir`, writes
     `ood_report.json` and the figures (`ood_alpha_sweep.png` or `ood_vqavs_accuracy.png`) there.
+    `progress`: a bar on a terminal, per model scored.
     """
     from contrastgen.ood.plots import plot_alpha_sweep, plot_vqavs_accuracy
 
     root = Path(ood_dir)
     stats = _read_stats(root)
-    if stats["benchmark"] == "gqa-ood":
-        report = evaluate_gqa_ood(root, stats, predictions, seed=seed)
-    elif stats["benchmark"] == "super-clevr":
-        from contrastgen.ood.superclevr_eval import evaluate_superclevr
-
-        report = evaluate_superclevr(root, predictions, seed=seed, ci=bootstrap_ci)
-    elif stats["benchmark"] == "gqa-redundancy":
-        from contrastgen.ood.gqa_redundancy_eval import evaluate_ladder
-
-        report = evaluate_ladder(root, predictions, seed=seed, ci=bootstrap_ci)
-    else:
-        report = evaluate_vqavs(root, stats, predictions, seed=seed)
+    with progress_bar("scoring models", len(predictions), enabled=progress) as advance:
+        report = _evaluate_benchmark(root, stats, predictions, seed=seed, advance=advance)
     report["seed"] = seed
     if out_dir is not None and report["benchmark"] in ("super-clevr", "gqa-redundancy"):
         report["files"] = [REPORT_FILE]
@@ -242,3 +266,19 @@ def evaluate_ood(ood_dir: str | os.PathLike[str], predictions: Predictions, *,
             plot_vqavs_accuracy(report, out / figure)
         write_json(out / REPORT_FILE, report, indent=True)
     return report
+
+
+def _evaluate_benchmark(root: Path, stats: Mapping[str, Any], predictions: Predictions, *, seed: int,
+                        advance: Advance) -> dict[str, Any]:
+    """The report of the benchmark stats.json names."""
+    if stats["benchmark"] == "gqa-ood":
+        return evaluate_gqa_ood(root, stats, predictions, seed=seed, advance=advance)
+    if stats["benchmark"] == "super-clevr":
+        from contrastgen.ood.superclevr_eval import evaluate_superclevr
+
+        return evaluate_superclevr(root, predictions, seed=seed, ci=bootstrap_ci, advance=advance)
+    if stats["benchmark"] == "gqa-redundancy":
+        from contrastgen.ood.gqa_redundancy_eval import evaluate_ladder
+
+        return evaluate_ladder(root, predictions, seed=seed, ci=bootstrap_ci, advance=advance)
+    return evaluate_vqavs(root, stats, predictions, seed=seed, advance=advance)

@@ -24,6 +24,7 @@ import numpy as np
 from contrastgen.answers import normalize_answer
 from contrastgen.datasets.ladder_files import LADDER, read_levels
 from contrastgen.errors import InputError
+from contrastgen.terminal.progress import Advance, noop
 
 Interval = Callable[[np.ndarray, np.random.Generator], "list[float] | None"]
 
@@ -46,9 +47,10 @@ def read_ladder(ood_dir: Path) -> list[dict[str, tuple[str, str]]]:
 
 
 def evaluate_ladder(ood_dir: Path, predictions: Mapping[str, Mapping[str, Any]], *, seed: int = 0,
-                    ci: Interval) -> dict[str, Any]:
+                    ci: Interval, advance: Advance = noop) -> dict[str, Any]:
     """Per model: accuracy per level, the drop from level 0 on the questions reaching each level,
-    and the drop with every question at its deepest level; each with a 95% interval (`ci`)."""
+    and the drop with every question at its deepest level; each with a 95% interval (`ci`).
+    `advance(1)` as each model is scored."""
     levels = read_ladder(ood_dir)
     known = {qid for level in levels for qid, _ in level.values()}
     for name, preds in predictions.items():
@@ -86,6 +88,7 @@ def evaluate_ladder(ood_dir: Path, predictions: Mapping[str, Mapping[str, Any]],
                         "drop": float((base_all - top).mean()) if top.size else None,
                         "drop_ci95": ci(base_all - top, rng)},
         }
+        advance(1)
     return {"benchmark": "gqa-redundancy", "sizes": {str(n): len(level) for n, level in enumerate(levels)},
             "drop_is_on": "the questions that reach each level (their level-0 accuracy minus this level's)",
             "models": models}

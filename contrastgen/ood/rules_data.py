@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import functools
 from importlib.resources.abc import Traversable
-from typing import Any
-
-import orjson
 
 from contrastgen.errors import InputError
 from contrastgen.resources import rules_resource
@@ -50,9 +47,3 @@ def stopwords() -> frozenset[str]:
 @functools.cache
 def alpha_grid() -> tuple[float, ...]:
     return tuple(sorted({float(x) for x in read_lines("alpha_sweep.txt")}))
-
-
-@functools.cache
-def vqa_normalization() -> dict[str, Any]:
-    path = _rules_file("vqa_answer_normalization.json")
-    return orjson.loads(path.read_bytes())

@@ -29,6 +29,7 @@ import numpy as np
 from contrastgen.errors import InputError
 from contrastgen.jsonio import read_json
 from contrastgen.ood.relative_degrade import Factor, paper_factors, relative_degrade
+from contrastgen.terminal.progress import Advance, noop
 
 SPLITS = ("head", "tail", "none", "co_train", "co_test", "rd-", "rd", "rd+")
 CONCEPT_QUESTIONS = "concept"  # the pooled head, tail and none splits
@@ -101,17 +102,17 @@ def _check_coverage(known: set[str], predictions: Mapping[str, Mapping[str, Any]
 
 
 def evaluate_superclevr(ood_dir: Path, predictions: Mapping[str, Mapping[str, Any]], *, seed: int = 0,
-                        ci: CI | None = None) -> dict[str, Any]:
+                        ci: CI | None = None, advance: Advance = noop) -> dict[str, Any]:
     """Accuracy (with a bootstrap interval when `ci` is given) and Relative Degrade per factor, per
-    model, on either layout (stats.json says which)."""
+    model, on either layout (stats.json says which); `advance(1)` as each model is scored."""
     stats = read_json(ood_dir / "stats.json")
     if isinstance(stats, Mapping) and stats.get("layout") == "variants":
-        return evaluate_variants(ood_dir, stats, predictions, seed=seed, ci=ci)
-    return evaluate_splits(ood_dir, predictions, seed=seed, ci=ci)
+        return evaluate_variants(ood_dir, stats, predictions, seed=seed, ci=ci, advance=advance)
+    return evaluate_splits(ood_dir, predictions, seed=seed, ci=ci, advance=advance)
 
 
 def evaluate_splits(ood_dir: Path, predictions: Mapping[str, Mapping[str, Any]], *, seed: int = 0,
-                    ci: CI | None = None) -> dict[str, Any]:
+                    ci: CI | None = None, advance: Advance = noop) -> dict[str, Any]:
     splits = read_splits(ood_dir)
     known = sorted({q for gold in splits.values() for q in gold})
     _check_coverage(set(known), predictions, ood_dir)
@@ -133,6 +134,7 @@ def evaluate_splits(ood_dir: Path, predictions: Mapping[str, Mapping[str, Any]],
             "accuracy": accuracy, "relative_degrade": rd,
             "ci95": {s: ci(c, rng) for s, c in correct.items()} if ci is not None else {},
         }
+        advance(1)
     return {"benchmark": "super-clevr", "layout": "splits", "sizes": {s: len(g) for s, g in splits.items()},
             "models": models}
 
@@ -144,7 +146,7 @@ def model_and_variant(name: str) -> tuple[str, str]:
 
 
 def evaluate_variants(ood_dir: Path, stats: Mapping[str, Any], predictions: Mapping[str, Mapping[str, Any]], *,
-                      seed: int = 0, ci: CI | None = None) -> dict[str, Any]:
+                      seed: int = 0, ci: CI | None = None, advance: Advance = noop) -> dict[str, Any]:
     from contrastgen.ood.superclevr_variants import VARIANTS
 
     built = stats.get("variants", {})
@@ -174,6 +176,7 @@ def evaluate_variants(ood_dir: Path, stats: Mapping[str, Any], predictions: Mapp
                 intervals[v] = ci(c, rng)
         entry["accuracy"][trained_on], entry["answered"][trained_on] = accuracy, answered
         entry["missing"][trained_on], entry["ci95"][trained_on] = missing, intervals
+        advance(1)
     order = {v: i for i, v in enumerate([*VARIANTS, UNKNOWN])}
     for entry in models.values():
         for key in ("accuracy", "answered", "missing", "ci95"):

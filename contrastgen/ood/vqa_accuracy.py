@@ -2,8 +2,9 @@
 
 A prediction is right to the degree humans agreed with it: min(#humans who gave it / 3, 1),
 averaged over the ten subsets of nine of the ten human answers (leave one out), after VQA's own
-answer normalisation (punctuation, number words, articles, contractions; tables in
-`rules/ood/vqa_answer_normalization.json`). Two deliberate differences from `vqaEval.py`, both
+answer normalisation (punctuation, number words, articles, contractions:
+`contrastgen.answers.normalize_vqa_answer`, which every open-answer scorer shares, its tables in
+`rules/vqa_answer_normalization.json`). Two deliberate differences from `vqaEval.py`, both
 documented in docs/ood.md: the prediction and the answers are always normalised (the official code
 skips it when all ten humans agree, so "Yes" scores 0 against ten "yes"), and a question with a
 single gold answer (GQA data) is scored by exact match after normalisation, because leaving its
@@ -12,53 +13,9 @@ only answer out would make every prediction wrong.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
-import regex
-
-from contrastgen.ood.rules_data import vqa_normalization
-
-
-@functools.cache
-def _tables():
-    t = vqa_normalization()
-    return (t["punctuation"], regex.compile(t["period_strip"]), regex.compile(t["comma_strip"]),
-            t["number_words"], frozenset(t["articles"]), t["contractions"])
-
-
-def _process_punctuation(text: str) -> str:
-    punct, period_strip, comma_strip, *_ = _tables()
-    out = text
-    has_comma_number = comma_strip.search(text) is not None
-    for p in punct:
-        if (p + " " in text or " " + p in text) or has_comma_number:
-            out = out.replace(p, "")
-        else:
-            out = out.replace(p, " ")
-    return period_strip.sub("", out)
-
-
-def _process_digit_article(text: str) -> str:
-    *_, numbers, articles, contractions = _tables()
-    words = [numbers.get(w, w) for w in text.lower().split()]
-    words = [w for w in words if w not in articles]
-    return " ".join(contractions.get(w, w) for w in words)
-
-
-def normalize_vqa_answer(answer: object) -> str:
-    """VQA v2's answer normalisation (vqaEval.processPunctuation then processDigitArticle)."""
-    if answer is None:
-        return ""
-    return _normalize(str(answer))
-
-
-@functools.lru_cache(maxsize=1 << 18)
-def _normalize(answer: str) -> str:
-    # Cached: human answers repeat heavily ("yes", "2", "white"), and scoring normalises each of the
-    # ten answers of every question.
-    text = answer.replace("\n", " ").replace("\t", " ").strip()
-    return _process_digit_article(_process_punctuation(text))
+from contrastgen.answers import normalize_vqa_answer
 
 
 def vqa_accuracy(prediction: object, answers: Sequence[str]) -> float:

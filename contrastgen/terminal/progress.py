@@ -1,5 +1,6 @@
 """The one progress bar every long command shows (`generate`, `augment`, `verify`, `captions
-generate`, `ood ...`, `export`).
+generate`, `captions baselines`, `ood ...`, `export`, `evaluate`, `baseline`, `view`; the README
+lists where each advances).
 
 Why only on a terminal: a bar is for a person watching; in a pipe, a CI log or a test it is noise
 (rich prints a finished bar once where there is no terminal), so off a terminal, or with the

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from contrastgen.answers import normalize_answer
+from contrastgen.answers import is_right, normalize_answer
+from contrastgen.terminal.progress import Advance, counted, noop
 from contrastgen.viewer.words import (
     changed_span,
     changed_steps,
@@ -67,7 +68,7 @@ def _answers(qid: str, gold: str, predictions: dict[str, dict[str, str]]) -> dic
     out = {}
     for model, answers in predictions.items():
         if qid in answers:
-            out[model] = [answers[qid], normalize_answer(answers[qid]) == normalize_answer(gold)]
+            out[model] = [answers[qid], is_right(answers[qid], gold)]  # as `evaluate --contrast` scores it
     return out
 
 
@@ -128,9 +129,10 @@ def index_row(view: dict[str, Any], models: list[str], templates: list[str], typ
             changes, dirs, fails, int(view["disagreed"]), words, str(view["question"])]
 
 
-def bundle(inputs: ViewerInputs) -> tuple[dict[str, Any], list[list[Any]], Iterable[dict[str, Any]]]:
-    """(manifest, index rows, pages): what `site.write_site` writes."""
-    views = [view_set(rec, inputs) for rec in inputs.records]
+def bundle(inputs: ViewerInputs, advance: Advance = noop
+           ) -> tuple[dict[str, Any], list[list[Any]], Iterable[dict[str, Any]]]:
+    """(manifest, index rows, pages): what `site.write_site` writes. `advance(1)` per set viewed."""
+    views = [view_set(rec, inputs) for rec in counted(inputs.records, advance)]
     models = sorted(inputs.predictions)
     templates = sorted({str(v["template"]) for v in views})
     types = sorted({str(v["type"]) for v in views})

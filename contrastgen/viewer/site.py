@@ -20,6 +20,7 @@ from contrastgen.files.atomic import atomic_dir
 from contrastgen.jsonio import dumps, read_jsonl
 from contrastgen.records import load_contrast_sets
 from contrastgen.resources import package_resource
+from contrastgen.terminal.progress import progress as progress_bar
 from contrastgen.viewer.bundle import ViewerInputs, bundle
 
 ASSETS = ("index.html", "viewer.js", "viewer.css")
@@ -31,9 +32,11 @@ def _js(call: str, *args: Any) -> bytes:
     return f"cgData({call!r}".encode() + b"".join(b"," + dumps(a) for a in args) + b");\n"
 
 
-def write_site(inputs: ViewerInputs, site: str | os.PathLike[str]) -> Path:
-    """Write the viewer of `inputs` to `site` (replaced atomically); returns its index.html."""
-    manifest, rows, pages = bundle(inputs)
+def write_site(inputs: ViewerInputs, site: str | os.PathLike[str], *, progress: bool = False) -> Path:
+    """Write the viewer of `inputs` to `site` (replaced atomically); returns its index.html.
+    `progress`: a bar on a terminal, per contrast set."""
+    with progress_bar("building the viewer", len(inputs.records), enabled=progress) as advance:
+        manifest, rows, pages = bundle(inputs, advance)
     with atomic_dir(site) as tmp:
         for name in ASSETS:
             (tmp / name).write_bytes(package_resource("contrastgen.viewer", "static", name).read_bytes())

@@ -64,9 +64,35 @@ def captions(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory: pytest.TempPathFactory, contrast: Path, captions: Path) -> dict[str, str]:
+    """What `evaluate` and the harness exports read: a model's predictions on the contrast set,
+    a GQA-OOD directory, caption similarities, and a CLEVR contrast set whose records name their
+    images (the harness exports need the images)."""
+    folder = tmp_path_factory.mktemp("scored")
+    runner = CliRunner()
+    for args in (["baseline", "--kind", "constant", "--answer", "yes", "--questions", str(contrast / "augmented.json"),
+                  "--out", str(folder / "yes.json")],
+                 ["ood", "gqa", "--questions", str(QUESTIONS), "--out", str(folder / "ood"), "--no-progress"],
+                 ["generate", "--questions", str(CLEVR / "questions"), "--scene-graphs", str(CLEVR / "scenes"),
+                  "--images", str(CLEVR / "images"), "--out", str(folder / "clevr"), "--workers", "1", "--no-progress"]):
+        res = runner.invoke(cli, args)
+        assert res.exit_code == 0, (args, res.output)
+    rows = ["image_id,caption_id,score"]
+    for n, line in enumerate((captions / "captions.jsonl").read_text().splitlines()):
+        record = json.loads(line)
+        rows += [f"{record['image_id']},{record['id']},{n % 7 / 7}",
+                 *(f"{record['image_id']},{neg['id']},{(n + i + 3) % 7 / 7}"
+                   for i, neg in enumerate(record["negatives"]))]
+    (folder / "sims.csv").write_text("\n".join(rows) + "\n")
+    return {"pred": str(folder / "yes.json"), "ood": str(folder / "ood"), "sims": str(folder / "sims.csv"),
+            "clevr": str(folder / "clevr")}
+
+
 # Each long command with inputs, the bar's description, and the output it writes (None: stdout
 # alone). `{out}` is the output path, `{cs}` a generated contrast set, `{cap}` a caption set,
-# `{vq}` and `{va}` VQA v2 questions and annotations.
+# `{vq}` and `{va}` VQA v2 questions and annotations; `{pred}`, `{ood}`, `{sims}` and `{clevr}`
+# are the `scored` fixture's.
 COMMANDS: dict[str, tuple[list[str], str, str | None]] = {
     "generate": (["generate", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS), "--out", "{out}",
                   "--workers", "1"], "generating", "{out}"),
@@ -87,13 +113,36 @@ COMMANDS: dict[str, tuple[list[str], str, str | None]] = {
                        "splitting questions", "{out}"),
     "ood gqa-redundancy": (["ood", "gqa-redundancy", "--questions", str(QUESTIONS), "--scene-graphs", str(GRAPHS),
                             "--out", "{out}"], "climbing ladders", "{out}"),
+    "evaluate --contrast": (["evaluate", "--contrast", "{cs}", "-p", "{pred}", "-p", "again={pred}", "--n-boot", "50",
+                             "--out", "{out}"], "evaluating contrast sets", "{out}"),
+    "evaluate --questions": (["evaluate", "--questions", str(QUESTIONS), "-p", "{pred}", "--n-boot", "50",
+                              "--out", "{out}"], "evaluating GQA metrics", "{out}"),
+    "evaluate --ood": (["evaluate", "--ood", "{ood}", "-p", "{pred}", "--out", "{out}"], "scoring models", "{out}"),
+    "evaluate --captions": (["evaluate", "--captions", "{cap}", "-p", "clip={sims}", "--n-boot", "50",
+                             "--out", "{out}"], "evaluating captions", "{out}"),
+    "export lmms-eval": (["export", "{clevr}", "--format", "lmms-eval", "--out", "{out}"], "exporting", "{out}"),
+    "export vlmevalkit": (["export", "{clevr}", "--format", "vlmevalkit", "--out", "{out}"], "exporting", "{out}"),
+    "baseline oracle": (["baseline", "--kind", "oracle", "--questions", "{cs}/augmented.json", "--scene-graphs",
+                         str(GRAPHS), "--out", "{out}/oracle.json"], "answering questions", "{out}"),
+    "baseline prior": (["baseline", "--kind", "prior", "--questions", "{cs}/augmented.json", "--out",
+                        "{out}/prior.json"], "fitting and answering", "{out}"),
+    "captions baselines": (["captions", "baselines", "{cap}", "--json"], "cross-validating", None),
+    "mturk export": (["mturk", "export", "--contrast", "{cs}", "--sample", "20", "--images-base-url",
+                      "https://images.example.org", "--out", "{out}"], "reading contrast sets", "{out}"),
+    "captions export sugarcrepe": (["captions", "export", "{cap}", "--format", "sugarcrepe", "--out", "{out}"],
+                                   "exporting captions", "{out}"),
+    "captions export negclip": (["captions", "export", "{cap}", "--format", "negclip", "--out", "{out}"],
+                                "exporting captions", "{out}"),
+    "view --static": (["view", "{cs}", "--scene-graphs", str(GRAPHS), "--predictions", "yes={pred}", "--static",
+                       "{out}"], "building the viewer", "{out}"),
 }
 
 
-def _args(name: str, out: Path, contrast: Path, captions: Path, vqa: tuple[Path, Path]
+def _args(name: str, out: Path, contrast: Path, captions: Path, vqa: tuple[Path, Path], scored: dict[str, str]
           ) -> tuple[list[str], str, Path | None]:
     args, description, written = COMMANDS[name]
-    fill = {"out": str(out), "cs": str(contrast), "cap": str(captions), "vq": str(vqa[0]), "va": str(vqa[1])}
+    fill = {"out": str(out), "cs": str(contrast), "cap": str(captions), "vq": str(vqa[0]), "va": str(vqa[1]),
+            **scored}
     return [a.format(**fill) for a in args], description, None if written is None else Path(written.format(**fill))
 
 
@@ -105,14 +154,14 @@ def _files(folder: Path | None) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_each_long_command_draws_its_bar_on_a_terminal_and_writes_the_same(name, tmp_path, monkeypatch,
-                                                                           contrast, captions, vqa):
+                                                                           contrast, captions, vqa, scored):
     """On a terminal the bar's description reaches stderr; with --no-progress, or off a
     terminal, nothing of it does; stdout and every output file are byte-identical in all three."""
     runs = {}
     for mode in ("terminal", "no-progress", "pipe"):
         monkeypatch.setattr(progress_module, "on_terminal", lambda mode=mode: mode != "pipe")
         shutil.rmtree(tmp_path / "out", ignore_errors=True)  # one path for all three: stdout names it
-        args, description, written = _args(name, tmp_path / "out", contrast, captions, vqa)
+        args, description, written = _args(name, tmp_path / "out", contrast, captions, vqa, scored)
         res = CliRunner().invoke(cli, args + (["--no-progress"] if mode == "no-progress" else []))
         assert res.exit_code == 0, (mode, res.output, res.stderr)
         runs[mode] = (res.stdout, res.stderr, _files(written))
@@ -127,7 +176,9 @@ def test_each_long_command_draws_its_bar_on_a_terminal_and_writes_the_same(name,
 def test_every_long_command_documents_no_progress():
     """Each command that can run over a minute takes --no-progress and says so in --help."""
     for args in (["generate"], ["augment"], ["verify"], ["captions", "generate"], ["export"], ["ood", "gqa"],
-                 ["ood", "vqavs"], ["ood", "superclevr"], ["ood", "gqa-redundancy"]):
+                 ["ood", "vqavs"], ["ood", "superclevr"], ["ood", "gqa-redundancy"], ["evaluate"], ["baseline"],
+                 ["captions", "baselines"], ["view"], ["mturk", "export"],
+                 ["captions", "export"]):
         res = CliRunner().invoke(cli, [*args, "--help"])
         assert res.exit_code == 0 and "--no-progress" in res.output, args
 
@@ -232,3 +283,24 @@ def test_verify_on_a_real_terminal_shows_the_bar_and_prints_the_same(contrast):
     assert stdout == quiet_stdout and b'"ok":true' in stdout
     piped = subprocess.run([sys.executable, "-m", "contrastgen", *args], capture_output=True, env=env, check=True)
     assert piped.stdout == stdout and b"verifying" not in piped.stderr
+
+
+@pytest.mark.parametrize("mode", ["--contrast", "export lmms-eval"])
+def test_evaluate_and_the_harness_export_on_a_real_terminal(mode, contrast, scored, tmp_path):
+    """End to end on a pseudo-terminal: `evaluate` and a harness export draw their bar there, not
+    with --no-progress nor piped, and print the same on stdout in all three."""
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
+    env["TERM"] = "xterm"
+    if mode == "--contrast":
+        args, description = ["evaluate", "--contrast", str(contrast), "-p", scored["pred"], "--n-boot", "50"], \
+            b"evaluating contrast sets"
+    else:
+        args, description = ["export", scored["clevr"], "--format", "lmms-eval", "--out", str(tmp_path / "task")], \
+            b"exporting"
+    code, stdout, shown = _on_pty(args, env)
+    assert code == 0, shown
+    assert description in shown
+    code, quiet_stdout, quiet_shown = _on_pty([*args, "--no-progress"], env)
+    assert code == 0 and description not in quiet_shown
+    piped = subprocess.run([sys.executable, "-m", "contrastgen", *args], capture_output=True, env=env, check=True)
+    assert piped.stdout == stdout == quiet_stdout and description not in piped.stderr

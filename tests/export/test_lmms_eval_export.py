@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lmms_eval_emulation import load_task, run, write_samples
 
-from contrastgen.answers import normalize_answer
+from contrastgen.answers import normalize_answer, score_form
 from contrastgen.errors import InputError
 from contrastgen.export.lmms_eval import export_lmms_eval
 from contrastgen.records import load_contrast_records
@@ -389,11 +389,12 @@ ANSWERS = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cn", "
 
 @settings(max_examples=300, deadline=None)
 @given(answer=st.one_of(ANSWERS, st.sampled_from(["Three.", "the left", "An apple", "TWO dogs", " Yes!", "ten",
-                                                  "n/a", "a-b", "Right\u00a0 side", "eleven"])))
+                                                  "n/a", "a-b", "Right\u00a0 side", "eleven", "a dog and the cat",
+                                                  "dont", "1,000 m", "yes , no", "it's 3.5", "none", "*the* dog"])))
 def test_the_task_matches_answers_as_contrastgen_evaluate_does(clevr_task, answer):
     result, _, _ = clevr_task
     utils = _UTILS.setdefault(result.out, _utils(result.out))
-    assert utils.normalize_answer(answer) == normalize_answer(answer)
+    assert utils.normalize_answer(answer) == score_form(answer)
 
 
 _UTILS: dict = {}
@@ -405,6 +406,9 @@ def test_number_words_and_articles_are_read_as_gqa_and_vqa_scorers_read_them(cle
     assert utils.normalize_answer("Three.") == "3" == normalize_answer("three")
     assert utils.normalize_answer("The Left") == "left"
     assert utils.normalize_answer("eleven") == "eleven"
+    # VQA's official rules: every article, not only a leading one; its contractions
+    assert utils.normalize_answer("a dog and the cat") == "dog and cat"
+    assert utils.normalize_answer("dont") == utils.normalize_answer("don't")
 
 
 def test_a_samples_log_of_every_version_reads_back_as_the_run(gqa_task, tmp_path):
