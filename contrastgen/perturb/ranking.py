@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from typing import Any
 
 import regex
 
@@ -105,9 +104,5 @@ class Ranking:
         return (self.contrasts + self.invariances)[:self.max_k]
 
     def numbered(self, question_id: str, suffix: str) -> list[Perturbation]:
-        return [Perturbation(perturbation_id(question_id, suffix, rank), rank, p)
-                for rank, p in enumerate(self.kept, 1)]
-
-    def records(self, question_id: str, suffix: str) -> list[dict[str, Any]]:
-        """The kept perturbations as a record's `perturbations` list."""
-        return [p.to_dict() for p in self.numbered(question_id, suffix)]
+        """The kept proposals as a record's `perturbations`, numbered `<question id>_<suffix><rank>`."""
+        return [p.numbered(perturbation_id(question_id, suffix, rank), rank) for rank, p in enumerate(self.kept, 1)]

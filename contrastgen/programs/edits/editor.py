@@ -48,7 +48,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.perturb import PROGRAM_PATH, PROGRAM_SUFFIX, Proposal, Ranking, Refusal, seeded_rng
+from contrastgen.perturb import (
+    PROGRAM_PATH,
+    PROGRAM_SUFFIX,
+    Perturbation,
+    Proposal,
+    Ranking,
+    Refusal,
+    seeded_rng,
+)
 from contrastgen.programs.edits.attributes import AttributeEdit
 from contrastgen.programs.edits.base import ProgramEdit
 from contrastgen.programs.edits.objects import NameEdit
@@ -85,7 +93,7 @@ class ProgramEditor:
         self.proofs = EditProofs(self.scene, self.lex, self.executor)
 
     def perturb(self, question_id: str, question: dict[str, Any], *, max_k: int, seed: int,
-                existing: set[str]) -> list[dict[str, Any]]:
+                existing: set[str]) -> list[Perturbation]:
         """Up to `max_k` proven perturbations, ranked; Refusal when there is none."""
         semantic = question.get("semantic")
         gold = str(question.get("answer", "")).strip().lower()
@@ -136,4 +144,4 @@ class ProgramEditor:
                           "answer_in_question" if said_answer[0] else
                           "attribute_kind" if q.unfit_refused else
                           "several_colors" if self.proofs.several_colored_refused else "no_distractor")
-        return ranking.records(question_id, PROGRAM_SUFFIX)
+        return ranking.numbered(question_id, PROGRAM_SUFFIX)
