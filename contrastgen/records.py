@@ -151,10 +151,6 @@ class ContrastSet:
         """The set with its contrast perturbations only (invariance ones are scored apart)."""
         return replace(self, perturbations=tuple(p for p in self.perturbations if not p.invariance))
 
-    def up_to(self, k: int) -> tuple[Perturbation, ...]:
-        """The nested set for k: perturbations of rank <= k."""
-        return tuple(p for p in self.perturbations if p.rank <= k)
-
 
 def _field(rec: Mapping[str, Any], name: str, kind: type | tuple[type, ...], *, path: str | None,
            record: str) -> Any:
