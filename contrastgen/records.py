@@ -20,6 +20,7 @@ from typing import Any
 
 from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError, duplicate_id
+from contrastgen.files.manifest import CAPTION_SET, CONTRAST_SET, require_kind
 from contrastgen.jsonio import read_jsonl
 
 CONTRAST_FILE = "contrast_sets.jsonl"
@@ -323,8 +324,10 @@ def iter_contrast_sets(records: Iterable[Any], *, path: str | None = None,
 
 
 def contrast_file(path: str | os.PathLike[str]) -> Path:
-    """The `contrast_sets.jsonl` of a `generate` output directory (or the file itself)."""
+    """The `contrast_sets.jsonl` of a `generate` output directory (or the file itself); a
+    directory whose manifest says it is another kind of output is refused, naming that kind."""
     p = Path(path)
+    require_kind(p, CONTRAST_SET)
     if p.is_dir() or (not p.exists() and p.suffix != ".jsonl"):  # a missing output directory
         p = p / CONTRAST_FILE
     if not p.is_file():
@@ -372,25 +375,15 @@ CAPTIONS_FILE = "captions.jsonl"
 
 
 def caption_file(path: str | os.PathLike[str]) -> Path:
-    """The `captions.jsonl` of a `captions generate` output directory (or the file itself)."""
+    """The `captions.jsonl` of a `captions generate` output directory (or the file itself); a
+    directory whose manifest says it is another kind of output is refused, naming that kind."""
     p = Path(path)
+    require_kind(p, CAPTION_SET)
     if p.is_dir() or (not p.exists() and p.suffix != ".jsonl"):
         p = p / CAPTIONS_FILE
     if not p.is_file():
         raise InputError("file not found (is this the output of `contrastgen captions generate`?)", path=str(p))
     return p
-
-
-def is_caption_output(path: str | os.PathLike[str]) -> bool:
-    """Whether `path` is a captions output: a directory with `captions.jsonl` and no contrast
-    sets, or a JSON-lines file whose first record is a caption (`caption` and `negatives`)."""
-    p = Path(path)
-    if p.is_dir():
-        return (p / CAPTIONS_FILE).is_file() and not (p / CONTRAST_FILE).is_file()
-    if not p.is_file() or p.suffix != ".jsonl":
-        return False
-    first = next(read_jsonl(p), None)
-    return isinstance(first, Mapping) and "caption" in first and "negatives" in first
 
 
 def _caption_record(rec: Any, *, line: int, path: str) -> dict[str, Any]:

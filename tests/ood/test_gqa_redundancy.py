@@ -137,7 +137,8 @@ def test_the_same_inputs_and_seed_give_byte_identical_files(lex, tmp_path):
         write_ladder(build_ladder(copy.deepcopy(QUESTIONS), GRAPHS, LadderConfig(order="seeded", seed=3), lex=lex),
                      tmp_path / run)
     names = sorted(p.name for p in (tmp_path / "a").iterdir())
-    assert names == ["level_0.json", "level_1.json", "level_2.json", "level_3.json", "stats.json", "stats.md"]
+    assert names == ["level_0.json", "level_1.json", "level_2.json", "level_3.json", "manifest.json", "stats.json",
+                     "stats.md"]
     assert all((tmp_path / "a" / n).read_bytes() == (tmp_path / "b" / n).read_bytes() for n in names)
 
 
