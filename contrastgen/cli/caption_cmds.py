@@ -13,15 +13,13 @@ from contrastgen.captions.candidates import ADD_FORMS, KINDS
 from contrastgen.captions.generate import CaptionOptions, generate_captions
 from contrastgen.cli.options import RNG_SEED, SEED, comma_list, no_progress_option
 from contrastgen.errors import require_extra
+from contrastgen.export.exporters import ExportOptions, formats, run_export
+from contrastgen.files.manifest import CAPTION_SET
 from contrastgen.jsonio import dumps
-
-FORMATS = ("sugarcrepe", "aro", "hf", "negclip")
 
 
 def register(group: click.Group) -> None:
     group.add_command(captions)
-
-
 
 
 @click.group("captions")
@@ -76,7 +74,7 @@ def generate_cmd(scene_graphs: Path, out: Path, kinds: tuple[str, ...], per_imag
 
 @captions.command("export")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("--format", "fmt", required=True, type=click.Choice(FORMATS),
+@click.option("--format", "fmt", required=True, type=click.Choice(formats(CAPTION_SET)),
               help="sugarcrepe: the seven {kind}.json; aro: visual_genome_relation.json and "
                    "visual_genome_attribution.json; hf: a Hugging Face dataset (save_to_disk) with its card; "
                    "negclip: NegCLIP's tab-separated training file, train_neg_clip.tsv.")
@@ -88,26 +86,8 @@ def generate_cmd(scene_graphs: Path, out: Path, kinds: tuple[str, ...], per_imag
 @click.option("--seed", default=0, show_default=True, type=RNG_SEED, help="Seed of NegCLIP's hard negative images.")
 def export_cmd(source: Path, fmt: str, out: Path, images: Path | None, seed: int) -> None:
     """Write a caption set as a benchmark's own files, read by its loader unchanged."""
-    if fmt == "sugarcrepe":
-        from contrastgen.export.caption_benchmarks import export_sugarcrepe
-        result = export_sugarcrepe(source, out, images=images)
-    elif fmt == "aro":
-        from contrastgen.export.caption_benchmarks import export_aro
-        result = export_aro(source, out, images=images)
-    elif fmt == "hf":
-        require_extra("hf", ("datasets",), "a Hugging Face caption export")
-        import datasets
-
-        datasets.disable_progress_bars()
-        from contrastgen.export.caption_hf import export_caption_hf
-        result = export_caption_hf(source, out, images=images)
-    else:
-        from contrastgen.export.negclip import export_negclip
-        result = export_negclip(source, out, images=images, seed=seed)
-    click.echo(f"wrote {result.pairs} {'rows' if fmt == 'negclip' else 'pairs'} to {out} "
-               f"({', '.join(result.files[:8])}{', ...' if len(result.files) > 8 else ''})")
-    for note in result.notes:
-        click.echo(note)
+    for line in run_export(CAPTION_SET, fmt, source, out, ExportOptions(images=images, seed=seed)).lines:
+        click.echo(line)
 
 
 @captions.command("baselines")
