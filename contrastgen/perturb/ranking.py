@@ -53,9 +53,11 @@ class Ranking:
     """One question's perturbations on one path, as its proposer offers them.
 
     `existing` are the normalised texts of the image's questions: a proposal that repeats one of
-    them, or an earlier proposal, is dropped (and counted in `duplicates`)."""
+    them, or an earlier proposal, is dropped (and counted in `duplicates`). `max_k` None: no
+    limit, every new proposal is kept (contrasts still first), for a caller that wants every
+    proven edit (the GQA redundancy ladder looks for its removals among them)."""
 
-    def __init__(self, existing: set[str], max_k: int):
+    def __init__(self, existing: set[str], max_k: int | None):
         self.existing = existing
         self.max_k = max_k
         self.contrasts: list[Proposal] = []
@@ -92,16 +94,16 @@ class Ranking:
     @property
     def wants_invariance(self) -> bool:
         """Could one more invariance still get a rank? (Contrasts found later only take ranks.)"""
-        return len(self.invariances) < self.max_k - len(self.contrasts)
+        return self.max_k is None or len(self.invariances) < self.max_k - len(self.contrasts)
 
     @property
     def full(self) -> bool:
-        return len(self.contrasts) >= self.max_k
+        return self.max_k is not None and len(self.contrasts) >= self.max_k
 
     @property
     def kept(self) -> list[Proposal]:
         """The proposals in rank order: the contrasts, then the invariances that fit."""
-        return (self.contrasts + self.invariances)[:self.max_k]
+        return (self.contrasts + self.invariances)[:self.max_k]  # [:None]: all of them
 
     def numbered(self, question_id: str, suffix: str) -> list[Perturbation]:
         """The kept proposals as a record's `perturbations`, numbered `<question id>_<suffix><rank>`."""

@@ -27,6 +27,10 @@ cyan car" -> "the bus", `programs.edits.relation_removal`): the subject's name a
 on the graph the objects the relation picked, and the relation must be said as one run of words
 after the subject's noun. That edit is the ladder's own (the editor here is given it beside
 `EDITS`), so `generate` makes what it made.
+
+Why here, among the program path's modules: the ladder is the program editor run again on its own
+output, a generator feature; `ood gqa-redundancy` writes it, and `evaluate --ood` scores models
+on it (`ood.gqa_redundancy_eval`) as on the OOD splits.
 """
 
 from __future__ import annotations
@@ -57,9 +61,6 @@ from contrastgen.terminal.progress import progress as progress_bar
 BENCHMARK = "gqa-redundancy"
 ORDERS = ("first", "last", "seeded")
 LEVEL_ID = "_rd"  # level n of question Q is `Q_rd<n>`; level 0 keeps Q's own id
-# perturbations asked of the editor per rung: every edit it can prove, so that no contrast takes
-# the rank an rd- invariance needs (invariances only fill the ranks contrasts leave: `perturb.Ranking`)
-_ALL_EDITS = 1_000_000
 # the editor's refusals that leave the original itself unproven: such a question has no level 0
 _UNPROVEN = ("program_mismatch", "not_executable", "answer_mismatch", "original_presupposition")
 # what GQA records say of the original's words, which no longer fit a rung's words
@@ -187,7 +188,9 @@ def climb(editor: ProgramEditor, question_id: str, question: Mapping[str, Any], 
     while config.max_level is None or len(rungs) < config.max_level:
         level = len(rungs)
         try:
-            found = editor.perturb(level_id(question_id, level), below, max_k=_ALL_EDITS, seed=config.seed,
+            # every edit the editor can prove (no `max_k`), so that no contrast takes the rank an rd-
+            # invariance needs (invariances only fill the ranks contrasts leave: `perturb.Ranking`)
+            found = editor.perturb(level_id(question_id, level), below, max_k=None, seed=config.seed,
                                    existing={normalize_question(below["question"])})
         except Refusal as exc:
             if exc.reason not in _UNPROVEN:  # the editor found no edit at all, so no removal

@@ -65,3 +65,20 @@ def test_a_group_not_shaped_as_written_fails_when_read(gqa_lines):
 def test_gold_is_the_normalised_answer_and_answer_the_written_one():
     p = Perturbation("q_1", "Is it red?", "Yes.", 1, {"kind": "attribute"}, {"facts": []})
     assert (p.answer, p.gold) == ("Yes.", "yes")
+
+
+def test_the_driver_without_a_limit_keeps_every_new_proposal_contrasts_first():
+    from contrastgen.perturb import INVARIANCE as INV
+    from contrastgen.perturb import Proposal, Ranking
+
+    def proposal(text: str, kind: str = "contrast") -> Proposal:
+        return Proposal(text, "a", {"kind": "object"}, {"facts": []}, kind)
+
+    offered = [proposal("q1?", INV), *(proposal(f"c{i}?") for i in range(12)), proposal("c0?"), proposal("q2?", INV)]
+    limited, unlimited = Ranking(set(), 3), Ranking(set(), None)
+    limited.take(offered)
+    unlimited.take(offered)
+    assert [p.question for p in limited.kept] == ["c0?", "c1?", "c2?"] and limited.full
+    assert not unlimited.full and unlimited.duplicates == 1
+    assert [p.question for p in unlimited.kept] == [*(f"c{i}?" for i in range(12)), "q1?", "q2?"]
+    assert [p.rank for p in unlimited.numbered("q", "p")] == list(range(1, 15))

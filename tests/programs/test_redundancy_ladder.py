@@ -20,7 +20,7 @@ from contrastgen.cli import cli
 from contrastgen.errors import InputError
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.ood import evaluate_ood
-from contrastgen.ood.gqa_redundancy import LadderConfig, build_ladder, write_ladder
+from contrastgen.programs.redundancy_ladder import LadderConfig, build_ladder, write_ladder
 from contrastgen.verify.gqa_redundancy import verify_ladder
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"

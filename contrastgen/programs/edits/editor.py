@@ -92,9 +92,9 @@ class ProgramEditor:
         self.executor = functools.partial(GqaExecutor, self.scene, self.lex, self.graph)
         self.proofs = EditProofs(self.scene, self.lex, self.executor)
 
-    def perturb(self, question_id: str, question: dict[str, Any], *, max_k: int, seed: int,
+    def perturb(self, question_id: str, question: dict[str, Any], *, max_k: int | None, seed: int,
                 existing: set[str]) -> list[Perturbation]:
-        """Up to `max_k` proven perturbations, ranked; Refusal when there is none."""
+        """Up to `max_k` proven perturbations (None: every one), ranked; Refusal when there is none."""
         semantic = question.get("semantic")
         gold = str(question.get("answer", "")).strip().lower()
         try:
