@@ -9,7 +9,16 @@ import pytest
 from contrastgen.cli.caption_cmds import export_cmd as caption_export_cmd
 from contrastgen.cli.export_cmds import export_cmd
 from contrastgen.errors import InputError
-from contrastgen.export.exporters import EXPORTS, IMAGES, NAME, SPLIT, exporter, formats, run_export, taking
+from contrastgen.export.exporters import (
+    EXPORTS,
+    IMAGES,
+    NAME,
+    SPLIT,
+    exporter,
+    formats,
+    run_export,
+    taking,
+)
 from contrastgen.files.manifest import CAPTION_SET, CONTRAST_SET
 
 
