@@ -30,8 +30,8 @@ from contrastgen.evaluation.run_baselines import template_resolver
 from contrastgen.jsonio import write_json
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.ood.evaluate import evaluate_ood
-from contrastgen.ood.gqa_redundancy import LadderConfig, run_gqa_redundancy
 from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal, parse_program
+from contrastgen.programs.redundancy_ladder import LadderConfig, run_gqa_redundancy
 from contrastgen.scene.index import SceneIndex
 from contrastgen.verify.gqa_redundancy import verify_ladder_dir
 

@@ -11,6 +11,7 @@ The verify report lives here too, because the CLI and the API print the same JSO
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -19,6 +20,7 @@ from typing import Any
 
 from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError, duplicate_id
+from contrastgen.files.manifest import CAPTION_SET, CONTRAST_SET, require_kind
 from contrastgen.jsonio import read_jsonl
 
 CONTRAST_FILE = "contrast_sets.jsonl"
@@ -50,15 +52,87 @@ def question_type(record: Mapping[str, Any], level: str = "detailed") -> str:
     return value if isinstance(value, str) and value else "unknown"
 
 
+CONTRAST, INVARIANCE = "contrast", "invariance"  # the answer changes; the answer provably stays
+
+
+@dataclass(frozen=True)
+class GroupCell:
+    """One of a group's four questions on one image. The two on the record's own image are the
+    original and the perturbation (`program` empty, `evidence` None: the record proves them);
+    the two on the second image carry their edited program (GQA's `semantic`, CLEVR's `program`)
+    and the evidence that proves their answer there."""
+
+    question_id: str
+    image_id: str
+    question: str
+    answer: str
+    program: Mapping[str, Any] = field(default_factory=dict)
+    evidence: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"question_id": self.question_id, "image_id": self.image_id, "question": self.question,
+               "answer": self.answer, **self.program}
+        if self.evidence is not None:
+            out["evidence"] = self.evidence
+        return out
+
+
+@dataclass(frozen=True)
+class Group:
+    """A contrast pair seen on a second image (`generate --groups`, docs/groups.md): its four
+    cells in NaturalBench's order (the original and the perturbation on the record's image,
+    then the same two questions on `images[1]`). `kind` is `swap` or `differs`."""
+
+    id: str
+    kind: str
+    images: tuple[str, str]
+    cells: tuple[GroupCell, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "images": list(self.images),
+                "cells": [c.to_dict() for c in self.cells]}
+
+
 @dataclass(frozen=True)
 class Perturbation:
+    """One entry of a record's `perturbations`: what the generator writes and what every reader
+    gets back (`to_dict` and `read_perturbation` are each other's inverse on the generator's
+    output). Its fields come in one order: its id, question, answer, rank, change, evidence, the
+    edited program where the path has one (GQA's `semantic`, CLEVR's `program`), its kind
+    (`contrast`, or `invariance`: the answer provably stays) and, with `--groups`, its group.
+
+    `answer` is the answer as written; `gold`, the normalised form a prediction is scored
+    against."""
+
     question_id: str
     question: str
-    answer: str  # normalised gold answer
+    answer: str
     rank: int
-    kind: str  # object | attribute | relation
-    record: Mapping[str, Any]  # the raw entry, kept for error analysis (change, evidence)
-    invariance: bool = False  # `kind: "invariance"`: the answer must not change
+    change: Mapping[str, Any]
+    evidence: Mapping[str, Any]
+    program: Mapping[str, Any] = field(default_factory=dict)
+    kind: str = CONTRAST
+    group: Group | None = None
+
+    @property
+    def invariance(self) -> bool:
+        return self.kind == INVARIANCE
+
+    @property
+    def change_kind(self) -> str:
+        """What the edit changed: object, attribute, relation (or a CLEVR edit's kind)."""
+        return self.change["kind"]
+
+    @functools.cached_property
+    def gold(self) -> str:
+        return normalize_answer(self.answer)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"question_id": self.question_id, "question": self.question, "answer": self.answer, "rank": self.rank,
+               "change": self.change, "evidence": self.evidence, **self.program, "kind": self.kind}
+        if self.group is not None:
+            out["group"] = self.group.to_dict()
+        return out
 
 
 @dataclass(frozen=True)
@@ -77,10 +151,6 @@ class ContrastSet:
     def contrasts(self) -> ContrastSet:
         """The set with its contrast perturbations only (invariance ones are scored apart)."""
         return replace(self, perturbations=tuple(p for p in self.perturbations if not p.invariance))
-
-    def up_to(self, k: int) -> tuple[Perturbation, ...]:
-        """The nested set for k: perturbations of rank <= k."""
-        return tuple(p for p in self.perturbations if p.rank <= k)
 
 
 def _field(rec: Mapping[str, Any], name: str, kind: type | tuple[type, ...], *, path: str | None,
@@ -134,7 +204,29 @@ def _evidence(raw: Mapping[str, Any], *, path: str | None, record: str, facts_ne
                              path=path, record=record)
 
 
-def _perturbation(raw: Any, *, parent: str, index: int, path: str | None, proofs: bool) -> Perturbation:
+_PROGRAM_FIELDS = ("semantic", "program")  # an edited program: GQA's, CLEVR's
+
+
+def _group(raw: Any, *, path: str | None, record: str) -> Group:
+    """A perturbation's two-image group, checked to be shaped as `generate --groups` writes it."""
+    cells = raw.get("cells") if isinstance(raw, Mapping) else None
+    if not (isinstance(raw, Mapping) and isinstance(raw.get("id"), str) and isinstance(raw.get("kind"), str)
+            and isinstance(raw.get("images"), list) and len(raw["images"]) == 2
+            and isinstance(cells, list) and len(cells) == 4
+            and all(isinstance(c, Mapping) and isinstance(c.get("question_id"), str) and isinstance(c.get("question"), str)
+                    and isinstance(c.get("answer"), str) for c in cells)):
+        raise InputError("the perturbation's group is not shaped as `generate --groups` writes it "
+                         "(id, kind, two images, four cells with question_id, question and answer)",
+                         path=path, record=record)
+    return Group(id=raw["id"], kind=raw["kind"], images=tuple(raw["images"]),  # type: ignore[arg-type]
+                 cells=tuple(GroupCell(question_id=c["question_id"], image_id=c.get("image_id"),
+                                       question=c["question"], answer=c["answer"],
+                                       program={k: c[k] for k in _PROGRAM_FIELDS if k in c},
+                                       evidence=c.get("evidence")) for c in cells))
+
+
+def read_perturbation(raw: Any, *, parent: str, index: int, path: str | None, proofs: bool) -> Perturbation:
+    """One entry of a record's `perturbations`, checked (`proofs`: its evidence too)."""
     where = f"question {parent} perturbation {index}"
     if not isinstance(raw, Mapping):
         raise InputError("perturbation is not an object", path=path, record=where)
@@ -148,17 +240,20 @@ def _perturbation(raw: Any, *, parent: str, index: int, path: str | None, proofs
     if rank < 1:
         raise InputError("field 'rank' must be >= 1", path=path, record=where)
     change = _field(raw, "change", Mapping, path=path, record=where)
-    kind = change.get("kind")
-    if not isinstance(kind, str):
+    if not isinstance(change.get("kind"), str):
         raise InputError("field 'change.kind' is missing", path=path, record=where)
+    evidence = raw.get("evidence")
+    group = raw.get("group")
     return Perturbation(
         question_id=qid,
         question=_field(raw, "question", str, path=path, record=where),
-        answer=normalize_answer(_field(raw, "answer", str, path=path, record=where)),
+        answer=_field(raw, "answer", str, path=path, record=where),
         rank=rank,
-        kind=kind,
-        record=raw,
-        invariance=raw.get("kind") == "invariance",
+        change=change,
+        evidence=evidence if isinstance(evidence, Mapping) else {},
+        program={k: raw[k] for k in _PROGRAM_FIELDS if k in raw},
+        kind=INVARIANCE if raw.get("kind") == INVARIANCE else CONTRAST,
+        group=None if group is None else _group(group, path=path, record=where),
     )
 
 
@@ -175,7 +270,7 @@ def _contrast_set(rec: Any, *, line: int, path: str | None, proofs: bool) -> Con
     if not raw_perts:
         raise InputError("contrast set has no perturbations (field 'perturbations' must be a non-empty list)",
                          path=path, record=where)
-    perts = tuple(_perturbation(p, parent=qid, index=j, path=path, proofs=proofs) for j, p in enumerate(raw_perts))
+    perts = tuple(read_perturbation(p, parent=qid, index=j, path=path, proofs=proofs) for j, p in enumerate(raw_perts))
     image_id = str(_field(rec, "image_id", (str, int), path=path, record=where))
     return ContrastSet(
         question_id=qid,
@@ -229,8 +324,10 @@ def iter_contrast_sets(records: Iterable[Any], *, path: str | None = None,
 
 
 def contrast_file(path: str | os.PathLike[str]) -> Path:
-    """The `contrast_sets.jsonl` of a `generate` output directory (or the file itself)."""
+    """The `contrast_sets.jsonl` of a `generate` output directory (or the file itself); a
+    directory whose manifest says it is another kind of output is refused, naming that kind."""
     p = Path(path)
+    require_kind(p, CONTRAST_SET)
     if p.is_dir() or (not p.exists() and p.suffix != ".jsonl"):  # a missing output directory
         p = p / CONTRAST_FILE
     if not p.is_file():
@@ -278,25 +375,15 @@ CAPTIONS_FILE = "captions.jsonl"
 
 
 def caption_file(path: str | os.PathLike[str]) -> Path:
-    """The `captions.jsonl` of a `captions generate` output directory (or the file itself)."""
+    """The `captions.jsonl` of a `captions generate` output directory (or the file itself); a
+    directory whose manifest says it is another kind of output is refused, naming that kind."""
     p = Path(path)
+    require_kind(p, CAPTION_SET)
     if p.is_dir() or (not p.exists() and p.suffix != ".jsonl"):
         p = p / CAPTIONS_FILE
     if not p.is_file():
         raise InputError("file not found (is this the output of `contrastgen captions generate`?)", path=str(p))
     return p
-
-
-def is_caption_output(path: str | os.PathLike[str]) -> bool:
-    """Whether `path` is a captions output: a directory with `captions.jsonl` and no contrast
-    sets, or a JSON-lines file whose first record is a caption (`caption` and `negatives`)."""
-    p = Path(path)
-    if p.is_dir():
-        return (p / CAPTIONS_FILE).is_file() and not (p / CONTRAST_FILE).is_file()
-    if not p.is_file() or p.suffix != ".jsonl":
-        return False
-    first = next(read_jsonl(p), None)
-    return isinstance(first, Mapping) and "caption" in first and "negatives" in first
 
 
 def _caption_record(rec: Any, *, line: int, path: str) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from contrastgen.datasets.question_spill import GraphSlice, GraphSpill, read_gra
 from contrastgen.errors import InputError
 from contrastgen.files import scratch
 from contrastgen.files.atomic import atomic_dir
+from contrastgen.files.manifest import CAPTION_SET, write_manifest
 from contrastgen.gc_policy import no_gc
 from contrastgen.jsonio import dumps
 from contrastgen.parallel.backend import default_workers
@@ -173,6 +174,7 @@ def generate_captions(scene_graphs: Path, out: Path, options: CaptionOptions, *,
                 enforce_blind_check(tmp / CAPTIONS_FILE, stats, options)
             stats.pairs_seen = []
             (tmp / STATS_FILE).write_bytes(dumps(stats.as_dict(options), indent=True))
+            write_manifest(tmp, CAPTION_SET, "contrastgen captions generate")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return stats

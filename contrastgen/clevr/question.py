@@ -32,6 +32,7 @@ from contrastgen.perturb import (
     CONTRAST,
     INVARIANCE,
     PROGRAM_SUFFIX,
+    Perturbation,
     PerturbResult,
     Proposal,
     Ranking,
@@ -44,6 +45,19 @@ CLEVR_SEED = "{seed}:{question}"
 UNREAD = "unread"  # the `template` a question counts under when its words were not read
 
 
+@dataclass(frozen=True)
+class ClevrFields:
+    """What a CLEVR record writes after the common fields: its dataset, the family its words
+    were read with, and the original's recovered program in CLEVR's own format."""
+
+    family: Mapping[str, Any]  # {"template_filename", "question_family_index"}
+    program: list[dict[str, Any]]
+    dataset: str = "clevr"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dataset": self.dataset, "family": self.family, "program": self.program}
+
+
 @dataclass
 class ClevrOutcome:
     """One question's result, and the original's program as read (its GQA- and LXMERT-format views
@@ -52,6 +66,12 @@ class ClevrOutcome:
     result: PerturbResult
     program: list[dict[str, Any]] | None
     reading: Reading | None = None  # the original's words read back (`--groups` executes its program elsewhere)
+
+
+def family_fields(reading: Reading) -> dict[str, Any]:
+    """The record's `family`: the template file and index its words were read with (what a
+    reader of a perturbation's words needs beside them)."""
+    return {"template_filename": reading.family.file, "question_family_index": reading.family.index}
 
 
 def types_of(reading: Reading) -> dict[str, str]:
@@ -88,13 +108,13 @@ def perturb_clevr_question(question_id: str, q: Mapping[str, Any], scene: ClevrS
     except Refusal as r:
         result.reason = r.reason
     else:
-        result.perturbations, result.record_extra = perturbations, extra
+        result.perturbations, result.extra = perturbations, extra
     return ClevrOutcome(result, reading.program(), reading)
 
 
 def _perturbations(question_id: str, q: Mapping[str, Any], reading: Reading, scene: ClevrScene, max_k: int,
                    seed: int, existing: set[str], result: PerturbResult
-                   ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                   ) -> tuple[list[Perturbation], ClevrFields]:
     if q.get("program") is not None and not words_and_program_agree(reading, q["program"]):
         raise Refusal("program_mismatch")
     program = reading.program()
@@ -116,7 +136,5 @@ def _perturbations(question_id: str, q: Mapping[str, Any], reading: Reading, sce
         ranking.take(_proposal(e, scene) for e in editor.redundancy())
     if not ranking.kept:
         raise Refusal(PART_AMBIGUOUS if editor.refused[PART_AMBIGUOUS] else "no_edit")
-    extra = {"dataset": "clevr",
-             "family": {"template_filename": reading.family.file, "question_family_index": reading.family.index},
-             "program": engine_program(program, original)}
-    return ranking.records(question_id, PROGRAM_SUFFIX), extra
+    extra = ClevrFields(family=family_fields(reading), program=engine_program(program, original))
+    return ranking.numbered(question_id, PROGRAM_SUFFIX), extra

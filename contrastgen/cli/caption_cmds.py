@@ -6,7 +6,6 @@ set as it does a contrast set; `contrastgen evaluate --captions OUT -p scores.cs
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -14,16 +13,13 @@ from contrastgen.captions.candidates import ADD_FORMS, KINDS
 from contrastgen.captions.generate import CaptionOptions, generate_captions
 from contrastgen.cli.options import RNG_SEED, SEED, comma_list, no_progress_option
 from contrastgen.errors import require_extra
+from contrastgen.export.exporters import ExportOptions, formats, run_export
+from contrastgen.files.manifest import CAPTION_SET
 from contrastgen.jsonio import dumps
-from contrastgen.terminal.progress import Advance
-
-FORMATS = ("sugarcrepe", "aro", "hf", "negclip")
 
 
 def register(group: click.Group) -> None:
     group.add_command(captions)
-
-
 
 
 @click.group("captions")
@@ -78,7 +74,7 @@ def generate_cmd(scene_graphs: Path, out: Path, kinds: tuple[str, ...], per_imag
 
 @captions.command("export")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("--format", "fmt", required=True, type=click.Choice(FORMATS),
+@click.option("--format", "fmt", required=True, type=click.Choice(formats(CAPTION_SET)),
               help="sugarcrepe: the seven {kind}.json; aro: visual_genome_relation.json and "
                    "visual_genome_attribution.json; hf: a Hugging Face dataset (save_to_disk) with its card; "
                    "negclip: NegCLIP's tab-separated training file, train_neg_clip.tsv.")
@@ -91,37 +87,9 @@ def generate_cmd(scene_graphs: Path, out: Path, kinds: tuple[str, ...], per_imag
 @no_progress_option
 def export_cmd(source: Path, fmt: str, out: Path, images: Path | None, seed: int, no_progress: bool) -> None:
     """Write a caption set as a benchmark's own files, read by its loader unchanged."""
-    from contrastgen.records import caption_file
-    from contrastgen.terminal.progress import line_count
-    from contrastgen.terminal.progress import progress as progress_bar
-
-    lines = line_count(caption_file(source))
-    # per caption record read; NegCLIP's then per record given its negative images
-    passes = 2 if fmt == "negclip" else 1
-    with progress_bar("exporting captions", lambda: passes * lines(), enabled=not no_progress) as advance:
-        result = _export_captions(source, fmt, out, images, seed, advance)
-    click.echo(f"wrote {result.pairs} {'rows' if fmt == 'negclip' else 'pairs'} to {out} "
-               f"({', '.join(result.files[:8])}{', ...' if len(result.files) > 8 else ''})")
-    for note in result.notes:
-        click.echo(note)
-
-
-def _export_captions(source: Path, fmt: str, out: Path, images: Path | None, seed: int, advance: Advance) -> Any:
-    if fmt == "sugarcrepe":
-        from contrastgen.export.caption_benchmarks import export_sugarcrepe
-        return export_sugarcrepe(source, out, images=images, advance=advance)
-    if fmt == "aro":
-        from contrastgen.export.caption_benchmarks import export_aro
-        return export_aro(source, out, images=images, advance=advance)
-    if fmt == "hf":
-        require_extra("hf", ("datasets",), "a Hugging Face caption export")
-        import datasets
-
-        datasets.disable_progress_bars()
-        from contrastgen.export.caption_hf import export_caption_hf
-        return export_caption_hf(source, out, images=images, advance=advance)
-    from contrastgen.export.negclip import export_negclip
-    return export_negclip(source, out, images=images, seed=seed, advance=advance)
+    options = ExportOptions(images=images, seed=seed, progress=not no_progress)
+    for line in run_export(CAPTION_SET, fmt, source, out, options).lines:
+        click.echo(line)
 
 
 @captions.command("baselines")

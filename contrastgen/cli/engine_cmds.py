@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from contrastgen.cli.backend_option import backend_from, backend_option
 from contrastgen.cli.console import make_console
@@ -198,50 +197,12 @@ def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path,
 @click.option("--seed", default=0, show_default=True, type=RNG_SEED)
 def demo_cmd(out: Path, seed: int) -> None:
     """The whole loop on the bundled sample data: generate, verify, baselines, evaluation."""
-    console = make_console()
-    questions, graphs = sample_paths()
-    contrast_dir = out / "contrast"
-    from contrastgen.run.pipeline import run_generate
+    from contrastgen.evaluation.demo import DemoRejected, run_demo
 
-    gen, _ = run_generate(RunRequest(questions, graphs, workers=1, seed=seed), contrast_dir)
-    from contrastgen.results.stats import stats_table
-    console.print(stats_table(gen.stats))
-    from contrastgen.datasets.gqa import load_scene_graphs
-    from contrastgen.verify.checker import verify_contrast_sets
-    report = verify_contrast_sets(gen.records, load_scene_graphs(graphs))
-    console.print(f"verify: {report.checked} perturbations checked, {len(report.failures)} failed")
-    if not report.ok:
-        raise click.ClickException("the independent verifier rejected some perturbations")
-    from contrastgen.evaluation import demo_loop
-
-    console.print(demo_loop(contrast_dir, questions, graphs, out / "evaluation"))
-    clevr_dir = _clevr_demo(console, out / "clevr", seed)
-    console.print(f"\nresults: {contrast_dir.resolve()}  (contrast_sets.jsonl, augmented.json, lxmert/, stats.md)")
-    console.print(f"evaluation: {(out / 'evaluation').resolve()}")
-    console.print(f"CLEVR (Super-CLEVR sample): {clevr_dir.resolve()}  (contrast/, evaluation/)")
-
-
-def _clevr_demo(console: Console, out: Path, seed: int) -> Path:
-    """The same loop on the bundled Super-CLEVR sample: read, edit, prove, verify, evaluate."""
-    from contrastgen.datasets.clevr import load_scenes
-    from contrastgen.evaluation.clevr_demo import clevr_demo_loop
-    from contrastgen.resources import clevr_sample_dir
-    from contrastgen.verify.checker import verify_contrast_sets
-
-    sample = clevr_sample_dir()
-    from contrastgen.run.pipeline import run_generate
-
-    gen, _ = run_generate(RunRequest(sample / "questions", sample / "scenes", "clevr", seed=seed, workers=1),
-                          out / "contrast")
-    from contrastgen.results.stats import stats_table
-    console.print(stats_table(gen.stats))
-    scenes = load_scenes(sample / "scenes")
-    report = verify_contrast_sets(gen.records, scenes)
-    console.print(f"verify (CLEVR): {report.checked} perturbations checked, {len(report.failures)} failed")
-    if not report.ok:
-        raise click.ClickException("the independent verifier rejected some CLEVR perturbations")
-    console.print(clevr_demo_loop(out / "contrast", scenes, out / "evaluation", seed=seed))
-    return out
+    try:
+        run_demo(out, seed=seed, show=make_console().print)
+    except DemoRejected as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def register(group: click.Group) -> None:

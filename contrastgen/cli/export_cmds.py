@@ -1,5 +1,6 @@
 """`contrastgen export`: contrast sets as Parquet, a Hugging Face dataset, flat JSONL, or a
-benchmark for an evaluation harness (an lmms-eval task folder, VLMEvalKit TSVs)."""
+benchmark for an evaluation harness (an lmms-eval task folder, VLMEvalKit TSVs). The exports
+themselves are `contrastgen.export.exporters`' (the ones that read a contrast set)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,18 @@ from pathlib import Path
 import click
 
 from contrastgen.cli.options import no_progress_option
-from contrastgen.errors import require_extra
-from contrastgen.export.write import FORMATS, IMAGE_FORMATS, SPLIT
-
-HARNESS_FORMATS = ("lmms-eval", "vlmevalkit")
+from contrastgen.export.exporters import (
+    IMAGES,
+    LICENSE,
+    NAME,
+    SPLIT,
+    ExportOptions,
+    exporter,
+    formats,
+    taking,
+)
+from contrastgen.export.write import SPLIT as DEFAULT_SPLIT
+from contrastgen.files.manifest import CONTRAST_SET
 
 
 def register(group: click.Group) -> None:
@@ -24,9 +33,13 @@ def _default_name(out: Path) -> str:
     return re.sub(r"[^A-Za-z0-9_]+", "_", out.absolute().name).strip("_") or "contrast"
 
 
+def _listed(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 @click.command("export")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMATS.names() + HARNESS_FORMATS), required=True,
+@click.option("--format", "fmt", type=click.Choice(formats(CONTRAST_SET)), required=True,
               help="parquet: data/{split}-00000-of-00001.parquet (the Hub's layout); hf: a `datasets` "
                    "DatasetDict (save_to_disk); jsonl: {split}.jsonl. Each with a dataset card, README.md. "
                    "lmms-eval: a task folder for `--include_path` (task contrast_NAME); vlmevalkit: "
@@ -34,7 +47,7 @@ def _default_name(out: Path) -> str:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The folder to write (replaced whole).")
 @click.option("--split", default=None,
-              help=f"parquet, hf, jsonl: the split's name in the dataset (default: {SPLIT}, as every export's).")
+              help=f"parquet, hf, jsonl: the split's name in the dataset (default: {DEFAULT_SPLIT}, as every export's).")
 @click.option("--license", "license_id", default=None,
               help="Licence identifier for the card (default: the inputs', CC BY 4.0 for GQA and CLEVR).")
 @click.option("--license-note", default=None, help="A sentence on the licence, for the card.")
@@ -59,34 +72,16 @@ def export_cmd(source: Path, fmt: str, out: Path, split: str | None, license_id:
       contrastgen export out/cs --format lmms-eval --out out/cs-lmms --images images/
       contrastgen export out/cs --format vlmevalkit --out out/cs-vlm --images images/
     """
-    if fmt in HARNESS_FORMATS:
-        if split is not None or license_id is not None or license_note is not None:
-            raise click.UsageError("--split, --license and --license-note apply to --format parquet, hf and jsonl")
-        _export_harness(source, fmt, out, name or _default_name(out), images, progress=not no_progress)
-        return
-    if name is not None:
-        raise click.UsageError("--name applies to --format lmms-eval and vlmevalkit")
-    if images is not None and fmt not in IMAGE_FORMATS:
-        raise click.UsageError(f"--images applies to --format {', '.join(IMAGE_FORMATS + HARNESS_FORMATS)}")
-    if fmt == "hf" or images is not None:
-        require_extra("hf", ("datasets",), f"`contrastgen export --format {fmt}{' --images' if images else ''}`")
-        import datasets
-
-        datasets.disable_progress_bars()
-    from contrastgen.export.write import export
-
-    result = export(source, out, fmt=fmt, split=split or SPLIT, license=license_id,
-                    license_note=license_note, images=images, progress=not no_progress)
-    click.echo(f"wrote {result.rows:,} perturbations of {result.sets:,} contrast sets to {result.out}: "
-               + ", ".join(result.files))
-
-
-def _export_harness(source: Path, fmt: str, out: Path, name: str, images: Path | None, *, progress: bool) -> None:
-    if fmt == "lmms-eval":
-        from contrastgen.export.lmms_eval import export_lmms_eval as export
-    else:
-        from contrastgen.export.vlmevalkit import export_vlmevalkit as export
-    result = export(source, out, name=name, images=images, progress=progress)
-    click.echo(f"wrote {result.questions:,} questions of {result.sets:,} contrast sets to {result.out}: "
-               + ", ".join(result.files))
-    click.echo(f"run: {', '.join(result.names)} (see {result.out / 'README.md'})")
+    chosen = exporter(CONTRAST_SET, fmt)
+    if SPLIT not in chosen.takes and (split is not None or license_id is not None or license_note is not None):
+        raise click.UsageError(f"--split, --license and --license-note apply to --format "
+                               f"{_listed(taking(CONTRAST_SET, LICENSE))}")
+    if NAME not in chosen.takes and name is not None:
+        raise click.UsageError(f"--name applies to --format {_listed(taking(CONTRAST_SET, NAME))}")
+    if IMAGES not in chosen.takes and images is not None:
+        raise click.UsageError(f"--images applies to --format {', '.join(taking(CONTRAST_SET, IMAGES))}")
+    options = ExportOptions(split=split, license=license_id, license_note=license_note, images=images,
+                            name=name or _default_name(out) if NAME in chosen.takes else None,
+                            progress=not no_progress)
+    for line in chosen.run(source, out, options).lines:
+        click.echo(line)

@@ -239,7 +239,11 @@ def gqa_redundancy_cmd(questions: Path, scene_graphs: Path, out: Path, order: st
                        max_level: int | None, no_progress: bool) -> None:
     """GQA's redundancy ladder (Super-CLEVR's Table 3): each question with 0, 1, 2, ... redundant
     operations removed, each level proven from the one below; writes level_<n>.json and stats."""
-    from contrastgen.ood.gqa_redundancy import LadderConfig, render_markdown, run_gqa_redundancy
+    from contrastgen.programs.redundancy_ladder import (
+        LadderConfig,
+        render_markdown,
+        run_gqa_redundancy,
+    )
 
     stats = run_gqa_redundancy(questions, scene_graphs, out, LadderConfig(order=order, seed=seed, max_level=max_level),
                                progress=not no_progress)

@@ -13,13 +13,18 @@ import click
 from contrastgen.cli.backend_option import backend_from, backend_option
 from contrastgen.cli.options import no_progress_option
 from contrastgen.datasets.clevr import load_any_scene_graphs
+from contrastgen.files.manifest import (
+    CAPTION_SET,
+    GQA_REDUNDANCY_LADDER,
+    OOD_SUPERCLEVR,
+    artifact_kind,
+)
 from contrastgen.jsonio import dumps
 from contrastgen.parallel.backend import default_workers
 from contrastgen.records import (
     VerifyReport,
     caption_file,
     contrast_file,
-    is_caption_output,
     read_caption_records,
     read_contrast_records,
 )
@@ -59,18 +64,19 @@ def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int, work
     executor, checks each fact against the scene graph, and checks presuppositions (unambiguous
     references, no absence of unannotated-prone objects, consistent ranks and ids).
     """
-    from contrastgen.verify.gqa_redundancy import is_ladder_dir, verify_ladder_dir
-    from contrastgen.verify.superclevr_redundancy import is_superclevr_dir, verify_redundancy_dir
+    from contrastgen.verify.gqa_redundancy import verify_ladder_dir
+    from contrastgen.verify.superclevr_redundancy import verify_redundancy_dir
 
-    if is_ladder_dir(out_dir):  # `ood gqa-redundancy`: each rung against the level below it
+    kind = artifact_kind(out_dir)  # the directory's manifest (or an older output's layout) says
+    if kind == GQA_REDUNDANCY_LADDER:  # `ood gqa-redundancy`: each rung against the level below it
         report = verify_ladder_dir(out_dir, scene_graphs, progress=not no_progress)
         _report(report, out_dir, load_rules().unannotated_prone_source, as_json, show, "perturbations")
         return
-    if is_superclevr_dir(out_dir):  # `ood superclevr`: rd-, rd, rd+ read back and re-run
+    if kind == OOD_SUPERCLEVR:  # `ood superclevr`: rd-, rd, rd+ read back and re-run
         report = verify_redundancy_dir(out_dir, scene_graphs, progress=not no_progress)
         _report(report, out_dir, load_rules().unannotated_prone_source, as_json, show, "questions")
         return
-    if is_caption_output(out_dir):  # `captions generate`: captions true, negatives false
+    if kind == CAPTION_SET:  # `captions generate`: captions true, negatives false
         from contrastgen.verify.captions import verify_captions
 
         path = caption_file(out_dir)

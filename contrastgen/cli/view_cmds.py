@@ -10,7 +10,7 @@ import click
 from contrastgen.api.settings import UnsafeBindError, is_loopback
 from contrastgen.cli.options import no_progress_option
 from contrastgen.files import scratch
-from contrastgen.records import is_caption_output
+from contrastgen.files.manifest import CAPTION_SET, artifact_kind
 from contrastgen.viewer.app import IMAGES
 from contrastgen.viewer.site import read_inputs, write_site
 
@@ -49,7 +49,7 @@ def build_site(out_dir: Path, site: Path, *, scene_graphs: Path | None, predicti
     server must serve (None for a static site or images at a URL). `progress`: a bar on a terminal
     while the contrast sets' pages are built."""
     base, folder = images_base(images, served=served)
-    if is_caption_output(out_dir):  # a `captions generate` output: captions, negatives, their proofs
+    if artifact_kind(out_dir) == CAPTION_SET:  # a `captions generate` output: captions, negatives, their proofs
         from contrastgen.viewer.captions import write_caption_site
 
         return write_caption_site(out_dir, site, images=base), folder

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from contrastgen.answers import normalize_answer
-from contrastgen.perturb import PerturbResult, Proposal, Ranking, Refusal
+from contrastgen.perturb import PerturbResult, Proposal, Ranking, Refusal, perturbation_id
 from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal
 from contrastgen.scene.corpus import Corpus
 from contrastgen.scene.ground import denoted_ids
@@ -53,12 +53,12 @@ def perturb_match(engine: Engine, res: PerturbResult, m: Match, question: dict[s
     except Refusal as r:
         res.reason = r.reason  # what was kept before the refusal stays
     semantic, reading = question.get("semantic"), ctx.reading
-    for p in ranking.numbered(res.question_id, m.template.id_suffix):
-        proposal = p.proposal
+    for rank, proposal in enumerate(ranking.kept, 1):
         if reading is not None:
             proposal = replace(proposal, program={"semantic": edited_program(engine, semantic, reading, proposal,
                                                                              scene)})
-        res.perturbations.append(replace(p, proposal=proposal).to_dict())
+        res.perturbations.append(proposal.numbered(perturbation_id(res.question_id, m.template.id_suffix, rank),
+                                                   rank))
     if res.reason is None and not res.perturbations:
         res.reason = "duplicate" if ranking.duplicates else "no_distractor"
 

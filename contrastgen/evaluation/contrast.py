@@ -74,14 +74,14 @@ def score_set(cs: ContrastSet, preds: Mapping[str, str]) -> SetScore:
         return is_right(preds[qid], gold), False
 
     orig, orig_missing = judge(cs.question_id, cs.answer)
-    perts = [judge(p.question_id, p.answer) for p in cs.perturbations]
+    perts = [judge(p.question_id, p.gold) for p in cs.perturbations]
     return SetScore(orig, orig_missing, tuple(c for c, _ in perts), tuple(m for _, m in perts))
 
 
 def direction(cs: ContrastSet, p: Perturbation) -> str:
     """`yes->no` / `no->yes` for binary questions, `open` for the rest (colour, side)."""
-    if cs.answer in _BINARY and p.answer in _BINARY:
-        return f"{cs.answer}->{p.answer}"
+    if cs.answer in _BINARY and p.gold in _BINARY:
+        return f"{cs.answer}->{p.gold}"
     return "open"
 
 
@@ -133,7 +133,7 @@ class FlatSets:
             set_type=np.array([cs.question_type for cs in sets], dtype=object),
             pert_set=np.array([i for i, _, _ in perts], dtype=np.int64),
             pert_rank=np.array([p.rank for _, _, p in perts], dtype=np.int64),
-            pert_kind=np.array([p.kind for _, _, p in perts], dtype=object),
+            pert_kind=np.array([p.change_kind for _, _, p in perts], dtype=object),
             pert_direction=np.array([direction(cs, p) for _, cs, p in perts], dtype=object),
         )
 
@@ -279,9 +279,9 @@ def _examples(sets: Sequence[ContrastSet], scores: Sequence[SetScore], preds: Ma
             "question": cs.question, "answer": cs.answer,
             "prediction": preds.get(cs.question_id), "correct": sc.original,
             "perturbations": [
-                {"question_id": p.question_id, "question": p.question, "answer": p.answer,
+                {"question_id": p.question_id, "question": p.question, "answer": p.gold,
                  "rank": p.rank, "prediction": preds.get(p.question_id), "correct": c,
-                 "change": p.record.get("change"), "evidence": p.record.get("evidence")}
+                 "change": p.change, "evidence": p.evidence}
                 for p, c in zip(cs.perturbations, sc.perturbations, strict=True) if p.rank <= k],
         })
     return out
@@ -301,7 +301,7 @@ def _oracle_section(sets: Sequence[ContrastSet], preds: Mapping[str, str], name:
                          lambda s: {"rate": s[:, 1] / s[:, 0]}, n_boot=n_boot, seed=seed,
                          advance=advance)["rate"]
     perts = [p for cs in sets for p in cs.perturbations if p.question_id in preds]
-    pert_ok = sum(is_right(preds[p.question_id], p.answer) for p in perts)
+    pert_ok = sum(is_right(preds[p.question_id], p.gold) for p in perts)
     return {
         "model": name,
         "originals": len(originals), "originals_answered": len(answered),
@@ -464,11 +464,11 @@ def invariance_consistency(sets: Sequence[ContrastSet], preds: Mapping[str, str]
         if not inv:
             continue
         asked[cs.question_id] = cs.answer
-        asked.update((p.question_id, p.answer) for p in inv)
+        asked.update((p.question_id, p.gold) for p in inv)
         if cs.question_id not in preds or any(p.question_id not in preds for p in inv):
             continue
         original = cs.question_id in preds and is_right(preds[cs.question_id], cs.answer)
-        right = [p.question_id in preds and is_right(preds[p.question_id], p.answer) for p in inv]
+        right = [p.question_id in preds and is_right(preds[p.question_id], p.gold) for p in inv]
         for c in (overall, counts.setdefault(cs.question_type, [0, 0, 0, 0, 0])):
             c[0] += 1
             c[1] += original

@@ -8,8 +8,9 @@ while the scene-graph oracle scores 100% on them.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
 
@@ -23,8 +24,56 @@ from contrastgen.records import contrast_file, load_contrast_records
 
 if TYPE_CHECKING:
     from contrastgen.engine import Engine
+    from contrastgen.run.pipeline import RunRequest
 
 AUGMENTED_FILE = "augmented.json"
+
+
+class DemoRejected(Exception):
+    """The independent verifier rejected perturbations the demo generated: a bug, said loudly."""
+
+
+def run_demo(out: str | os.PathLike[str], *, seed: int = 0,
+             show: Callable[[RenderableType], None] = lambda _: None) -> None:
+    """`contrastgen demo`: the whole loop on the bundled GQA sample, then on the bundled
+    Super-CLEVR sample (generate, verify, both baselines, evaluation), into `out`; each step's
+    table or line is given to `show` as it is made. Raises DemoRejected if the verifier rejects
+    a perturbation."""
+    from contrastgen.resources import clevr_sample_dir, sample_dir
+    from contrastgen.run.pipeline import RunRequest
+
+    out = Path(out)
+    questions, graphs = sample_dir() / "questions.json", sample_dir() / "scene_graphs.json"
+    contrast_dir = out / "contrast"
+    _generate_and_verify(show, RunRequest(questions, graphs, workers=1, seed=seed), contrast_dir,
+                         load_scene_graphs(graphs), "verify", "")
+    show(demo_loop(contrast_dir, questions, graphs, out / "evaluation"))
+    clevr_dir = out / "clevr"
+    from contrastgen.datasets.clevr import load_scenes
+    from contrastgen.evaluation.clevr_demo import clevr_demo_loop
+
+    sample = clevr_sample_dir()
+    scenes = load_scenes(sample / "scenes")
+    _generate_and_verify(show, RunRequest(sample / "questions", sample / "scenes", "clevr", seed=seed, workers=1),
+                         clevr_dir / "contrast", scenes, "verify (CLEVR)", " CLEVR")
+    show(clevr_demo_loop(clevr_dir / "contrast", scenes, clevr_dir / "evaluation", seed=seed))
+    show(f"\nresults: {contrast_dir.resolve()}  (contrast_sets.jsonl, augmented.json, lxmert/, stats.md)")
+    show(f"evaluation: {(out / 'evaluation').resolve()}")
+    show(f"CLEVR (Super-CLEVR sample): {clevr_dir.resolve()}  (contrast/, evaluation/)")
+
+
+def _generate_and_verify(show: Callable[[RenderableType], None], request: RunRequest, out: Path,
+                         graphs: Mapping[str, Any], said: str, which: str) -> None:
+    from contrastgen.results.stats import stats_table
+    from contrastgen.run.pipeline import run_generate
+    from contrastgen.verify.checker import verify_contrast_sets
+
+    gen, _ = run_generate(request, out)
+    show(stats_table(gen.stats))
+    report = verify_contrast_sets(gen.records, graphs)
+    show(f"{said}: {report.checked} perturbations checked, {len(report.failures)} failed")
+    if not report.ok:
+        raise DemoRejected(f"the independent verifier rejected some{which} perturbations")
 
 
 def demo_loop(contrast_dir: str | os.PathLike[str], questions_path: str | os.PathLike[str],

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contrastgen.answers import is_right, normalize_answer
-from contrastgen.errors import InputError
 from contrastgen.records import ContrastSet
 
 QUESTIONS_OF_GROUP = ((0, 2), (1, 3))  # (cell on the record's image, cell on the second)
@@ -27,26 +26,14 @@ IMAGES_OF_GROUP = ((0, 1), (2, 3))
 
 
 def has_groups(sets: Iterable[ContrastSet]) -> bool:
-    return any("group" in p.record for cs in sets for p in cs.perturbations)
+    return any(p.group is not None for cs in sets for p in cs.perturbations)
 
 
 def group_cells(sets: Iterable[ContrastSet]) -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """(group id, kind, [(question id, normalised gold answer)] x 4) of every group, in file order."""
-    out = []
-    for cs in sets:
-        for p in cs.perturbations:
-            g = p.record.get("group")
-            if g is None:
-                continue
-            try:
-                cells = [(str(c["question_id"]), normalize_answer(c["answer"])) for c in g["cells"]]
-                if len(cells) != 4:
-                    raise ValueError("not four cells")
-                out.append((str(g["id"]), str(g["kind"]), cells))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise InputError(f"the perturbation's group is not shaped as `generate --groups` writes it ({exc})",
-                                 record=f"question {p.question_id}") from None
-    return out
+    """(group id, kind, [(question id, normalised gold answer)] x 4) of every group, in file order
+    (the reader checked each group's shape)."""
+    return [(g.id, g.kind, [(c.question_id, normalize_answer(c.answer)) for c in g.cells])
+            for cs in sets for p in cs.perturbations if (g := p.group) is not None]
 
 
 def group_metrics(sets: Sequence[ContrastSet], preds: Mapping[str, str]) -> dict[str, Any]:

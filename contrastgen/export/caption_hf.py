@@ -111,7 +111,10 @@ def export_caption_hf(source: str | os.PathLike[str], out: str | os.PathLike[str
                       images: str | os.PathLike[str] | None = None, split: str = SPLIT,
                       advance: Advance = noop) -> CaptionExport:
     require_extra("hf", ("datasets",), "a Hugging Face caption export")
+    import datasets as hf_datasets
     from datasets import Dataset, DatasetDict, DatasetInfo, Features, Image, Sequence, Value
+
+    hf_datasets.disable_progress_bars()
 
     source_images = ImageSource(images) if images is not None else None
     rows = list(_rows(source, source_images, advance))

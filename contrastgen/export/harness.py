@@ -30,13 +30,11 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError
 from contrastgen.records import (
     ContrastSet,
-    Perturbation,
     contrast_file,
     iter_contrast_sets,
     read_contrast_records,
@@ -126,11 +124,11 @@ def _memberships(source: Path, advance: Advance = noop) -> dict[str, _Membership
         m = out.setdefault(cs.question_id, _Membership())
         m.contrast_ids.append(contrast_id(cs))
         m.sizes[contrast_id(cs)] = set_size(cs)
-        kinds = {p.kind for p in cs.perturbations if not p.invariance}
+        kinds = {p.change_kind for p in cs.perturbations if not p.invariance}
         if kinds and cs.template not in m.templates:
             m.templates.append(cs.template)
         m.kinds.update(kinds)
-        m.groups += [f"{g['id']}:0" for p in cs.perturbations if (g := group_of(p)) is not None]
+        m.groups += [f"{p.group.id}:0" for p in cs.perturbations if p.group is not None]
     return out
 
 
@@ -138,7 +136,7 @@ def set_size(cs: ContrastSet) -> dict[str, int]:
     """A set's perturbations by edit kind (`invariance` for the invariance ones)."""
     out: dict[str, int] = {}
     for p in cs.perturbations:
-        key = INVARIANCE if p.invariance else p.kind
+        key = INVARIANCE if p.invariance else p.change_kind
         out[key] = out.get(key, 0) + 1
     return out
 
@@ -147,25 +145,9 @@ def _sizes_json(sizes: dict[str, dict[str, int]]) -> str:
     return json.dumps(sizes, sort_keys=True, separators=(",", ":"))
 
 
-def group_of(p: Perturbation) -> dict[str, Any] | None:
-    """A perturbation's two-image group, checked to be shaped as `generate --groups` writes it."""
-    g = p.record.get("group")
-    if g is None:
-        return None
-    cells = g.get("cells") if isinstance(g, dict) else None
-    if not (isinstance(g.get("id"), str) and isinstance(g.get("images"), list) and len(g["images"]) == 2
-            and isinstance(cells, list) and len(cells) == 4
-            and all(isinstance(c, dict) and isinstance(c.get("question_id"), str) and isinstance(c.get("question"), str)
-                    and isinstance(c.get("answer"), str) for c in cells)):
-        raise InputError("the perturbation's group is not shaped as `generate --groups` writes it "
-                         "(id, two images, four cells with question_id, question and answer)",
-                         record=f"question {p.question_id}")
-    return g
-
-
 def has_groups(source: str | os.PathLike[str]) -> bool:
     """Whether any pair of `source` has a two-image group (the exports then add their columns)."""
-    return any(p.record.get("group") is not None for cs in _sets(Path(source)) for p in cs.perturbations)
+    return any(p.group is not None for cs in _sets(Path(source)) for p in cs.perturbations)
 
 
 def _sibling_image(image_file: str | None, image_id: str) -> str | None:
@@ -209,23 +191,23 @@ def harness_questions(source: str | os.PathLike[str], advance: Advance = noop) -
                 image_file=image_file, set_template=cs.template, groups=tuple(m.groups),
                 set_sizes=_sizes_json(m.sizes))
         for p in sorted(cs.perturbations, key=lambda p: p.rank):
-            group = group_of(p)
+            group = p.group
             yield HarnessQuestion(
                 question_id=p.question_id, image_id=cs.image_id, dataset=dataset,
-                question=p.question, answer=p.answer,
+                question=p.question, answer=p.gold,
                 role=INVARIANCE if p.invariance else PERTURBATION,
                 contrast_ids=(contrast_id(cs),), templates=(cs.template,),
-                question_type=cs.question_type, edit_kinds=(p.kind,), rank=p.rank,
+                question_type=cs.question_type, edit_kinds=(p.change_kind,), rank=p.rank,
                 image_file=image_file, set_template=cs.template,
-                groups=() if group is None else (f"{group['id']}:1",),
+                groups=() if group is None else (f"{group.id}:1",),
                 set_sizes=_sizes_json({contrast_id(cs): set_size(cs)}))
             if group is not None:
-                other = str(group["images"][1])
+                other = str(group.images[1])
                 for cell in (2, 3):
-                    c = group["cells"][cell]
+                    c = group.cells[cell]
                     yield HarnessQuestion(
-                        question_id=c["question_id"], image_id=other, dataset=dataset,
-                        question=c["question"], answer=normalize_answer(c["answer"]), role=GROUP_CELL,
+                        question_id=c.question_id, image_id=other, dataset=dataset,
+                        question=c.question, answer=normalize_answer(c.answer), role=GROUP_CELL,
                         contrast_ids=(), templates=(cs.template,), question_type=cs.question_type,
                         edit_kinds=(), rank=0, image_file=_sibling_image(image_file, other),
-                        set_template=cs.template, groups=(f"{group['id']}:{cell}",), group_id=group["id"])
+                        set_template=cs.template, groups=(f"{group.id}:{cell}",), group_id=group.id)

@@ -153,8 +153,7 @@ def _types(raw: Any) -> dict[str, str | None] | None:
 
 def perturbation_row(cs: ContrastSet, p: Perturbation) -> dict[str, Any]:
     """The row of one perturbation of a validated contrast set."""
-    rec, raw = cs.record, p.record
-    evidence = raw.get("evidence") if isinstance(raw.get("evidence"), Mapping) else {}
+    rec, evidence = cs.record, p.evidence
     query = dict(evidence["query"]) if isinstance(evidence.get("query"), Mapping) else {}
     if isinstance(query.get("names"), list) and any(isinstance(n, list) for n in query["names"]):
         query["name_options"] = query.pop("names")
@@ -168,16 +167,16 @@ def perturbation_row(cs: ContrastSet, p: Perturbation) -> dict[str, Any]:
         "rank": p.rank,
         "kind": "invariance" if p.invariance else "contrast",
         "question": p.question,
-        "answer": str(raw["answer"]),
+        "answer": p.answer,
         "original": {"question_id": cs.question_id, "question": cs.question, "answer": str(rec["answer"])},
-        "change": _fit(raw["change"], CHANGE_FIELDS),
+        "change": _fit(p.change, CHANGE_FIELDS),
         "evidence": {"version": None if evidence.get("version") is None else int(evidence["version"]),
                      "answer": _text(evidence.get("answer")),
                      "query": _fit(query, QUERY_FIELDS),
                      "facts": [_fit(f, FACT_FIELDS) for f in facts],
                      "trace": _json(evidence["trace"]) if "trace" in evidence else None},
-        "semantic": _steps(raw.get("semantic"), ("operation",)),
-        "program": _steps(raw.get("program"), ("type",)),
+        "semantic": _steps(p.program.get("semantic"), ("operation",)),
+        "program": _steps(p.program.get("program"), ("type",)),
         "original_semantic": _steps(rec.get("semantic"), ("operation",)),
         "original_program": _steps(rec.get("program"), ("type",)),
     }

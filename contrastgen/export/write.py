@@ -63,7 +63,8 @@ class Layout:
 
 
 RowWriter = Callable[[Iterator[list[dict[str, Any]]], Layout], None]
-FORMATS: Registry[RowWriter] = Registry("export format")
+# How each row export lays its rows out (the exports themselves are `exporters.EXPORTS`).
+LAYOUTS: Registry[RowWriter] = Registry("row layout")
 
 
 @dataclass(frozen=True)
@@ -182,11 +183,16 @@ def export(source: str | os.PathLike[str], out: str | os.PathLike[str], *, fmt: 
     """Export the contrast sets of `source` (a `generate` output directory or contrast file);
     with `images` (a folder of `{image_id}.jpg|jpeg|png`; parquet and hf), each row's image.
     `progress`: a bar on a terminal, per contrast set read."""
-    write_rows = FORMATS[fmt]  # an unknown name: an InputError naming the choices
+    write_rows = LAYOUTS[fmt]  # an unknown name: an InputError naming the choices
     if not split.replace("_", "").isalnum():
         raise InputError(f"split name {split!r} must be letters, digits and underscores")
     if images is not None and fmt not in IMAGE_FORMATS:
         raise InputError(f"--images embeds images in --format {' and '.join(IMAGE_FORMATS)}, not {fmt}")
+    if fmt == "hf" or images is not None:
+        require_extra("hf", ("datasets",), f"`contrastgen export --format {fmt}{' --images' if images else ''}`")
+        import datasets
+
+        datasets.disable_progress_bars()  # the export's own bar (`progress`) is the one shown
     require_extra("hf", ("huggingface_hub",), "the dataset card of `contrastgen export`")
     source = Path(source)
     stats = _stats(source)  # fails on a missing contrast file before anything is created
@@ -212,18 +218,18 @@ def export(source: str | os.PathLike[str], out: str | os.PathLike[str], *, fmt: 
     return ExportResult(out=out, files=files, rows=tally.rows, sets=n_sets[0])
 
 
-@FORMATS.register("parquet")
+@LAYOUTS.register("parquet")
 def _parquet_layout(batches: Iterator[list[dict[str, Any]]], layout: Layout) -> None:
     """data/{split}-00000-of-00001.parquet: the Hugging Face Hub's layout."""
     (layout.out / "data").mkdir()
     _write_parquet(batches, layout.out / "data" / f"{layout.split}-00000-of-00001.parquet", layout.schema)
 
 
-@FORMATS.register("hf")
+@LAYOUTS.register("hf")
 def _hf_layout(batches: Iterator[list[dict[str, Any]]], layout: Layout) -> None:
     _write_hf(batches, layout)
 
 
-@FORMATS.register("jsonl")
+@LAYOUTS.register("jsonl")
 def _jsonl_layout(batches: Iterator[list[dict[str, Any]]], layout: Layout) -> None:
     _write_jsonl(batches, layout.out / f"{layout.split}.jsonl")

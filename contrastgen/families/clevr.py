@@ -86,9 +86,9 @@ def run_clevr_shard(context: ShardContext, images: list[str]) -> ShardResult:
                 done = perturb_clevr_question(qid, q, scene, max_k=max_k, seed=seed, existing=existing)
                 result, program, reading = done.result, done.program, done.reading
             out.outcomes.append(outcome(result))
+            if result.perturbations and index is not None and reading is not None:
+                add_clevr_groups(result, reading, index, scene_of, seed, out.groups)
             record = result.to_record()
-            if record is not None and index is not None and reading is not None:
-                add_clevr_groups(record, reading, index, scene_of, seed, out.groups)
             if record is not None:
                 out.lines.append((qid, (dumps(record),)))
             if record is not None or options.every_original:

@@ -48,7 +48,7 @@ from contrastgen.groups.record import add_groups
 from contrastgen.groups.search import finder_for
 from contrastgen.jsonio import dumps
 from contrastgen.parallel.tasks import helper
-from contrastgen.perturb import PROGRAM_PATH, TEMPLATE_PATH
+from contrastgen.perturb import PROGRAM_PATH, TEMPLATE_PATH, PerturbResult
 from contrastgen.programs.edits.editor import PROGRAM_SEED
 from contrastgen.results.entries import view_entries
 from contrastgen.results.generation import Generation, ShardResult
@@ -86,7 +86,7 @@ def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
     source, graphs, options = context.questions, context.graphs, context.options
     templates = engine.select_templates(options.templates)
     out = ShardResult(questions=0)
-    done: list[tuple[str, str, dict[str, Any], bytes | None, list[dict[str, Any]]]] = []
+    done: list[tuple[str, str, dict[str, Any], bytes | None, list[PerturbResult]]] = []
     works: dict[str, ImageWork] = {}  # with groups: each image's, whose scene its records' search may ask
     for image_id in images:
         items = source.questions_of(image_id)
@@ -104,16 +104,17 @@ def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
             q = orjson.loads(packed) if packed is not None else record
             results = perturb_in_image(work, qid, q, options, matches)
             out.outcomes.extend(outcome(r) for r in results)
-            done.append((image_id, qid, q, packed, [rec for r in results if (rec := r.to_record()) is not None]))
+            done.append((image_id, qid, q, packed, [r for r in results if r.perturbations]))
         if options.groups is not None:
             works[image_id] = work
     if options.groups is not None:
         finder = finder_for(options.groups, engine.lex)
-        for image_id, _, _, _, records in done:
-            add_groups(records, works[image_id], finder, options.seed, out.groups)
+        for image_id, _, _, _, kept in done:
+            add_groups(kept, works[image_id], finder, options.seed, out.groups)
     position_of = getattr(source, "position_of", None)  # a spilled input orders the output by position
-    for image_id, qid, q, packed, records in done:
-        if records:
+    for image_id, qid, q, packed, kept in done:
+        if kept:
+            records = [r.record() for r in kept]
             out.lines.append((qid, tuple(map(dumps, records))))
             if position_of is not None and (position := position_of(image_id, qid)) is not None:
                 out.positions.append(position)

@@ -12,16 +12,27 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from contrastgen.clevr.evidence import engine_program, evidence, part_words_ambiguous
 from contrastgen.clevr.executor import Execution, Invalid, execute
+from contrastgen.clevr.question import family_fields
 from contrastgen.clevr.scene_view import ClevrScene, clevr_scene
 from contrastgen.datasets.clevr_reading import Reading, read_question
 from contrastgen.datasets.clevr_vocab import load_vocabulary
 from contrastgen.groups.index import ATTRIBUTE, GroupIndex, key
-from contrastgen.groups.record import FOUND, ORIGINAL_CELL, PAIRS, PERTURBED_CELL
+from contrastgen.groups.record import (
+    FOUND,
+    GROUP_SUFFIX,
+    ORIGINAL_CELL,
+    PAIRS,
+    PERTURBED_CELL,
+    pair_cells,
+)
 from contrastgen.groups.search import DIFFERS, MAX_TRIED, SWAP
+from contrastgen.perturb import PerturbResult
+from contrastgen.records import Group, GroupCell
 
 _ATTRIBUTE_FILTERS = ("filter_size", "filter_color", "filter_material")
 
@@ -55,24 +66,24 @@ def _usable(program: list[dict[str, Any]], run: Execution | Invalid, counts: Cou
     return True
 
 
-def add_clevr_groups(record: dict[str, Any], reading: Reading, index: GroupIndex,
-                     scene_of: Any, seed: int, counts: Counter) -> None:
-    """Look for a group for each contrast pair of a CLEVR record; add each one found (`group`).
-    `scene_of(image_id)` gives a scene's executor view."""
+def add_clevr_groups(result: PerturbResult, reading: Reading, index: GroupIndex, scene_of: Any, seed: int,
+                     counts: Counter) -> None:
+    """Look for a group for each contrast pair of a CLEVR result; give each one found to its
+    perturbation (`group`). `scene_of(image_id)` gives a scene's executor view."""
     vocab = load_vocabulary()
     original = reading.program()
-    family = record["family"]
+    family = family_fields(reading)
     on: dict[str, Execution | Invalid] = {}  # the original on each candidate, for the record's pairs
-    for p in record["perturbations"]:
-        if p["kind"] != "contrast":
+    for i, p in enumerate(result.perturbations):
+        if p.invariance:
             continue
         counts[PAIRS] += 1
-        perturbed = read_question({"question": p["question"], **family})
+        perturbed = read_question({"question": p.question, **family})
         if not isinstance(perturbed, Reading):
             counts["unreadable"] += 1
             continue
         edited = perturbed.program()
-        candidates, met = index.candidates(requirements(original) | requirements(edited), record["image_id"], seed,
+        candidates, met = index.candidates(requirements(original) | requirements(edited), result.image_id, seed,
                                            MAX_TRIED)
         found = None
         for j in candidates:
@@ -81,18 +92,18 @@ def add_clevr_groups(record: dict[str, Any], reading: Reading, index: GroupIndex
             if not _usable(original, run_q, counts):
                 continue
             answer_q = vocab.answer_words(run_q.answer)
-            if answer_q == record["answer"]:
+            if answer_q == result.answer:
                 counts["same_answer"] += 1
                 continue
             run_p = execute(edited, scene)
             if not _usable(edited, run_p, counts):
                 continue
             answer_p = vocab.answer_words(run_p.answer)
-            kind = SWAP if answer_q == p["answer"] and answer_p == record["answer"] else DIFFERS
-            found = (kind, j, [_cell(p["question_id"] + ORIGINAL_CELL, j, record["question"], original, run_q,
+            kind = SWAP if answer_q == p.answer and answer_p == result.answer else DIFFERS
+            found = (kind, j, (_cell(p.question_id + ORIGINAL_CELL, j, result.question, original, run_q,
                                      scene, answer_q),
-                               _cell(p["question_id"] + PERTURBED_CELL, j, p["question"], edited, run_p, scene,
-                                     answer_p)])
+                               _cell(p.question_id + PERTURBED_CELL, j, p.question, edited, run_p, scene,
+                                     answer_p)))
             break
         if found is None:
             counts["no_candidate" if met <= 1 else "not_grouped"] += 1
@@ -100,17 +111,15 @@ def add_clevr_groups(record: dict[str, Any], reading: Reading, index: GroupIndex
         kind, j, cells = found
         counts[kind] += 1
         counts[FOUND] += 1
-        p["group"] = {"id": p["question_id"] + "_g", "kind": kind, "images": [record["image_id"], j], "cells": [
-            {"question_id": record["question_id"], "image_id": record["image_id"], "question": record["question"],
-             "answer": record["answer"]},
-            {"question_id": p["question_id"], "image_id": record["image_id"], "question": p["question"],
-             "answer": p["answer"]}, *cells]}
+        result.perturbations[i] = replace(p, group=Group(id=p.question_id + GROUP_SUFFIX, kind=kind,
+                                                         images=(result.image_id, j),
+                                                         cells=(*pair_cells(result, p), *cells)))
 
 
 def _cell(qid: str, image: str, question: str, program: list[dict[str, Any]], run: Execution, scene: ClevrScene,
-          answer: str) -> dict[str, Any]:
-    return {"question_id": qid, "image_id": image, "question": question, "answer": answer,
-            "program": engine_program(program, run), "evidence": evidence(program, run, scene, answer)}
+          answer: str) -> GroupCell:
+    return GroupCell(qid, image, question, answer, {"program": engine_program(program, run)},
+                     evidence(program, run, scene, answer))
 
 
 def scene_reader(scenes: Mapping[str, dict[str, Any]], cache: dict[str, ClevrScene]) -> Any:

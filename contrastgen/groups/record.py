@@ -14,10 +14,13 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any, Protocol
 
 from contrastgen.answers import normalize_answer
 from contrastgen.groups.search import DIFFERS, SWAP, GroupFinder, ProvenCell
+from contrastgen.perturb import PerturbResult
+from contrastgen.records import Group, GroupCell, Perturbation
 from contrastgen.scene.index import SceneIndex
 
 GROUP_SUFFIX, ORIGINAL_CELL, PERTURBED_CELL = "_g", "_gq", "_gp"
@@ -31,32 +34,34 @@ class HasScene(Protocol):
     def scene(self) -> SceneIndex | None: ...
 
 
-def add_groups(records: Iterable[dict[str, Any]], work: HasScene, finder: GroupFinder, seed: int,
+def add_groups(results: Iterable[PerturbResult], work: HasScene, finder: GroupFinder, seed: int,
                counts: Counter) -> None:
-    """Look for a group for every contrast pair of `records` (one image's) whose two questions
-    have programs, and add each one found to its perturbation (`group`). `counts` gets the pairs,
+    """Look for a group for every contrast pair of `results` (one image's) whose two questions
+    have programs, and give each one found to its perturbation (`group`). `counts` gets the pairs,
     the groups by kind and the reasons a candidate or a pair was turned down. The image's scene is
-    asked only for a record with such a pair: an image whose questions the engine answered
+    asked only for a result with such a pair: an image whose questions the engine answered
     without it is not indexed for nothing."""
-    for rec in records:
-        semantic = rec.get("semantic")
-        pairs = [p for p in rec["perturbations"] if p.get("kind") == "contrast" and isinstance(p.get("semantic"), list)]
+    for res in results:
+        semantic = res.program
+        pairs = [i for i, p in enumerate(res.perturbations)
+                 if not p.invariance and isinstance(p.program.get("semantic"), list)]
         if not isinstance(semantic, list) or not semantic or not pairs:
             continue
         scene = work.scene
         if scene is None:
             continue
         counts[PAIRS] += len(pairs)
-        original = finder.original(semantic, _normalized(rec.get("answer")), scene, counts)
+        original = finder.original(semantic, _normalized(res.answer), scene, counts)
         if original is None:
             continue
-        for p in pairs:
-            found = finder.find(original, p["semantic"], _normalized(p["answer"]), seed, counts)
+        for i in pairs:
+            p = res.perturbations[i]
+            found = finder.find(original, p.program["semantic"], _normalized(p.answer), seed, counts)
             if found is not None:
                 kind, image, on_q, on_p = found
                 counts[kind] += 1
                 counts[FOUND] += 1
-                p["group"] = group_entry(rec, p, kind, image, on_q, on_p)
+                res.perturbations[i] = replace(p, group=group_entry(res, p, kind, image, on_q, on_p))
 
 
 def _normalized(answer: Any) -> str:
@@ -70,21 +75,22 @@ def _normalized_word(answer: str) -> str:
     return normalize_answer(answer)
 
 
-def group_entry(rec: dict[str, Any], p: dict[str, Any], kind: str, image: str, on_q: ProvenCell,
-                on_p: ProvenCell) -> dict[str, Any]:
-    pid = p["question_id"]
-    return {"id": pid + GROUP_SUFFIX, "kind": kind, "images": [rec["image_id"], image],
-            "cells": [
-                {"question_id": rec["question_id"], "image_id": rec["image_id"], "question": rec["question"],
-                 "answer": rec["answer"]},
-                {"question_id": pid, "image_id": rec["image_id"], "question": p["question"], "answer": p["answer"]},
-                _cell(pid + ORIGINAL_CELL, image, rec["question"], on_q),
-                _cell(pid + PERTURBED_CELL, image, p["question"], on_p)]}
+def pair_cells(res: PerturbResult, p: Perturbation) -> tuple[GroupCell, GroupCell]:
+    """A group's first two cells: the pair itself, on the record's image (the record proves them)."""
+    return (GroupCell(res.question_id, res.image_id, res.question, res.answer),
+            GroupCell(p.question_id, res.image_id, p.question, p.answer))
 
 
-def _cell(qid: str, image: str, question: str, cell: ProvenCell) -> dict[str, Any]:
-    return {"question_id": qid, "image_id": image, "question": question, "answer": cell.answer,
-            "semantic": cell.semantic, "evidence": cell.evidence}
+def group_entry(res: PerturbResult, p: Perturbation, kind: str, image: str, on_q: ProvenCell,
+                on_p: ProvenCell) -> Group:
+    pid = p.question_id
+    return Group(id=pid + GROUP_SUFFIX, kind=kind, images=(res.image_id, image),
+                 cells=(*pair_cells(res, p), _cell(pid + ORIGINAL_CELL, image, res.question, on_q),
+                        _cell(pid + PERTURBED_CELL, image, p.question, on_p)))
+
+
+def _cell(qid: str, image: str, question: str, cell: ProvenCell) -> GroupCell:
+    return GroupCell(qid, image, question, cell.answer, {"semantic": cell.semantic}, cell.evidence)
 
 
 def group_stats(counts: Counter, reasons: Iterable[str]) -> dict[str, Any]:

@@ -27,6 +27,15 @@ from scipy import stats as scipy_stats
 from contrastgen.answers import normalize_answer
 from contrastgen.datasets.gqa import load_questions
 from contrastgen.errors import InputError
+from contrastgen.files.manifest import (
+    GQA_REDUNDANCY_LADDER,
+    KINDS,
+    OOD_GQA,
+    OOD_KINDS,
+    OOD_SUPERCLEVR,
+    OOD_SUPERCLEVR_VARIANTS,
+    artifact_kind,
+)
 from contrastgen.jsonio import read_json, write_json
 from contrastgen.ood.concepts import SHORTCUT_NAMES
 from contrastgen.ood.gqa_ood import GROUPS_FILE, STATS_FILE, local_group
@@ -241,17 +250,22 @@ def evaluate_ood(ood_dir: str | os.PathLike[str], predictions: Predictions, *,
                  out_dir: Path | None = None, seed: int = 0, progress: bool = False) -> dict:
     """Score models' predictions ({model: {question id: raw answer}}) on an OOD directory.
 
-    Detects GQA-OOD, VQA-VS, Super-CLEVR or a GQA redundancy ladder from the directory's
-    stats.json. With `out_dir`, writes
+    GQA-OOD, VQA-VS, Super-CLEVR or a GQA redundancy ladder, as the directory's manifest says
+    (`files.manifest`). With `out_dir`, writes
     `ood_report.json` and the figures (`ood_alpha_sweep.png` or `ood_vqavs_accuracy.png`) there.
     `progress`: a bar on a terminal, per model scored.
     """
     from contrastgen.ood.plots import plot_alpha_sweep, plot_vqavs_accuracy
 
     root = Path(ood_dir)
+    kind = artifact_kind(root)  # the directory's manifest (or an older output's layout) says
+    if kind not in OOD_KINDS:
+        raise InputError("not a GQA-OOD, VQA-VS or Super-CLEVR directory, nor a GQA redundancy ladder "
+                         f"({'it is ' + KINDS[kind] if kind else 'it has no manifest, and stats.json names no benchmark'})",
+                         path=str(root))
     stats = _read_stats(root)
     with progress_bar("scoring models", len(predictions), enabled=progress) as advance:
-        report = _evaluate_benchmark(root, stats, predictions, seed=seed, advance=advance)
+        report = _evaluate_benchmark(root, kind, stats, predictions, seed=seed, advance=advance)
     report["seed"] = seed
     if out_dir is not None and report["benchmark"] in ("super-clevr", "gqa-redundancy"):
         report["files"] = [REPORT_FILE]
@@ -268,16 +282,16 @@ def evaluate_ood(ood_dir: str | os.PathLike[str], predictions: Predictions, *,
     return report
 
 
-def _evaluate_benchmark(root: Path, stats: Mapping[str, Any], predictions: Predictions, *, seed: int,
+def _evaluate_benchmark(root: Path, kind: str, stats: Mapping[str, Any], predictions: Predictions, *, seed: int,
                         advance: Advance) -> dict[str, Any]:
-    """The report of the benchmark stats.json names."""
-    if stats["benchmark"] == "gqa-ood":
+    """The report of the benchmark the directory's manifest names."""
+    if kind == OOD_GQA:
         return evaluate_gqa_ood(root, stats, predictions, seed=seed, advance=advance)
-    if stats["benchmark"] == "super-clevr":
+    if kind in (OOD_SUPERCLEVR, OOD_SUPERCLEVR_VARIANTS):
         from contrastgen.ood.superclevr_eval import evaluate_superclevr
 
         return evaluate_superclevr(root, predictions, seed=seed, ci=bootstrap_ci, advance=advance)
-    if stats["benchmark"] == "gqa-redundancy":
+    if kind == GQA_REDUNDANCY_LADDER:
         from contrastgen.ood.gqa_redundancy_eval import evaluate_ladder
 
         return evaluate_ladder(root, predictions, seed=seed, ci=bootstrap_ci, advance=advance)

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from contrastgen.datasets.base import Questions
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir
+from contrastgen.files.manifest import OOD_GQA, write_manifest
 from contrastgen.jsonio import write_json
 from contrastgen.ood.imbalance import (
     GroupSplit,
@@ -156,4 +157,5 @@ def write_gqa_ood(split: GqaOodSplit, questions: Questions, out_dir: str | os.Pa
         write_json(tmp / GROUPS_FILE,
                    {k: g.to_json() for k, g in split.groups.items() if g.imbalanced}, indent=True)
         write_json(tmp / STATS_FILE, split.stats(), indent=True)
+        write_manifest(tmp, OOD_GQA, "contrastgen ood gqa")
     return Path(out_dir)

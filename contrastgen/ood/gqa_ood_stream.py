@@ -30,6 +30,7 @@ from contrastgen.datasets.inputs import json_files
 from contrastgen.datasets.question_index import QuestionIndex, RecordSpill, keyed_records
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir
+from contrastgen.files.manifest import OOD_GQA, write_manifest
 from contrastgen.jsonio import write_chunks, write_json
 from contrastgen.ood.gqa_ood import (
     GROUPS_FILE,
@@ -73,6 +74,7 @@ def run_gqa_ood_streamed(questions: PathLike, out_dir: PathLike, config: GqaOodC
             write_json(tmp / GROUPS_FILE, {k: g.to_json() for k, g in split.groups.items() if g.imbalanced},
                        indent=True)
             write_json(tmp / STATS_FILE, split.stats(), indent=True)
+            write_manifest(tmp, OOD_GQA, "contrastgen ood gqa")
     return split.stats()
 
 

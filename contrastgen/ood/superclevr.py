@@ -35,6 +35,7 @@ import regex
 from contrastgen.datasets.clevr_released import CONCEPT_TYPES, PathLike, read_questions, read_scenes
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir
+from contrastgen.files.manifest import OOD_SUPERCLEVR, write_manifest
 from contrastgen.jsonio import write_json, write_text
 from contrastgen.resources import rules_file
 from contrastgen.terminal.progress import Advance, noop
@@ -218,4 +219,5 @@ def run_superclevr(scenes: PathLike, questions: list[PathLike], out_dir: PathLik
                    indent=True)
         write_json(tmp / "stats.json", stats, indent=True)
         write_text(tmp / "stats.md", render_markdown(stats))
+        write_manifest(tmp, OOD_SUPERCLEVR, "contrastgen ood superclevr")
     return stats

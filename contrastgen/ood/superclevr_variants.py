@@ -35,6 +35,7 @@ from typing import Any
 from contrastgen.datasets.clevr_released import read_questions, read_scenes
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir
+from contrastgen.files.manifest import OOD_SUPERCLEVR_VARIANTS, write_manifest
 from contrastgen.jsonio import write_json, write_text
 from contrastgen.ood.superclevr_draw import Draw, Reach, Unreachable, draw, reachable
 from contrastgen.ood.superclevr_targets import DRAWN_VARIANTS, TEST_ONLY, target
@@ -419,4 +420,5 @@ def run_variants(scenes: Sequence[PathLike], question_files: Sequence[PathLike],
                 plot_variant_distribution(v, stats["variants"][v], folder / "distribution.png")
         write_json(tmp / "stats.json", stats, indent=True)
         write_text(tmp / "stats.md", render_variants_markdown(stats))
+        write_manifest(tmp, OOD_SUPERCLEVR_VARIANTS, "contrastgen ood superclevr --variant")
     return stats

@@ -23,6 +23,7 @@ from contrastgen.datasets.gqa import gqa_json
 from contrastgen.datasets.samples import Sample
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir
+from contrastgen.files.manifest import OOD_VQAVS, write_manifest
 from contrastgen.jsonio import keyed_object, write_chunks, write_json, write_jsonl, write_text
 from contrastgen.ood.concepts import SHORTCUT_NAMES, SHORTCUTS, SampleConcepts, label_samples
 from contrastgen.ood.imbalance import GroupSplit, answer_histograms, split_groups
@@ -245,7 +246,7 @@ def write_vqavs(build: VqaVsBuild, out_dir: str | os.PathLike[str], *, extra_sta
 
 
 def write_summary(tmp: Path, splits: Mapping[str, ShortcutSplit], stats: Mapping[str, Any]) -> None:
-    """groups.json, stats.json, stats.md and the overlap plot: what both builds write alike."""
+    """groups.json, stats.json, stats.md, the manifest and the overlap plot: what both builds write alike."""
     from contrastgen.ood.plots import plot_overlap
 
     built = [n for n, s in splits.items() if not s.skipped]
@@ -253,5 +254,6 @@ def write_summary(tmp: Path, splits: Mapping[str, ShortcutSplit], stats: Mapping
                                      for n in built})
     write_json(tmp / STATS_FILE, stats, indent=True)
     write_text(tmp / "stats.md", stats_markdown(stats))
+    write_manifest(tmp, OOD_VQAVS, "contrastgen ood vqavs")
     if len(built) > 1:
         plot_overlap(stats["overlap"], tmp / "overlap.png")

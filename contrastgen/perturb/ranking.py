@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from typing import Any
 
 import regex
 
@@ -46,9 +45,11 @@ class Ranking:
     """One question's perturbations on one path, as its proposer offers them.
 
     `existing` are the normalised texts of the image's questions: a proposal that repeats one of
-    them, or an earlier proposal, is dropped (and counted in `duplicates`)."""
+    them, or an earlier proposal, is dropped (and counted in `duplicates`). `max_k` None: no
+    limit, every new proposal is kept (contrasts still first), for a caller that wants every
+    proven edit (the GQA redundancy ladder looks for its removals among them)."""
 
-    def __init__(self, existing: set[str], max_k: int):
+    def __init__(self, existing: set[str], max_k: int | None):
         self.existing = existing
         self.max_k = max_k
         self.contrasts: list[Proposal] = []
@@ -85,21 +86,17 @@ class Ranking:
     @property
     def wants_invariance(self) -> bool:
         """Could one more invariance still get a rank? (Contrasts found later only take ranks.)"""
-        return len(self.invariances) < self.max_k - len(self.contrasts)
+        return self.max_k is None or len(self.invariances) < self.max_k - len(self.contrasts)
 
     @property
     def full(self) -> bool:
-        return len(self.contrasts) >= self.max_k
+        return self.max_k is not None and len(self.contrasts) >= self.max_k
 
     @property
     def kept(self) -> list[Proposal]:
         """The proposals in rank order: the contrasts, then the invariances that fit."""
-        return (self.contrasts + self.invariances)[:self.max_k]
+        return (self.contrasts + self.invariances)[:self.max_k]  # [:None]: all of them
 
     def numbered(self, question_id: str, suffix: str) -> list[Perturbation]:
-        return [Perturbation(perturbation_id(question_id, suffix, rank), rank, p)
-                for rank, p in enumerate(self.kept, 1)]
-
-    def records(self, question_id: str, suffix: str) -> list[dict[str, Any]]:
-        """The kept perturbations as a record's `perturbations` list."""
-        return [p.to_dict() for p in self.numbered(question_id, suffix)]
+        """The kept proposals as a record's `perturbations`, numbered `<question id>_<suffix><rank>`."""
+        return [p.numbered(perturbation_id(question_id, suffix, rank), rank) for rank, p in enumerate(self.kept, 1)]

@@ -2,20 +2,19 @@
 question's outcome on one path (`PerturbResult`).
 
 Why one record for every path: `contrast_sets.jsonl` is read by `verify`, `evaluate`, the
-exports, the crowd tools and the viewer, whichever path made a line. A perturbation's fields
-come in one order (`Perturbation.to_dict`): its id, question, answer, rank, change, evidence,
-the edited program where the path has one (GQA's `semantic`, CLEVR's `program`), and its kind.
+exports, the crowd tools and the viewer, whichever path made a line. The kept perturbation is
+the same class the readers get back (`contrastgen.records.Perturbation`, core, so the exports
+that may import only core read it too); its `to_dict` fixes the order of the written fields.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from contrastgen.records import contrast_set_record
+from contrastgen.records import CONTRAST, INVARIANCE, Perturbation, contrast_set_record
 
 EVIDENCE_VERSION = 1  # docs/output-formats.md, "Evidence schema"; the verifier checks it
-CONTRAST, INVARIANCE = "contrast", "invariance"  # the answer changes; the answer provably stays
 
 # The paths, as the driver's seeding names them; PROGRAM_PATH is also the `template` of a GQA
 # program-path contrast set.
@@ -48,27 +47,24 @@ class Proposal:
     def invariance(self) -> bool:
         return self.kind == INVARIANCE
 
+    def numbered(self, question_id: str, rank: int) -> Perturbation:
+        """The kept proposal as its record's entry: its id (`perturbation_id`) and rank given."""
+        return Perturbation(question_id=question_id, question=self.question, answer=self.answer, rank=rank,
+                            change=self.change, evidence=self.evidence, program=self.program, kind=self.kind)
 
-@dataclass(frozen=True)
-class Perturbation:
-    """A kept proposal with its id and rank: one entry of a record's `perturbations`."""
 
-    question_id: str
-    rank: int
-    proposal: Proposal
+class RecordFields(Protocol):
+    """Fields a path writes after the common ones of a record (CLEVR's `clevr.question.ClevrFields`)."""
 
-    def to_dict(self) -> dict[str, Any]:
-        p = self.proposal
-        return {"question_id": self.question_id, "question": p.question, "answer": p.answer, "rank": self.rank,
-                "change": p.change, "evidence": p.evidence, **p.program, "kind": p.kind}
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 @dataclass
 class PerturbResult:
     """One question on one path (a template, the program path, a CLEVR family): its
-    perturbations (as `Perturbation.to_dict` gives them, rank order) or the reason it has none.
+    perturbations (rank order) or the reason it has none.
 
-    `record_extra` are fields a path adds after the common ones (CLEVR's `dataset`, `family` and
+    `extra` are the fields a path writes after the common ones (CLEVR's `dataset`, `family` and
     recovered `program`)."""
 
     question_id: str
@@ -78,11 +74,11 @@ class PerturbResult:
     template: str | None
     slots: dict[str, str] = field(default_factory=dict)
     grounding: dict[str, Any] = field(default_factory=dict)
-    perturbations: list[dict[str, Any]] = field(default_factory=list)
+    perturbations: list[Perturbation] = field(default_factory=list)
     reason: str | None = None
     types: dict[str, Any] = field(default_factory=dict)  # the question's GQA types, if it has them
     program: list[dict[str, Any]] | None = None  # the original's program, where the question has one
-    record_extra: dict[str, Any] = field(default_factory=dict)
+    extra: RecordFields | None = None
 
     def record(self) -> dict[str, Any]:
         """The contrast_sets.jsonl line, whether or not it has perturbations (the HTTP service
@@ -90,9 +86,10 @@ class PerturbResult:
         record = contrast_set_record(question_id=self.question_id, image_id=self.image_id,
                                      template=self.template, question=self.question, answer=self.answer,
                                      slots=self.slots, grounding=self.grounding,
-                                     perturbations=self.perturbations, types=self.types,
+                                     perturbations=[p.to_dict() for p in self.perturbations], types=self.types,
                                      semantic=self.program)
-        record.update(self.record_extra)
+        if self.extra is not None:
+            record.update(self.extra.to_dict())
         return record
 
     def to_record(self) -> dict[str, Any] | None:

@@ -32,15 +32,9 @@ def outcome(r: PerturbResult) -> Outcome:
     """What the statistics keep of a result."""
     types = r.types
     return Outcome(r.question_id, r.image_id, r.template, r.reason,
-                   tuple(p["rank"] for p in r.perturbations),
+                   tuple(p.rank for p in r.perturbations),
                    str(types.get("structural") or "unknown"), str(types.get("detailed") or "unknown"),
-                   has_contrast(r.perturbations))
-
-
-def has_contrast(perturbations: Iterable[Mapping[str, Any]]) -> bool:
-    """Does one of a fresh result's perturbations change the answer (`kind` contrast, not an
-    invariance)?"""
-    return any(p["kind"] == "contrast" for p in perturbations)
+                   any(not p.invariance for p in r.perturbations))
 
 
 TYPE_LEVELS = ("structural", "detailed")

@@ -31,7 +31,6 @@ import regex
 
 from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.datasets.ladder_files import LADDER, read_levels
-from contrastgen.jsonio import read_json
 from contrastgen.records import Failure, VerifyReport
 from contrastgen.terminal.progress import progress as progress_bar
 from contrastgen.verify.checker import CHECKS, index_graph, perturbation_problems
@@ -40,15 +39,6 @@ from contrastgen.verify.rules import VerifyRules, load_rules, normalize_name
 BENCHMARK = "gqa-redundancy"
 _WORD = regex.compile(r"\w+(?:'\w+)?|[^\w\s]")
 # LADDER also names a problem with the ladder's shape: a missing level, a chain that does not follow
-
-
-def is_ladder_dir(path: Path) -> bool:
-    """Is `path` a directory `ood gqa-redundancy` wrote (its stats.json names the benchmark)?"""
-    stats = path / "stats.json"
-    if not path.is_dir() or not stats.is_file():
-        return False
-    data = read_json(stats)
-    return isinstance(data, Mapping) and data.get("benchmark") == BENCHMARK
 
 
 def _base_problems(qid: str, record: Mapping[str, Any]) -> list[tuple[str, str]]:

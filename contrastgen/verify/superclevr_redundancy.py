@@ -40,15 +40,6 @@ _RELATIONS = ("left", "right", "behind", "front")
 Problem = tuple[str, str]
 
 
-def is_superclevr_dir(path: Path) -> bool:
-    """Is `path` a directory `ood superclevr` wrote with its redundancy splits?"""
-    stats = path / "stats.json"
-    if not path.is_dir() or not stats.is_file() or not all((path / f"{lv}.json").is_file() for lv in LEVELS):
-        return False
-    data = read_json(stats)
-    return isinstance(data, Mapping) and data.get("benchmark") == BENCHMARK
-
-
 def _run(program: Any, objects: Mapping[str, Any]) -> list[Any] | str:
     try:
         return run_program(program, objects)

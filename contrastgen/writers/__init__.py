@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contrastgen.files.atomic import atomic_dir
+from contrastgen.files.manifest import CONTRAST_SET, write_manifest
 from contrastgen.gc_policy import no_gc
 from contrastgen.results.generation import Generation
 from contrastgen.writers import formats  # noqa: F401  (registers the built-in writers)
@@ -23,6 +24,7 @@ def write_outputs(gen: Generation, out_dir: str | Path) -> Path:
             if not isinstance(w, ViewWriter):
                 w.write(gen, tmp)
         write_views([f for w in views for f in w.files_of(gen, tmp)], gen.views)
+        write_manifest(tmp, CONTRAST_SET, "contrastgen generate")
     return Path(out_dir)
 
 

@@ -46,7 +46,7 @@ def test_result_is_the_librarys_with_the_servers_corpus(server, engine, sample):
                               corpus=engine.build_corpus(graphs), max_k=req["max_k"], seed=req["seed"])
     with server.client() as c:
         body = c.post("/v1/perturb", json=req).json()
-    assert body["perturbations"] == expected.perturbations
+    assert body["perturbations"] == [p.to_dict() for p in expected.perturbations]
     assert (body["template"], body["slots"], body["reason"]) == (expected.template, expected.slots,
                                                                  expected.reason)
 

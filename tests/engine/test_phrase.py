@@ -76,7 +76,7 @@ def test_there_is_there_are_agreement_in_generated_question(engine):
     corpus = engine.build_corpus(graphs)
     res = engine.perturb("q", question("Is there a fence near the puddle?", "yes"), b.graph,
                          corpus=corpus, max_k=5)
-    assert [p["question"] for p in res.perturbations] == ["Are there scissors near the puddle?"]
+    assert [p.question for p in res.perturbations] == ["Are there scissors near the puddle?"]
 
 
 def test_either_or_is_kept(engine):
@@ -85,5 +85,5 @@ def test_either_or_is_kept(engine):
     b = GraphBuilder()
     b.add("dog", 100)
     res = engine.perturb("q", question("Do you see either cats or horses?", "no"), b.graph, max_k=1)
-    assert res.perturbations[0]["question"] == "Do you see either dogs or horses?"
-    assert res.perturbations[0]["answer"] == "yes"
+    assert res.perturbations[0].question == "Do you see either dogs or horses?"
+    assert res.perturbations[0].answer == "yes"

@@ -85,7 +85,7 @@ def test_no_absence_is_claimed_of_catchers_while_a_man_is_there(engine):
     corpus = engine.build_corpus({"1": graph, "2": other})
     results = engine.perturb_question("q1", q, graph, corpus=corpus, max_k=5, mode="both")
     emitted = [p for r in results for p in r.perturbations]
-    assert not [p for p in emitted if "catcher" in p["question"] and p["answer"] == "no"]
+    assert not [p for p in emitted if "catcher" in p.question and p.answer == "no"]
     assert engine.lex.may_be_same_person("catcher", "man") and not engine.lex.may_be_same_person("woman", "man")
 
 
@@ -101,12 +101,12 @@ def test_no_absence_is_claimed_of_women_while_an_umpire_is_there(engine):
     results = engine.perturb_question("q1", q, graph, corpus=engine.build_corpus({"1": graph, **others}),
                                       max_k=5, mode="both")
     emitted = [p for r in results for p in r.perturbations]
-    assert not [p for p in emitted if p["answer"] == "no"]
+    assert not [p for p in emitted if p.answer == "no"]
     # without the umpire, "no women" is shown, and the hat is renamed into an absent kind
     graph["objects"]["2"] = _obj("fence", 250)
     results = engine.perturb_question("q1", q, graph, corpus=engine.build_corpus({"1": graph, **others}),
                                       max_k=5, mode="both")
-    assert [p for r in results for p in r.perturbations if p["answer"] == "no"]
+    assert [p for r in results for p in r.perturbations if p.answer == "no"]
     # and the verifier, reading the same rule with its own code, rejects such a claim
     from contrastgen.verify.nouns import load_nouns
     assert "umpire" in load_nouns().names("women", loose=True)

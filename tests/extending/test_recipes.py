@@ -72,8 +72,8 @@ def test_a_template_is_a_rules_entry_plus_a_decorated_handler(tmp_path):
             registry.HANDLERS.remove(NEW_ID)
     assert result.template == NEW_ID and result.reason is None
     [p] = result.perturbations
-    assert p["question"] == "Where in the picture is the dog?" and p["answer"] == "right"
-    assert p["question_id"] == "q1_w1" and p["evidence"]["query"] == {"op": "side", "object": "2"}
+    assert p.question == "Where in the picture is the dog?" and p.answer == "right"
+    assert p.question_id == "q1_w1" and p.evidence["query"] == {"op": "side", "object": "2"}
 
 
 def test_a_rules_entry_without_a_handler_fails_at_load(tmp_path):

@@ -321,11 +321,19 @@ def test_an_image_is_indexed_for_the_search_only_when_a_record_has_a_pair_to_gro
 
     _, graphs = sample
     finder = GroupFinder(GroupIndex.build(graphs, engine.lex), engine.lex)
-    records = [{"semantic": [{"operation": "select", "argument": "cat", "dependencies": []}],
-                "perturbations": [{"kind": "invariance", "semantic": []}, {"kind": "contrast", "question": "q"}]},
-               {"semantic": None, "perturbations": [{"kind": "contrast", "semantic": []}]}]
+    from contrastgen.perturb import PerturbResult
+    from contrastgen.records import Perturbation
+
+    def perturbation(kind, program):
+        return Perturbation("q_1", "q", "a", 1, {"kind": "object"}, {"facts": []}, program, kind)
+
+    results = [PerturbResult("q", "1", "q", "a", "t",
+                             program=[{"operation": "select", "argument": "cat", "dependencies": []}],
+                             perturbations=[perturbation("invariance", {"semantic": []}), perturbation("contrast", {})]),
+               PerturbResult("r", "1", "r", "a", "t", program=None,
+                             perturbations=[perturbation("contrast", {"semantic": []})])]
     counts: Counter = Counter()
-    add_groups(records, Untouchable(), finder, 0, counts)
+    add_groups(results, Untouchable(), finder, 0, counts)
     assert counts[PAIRS] == 0
 
 

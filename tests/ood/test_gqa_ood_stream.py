@@ -20,7 +20,7 @@ from .helpers import (
 )
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
-FILES = ("all.json", "head.json", "tail.json", "groups.json", "stats.json")
+FILES = ("all.json", "head.json", "tail.json", "groups.json", "stats.json", "manifest.json")
 
 
 def _both(source: Path, tmp_path: Path, config: GqaOodConfig) -> tuple[Path, Path, dict]:

@@ -26,8 +26,8 @@ def test_side_replaces_by_same_category_object_on_other_side(engine):
     b.add("table", 500)  # right, furniture
     b.add("dog", 480)  # right, not furniture
     res = _run(engine, question("On which side is the chair?", "left"), b.graph)
-    assert [(p["question"], p["answer"]) for p in res.perturbations] == [("On which side is the table?", "right")]
-    ev = res.perturbations[0]["evidence"]
+    assert [(p.question, p.answer) for p in res.perturbations] == [("On which side is the table?", "right")]
+    ev = res.perturbations[0].evidence
     assert ev["query"]["op"] == "side" and any(f["fact"] == "side" for f in ev["facts"])
 
 
@@ -58,7 +58,7 @@ def test_color_changes_to_object_with_one_other_colour(engine):
     b.add("car", 300, attributes=["black"])  # same colour: no flip
     b.add("flag", 400, attributes=["red", "white"])  # two colours: ambiguous answer
     res = _run(engine, question("What color is the cat?", "black"), b.graph)
-    assert [(p["question"], p["answer"]) for p in res.perturbations] == [("What color is the helmet?", "blue")]
+    assert [(p.question, p.answer) for p in res.perturbations] == [("What color is the helmet?", "blue")]
 
 
 def test_color_has_what_color_variant_and_relative_clause(engine):
@@ -69,7 +69,7 @@ def test_color_has_what_color_variant_and_relative_clause(engine):
     b.add("helmets", 300, attributes=["blue"])
     res = _run(engine, question("The bat the batter is holding has what color?", "brown"), b.graph)
     assert res.grounding["x"] == [bat] and res.grounding["via"] == "lexicon"
-    assert [p["question"] for p in res.perturbations] == ["The helmets have what color?"]
+    assert [p.question for p in res.perturbations] == ["The helmets have what color?"]
 
 
 def test_color_not_grounded(engine):
@@ -100,17 +100,17 @@ def test_see_yes_to_no_replaces_the_present_option(engine):
     other.add("desk", 10)
     graphs = {"1": b.graph, "2": other.graph}
     res = _run(engine, question("Do you see laptops or cameras?", "yes"), b.graph, graphs=graphs)
-    assert [(p["question"], p["answer"]) for p in res.perturbations] == [("Do you see printers or cameras?", "no")]
-    assert res.perturbations[0]["change"] == {"kind": "object", "slot": "x", "from": "laptops", "to": "printer"}
+    assert [(p.question, p.answer) for p in res.perturbations] == [("Do you see printers or cameras?", "no")]
+    assert res.perturbations[0].change == {"kind": "object", "slot": "x", "from": "laptops", "to": "printer"}
 
 
 def test_see_no_to_yes_uses_a_present_object(engine):
     b = GraphBuilder()
     b.add("dog", 20)
     res = _run(engine, question("Do you see any cats or horses there?", "no"), b.graph, max_k=5)
-    qs = {p["question"] for p in res.perturbations}
+    qs = {p.question for p in res.perturbations}
     assert qs == {"Do you see any dogs or horses there?", "Do you see any cats or dogs there?"}
-    assert all(p["answer"] == "yes" for p in res.perturbations)
+    assert all(p.answer == "yes" for p in res.perturbations)
 
 
 def test_see_refuses_absence_of_unannotated_prone_option(engine):
@@ -144,7 +144,7 @@ def _puddle_scene():
 def test_near_yes_to_no_with_absent_cooccurring_object(engine):
     b, graphs = _puddle_scene()
     res = _run(engine, question("Is there a fence near the puddle?", "yes"), b.graph, graphs=graphs)
-    got = {(p["question"], p["answer"]) for p in res.perturbations}
+    got = {(p.question, p.answer) for p in res.perturbations}
     # the wall co-occurs too, but walls are habitually unannotated: their absence proves nothing
     assert got == {("Is there a car near the puddle?", "no"), ("Is there a bench near the puddle?", "no")}
 
@@ -152,7 +152,7 @@ def test_near_yes_to_no_with_absent_cooccurring_object(engine):
 def test_near_no_to_yes_with_a_neighbour(engine):
     b, graphs = _puddle_scene()
     res = _run(engine, question("Are there any cats near the puddle?", "no"), b.graph, graphs=graphs)
-    assert [(p["question"], p["answer"]) for p in res.perturbations] == [("Are there any fences near the puddle?", "yes")]
+    assert [(p.question, p.answer) for p in res.perturbations] == [("Are there any fences near the puddle?", "yes")]
 
 
 def test_near_ambiguous_y_is_refused(engine):
@@ -175,8 +175,8 @@ def test_near_grounds_through_the_program(engine):
     q = question("Is there a fence near the puddle?", "yes", semantic=_near_program(puddle, fence))
     res = _run(engine, q, b.graph, graphs=graphs)
     assert res.grounding["via"] == "program" and res.grounding["y"] == [puddle]
-    assert res.perturbations and all(p["evidence"]["query"]["object"] == puddle for p in res.perturbations)
-    assert all(p["semantic"][0] == _near_program(puddle, fence)[0] for p in res.perturbations)
+    assert res.perturbations and all(p.evidence["query"]["object"] == puddle for p in res.perturbations)
+    assert all(p.program["semantic"][0] == _near_program(puddle, fence)[0] for p in res.perturbations)
 
 
 def test_program_ids_do_not_make_an_ambiguous_reference_unique(engine):
@@ -206,15 +206,15 @@ def test_relation_yes_to_no(engine):
     b, *_ = _rel_scene()
     res = _run(engine, question("Is the boy to the right of the man?", "yes"), b.graph,
                templates=["is_the_x_rel_the_y__relation"])
-    assert [(p["question"], p["answer"]) for p in res.perturbations] == [("Is the boy to the left of the man?", "no")]
-    assert res.perturbations[0]["change"]["kind"] == "relation"
+    assert [(p.question, p.answer) for p in res.perturbations] == [("Is the boy to the left of the man?", "no")]
+    assert res.perturbations[0].change["kind"] == "relation"
 
 
 def test_relation_no_to_yes(engine):
     b, *_ = _rel_scene()
     res = _run(engine, question("Is the boy to the left of the man?", "no"), b.graph,
                templates=["is_the_x_rel_the_y__relation"])
-    assert [(p["question"], p["answer"]) for p in res.perturbations] == [("Is the boy to the right of the man?", "yes")]
+    assert [(p.question, p.answer) for p in res.perturbations] == [("Is the boy to the right of the man?", "yes")]
 
 
 def test_relation_without_annotated_relation_is_refused(engine):
@@ -229,14 +229,14 @@ def test_relation_object_yes_to_no(engine):
     b, *_ = _rel_scene()
     res = _run(engine, question("Is the boy to the right of the man?", "yes"), b.graph,
                templates=["is_the_x_rel_the_y__object"])
-    assert [(p["question"], p["answer"]) for p in res.perturbations] == [("Is the zebra to the right of the man?", "no")]
+    assert [(p.question, p.answer) for p in res.perturbations] == [("Is the zebra to the right of the man?", "no")]
 
 
 def test_relation_object_no_to_yes(engine):
     b, *_ = _rel_scene()
     res = _run(engine, question("Is the zebra to the right of the man?", "no"), b.graph,
                templates=["is_the_x_rel_the_y__object"])
-    assert [(p["question"], p["answer"]) for p in res.perturbations] == [("Is the boy to the right of the man?", "yes")]
+    assert [(p.question, p.answer) for p in res.perturbations] == [("Is the boy to the right of the man?", "yes")]
 
 
 def test_relation_ambiguous_x_is_refused(engine):
@@ -251,7 +251,7 @@ def test_both_relation_templates_apply_to_one_question(engine):
     b, *_ = _rel_scene()
     results = engine.perturb_question("q1", question("Is the boy to the right of the man?", "yes"), b.graph)
     assert [r.template for r in results] == ["is_the_x_rel_the_y__relation", "is_the_x_rel_the_y__object"]
-    ids = [p["question_id"] for r in results for p in r.perturbations]
+    ids = [p.question_id for r in results for p in r.perturbations]
     assert ids == ["q1_r1", "q1_o1"]
 
 
@@ -271,7 +271,7 @@ def test_definite_reference_names_exclude_forms_of_another_kind(engine):
     b.add("glass", 200, attributes=["red"])
     b.add("glasses", 400, attributes=["black"])  # spectacles, not two glasses
     res = _run(engine, question("What color is the cup?", "white"), b.graph)
-    only = [f for p in res.perturbations for f in p["evidence"]["facts"] if f["fact"] == "only"]
+    only = [f for p in res.perturbations for f in p.evidence["facts"] if f["fact"] == "only"]
     glass = [f for f in only if "glass" in f["names"]]
     assert glass and all("glasses" not in f["names"] for f in glass)
 

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.perturb import PROGRAM_SUFFIX, Proposal, Ranking, Refusal, seeded_rng
+from contrastgen.perturb import PROGRAM_SUFFIX, Perturbation, Proposal, Ranking, Refusal, seeded_rng
 from contrastgen.programs.edits.attributes import AttributeEdit
 from contrastgen.programs.edits.base import ProgramEdit
 from contrastgen.programs.edits.objects import NameEdit
@@ -87,9 +87,9 @@ class ProgramEditor:
         self.executor = functools.partial(GqaExecutor, self.scene, self.lex, self.graph)
         self.proofs = EditProofs(self.scene, self.lex, self.executor)
 
-    def perturb(self, question_id: str, question: dict[str, Any], *, max_k: int, seed: int,
-                existing: set[str]) -> list[dict[str, Any]]:
-        """Up to `max_k` proven perturbations, ranked; Refusal when there is none."""
+    def perturb(self, question_id: str, question: dict[str, Any], *, max_k: int | None, seed: int,
+                existing: set[str]) -> list[Perturbation]:
+        """Up to `max_k` proven perturbations (None: every one), ranked; Refusal when there is none."""
         semantic = question.get("semantic")
         gold = str(question.get("answer", "")).strip().lower()
         try:
@@ -139,4 +139,4 @@ class ProgramEditor:
                           "answer_in_question" if said_answer[0] else
                           "attribute_kind" if q.unfit_refused else
                           "several_colors" if self.proofs.several_colored_refused else "no_distractor")
-        return ranking.records(question_id, PROGRAM_SUFFIX)
+        return ranking.numbered(question_id, PROGRAM_SUFFIX)

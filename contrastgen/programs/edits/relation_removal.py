@@ -13,7 +13,7 @@ The edit takes a `relate: <name>,<relation>,s` step whose input is one object's 
   object's filter values and its noun, found once; that run is removed. Anything else ("the girl
   on the left", "Who is wearing the shirt?") is not certain words for the relation and is left.
 
-Not in `EDITS`: the GQA ladder offers it (`ood.gqa_redundancy`), so `generate`'s contrast sets
+Not in `EDITS`: the GQA ladder offers it (`programs.redundancy_ladder`), so `generate`'s contrast sets
 are what they were.
 """
 

@@ -27,6 +27,10 @@ cyan car" -> "the bus", `programs.edits.relation_removal`): the subject's name a
 on the graph the objects the relation picked, and the relation must be said as one run of words
 after the subject's noun. That edit is the ladder's own (the editor here is given it beside
 `EDITS`), so `generate` makes what it made.
+
+Why here, among the program path's modules: the ladder is the program editor run again on its own
+output, a generator feature; `ood gqa-redundancy` writes it, and `evaluate --ood` scores models
+on it (`ood.gqa_redundancy_eval`) as on the OOD splits.
 """
 
 from __future__ import annotations
@@ -43,9 +47,10 @@ from contrastgen.datasets.gqa import load_questions, load_scene_graphs, semantic
 from contrastgen.datasets.ladder_files import LADDER, level_file
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_dir
+from contrastgen.files.manifest import GQA_REDUNDANCY_LADDER, write_manifest
 from contrastgen.jsonio import write_json, write_text
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.perturb import Refusal, normalize_question
+from contrastgen.perturb import Perturbation, Refusal, normalize_question
 from contrastgen.programs.edits import EDITS, ProgramEditor
 from contrastgen.programs.edits.relation_removal import DropRedundantRelation
 from contrastgen.programs.said_filters import unsaid_filters
@@ -56,9 +61,6 @@ from contrastgen.terminal.progress import progress as progress_bar
 BENCHMARK = "gqa-redundancy"
 ORDERS = ("first", "last", "seeded")
 LEVEL_ID = "_rd"  # level n of question Q is `Q_rd<n>`; level 0 keeps Q's own id
-# perturbations asked of the editor per rung: every edit it can prove, so that no contrast takes
-# the rank an rd- invariance needs (invariances only fill the ranks contrasts leave: `perturb.Ranking`)
-_ALL_EDITS = 1_000_000
 # the editor's refusals that leave the original itself unproven: such a question has no level 0
 _UNPROVEN = ("program_mismatch", "not_executable", "answer_mismatch", "original_presupposition")
 # what GQA records say of the original's words, which no longer fit a rung's words
@@ -140,31 +142,31 @@ def level_id(question_id: str, level: int) -> str:
     return question_id if level == 0 else f"{question_id}{LEVEL_ID}{level}"
 
 
-def _is_removal(p: Mapping[str, Any], below: list[dict[str, Any]]) -> bool:
+def _is_removal(p: Perturbation, below: list[dict[str, Any]]) -> bool:
     """An editor result that is an rd- edit: a proven invariance that drops one filter step, or a
     relation with the steps that make its object."""
-    change = p.get("change") or {}
-    if p.get("kind") != "invariance" or change.get("to") != "" or str(change.get("from", "")) == "":
+    change = p.change
+    if not p.invariance or change.get("to") != "" or str(change.get("from", "")) == "":
         return False
-    steps = len(p.get("semantic") or [])
+    steps = len(p.program.get("semantic") or [])
     if change.get("kind") == "attribute":
         return steps == len(below) - 1
     return change.get("kind") == "relation" and steps < len(below)
 
 
-def _words_say_program(p: Mapping[str, Any], below: Mapping[str, Any]) -> bool:
+def _words_say_program(p: Perturbation, below: Mapping[str, Any]) -> bool:
     """A rung's words say exactly its program: no filter value the removal leaves in the program
     goes unsaid, and none it takes out stays said ("Do you see any white street signs or cars?"
     -> "... any street signs or cars?" while the cars' `filter color: white` stays is no rung)."""
-    return not unsaid_filters(str(below["question"]), below["semantic"], str(p["question"]), p["semantic"])
+    return not unsaid_filters(str(below["question"]), below["semantic"], p.question, p.program["semantic"])
 
 
 def _step_of(change: Mapping[str, Any]) -> int:
     return int(str(change["slot"])[4:])
 
 
-def _choose(found: list[dict[str, Any]], order: str, rng: random.Random) -> dict[str, Any]:
-    ranked = sorted(found, key=lambda p: _step_of(p["change"]))
+def _choose(found: list[Perturbation], order: str, rng: random.Random) -> Perturbation:
+    ranked = sorted(found, key=lambda p: _step_of(p.change))
     if order == "last":
         return ranked[-1]
     if order == "seeded":
@@ -186,7 +188,9 @@ def climb(editor: ProgramEditor, question_id: str, question: Mapping[str, Any], 
     while config.max_level is None or len(rungs) < config.max_level:
         level = len(rungs)
         try:
-            found = editor.perturb(level_id(question_id, level), below, max_k=_ALL_EDITS, seed=config.seed,
+            # every edit the editor can prove (no `max_k`), so that no contrast takes the rank an rd-
+            # invariance needs (invariances only fill the ranks contrasts leave: `perturb.Ranking`)
+            found = editor.perturb(level_id(question_id, level), below, max_k=None, seed=config.seed,
                                    existing={normalize_question(below["question"])})
         except Refusal as exc:
             if exc.reason not in _UNPROVEN:  # the editor found no edit at all, so no removal
@@ -202,11 +206,11 @@ def climb(editor: ProgramEditor, question_id: str, question: Mapping[str, Any], 
             return Ladder(question_id, rungs, "no redundant operation left", refused)
         rng = random.Random(f"{config.seed}/{question_id}/{level + 1}")
         p = _choose(removals, config.order, rng)
-        gone = below["semantic"][_step_of(p["change"])]
-        rungs.append(Rung(level + 1, p["question"], p["semantic"], p["answer"], p["change"], p["evidence"],
+        gone = below["semantic"][_step_of(p.change)]
+        rungs.append(Rung(level + 1, p.question, p.program["semantic"], p.answer, p.change, p.evidence,
                           str(gone.get("operation", "")), len(removals)))
-        below = {"question": p["question"], "answer": p["answer"], "imageId": question.get("imageId"),
-                 "semantic": p["semantic"]}
+        below = {"question": p.question, "answer": p.answer, "imageId": question.get("imageId"),
+                 "semantic": p.program["semantic"]}
     return Ladder(question_id, rungs, "max level", refused)
 
 
@@ -308,6 +312,7 @@ def write_ladder(build: LadderBuild, out_dir: PathLike) -> dict[str, Any]:
             write_json(tmp / level_file(n), level)
         write_json(tmp / "stats.json", stats, indent=True)
         write_text(tmp / "stats.md", render_markdown(stats))
+        write_manifest(tmp, GQA_REDUNDANCY_LADDER, "contrastgen ood gqa-redundancy")
     return stats
 
 

@@ -20,7 +20,7 @@ from contrastgen.cli import cli
 from contrastgen.errors import InputError
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.ood import evaluate_ood
-from contrastgen.ood.gqa_redundancy import LadderConfig, build_ladder, write_ladder
+from contrastgen.programs.redundancy_ladder import LadderConfig, build_ladder, write_ladder
 from contrastgen.verify.gqa_redundancy import verify_ladder
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
@@ -137,7 +137,8 @@ def test_the_same_inputs_and_seed_give_byte_identical_files(lex, tmp_path):
         write_ladder(build_ladder(copy.deepcopy(QUESTIONS), GRAPHS, LadderConfig(order="seeded", seed=3), lex=lex),
                      tmp_path / run)
     names = sorted(p.name for p in (tmp_path / "a").iterdir())
-    assert names == ["level_0.json", "level_1.json", "level_2.json", "level_3.json", "stats.json", "stats.md"]
+    assert names == ["level_0.json", "level_1.json", "level_2.json", "level_3.json", "manifest.json", "stats.json",
+                     "stats.md"]
     assert all((tmp_path / "a" / n).read_bytes() == (tmp_path / "b" / n).read_bytes() for n in names)
 
 

@@ -11,8 +11,8 @@ import json
 import pytest
 
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.ood.gqa_redundancy import LadderConfig, build_ladder, write_ladder
 from contrastgen.programs.edits.relation_removal import relation_span
+from contrastgen.programs.redundancy_ladder import LadderConfig, build_ladder, write_ladder
 from contrastgen.verify.gqa_redundancy import verify_ladder
 
 

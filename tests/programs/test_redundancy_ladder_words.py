@@ -11,10 +11,15 @@ import copy
 
 import pytest
 
-import contrastgen.ood.gqa_redundancy as ladder_module
+import contrastgen.programs.redundancy_ladder as ladder_module
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.ood.gqa_redundancy import WORDS_UNSAID, LadderConfig, build_ladder, write_ladder
 from contrastgen.programs.gqa import GqaExecutor, parse_program
+from contrastgen.programs.redundancy_ladder import (
+    WORDS_UNSAID,
+    LadderConfig,
+    build_ladder,
+    write_ladder,
+)
 from contrastgen.programs.said_filters import unsaid_filters
 from contrastgen.scene.index import SceneIndex
 from contrastgen.verify.checker import index_graph
