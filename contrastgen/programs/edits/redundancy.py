@@ -55,7 +55,7 @@ class DropRedundantAttribute:
         """The attribute of a `filter` dropped where it says nothing the reference needs ("the
         white car" -> "the car" when the car is the only one): an invariance, Super-CLEVR's rd-.
         The words lose the value (and "an" may become "a"); the program loses the step."""
-        step, lex, scene = q.steps[index], q.editor.lex, q.editor.scene
+        step, lex, scene = q.steps[index], q.image.lex, q.image.scene
         value = step.argument.strip().lower()
         if step.kind in ("", "hposition", "vposition") or negated(value) or len(step.dependencies) != 1:
             return
@@ -106,7 +106,7 @@ class SayEveryAttribute:
         reference names keep naming it. Types in English adjective order (RD_PLUS_TYPES), one
         value each; never a type the question asks (that would say the answer), never a value the
         words already say."""
-        step, lex = q.steps[index], q.editor.lex
+        step, lex = q.steps[index], q.image.lex
         name, ids = reference_name(step), split_reference(step.argument)[1] or ()
         if len(ids) != 1 or name in PRONOUNS or lex.is_plural(name):
             return
@@ -115,7 +115,7 @@ class SayEveryAttribute:
             return
         asked = {s.kind or s.argument.strip() for s in q.steps if s.head in ("query", "verify", "choose")}
         asked |= {s.argument.strip() for s in q.steps if s.head == "query"}
-        ex = q.editor.executor()
+        ex = q.image.executor()
         words = {w.lower() for w in _WORD.findall(q.text)}
         added = []
         for kind in RD_PLUS_TYPES:
@@ -125,7 +125,7 @@ class SayEveryAttribute:
             value = next(iter(values))
             if value in words or any(v in words for v in value.split()):
                 continue
-            if not hair_colors().allows(value, q.editor.scene.objects[ids[0]].canonical, lex):
+            if not hair_colors().allows(value, q.image.scene.objects[ids[0]].canonical, lex):
                 continue  # a graph's "blond" railing: a hair colour is never said of a thing
             added.append((kind, value))
         if not added or any(s.head == "filter" and s.dependencies == (index,) for s in q.steps):
@@ -145,7 +145,7 @@ class SayEveryAttribute:
         except ProgramRefusal:
             return
         if run.answer != q.gold or run.values[index + shift] != (ids[0],) \
-                or not q.editor.proofs.holds(edited, parsed, parsed, set(), run):
+                or not q.image.proofs.holds(edited, parsed, parsed, set(), run):
             return
         said = " ".join(value for _, value in added)
         at = self._in_adjective_order(q, span, [kind for kind, _ in added])
@@ -183,8 +183,8 @@ class SayEveryAttribute:
 
     def _rank_of(self, q: EditedQuestion, word: str, order: dict[str, int]) -> int | None:
         """A word's place in English adjective order, by its GQA type (the first ranked one)."""
-        kinds = set(q.editor.executor().types.get(word, ()))
-        if q.editor.lex.is_color(word):
+        kinds = set(q.image.executor().types.get(word, ()))
+        if q.image.lex.is_color(word):
             kinds.add("color")
         ranked = sorted(order[k] for k in kinds if k in order)
         return ranked[0] if len(ranked) == 1 or len(set(ranked)) == 1 else None

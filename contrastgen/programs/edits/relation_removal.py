@@ -95,7 +95,7 @@ class DropRedundantRelation:
         return step.operation == "relate"
 
     def propose(self, q: EditedQuestion, index: int, rng: random.Random, ranking: Ranking) -> Iterator[Proposal]:
-        step, lex, scene = q.steps[index], q.editor.lex, q.editor.scene
+        step, lex, scene = q.steps[index], q.image.lex, q.image.scene
         name, relation, role = relation_of(step)
         if role != "s" or not relation or name in PRONOUNS or name in ("", "_", SCENE):
             return
