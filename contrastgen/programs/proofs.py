@@ -18,7 +18,7 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from typing import Any
 
-from contrastgen.datasets.gqa_program import REFERENCE_OPS
+from contrastgen.datasets.gqa_program import REFERENCE_OPS, read_reference, reference_name
 from contrastgen.language.lexicon import Lexicon, attribute_opposites, read_word_list
 from contrastgen.language.noun_classes import several_colored_categories
 from contrastgen.programs.gqa import (
@@ -131,7 +131,7 @@ class EditProofs:
         for i, ids in run.refs.items():
             if ids or i not in rests or edited[i]["operation"] in ("verify rel", "choose rel"):  # decided by the edges
                 continue
-            name = split_reference(edited[i]["argument"])[0].split(",")[0].strip()
+            name = read_reference(edited[i]["argument"]).name
             if name not in ("_", "") and not self.absence_shown(name):
                 return False
         return True
@@ -151,9 +151,8 @@ class EditProofs:
         for i, step in enumerate(edited):
             if step["operation"] not in ("verify rel", "choose rel"):
                 continue
-            body = split_reference(step["argument"])[0]
-            parts = [p.strip() for p in body.split(",")]
-            name, rels, role = parts[0], ",".join(parts[1:-1]).strip(), parts[-1]
+            # the run read it, so it is a relation argument (`read_reference`'s role is s or o)
+            name, rels, role, _ = read_reference(step["argument"])
             sources = run.values[step["dependencies"][0]] if step["dependencies"] else ()
             named = run.refs.get(i) if step["operation"] == "choose rel" else None
             named = named if named is not None else tuple(denoted_ids(name, self.scene, self.lex))
@@ -305,7 +304,7 @@ class EditProofs:
             if s.head in _RELATION_ARGUMENT_OPS and s.operation not in ("verify rel", "relate"):
                 continue
             if s.operation in ("relate", "verify rel"):
-                other = split_reference(s.argument)[0].split(",")[0].strip()
+                other = reference_name(s)
                 if other in ("_", "") or self.lex.is_unannotated_prone(other) or not self.lex.absence_decidable(other):
                     return False
         return True
