@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from contrastgen.clevr.edits import Edit, Editor
@@ -90,84 +91,129 @@ def redundancy_splits(questions: list[dict[str, Any]], graphs: Mapping[str, dict
                       advance: Advance = noop) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """The three splits (CLEVR question records with their programs) and their statistics;
     `advance(1)` as each question is taken up (a progress bar's)."""
-    splits: dict[str, list[dict[str, Any]]] = {level: [] for level in LEVELS}
-    said: dict[str, list[int]] = {level: [] for level in LEVELS}
-    related: dict[str, list[int]] = {level: [] for level in LEVELS}
-    original_level: Counter[str] = Counter()
-    left_out: dict[str, Counter[str]] = {"rd-": Counter(), "rd+": Counter()}
-    relation_changes: dict[str, Counter[str]] = {"rd-": Counter(), "rd+": Counter()}
-    refused: dict[str, Counter[str]] = {"rd-": Counter(), "rd+": Counter()}
-    scenes: dict[str, ClevrScene] = {}
-
-    def emit(level: str, question: str, said_program: list[dict[str, Any]], rewrite: Rewrite | None = None) -> None:
-        fields = rewrite.record_fields(reading.family, written, level) if rewrite is not None else None
-        splits[level].append(_as_question(q, question, _as_written(said_program, scene), level, fields))
-        said[level].append(attribute_filters(said_program))
-        related[level].append(relations_said(said_program))
-        if rewrite is not None:
-            relation_changes[level]["questions"] += 1
-            relation_changes[level]["relations"] += len(rewrite.changes)
-            if level == "rd-":  # a count or exist of nothing needs no relation; rd+ adds none to it
-                relation_changes[level]["relations of an empty set"] += sum(1 for c in rewrite.changes if c.denotes == [])
-
+    splits = _Splits(graphs)
     for q in counted(questions, advance):
-        image = str(q.get("image") or q.get("imageId"))
-        reading = read_question(q)
+        splits.add(q)
+    return splits.splits, splits.stats()
+
+
+@dataclass
+class _Question:
+    """One question as the splits take it: its record, its reading, its scene, its program
+    (read back from its words), that program's run and the program as the split writes it."""
+
+    record: Mapping[str, Any]
+    reading: Reading
+    scene: ClevrScene
+    program: list[dict[str, Any]]
+    original: Execution
+    written: list[dict[str, Any]]
+
+
+@dataclass
+class _Splits:
+    """The three splits being built, question by question, and what their statistics count."""
+
+    graphs: Mapping[str, dict[str, Any]]
+    splits: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {level: [] for level in LEVELS})
+    said: dict[str, list[int]] = field(default_factory=lambda: {level: [] for level in LEVELS})
+    related: dict[str, list[int]] = field(default_factory=lambda: {level: [] for level in LEVELS})
+    original_level: Counter[str] = field(default_factory=Counter)
+    left_out: dict[str, Counter[str]] = field(default_factory=lambda: {"rd-": Counter(), "rd+": Counter()})
+    relation_changes: dict[str, Counter[str]] = field(default_factory=lambda: {"rd-": Counter(), "rd+": Counter()})
+    refused: dict[str, Counter[str]] = field(default_factory=lambda: {"rd-": Counter(), "rd+": Counter()})
+    scenes: dict[str, ClevrScene] = field(default_factory=dict)
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        """One question: itself in rd, and its rd- and rd+ rewrites (or itself where it is at
+        that level already); counted where it is unread or a rewrite is left out."""
+        q = self._read(record)
+        if q is None:
+            return
+        self.emit(q, "rd", str(record["question"]), q.program)
+        editor = Editor(q.reading, q.scene, q.original)
+        key = f"{self._image(record)}|{record.get('question_index', '')}|{record['question']}"
+        at_level = {level: self._add_level(q, editor, level, key) for level in ("rd-", "rd+")}
+        self.original_level["minimal (already rd-)" if at_level["rd-"] else
+                            "full (already rd+)" if at_level["rd+"] else "some redundancy (rd)"] += 1
+
+    @staticmethod
+    def _image(record: Mapping[str, Any]) -> str:
+        return str(record.get("image") or record.get("imageId"))
+
+    def _read(self, record: Mapping[str, Any]) -> _Question | None:
+        """The question read back from its words and run on its scene; None (counted) where it
+        is not read, its program does not run, or its part words are ambiguous."""
+        image = self._image(record)
+        reading = read_question(record)
         if not isinstance(reading, Reading):
-            original_level[f"unread ({reading.reason})"] += 1
-            continue
-        scene = scenes.get(image) or scenes.setdefault(image, clevr_scene(image, graphs[image]))
+            self.original_level[f"unread ({reading.reason})"] += 1
+            return None
+        scene = self.scenes.get(image) or self.scenes.setdefault(image, clevr_scene(image, self.graphs[image]))
         program = reading.program()
         original = execute(program, scene)
         if isinstance(original, Invalid):
-            original_level["unread (program does not run)"] += 1
-            continue
+            self.original_level["unread (program does not run)"] += 1
+            return None
         if part_words_ambiguous(program, original):
-            original_level["unread (part words ambiguous)"] += 1
-            continue
-        written = engine_program(program, original)
-        emit("rd", str(q["question"]), program)
-        editor = Editor(reading, scene, original)
-        key = f"{image}|{q.get('question_index', '')}|{q['question']}"
-        at_level = {}
-        for level in ("rd-", "rd+"):
-            rewriter = RelationRewriter(reading, scene, original, key)
-            edit = editor.whole_question(level)
-            if level == "rd+":
-                rewrite = _with_relations_added(reading, edit, rewriter) \
-                    if edit is not None or editor.at_level(level) else None
-            else:
-                both = _with_relations_dropped(rewriter, scene)
-                rewrite, edit = (both[0], both[1]) if both is not None else (None, edit)
-            refused[level].update(rewriter.refused)
-            nothing_to_do = edit is None and rewrite is None and editor.at_level(level)
-            at_level[level] = nothing_to_do
-            if rewrite is not None and _part_words_ambiguous(rewrite.program, scene):
-                left_out[level]["part words ambiguous"] += 1
-            elif rewrite is not None and edit is not None and level == "rd-":
-                emit(level, edit.question, edit.program, Rewrite(edit_reading(rewrite, edit), edit.program,
-                                                                  edit.question, rewrite.changes))
-            elif rewrite is not None:
-                emit(level, rewrite.question, rewrite.program, rewrite)
-            elif edit is not None:
-                emit(level, edit.question, edit.program)
-            elif nothing_to_do:
-                emit(level, str(q["question"]), program)
-            else:
-                left_out[level]["the rewrite fails a check"] += 1
-        original_level["minimal (already rd-)" if at_level["rd-"] else
-                       "full (already rd+)" if at_level["rd+"] else "some redundancy (rd)"] += 1
-    stats = {
-        "questions": {level: len(splits[level]) for level in LEVELS},
-        "mean_attributes_said": {level: _mean(v) for level, v in said.items()},
-        "mean_relations_said": {level: _mean(v) for level, v in related.items()},
-        "relations_added": dict(sorted(relation_changes["rd+"].items())),
-        "relations_dropped": dict(sorted(relation_changes["rd-"].items())),
-        "relations_not_changed": {level: dict(sorted(c.items())) for level, c in refused.items()},
-        "originals": dict(sorted(original_level.items())),
-        "left_out": {level: dict(c) for level, c in left_out.items()},
-    }
-    return splits, stats
+            self.original_level["unread (part words ambiguous)"] += 1
+            return None
+        return _Question(record, reading, scene, program, original, engine_program(program, original))
+
+    def _add_level(self, q: _Question, editor: Editor, level: str, key: str) -> bool:
+        """The question's rewrite at `level` ("rd-" or "rd+") into its split, or the question
+        itself where nothing is to be done; whether it is at that level already."""
+        rewriter = RelationRewriter(q.reading, q.scene, q.original, key)
+        edit = editor.whole_question(level)
+        if level == "rd+":
+            rewrite = _with_relations_added(q.reading, edit, rewriter) \
+                if edit is not None or editor.at_level(level) else None
+        else:
+            both = _with_relations_dropped(rewriter, q.scene)
+            rewrite, edit = (both[0], both[1]) if both is not None else (None, edit)
+        self.refused[level].update(rewriter.refused)
+        nothing_to_do = edit is None and rewrite is None and editor.at_level(level)
+        if rewrite is not None and _part_words_ambiguous(rewrite.program, q.scene):
+            self.left_out[level]["part words ambiguous"] += 1
+        elif rewrite is not None and edit is not None and level == "rd-":
+            self.emit(q, level, edit.question, edit.program, Rewrite(edit_reading(rewrite, edit), edit.program,
+                                                                     edit.question, rewrite.changes))
+        elif rewrite is not None:
+            self.emit(q, level, rewrite.question, rewrite.program, rewrite)
+        elif edit is not None:
+            self.emit(q, level, edit.question, edit.program)
+        elif nothing_to_do:
+            self.emit(q, level, str(q.record["question"]), q.program)
+        else:
+            self.left_out[level]["the rewrite fails a check"] += 1
+        return nothing_to_do
+
+    def emit(self, q: _Question, level: str, question: str, said_program: list[dict[str, Any]],
+             rewrite: Rewrite | None = None) -> None:
+        """A question of the split `level`: its words, the program they say, and the relations a
+        rewrite changed."""
+        fields = rewrite.record_fields(q.reading.family, q.written, level) if rewrite is not None else None
+        self.splits[level].append(_as_question(q.record, question, _as_written(said_program, q.scene), level, fields))
+        self.said[level].append(attribute_filters(said_program))
+        self.related[level].append(relations_said(said_program))
+        if rewrite is not None:
+            changes = self.relation_changes[level]
+            changes["questions"] += 1
+            changes["relations"] += len(rewrite.changes)
+            if level == "rd-":  # a count or exist of nothing needs no relation; rd+ adds none to it
+                changes["relations of an empty set"] += sum(1 for c in rewrite.changes if c.denotes == [])
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "questions": {level: len(self.splits[level]) for level in LEVELS},
+            "mean_attributes_said": {level: _mean(v) for level, v in self.said.items()},
+            "mean_relations_said": {level: _mean(v) for level, v in self.related.items()},
+            "relations_added": dict(sorted(self.relation_changes["rd+"].items())),
+            "relations_dropped": dict(sorted(self.relation_changes["rd-"].items())),
+            "relations_not_changed": {level: dict(sorted(c.items())) for level, c in self.refused.items()},
+            "originals": dict(sorted(self.original_level.items())),
+            "left_out": {level: dict(c) for level, c in self.left_out.items()},
+        }
 
 
 def _mean(values: list[int]) -> float | None:

@@ -242,7 +242,7 @@ class NameEdit:
         """A shortcut, never a decision: True only where executing the edit would surely be
         refused, because the step reading the new object asks what it lacks (its one colour, an
         edge of the relation) and nothing downstream could turn the empty result into an answer."""
-        step, scene, proofs = q.steps[index], q.image.scene, q.image.proofs
+        step = q.steps[index]
         if step.operation == "choose rel":  # the new object against the one it is asked of
             sources = q.original.values[step.dependencies[0]] if step.dependencies else ()
             _, rels, role = relation_of(step)
@@ -251,47 +251,59 @@ class NameEdit:
         if step.head != "select":
             return False
         exist_after = any(q.steps[i].operation == "exist" for i in dependents(q.steps, index))
-        for s in q.steps[index + 1:]:
-            if s.dependencies != (index,):
-                continue
-            if s.head == "query" and s.argument not in ("name", ""):
-                values = q.image.executor().values_of(oid, s.argument)
-                if len(values) != 1 or values == {MIDDLE}:
-                    return True
-            elif s.operation == "relate":
-                name, rel, role = relation_of(s)
-                edges = scene.in_edges if role == "s" else scene.out_edges
-                if not any(r == rel for r, _ in edges.get(oid, ())) and (
-                        not exist_after or (name not in ("_", "") and not proofs.absence_shown(name))):
-                    return True  # nothing so related, and no answer could rest on that
-            elif s.operation == "verify rel":
-                name, rel, role = relation_of(s)
-                named = denoted_ids(name, scene, q.image.lex)
-                if len(named) != 1:
-                    return True
-                subject, obj = (named[0], oid) if role == "s" else (oid, named[0])
-                if proofs.relation_decided(subject, rel, obj) is None:
-                    return True
-            elif s.head in ("filter", "verify") and s.kind not in ("", "rel", "name", "hposition", "vposition"):
-                value = s.argument.strip().lower()
-                if negated(value):
-                    continue
-                try:  # as the executor reads the step: a filter any attribute, a verify its type
-                    held = q.image.executor().has(oid, "attribute" if s.head == "filter" else s.kind, value)
-                except ProgramRefusal:
-                    return True
-                if not held and not proofs.excluded(oid, s.kind, value):
-                    return True  # its "no" could not be shown
-            elif s.operation == "choose rel":  # its own object (by GQA's ids) against the new one
-                named = split_reference(s.argument)[1] or ()
-                _, rels, role = relation_of(s)
-                if not any(self._linked(q, n, rel, oid, role) for rel in rels.split("|") for n in named):
-                    return True
-            elif s.head == "choose" and s.kind not in ("", "rel", "name"):
-                values = q.image.executor().values_of(oid, s.kind)
-                if not any(o.strip().lower() in values for o in s.argument.split("|")):
-                    return True
+        return any(self._reader_lacks(q, s, oid, exist_after)
+                   for s in q.steps[index + 1:] if s.dependencies == (index,))
+
+    def _reader_lacks(self, q: EditedQuestion, s: Step, oid: str, exist_after: bool) -> bool:
+        """Does step `s`, which reads the selected object `oid` alone, surely refuse it?"""
+        if s.head == "query" and s.argument not in ("name", ""):
+            values = q.image.executor().values_of(oid, s.argument)
+            return len(values) != 1 or values == {MIDDLE}
+        if s.operation == "relate":
+            return self._unrelated(q, s, oid, exist_after)
+        if s.operation == "verify rel":
+            return self._relation_undecided(q, s, oid)
+        if s.head in ("filter", "verify") and s.kind not in ("", "rel", "name", "hposition", "vposition"):
+            return self._no_unshown(q, s, oid)
+        if s.operation == "choose rel":  # its own object (by GQA's ids) against the new one
+            named = split_reference(s.argument)[1] or ()
+            _, rels, role = relation_of(s)
+            return not any(self._linked(q, n, rel, oid, role) for rel in rels.split("|") for n in named)
+        if s.head == "choose" and s.kind not in ("", "rel", "name"):
+            values = q.image.executor().values_of(oid, s.kind)
+            return not any(o.strip().lower() in values for o in s.argument.split("|"))
         return False
+
+    def _unrelated(self, q: EditedQuestion, s: Step, oid: str, exist_after: bool) -> bool:
+        """A `relate` from the new object where it has no edge of the relation, and no answer
+        could rest on finding nothing so related (no `exist` after, or a name whose absence the
+        graph cannot show)."""
+        name, rel, role = relation_of(s)
+        edges = q.image.scene.in_edges if role == "s" else q.image.scene.out_edges
+        return not any(r == rel for r, _ in edges.get(oid, ())) and (
+            not exist_after or (name not in ("_", "") and not q.image.proofs.absence_shown(name)))
+
+    def _relation_undecided(self, q: EditedQuestion, s: Step, oid: str) -> bool:
+        """A `verify rel` between the new object and an object its name does not single out, or
+        one the graph says neither holds nor fails to."""
+        name, rel, role = relation_of(s)
+        named = denoted_ids(name, q.image.scene, q.image.lex)
+        if len(named) != 1:
+            return True
+        subject, obj = (named[0], oid) if role == "s" else (oid, named[0])
+        return q.image.proofs.relation_decided(subject, rel, obj) is None
+
+    def _no_unshown(self, q: EditedQuestion, s: Step, oid: str) -> bool:
+        """A `filter` or `verify` of an attribute the new object lacks where the graph does not
+        show it lacks it: its "no" could not be shown."""
+        value = s.argument.strip().lower()
+        if negated(value):
+            return False
+        try:  # as the executor reads the step: a filter any attribute, a verify its type
+            held = q.image.executor().has(oid, "attribute" if s.head == "filter" else s.kind, value)
+        except ProgramRefusal:
+            return True
+        return not held and not q.image.proofs.excluded(oid, s.kind, value)
 
     def _linked(self, q: EditedQuestion, named: str, rel: str, source: str, role: str) -> bool:
         """Is there the edge a relation argument asks: `named` its subject (s) or object (o)?"""
