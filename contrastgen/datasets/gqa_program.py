@@ -1,8 +1,9 @@
-"""GQA's functional programs (`semantic`) as steps: the program's *syntax*, and the one reading
-of it on the generator side (steps, references, relation arguments). The template path's
-reading of what a program asks (`scene.program_reading`), the executor (`programs.executor`) and
-the program edits (`programs/`) all read programs through it; the verifier keeps a reader of its own on purpose,
-so that a mistake here cannot hide itself there.
+"""The *syntax* of GQA's functional programs (`semantic`): steps, references and relation
+arguments, read once for the generator side. One of three modules about programs: what a
+program asks, read for a template, is `scene.program_reading`; running one on a graph is
+`programs.executor`. Those two and the program edits (`programs/`) all read programs through
+this one; the verifier keeps a reader of its own on purpose, so that a mistake here cannot hide
+itself there.
 
 A step is `{"operation": str, "argument": str, "dependencies": [int, ...]}`; a reference
 argument names objects and GQA's ids for them: `"cat (12,13)"`, `"cat (-)"` (GQA saying there

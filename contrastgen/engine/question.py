@@ -31,7 +31,7 @@ from contrastgen.programs.edits import ProgramEditor
 from contrastgen.scene.corpus import Corpus
 from contrastgen.scene.ground import ground_slots
 from contrastgen.scene.index import SceneIndex
-from contrastgen.scene.program import read_program
+from contrastgen.scene.program_reading import read_program
 from contrastgen.templates.base import Context
 from contrastgen.templates.patterns import Match, Template, load_templates, match_all
 from contrastgen.templates.program_agreement import agreeing_reading

@@ -15,10 +15,10 @@ from typing import Any
 from contrastgen.answers import normalize_answer
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.perturb import PerturbResult, Proposal, Ranking, Refusal
-from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal
+from contrastgen.programs.executor import GqaExecutor, ProgramRefusal
 from contrastgen.scene.ground import denoted_ids
 from contrastgen.scene.index import SceneIndex
-from contrastgen.scene.program import ProgramReading, edit_program
+from contrastgen.scene.program_reading import ProgramReading, edit_program
 from contrastgen.templates.base import Context
 from contrastgen.templates.registry import Binding
 

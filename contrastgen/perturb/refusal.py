@@ -7,7 +7,7 @@ a new reason cannot appear undocumented. A proposer raises `Refusal`; the driver
 reason on the question's `PerturbResult`.
 
 What an executor or a reader cannot decide has its own finer vocabulary
-(`programs.gqa.ProgramRefusal`, `datasets.clevr_reading.Unreadable`): a path turns it into one of
+(`programs.executor.ProgramRefusal`, `datasets.clevr_reading.Unreadable`): a path turns it into one of
 these reasons.
 """
 

@@ -21,7 +21,7 @@ from typing import Any
 from contrastgen.datasets.gqa_program import REFERENCE_OPS, read_reference, reference_name
 from contrastgen.language.lexicon import Lexicon, attribute_opposites, read_word_list
 from contrastgen.language.noun_classes import several_colored_categories
-from contrastgen.programs.gqa import (
+from contrastgen.programs.executor import (
     Execution,
     GqaExecutor,
     ProgramRefusal,

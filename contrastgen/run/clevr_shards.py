@@ -24,9 +24,9 @@ from contrastgen.groups.clevr import add_clevr_groups, scene_reader
 from contrastgen.groups.index import GroupIndex
 from contrastgen.jsonio import dumps
 from contrastgen.perturb import normalize_question
-from contrastgen.results.entries import ViewEntry
 from contrastgen.results.generation import ShardResult
 from contrastgen.results.stats import outcome
+from contrastgen.results.view_bytes import ViewEntry
 from contrastgen.run.shards import ShardPayload, ShardQuestions
 
 

@@ -23,9 +23,9 @@ from contrastgen.engine import Engine
 from contrastgen.groups.record import add_groups
 from contrastgen.groups.search import finder_for
 from contrastgen.jsonio import dumps
-from contrastgen.results.entries import view_entries
 from contrastgen.results.generation import ShardResult
 from contrastgen.results.stats import outcome
+from contrastgen.results.view_bytes import view_entries
 from contrastgen.run.per_image import ImageWork, RunOptions, perturb_in_image
 from contrastgen.run.shards import ShardPayload, ShardQuestions
 

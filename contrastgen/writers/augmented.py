@@ -34,8 +34,8 @@ from contrastgen.datasets.question_index import QuestionIndex, RecordSpill
 from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_group
-from contrastgen.results.entries import ViewEntry
 from contrastgen.results.generation import Generation
+from contrastgen.results.view_bytes import ViewEntry
 from contrastgen.writers import base
 
 

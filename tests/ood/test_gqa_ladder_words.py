@@ -14,7 +14,7 @@ import pytest
 import contrastgen.ood.gqa_redundancy as ladder_module
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.ood.gqa_redundancy import WORDS_UNSAID, LadderConfig, build_ladder, write_ladder
-from contrastgen.programs.gqa import GqaExecutor, parse_program
+from contrastgen.programs.executor import GqaExecutor, parse_program
 from contrastgen.programs.said_filters import unsaid_filters
 from contrastgen.scene.index import SceneIndex
 from contrastgen.verify.checker import index_graph

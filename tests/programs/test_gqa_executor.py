@@ -12,10 +12,15 @@ from execute_programs import execute_all  # benchmarks/, on pytest's pythonpath 
 
 from contrastgen.datasets.gqa_program import Step, read_reference, reference_name, relation_of
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal, short_relation, split_reference
+from contrastgen.programs.executor import (
+    GqaExecutor,
+    ProgramRefusal,
+    short_relation,
+    split_reference,
+)
 from contrastgen.resources import sample_dir
 from contrastgen.scene.index import SceneIndex
-from contrastgen.scene.program import read_program
+from contrastgen.scene.program_reading import read_program
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO.parent / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"

@@ -56,7 +56,7 @@ from contrastgen.programs.edits.objects import NameEdit
 from contrastgen.programs.edits.question import EditedQuestion
 from contrastgen.programs.edits.redundancy import DropRedundantAttribute, SayEveryAttribute
 from contrastgen.programs.edits.relations import RelationEdit
-from contrastgen.programs.gqa import ProgramRefusal, parse_program
+from contrastgen.programs.executor import ProgramRefusal, parse_program
 from contrastgen.scene.index import SceneIndex
 
 

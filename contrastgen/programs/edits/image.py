@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.programs.gqa import GqaExecutor
+from contrastgen.programs.executor import GqaExecutor
 from contrastgen.programs.proofs import EditProofs
 from contrastgen.scene.index import SceneIndex
 

@@ -29,7 +29,7 @@ from contrastgen.programs.edits.base import (
     said_as_kind,
 )
 from contrastgen.programs.edits.question import EditedQuestion
-from contrastgen.programs.gqa import (
+from contrastgen.programs.executor import (
     MIDDLE,
     PRONOUNS,
     SCENE,

@@ -21,7 +21,7 @@ from contrastgen.language.lexicon import attribute_opposites
 from contrastgen.perturb import EVIDENCE_VERSION, Proposal
 from contrastgen.programs.edits.base import POSITION_VALUES, dependents, with_ids
 from contrastgen.programs.edits.image import ImageTools
-from contrastgen.programs.gqa import PRONOUNS, SCENE, Execution, ProgramRefusal
+from contrastgen.programs.executor import PRONOUNS, SCENE, Execution, ProgramRefusal
 from contrastgen.programs.proofs import bare, claimed_whole
 from contrastgen.programs.wording import Span, doubled_words, said_once, without
 

@@ -16,7 +16,7 @@ from contrastgen.language.nounphrase import attribute_words
 from contrastgen.perturb import Proposal, Ranking
 from contrastgen.programs.edits.base import RD_PLUS_TYPES, adjective_order
 from contrastgen.programs.edits.question import EditedQuestion
-from contrastgen.programs.gqa import PRONOUNS, Execution, GqaExecutor, ProgramRefusal
+from contrastgen.programs.executor import PRONOUNS, Execution, GqaExecutor, ProgramRefusal
 from contrastgen.programs.proofs import negated
 from contrastgen.programs.wording import Span, aligned_span, replace, said_once
 from contrastgen.scene.ground import denoted_ids

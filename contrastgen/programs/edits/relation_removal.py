@@ -29,7 +29,7 @@ from contrastgen.datasets.gqa_program import Step, reference_name, relation_of
 from contrastgen.language.lexicon import read_word_list
 from contrastgen.perturb import Proposal, Ranking
 from contrastgen.programs.edits.question import EditedQuestion
-from contrastgen.programs.gqa import PRONOUNS, SCENE
+from contrastgen.programs.executor import PRONOUNS, SCENE
 from contrastgen.programs.proofs import negated
 from contrastgen.programs.wording import Span
 from contrastgen.resources import rules_file

@@ -1,4 +1,9 @@
-"""Reading GQA's functional programs (`semantic`), and editing them for perturbations.
+"""The *reading* of a GQA program (`semantic`): what it asks, in the terms a template reads a
+question in (`ProgramReading`), and the one-atom edit of it a template's perturbation carries.
+
+One of three modules about programs: the syntax (steps, references) is `datasets.gqa_program`,
+executing a program on a graph is `programs.executor`, and this module reads a program's shape
+for the template path.
 
 Why: a GQA question's program says exactly what is asked and which scene-graph objects its
 phrases denote ("select: wall (722332)", "verify rel: chair,behind,o (1310765)"). Grounding

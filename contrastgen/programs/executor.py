@@ -1,4 +1,8 @@
-"""Executing GQA's functional programs (`semantic`) on a scene graph.
+"""The *executor* of GQA's functional programs (`semantic`): running one on a scene graph.
+
+One of three modules about programs: the syntax (steps, references) is `datasets.gqa_program`,
+the template path's reading of what a program asks is `scene.program_reading`, and this module
+gives a program's answer on a graph.
 
 Why an executor of our own: a perturbation of any GQA question type is an edit of one argument of
 its program, and its new answer is what the edited program gives on the graph. The executor
