@@ -35,7 +35,7 @@ MODULES = [
     "contrastgen/engine/*.py", "contrastgen/families/gqa_image_work.py",
     "contrastgen/language/lexicon.py", "contrastgen/language/nounphrase.py",
     "contrastgen/scene/*.py", "contrastgen/templates/*.py",
-    "contrastgen/programs/gqa.py", "contrastgen/programs/wording.py",
+    "contrastgen/programs/executor.py", "contrastgen/programs/wording.py",
     "contrastgen/programs/name_words.py", "contrastgen/programs/edits/base.py",
 ]
 # mypyc type-checks what it compiles; the project is typed for readers, not for mypy --strict

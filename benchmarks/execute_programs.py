@@ -25,7 +25,7 @@ import script_inputs  # noqa: E402
 import synth  # noqa: E402
 
 from contrastgen.language.lexicon import Lexicon  # noqa: E402
-from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal  # noqa: E402
+from contrastgen.programs.executor import GqaExecutor, ProgramRefusal  # noqa: E402
 from contrastgen.resources import sample_dir  # noqa: E402
 from contrastgen.scene.index import SceneIndex  # noqa: E402
 

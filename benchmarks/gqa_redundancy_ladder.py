@@ -4,7 +4,7 @@ Builds the graphs from the questions' own programs (`graphs_from_programs.py`, t
 `--density 16`, at GQA's density; GQA's graphs are not available here), the ladder on each
 (`contrastgen ood gqa-redundancy`), re-proves every rung (`contrastgen verify`), and scores:
 - a scripted oracle: each level's question answered by executing its own program on the graph
-  (`programs.gqa.GqaExecutor`), which must score 100% at every level (the ladder keeps answers);
+  (`programs.executor.GqaExecutor`), which must score 100% at every level (the ladder keeps answers);
 - a blind prior: the most frequent level-0 answer per template, GQA type or first words
   (`evaluation.baselines`, fitted in-sample on level 0), which sees only the words.
 Prints, per graph kind, the questions per level, the build's and the verification's time (and
@@ -30,7 +30,7 @@ from contrastgen.evaluation.run_baselines import template_resolver
 from contrastgen.jsonio import write_json
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.ood.evaluate import evaluate_ood
-from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal, parse_program
+from contrastgen.programs.executor import GqaExecutor, ProgramRefusal, parse_program
 from contrastgen.programs.redundancy_ladder import LadderConfig, run_gqa_redundancy
 from contrastgen.scene.index import SceneIndex
 from contrastgen.verify.gqa_redundancy import verify_ladder_dir

@@ -58,8 +58,8 @@ from script_inputs import require
 
 from contrastgen.jsonio import write_json
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.programs import gqa as gqa_programs
-from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal, short_relation
+from contrastgen.programs import executor as gqa_programs
+from contrastgen.programs.executor import GqaExecutor, ProgramRefusal, short_relation
 from contrastgen.scene.index import SceneIndex
 
 LEX = Lexicon.load()

@@ -126,7 +126,7 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> None:
 
 
 def write_chunks(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> None:
-    """Write already-serialised pieces (see `contrastgen.results.entries`) one after the other."""
+    """Write already-serialised pieces (see `contrastgen.results.view_bytes`) one after the other."""
     with atomic_file(path) as fh:
         fh.writelines(chunks)
 

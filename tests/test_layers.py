@@ -145,19 +145,14 @@ def test_the_verifier_imports_nothing_of_the_generator():
     assert checked >= 9
 
 
-def runtime_imports(path: Path, module: str) -> set[str]:
-    """The contrastgen modules a source file imports when it runs, at module level or inside a
-    function: `from package import name` is the module `package.name` when there is one, else the
-    package. Imports under `if TYPE_CHECKING:` never run, so they are left out: an annotation may
-    name a type of a module that imports this one."""
+def imported_modules(path: Path, module: str) -> set[str]:
+    """The contrastgen modules a source file imports, at module level, inside a function or
+    under `if TYPE_CHECKING:`: `from package import name` is the module `package.name` when there
+    is one, else the package. A typing-only import counts: two modules that name each other's
+    types are still each unreadable without the other, whichever of them imports at run time."""
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _is_type_checking(node.test)
-               for stmt in node.body for n in ast.walk(stmt)}
     out: set[str] = set()
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -168,11 +163,6 @@ def runtime_imports(path: Path, module: str) -> set[str]:
             for a in node.names:
                 out.add(f"{base}.{a.name}" if known(f"{base}.{a.name}") else base)
     return {m for m in out if known(m) and m != module}
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -219,29 +209,33 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def module_graph() -> dict[str, set[str]]:
-    return {name: runtime_imports(path, name) for name, path in modules()}
+    return {name: imported_modules(path, name) for name, path in modules()}
 
 
 def test_no_import_cycles():
     """No two modules import each other, directly or around a circle, whether the import is at
-    the top of the file or inside a function: a circle makes import order matter and each module
-    unreadable without the other."""
+    the top of the file, inside a function or for typing only: a circle makes import order
+    matter and each module unreadable without the other."""
     assert import_cycles(module_graph()) == []
 
 
 def test_the_cycle_test_sees_a_planted_cycle(tmp_path):
-    """Two real modules made to import each other, one of them inside a function, are found."""
+    """Two real modules made to import each other, one of them inside a function, are found; so
+    are they when that import is for typing only."""
     planted = tmp_path / "errors.py"
     planted.write_text("def late():\n    from contrastgen.files import atomic\n    return atomic\n")
     graph = module_graph()
-    graph["contrastgen.errors"] = runtime_imports(planted, "contrastgen.errors")
+    graph["contrastgen.errors"] = imported_modules(planted, "contrastgen.errors")
     assert "contrastgen.files.atomic" in graph["contrastgen.errors"]
     found = import_cycles(graph)
     assert any({"contrastgen.errors", "contrastgen.files.atomic"} <= set(c) for c in found), found
     typing_only = tmp_path / "typed.py"
     typing_only.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                            "    from contrastgen.files import atomic\n")
-    assert runtime_imports(typing_only, "contrastgen.errors") == set()
+    graph["contrastgen.errors"] = imported_modules(typing_only, "contrastgen.errors")
+    assert graph["contrastgen.errors"] == {"contrastgen.files.atomic"}
+    found = import_cycles(graph)
+    assert any({"contrastgen.errors", "contrastgen.files.atomic"} <= set(c) for c in found), found
 
 
 def test_the_layer_test_sees_a_violation(tmp_path):

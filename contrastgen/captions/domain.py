@@ -189,10 +189,5 @@ class ClevrDomain:
         return attribute in self.clevr.type_of_value
 
 
-def domain_of(graph: Mapping[str, Any]) -> str:
-    """"clevr" for a scene read from CLEVR's files (the reader marks it), else "gqa"."""
-    return "clevr" if graph.get("dataset") == "clevr" else "gqa"
-
-
 def load_domain(name: str) -> Domain:
     return ClevrDomain.load() if name == "clevr" else GqaDomain.load()

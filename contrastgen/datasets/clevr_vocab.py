@@ -26,7 +26,6 @@ from contrastgen.resources import rules_resource
 
 # Parameter types of the templates, and the attribute each filters on.
 ATTRIBUTE_TYPES = ("Size", "Color", "Material", "Shape")
-PART_TYPES = ("Size", "Color", "Material", "Partname")
 NULL_SHAPE = "thing"
 NULL_PART = "part"
 # The generator's words for where a part sits on its object; stripping them gives its kind.
@@ -111,9 +110,6 @@ class Vocabulary:
         if text in self.shape_names:
             return self.shape_names[text]
         return part_display(text) if "_" in text else text
-
-    def is_category(self, shape: str) -> bool:
-        return shape in set(self.shape_category.values())
 
     def shape_matches(self, shape: str, value: str) -> bool:
         return value == shape or self.shape_category.get(shape) == value

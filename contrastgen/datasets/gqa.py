@@ -97,6 +97,17 @@ def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> d
     objects and relations, and this runs on every one of them before any work starts.
     """
     rec = f"image {image_id}"
+    objects = _checked_frame(g, path, rec)
+    for oid, obj in objects.items():
+        if not _plain_object(obj):
+            _check_object_slowly(obj, path, f"{rec} object {oid}", ("objects", str(oid)))
+        _check_relations(obj, oid, objects, path, rec)
+    return g if isinstance(g, dict) else dict(g)
+
+
+def _checked_frame(g: Any, path: str | None, rec: str) -> Mapping[str, Any]:
+    """The graph's objects, once the graph is an object with objects and a width and height in
+    range; InputError otherwise."""
     if not isinstance(g, Mapping):
         raise InputError("scene graph is not an object", path=path, record=rec)
     objects = g.get("objects")
@@ -108,36 +119,46 @@ def validate_scene_graph(image_id: str, g: Any, *, path: str | None = None) -> d
     height = g.get("height", 1)
     if type(height) not in _NUMBER or not 0 < height <= MAX_COORD:
         raise InputError("invalid field 'height'", path=path, record=rec, field=("height",))
-    for oid, obj in objects.items():
-        if (type(obj) is not dict or type(obj.get("name")) is not str or not obj["name"].strip()
-                or type(obj.get("x")) not in _NUMBER or type(obj.get("y")) not in _NUMBER
-                or type(obj.get("w")) not in _NUMBER or type(obj.get("h")) not in _NUMBER
-                # chained comparisons are false for NaN too
-                or not -MAX_COORD <= obj["x"] <= MAX_COORD or not -MAX_COORD <= obj["y"] <= MAX_COORD
-                or not 0 <= obj["w"] <= MAX_COORD or not 0 <= obj["h"] <= MAX_COORD):
-            _check_object_slowly(obj, path, f"{rec} object {oid}", ("objects", str(oid)))
-        attrs = obj.get("attributes", ())
-        if type(attrs) is not list or not all(type(a) is str for a in attrs):
-            _check_object_slowly(obj, path, f"{rec} object {oid}", ("objects", str(oid)))
-        rels = obj.get("relations", [])
-        if not isinstance(rels, list):
-            raise InputError("field 'relations' is not a list", path=path, record=f"{rec} object {oid}",
-                             field=("objects", str(oid), "relations"))
-        for rel in rels:
-            # exact types first: relations outnumber objects ten to one, and an ABC check is slow
-            if type(rel) is not dict and not isinstance(rel, Mapping):
-                raise InputError("relation without a 'name'", path=path, record=f"{rec} object {oid}",
-                                 field=("objects", str(oid), "relations", rels.index(rel)))
-            name = rel.get("name")
-            if type(name) is not str and not isinstance(name, str):
-                raise InputError("relation without a 'name'", path=path, record=f"{rec} object {oid}",
-                                 field=("objects", str(oid), "relations", rels.index(rel)))
-            target = rel.get("object")
-            if type(target) not in (str, int) or (target not in objects and str(target) not in objects):
-                raise InputError(f"relation {rel.get('name')!r} points at unknown object {target!r}",
-                                 path=path, record=f"{rec} object {oid}",
-                                 field=("objects", str(oid), "relations", rels.index(rel), "object"))
-    return g if isinstance(g, dict) else dict(g)
+    return objects
+
+
+def _plain_object(obj: Any) -> bool:
+    """The fast path's test of one object: a dict with a name, a box in range and a list of
+    string attributes, by exact types (`_check_object_slowly` says what is wrong otherwise)."""
+    return (type(obj) is dict and type(obj.get("name")) is str and bool(obj["name"].strip())
+            and type(obj.get("x")) in _NUMBER and type(obj.get("y")) in _NUMBER
+            and type(obj.get("w")) in _NUMBER and type(obj.get("h")) in _NUMBER
+            # chained comparisons are false for NaN too
+            and -MAX_COORD <= obj["x"] <= MAX_COORD and -MAX_COORD <= obj["y"] <= MAX_COORD
+            and 0 <= obj["w"] <= MAX_COORD and 0 <= obj["h"] <= MAX_COORD
+            and _string_list(obj.get("attributes", ())))
+
+
+def _string_list(attrs: Any) -> bool:
+    return type(attrs) is list and all(type(a) is str for a in attrs)
+
+
+def _check_relations(obj: Mapping[str, Any], oid: Any, objects: Mapping[str, Any], path: str | None,
+                     rec: str) -> None:
+    """Each relation of an object has a string name and points at an object of the graph."""
+    rels = obj.get("relations", [])
+    if not isinstance(rels, list):
+        raise InputError("field 'relations' is not a list", path=path, record=f"{rec} object {oid}",
+                         field=("objects", str(oid), "relations"))
+    for rel in rels:
+        # exact types first: relations outnumber objects ten to one, and an ABC check is slow
+        if type(rel) is not dict and not isinstance(rel, Mapping):
+            raise InputError("relation without a 'name'", path=path, record=f"{rec} object {oid}",
+                             field=("objects", str(oid), "relations", rels.index(rel)))
+        name = rel.get("name")
+        if type(name) is not str and not isinstance(name, str):
+            raise InputError("relation without a 'name'", path=path, record=f"{rec} object {oid}",
+                             field=("objects", str(oid), "relations", rels.index(rel)))
+        target = rel.get("object")
+        if type(target) not in (str, int) or (target not in objects and str(target) not in objects):
+            raise InputError(f"relation {rel.get('name')!r} points at unknown object {target!r}",
+                             path=path, record=f"{rec} object {oid}",
+                             field=("objects", str(oid), "relations", rels.index(rel), "object"))
 
 
 _NUMBER = (int, float)  # exact types: bool is an int subclass but not a coordinate

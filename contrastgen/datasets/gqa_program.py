@@ -1,7 +1,9 @@
-"""GQA's functional programs (`semantic`) as steps: the one reading of their syntax on the
-generator side. The template path (`scene.program`), the executor and the program edits
-(`programs/`) all read programs through it; the verifier keeps a reader of its own on purpose,
-so that a mistake here cannot hide itself there.
+"""The *syntax* of GQA's functional programs (`semantic`): steps, references and relation
+arguments, read once for the generator side. One of three modules about programs: what a
+program asks, read for a template, is `scene.program_reading`; running one on a graph is
+`programs.executor`. Those two and the program edits (`programs/`) all read programs through
+this one; the verifier keeps a reader of its own on purpose, so that a mistake here cannot hide
+itself there.
 
 A step is `{"operation": str, "argument": str, "dependencies": [int, ...]}`; a reference
 argument names objects and GQA's ids for them: `"cat (12,13)"`, `"cat (-)"` (GQA saying there
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 REFERENCE_OPS = ("select", "relate", "verify rel", "choose rel")  # arguments that name objects
 RELATION_OPS = ("relate", "verify rel", "choose rel")  # arguments that also name a relation
@@ -96,14 +98,40 @@ def split_reference(argument: str) -> tuple[str, Objects | None]:
     return text, None
 
 
+class Reference(NamedTuple):
+    """A reference argument read whole: the name of the objects; for a relation argument
+    (`"name,relation,role"`) its relation and the role, `s` or `o`, of the named objects ("" and
+    "" for a plain reference or one of fewer than three parts); GQA's ids (None for a bare name)."""
+
+    name: str
+    relation: str
+    role: str
+    ids: Objects | None
+
+    @property
+    def is_relation(self) -> bool:
+        """Whether it reads as a relation argument: three parts or more, the last `s` or `o`."""
+        return self.role in ("s", "o")
+
+
+@functools.lru_cache(maxsize=1 << 16)  # the same arguments are read for every candidate edit
+def read_reference(argument: str) -> Reference:
+    """`"man,wearing,s (12)"` -> ("man", "wearing", "s", ("12",)); `"man (12)"` -> ("man", "",
+    "", ("12",)). The one reading of a reference's parts on the generator side: the executor,
+    the template path's program reading, the edits and their proofs all read through it."""
+    body, ids = split_reference(argument)
+    parts = [p.strip() for p in body.split(",")]
+    if len(parts) < 3:
+        return Reference(parts[0], "", "", ids)
+    return Reference(parts[0], ",".join(parts[1:-1]).strip(), parts[-1], ids)
+
+
 def reference_name(step: Step) -> str:
     """The object name a reference argument gives: "man" in "man (12)" and in "man,wearing,s"."""
-    return split_reference(step.argument)[0].split(",")[0].strip()
+    return read_reference(step.argument).name
 
 
 def relation_of(step: Step) -> tuple[str, str, str]:
     """(name, relation, role) of a relation argument; relation "" when it has none."""
-    parts = [p.strip() for p in split_reference(step.argument)[0].split(",")]
-    if len(parts) < 3:
-        return parts[0], "", ""
-    return parts[0], ",".join(parts[1:-1]).strip(), parts[-1]
+    ref = read_reference(step.argument)
+    return ref.name, ref.relation, ref.role

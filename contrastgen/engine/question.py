@@ -2,8 +2,10 @@
 paths its `mode` asks (the templates it matches, its program's edits).
 
 Each path only proposes; `contrastgen.perturb.Ranking` ranks and numbers what it proposes. The
-template path's checks of the original (its program, its presuppositions) live in
-`engine.template_path`; the program path is `programs.edits`.
+engine reads a matched question (`Engine.context`: slots checked against the program, grounded);
+what is done with that reading, the template path's checks of the original (its program, its
+presuppositions) and its handler's proposals, lives in `engine.template_path`, which never sees
+the engine; the program path is `programs.edits`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from contrastgen.programs.edits import ProgramEditor
 from contrastgen.scene.corpus import Corpus
 from contrastgen.scene.ground import ground_slots
 from contrastgen.scene.index import SceneIndex
-from contrastgen.scene.program import read_program
+from contrastgen.scene.program_reading import read_program
 from contrastgen.templates.base import Context
 from contrastgen.templates.patterns import Match, Template, load_templates, match_all
 from contrastgen.templates.program_agreement import agreeing_reading
@@ -126,7 +128,12 @@ class Engine:
             else:
                 if scene is None:
                     scene = SceneIndex.build(image_id, scene_graph, self.lex)
-                perturb_match(self, res, m, question, scene, corpus, max_k, seed, existing)
+                try:
+                    ctx = self.context(question_id, question, m, scene, corpus=corpus, seed=seed)
+                except Refusal as r:
+                    res.reason = r.reason
+                else:
+                    perturb_match(res, ctx, self.bindings[m.template.id], max_k, existing)
             results.append(res)
         if by_program:
             res = PerturbResult(**base, template=PROGRAM_PATH, program=question["semantic"])

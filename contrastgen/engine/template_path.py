@@ -10,35 +10,29 @@ fails them compares a model against a question with no certain answer.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from contrastgen.answers import normalize_answer
+from contrastgen.language.lexicon import Lexicon
 from contrastgen.perturb import PerturbResult, Proposal, Ranking, Refusal, perturbation_id
-from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal
-from contrastgen.scene.corpus import Corpus
+from contrastgen.programs.executor import GqaExecutor, ProgramRefusal
 from contrastgen.scene.ground import denoted_ids
 from contrastgen.scene.index import SceneIndex
-from contrastgen.scene.program import ProgramReading, edit_program
+from contrastgen.scene.program_reading import ProgramReading, edit_program
 from contrastgen.templates.base import Context
-from contrastgen.templates.patterns import Match
-
-if TYPE_CHECKING:
-    from contrastgen.engine.question import Engine
+from contrastgen.templates.registry import Binding
 
 NP_SLOTS = ("x", "y")
 
 
-def perturb_match(engine: Engine, res: PerturbResult, m: Match, question: dict[str, Any], scene: SceneIndex,
-                  corpus: Corpus | None, max_k: int, seed: int, existing: set[str]) -> None:
-    """Fill `res` (one question under template `m`) with its perturbations or its reason."""
-    try:
-        ctx = engine.context(res.question_id, question, m, scene, corpus=corpus, seed=seed)
-    except Refusal as r:
-        res.reason = r.reason
-        return
+def perturb_match(res: PerturbResult, ctx: Context, binding: Binding, max_k: int, existing: set[str]) -> None:
+    """Fill `res` (one question under the template `ctx.match` matched) with its perturbations or
+    its reason. `ctx` is the engine's reading of the question (slots checked against its program,
+    grounded); `binding` the template's handler."""
+    question, scene, m = ctx.question, ctx.scene, ctx.match
     res.grounding = {"via": next((g.via for g in ctx.grounding.values()), "none"),
                      **{s: list(g.ids) for s, g in ctx.grounding.items() if g.ok}}
-    if ctx.reading is not None and (why := program_refusal(engine, question, scene)) is not None:
+    if ctx.reading is not None and (why := program_refusal(ctx.lex, question, scene)) is not None:
         res.reason = why  # each perturbation carries the edited program, which must execute too
         return
     if presupposition_fails(ctx):
@@ -49,13 +43,13 @@ def perturb_match(engine: Engine, res: PerturbResult, m: Match, question: dict[s
         return
     ranking = Ranking(existing, max_k)
     try:
-        ranking.take(engine.bindings[m.template.id].perturb(ctx))
+        ranking.take(binding.perturb(ctx))
     except Refusal as r:
         res.reason = r.reason  # what was kept before the refusal stays
     semantic, reading = question.get("semantic"), ctx.reading
     for rank, proposal in enumerate(ranking.kept, 1):
         if reading is not None:
-            proposal = replace(proposal, program={"semantic": edited_program(engine, semantic, reading, proposal,
+            proposal = replace(proposal, program={"semantic": edited_program(ctx.lex, semantic, reading, proposal,
                                                                              scene)})
         res.perturbations.append(proposal.numbered(perturbation_id(res.question_id, m.template.id_suffix, rank),
                                                    rank))
@@ -77,12 +71,12 @@ def slot_runs_on(ctx: Context) -> bool:
     return False
 
 
-def program_refusal(engine: Engine, question: dict[str, Any], scene: SceneIndex) -> str | None:
+def program_refusal(lex: Lexicon, question: dict[str, Any], scene: SceneIndex) -> str | None:
     """Why the question's own program does not execute to its gold answer on the graph, with
     its ids read as the verifier reads them (an object the step's name does not denote is a
     `program_mismatch`); None when it does."""
     try:
-        got = GqaExecutor(scene, engine.lex, scene.graph).run(question["semantic"]).answer
+        got = GqaExecutor(scene, lex, scene.graph).run(question["semantic"]).answer
     except ProgramRefusal as exc:
         return "program_mismatch" if exc.reason in ("program_mismatch", "malformed_program") else "not_executable"
     return None if got == normalize_answer(question.get("answer")) else "answer_mismatch"
@@ -104,11 +98,11 @@ def presupposition_fails(ctx: Context) -> bool:
     return False
 
 
-def edited_program(engine: Engine, semantic: list[dict], reading: ProgramReading, proposal: Proposal,
+def edited_program(lex: Lexicon, semantic: list[dict], reading: ProgramReading, proposal: Proposal,
                    scene: SceneIndex) -> list[dict]:
     """The program of the perturbed question; a new object is named as the graph names it
     (GQA's programs do), or by its singular when the graph has none."""
     change = proposal.change
-    name = change["to"] if change["to"] in scene.by_name else engine.lex.singular(change["to"])
+    name = change["to"] if change["to"] in scene.by_name else lex.singular(change["to"])
     return edit_program(semantic, reading, change["kind"], change["slot"],
                         name=name, ids=proposal.ids, relation=change["to"])

@@ -36,9 +36,9 @@ from contrastgen.groups.clevr import add_clevr_groups, scene_reader
 from contrastgen.groups.index import GroupIndex
 from contrastgen.jsonio import dumps
 from contrastgen.perturb import normalize_question
-from contrastgen.results.entries import ViewEntry
 from contrastgen.results.generation import ShardResult
 from contrastgen.results.stats import outcome
+from contrastgen.results.view_bytes import ViewEntry
 
 # Why a question may end unperturbed: its words read back into no family's program (`no_family`,
 # `no_reading`, and GQA's `ambiguous`, `program_mismatch`), the program does not run on the scene,

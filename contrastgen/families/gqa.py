@@ -50,9 +50,9 @@ from contrastgen.jsonio import dumps
 from contrastgen.parallel.tasks import helper
 from contrastgen.perturb import PROGRAM_PATH, TEMPLATE_PATH, PerturbResult
 from contrastgen.programs.edits.editor import PROGRAM_SEED
-from contrastgen.results.entries import view_entries
 from contrastgen.results.generation import Generation, ShardResult
 from contrastgen.results.stats import outcome
+from contrastgen.results.view_bytes import view_entries
 from contrastgen.scene.corpus import Corpus
 from contrastgen.templates.patterns import Template, load_templates, screener
 

@@ -36,7 +36,7 @@ from contrastgen.groups.index import ATTRIBUTE, NAME, RELATION, GroupIndex, key
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.perturb import EVIDENCE_VERSION
 from contrastgen.programs.edits.base import with_ids
-from contrastgen.programs.gqa import (
+from contrastgen.programs.executor import (
     PRONOUNS,
     SCENE,
     Execution,

@@ -17,7 +17,7 @@ split shifts that factor:
   hold combinations out of training;
 - question redundancy: rd (the questions as they are), rd- and rd+ (each question rewritten with
   every redundant attribute dropped, or every attribute said), from programs read back from the
-  words (`contrastgen.ood.redundancy`).
+  words (`contrastgen.ood.superclevr_redundancy`).
 Where this had to choose (the head share, one held-out colour per shape, text matching of
 concepts through rules/ood/superclevr_concepts.tsv) docs/ood.md says so.
 """
@@ -168,7 +168,7 @@ def build_superclevr(scenes: dict[str, list[dict[str, Any]]], questions: list[di
         splits["co_test" if in_scene & held_set else "co_train"].append(q)
     redundancy: dict[str, Any] = {}
     if graphs is not None:
-        from contrastgen.ood.redundancy import redundancy_splits
+        from contrastgen.ood.superclevr_redundancy import redundancy_splits
 
         rd_splits, redundancy = redundancy_splits(questions, graphs, advance)
         splits.update(rd_splits)

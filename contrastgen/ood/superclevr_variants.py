@@ -269,7 +269,7 @@ def _drawn_parts(config: VariantConfig, objects: Mapping[str, list[dict[str, Any
 def _redundancy_variants(bal: Mapping[str, Part], by_image: Mapping[str, list[dict[str, Any]]],
                          graphs: Mapping[str, Any] | None) -> tuple[dict[str, dict[str, Part]], dict[str, Any]]:
     """rd-, rd, rd+ on bal's scenes: the questions worded at all three levels, each at its own."""
-    from contrastgen.ood.redundancy import redundancy_splits
+    from contrastgen.ood.superclevr_redundancy import redundancy_splits
 
     if graphs is None:
         raise InputError("the redundancy variants need the scenes in the data model (graphs)")
@@ -292,7 +292,7 @@ def _redundancy_variants(bal: Mapping[str, Part], by_image: Mapping[str, list[di
 
 def _mean_said(questions: Sequence[Mapping[str, Any]], *, relations: bool = False) -> float | None:
     from contrastgen.clevr.redundant_relations import relations_said
-    from contrastgen.ood.redundancy import attribute_filters
+    from contrastgen.ood.superclevr_redundancy import attribute_filters
 
     count = relations_said if relations else attribute_filters
     said = [count(q["program"]) for q in questions]

@@ -7,8 +7,9 @@ family lists the reasons its paths give (`families.base.Family.reasons`; `famili
 is every registered family's); the docs say what each means, and a test holds the paths to those
 lists, so a new reason cannot appear undocumented.
 
-What an executor or a reader cannot decide has its own finer vocabulary (a program executor's or
-a question reader's refusal): a path turns it into one of its family's reasons.
+What an executor or a reader cannot decide has its own finer vocabulary
+(`programs.executor.ProgramRefusal`, `datasets.clevr_reading.Unreadable`): a path turns it into one
+of its family's reasons.
 """
 
 from __future__ import annotations

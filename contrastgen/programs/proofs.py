@@ -18,10 +18,10 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from typing import Any
 
-from contrastgen.datasets.gqa_program import REFERENCE_OPS
+from contrastgen.datasets.gqa_program import REFERENCE_OPS, read_reference, reference_name
 from contrastgen.language.lexicon import Lexicon, attribute_opposites, read_word_list
 from contrastgen.language.noun_classes import several_colored_categories
-from contrastgen.programs.gqa import (
+from contrastgen.programs.executor import (
     Execution,
     GqaExecutor,
     ProgramRefusal,
@@ -61,6 +61,18 @@ def bare(step: dict[str, Any]) -> dict[str, Any]:
 
 def negated(value: str) -> bool:
     return value.startswith("not(") and value.endswith(")")
+
+
+def _rejected_values(op: str, value: str, got: Any, inputs: tuple[str, ...]) -> list[str]:
+    """The values an attribute step says the objects it reads do not have: a `verify`'s value
+    when it says no, each option a `choose` (typed, or untyped: `op` "choose") did not pick, a
+    `filter`'s value when it keeps nothing of some input; none otherwise."""
+    head, _, kind = op.partition(" ")
+    if head == "verify":
+        return [value] if got == "no" else []
+    if head == "choose":
+        return [o.strip().lower() for o in value.split("|") if o.strip().lower() != got]             if kind or op == "choose" else []
+    return [value] if not got and inputs else []
 
 
 _PASSING_ON = ("filter", "relate")  # steps that hand objects on; `exist`, `and`, `or` only ask if any
@@ -131,7 +143,7 @@ class EditProofs:
         for i, ids in run.refs.items():
             if ids or i not in rests or edited[i]["operation"] in ("verify rel", "choose rel"):  # decided by the edges
                 continue
-            name = split_reference(edited[i]["argument"])[0].split(",")[0].strip()
+            name = read_reference(edited[i]["argument"]).name
             if name not in ("_", "") and not self.absence_shown(name):
                 return False
         return True
@@ -151,9 +163,8 @@ class EditProofs:
         for i, step in enumerate(edited):
             if step["operation"] not in ("verify rel", "choose rel"):
                 continue
-            body = split_reference(step["argument"])[0]
-            parts = [p.strip() for p in body.split(",")]
-            name, rels, role = parts[0], ",".join(parts[1:-1]).strip(), parts[-1]
+            # the run read it, so it is a relation argument (`read_reference`'s role is s or o)
+            name, rels, role, _ = read_reference(step["argument"])
             sources = run.values[step["dependencies"][0]] if step["dependencies"] else ()
             named = run.refs.get(i) if step["operation"] == "choose rel" else None
             named = named if named is not None else tuple(denoted_ids(name, self.scene, self.lex))
@@ -212,32 +223,29 @@ class EditProofs:
             inputs = run.values[step["dependencies"][0]] if step["dependencies"] else ()
             if isinstance(inputs, str):
                 continue  # the scene: place and weather are the graph's own fields
-            value = step["argument"].strip().lower()
-            if head == "verify" and run.values[i] == "no":
-                rejected = [value]
-            elif head == "choose" and op == "choose":
-                # untyped ("Is the car shiny or rusty?"): an option may be a name or any attribute,
-                # so a rejected one must be neither: no name the object bears in any sense, and
-                # an attribute the graph excludes ("rusty" is not shown absent from a shiny car)
-                rejected = [o.strip().lower() for o in value.split("|") if o.strip().lower() != run.values[i]]
-                maybe_named = {n for v in rejected for n in self.lex.may_denote(v)}
-                if any(self.scene.objects[o].canonical in maybe_named for o in inputs):
-                    return False
-            elif head == "choose" and kind:
-                rejected = [o.strip().lower() for o in value.split("|") if o.strip().lower() != run.values[i]]
-            elif head == "filter" and negated(value):
-                # "the car that is not red" says of each object it keeps that it is not red
-                inner = value[4:-1].strip()
-                if not all(self.excluded(o, kind, inner) for o in run.values[i]):
-                    return False
-                continue
-            elif head == "filter" and not run.values[i] and inputs:
-                rejected = [value]
-            else:
-                continue
-            if not all(self.excluded(o, kind, v) for o in inputs for v in rejected):
+            if not self._attribute_step_decided(op, step["argument"].strip().lower(), run.values[i], inputs):
                 return False
         return True
+
+    def _attribute_step_decided(self, op: str, value: str, got: Any, inputs: tuple[str, ...]) -> bool:
+        """One attribute step of `attributes_decided`: `value` its argument, `got` its result,
+        `inputs` the objects it reads."""
+        head, _, kind = op.partition(" ")
+        if head == "filter" and negated(value):
+            # "the car that is not red" says of each object it keeps that it is not red
+            inner = value[4:-1].strip()
+            return all(self.excluded(o, kind, inner) for o in got)
+        rejected = _rejected_values(op, value, got, inputs)
+        if op == "choose" and self._names_an_option(rejected, inputs):
+            return False
+        return all(self.excluded(o, kind, v) for o in inputs for v in rejected)
+
+    def _names_an_option(self, rejected: list[str], inputs: tuple[str, ...]) -> bool:
+        """Untyped `choose` ("Is the car shiny or rusty?"): an option may be a name or any
+        attribute, so a rejected one must be neither: no name the object bears in any sense (and
+        an attribute the graph excludes: "rusty" is not shown absent from a shiny car)."""
+        maybe_named = {n for v in rejected for n in self.lex.may_denote(v)}
+        return any(self.scene.objects[o].canonical in maybe_named for o in inputs)
 
     def comparisons_decided(self, edited: list[dict[str, Any]], run: Execution, rests: Container[int]) -> bool:
         """Two objects differ in a type only where the graph excludes each one's value from the
@@ -305,7 +313,7 @@ class EditProofs:
             if s.head in _RELATION_ARGUMENT_OPS and s.operation not in ("verify rel", "relate"):
                 continue
             if s.operation in ("relate", "verify rel"):
-                other = split_reference(s.argument)[0].split(",")[0].strip()
+                other = reference_name(s)
                 if other in ("_", "") or self.lex.is_unannotated_prone(other) or not self.lex.absence_decidable(other):
                     return False
         return True

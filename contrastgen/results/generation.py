@@ -13,13 +13,13 @@ from typing import Any
 
 import orjson
 
-from contrastgen.results.entries import ViewEntry
 from contrastgen.results.stats import Outcome
+from contrastgen.results.view_bytes import ViewEntry
 
 
 @dataclass
 class Generation:
-    """A whole run, already serialised (see `contrastgen.results.entries` for why).
+    """A whole run, already serialised (see `contrastgen.results.view_bytes` for why).
 
     `lines` are the lines of contrast_sets.jsonl in the order of the input questions; `views` are
     the originals and perturbations of the GQA and LXMERT outputs, sorted by question id;

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from contrastgen.datasets.packing import FRAME_HEADER, append_frame
 from contrastgen.files import scratch
-from contrastgen.results.entries import ViewEntry
+from contrastgen.results.view_bytes import ViewEntry
 
 # Frames are gathered this large before a write: few system calls, little memory.
 _FLUSH = 1 << 20

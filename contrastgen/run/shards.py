@@ -24,9 +24,9 @@ from contrastgen.families import base
 from contrastgen.families.base import Family, Prepared, Settings
 from contrastgen.groups.record import group_stats
 from contrastgen.parallel.tasks import map_tasks
-from contrastgen.results.entries import ViewEntry
 from contrastgen.results.generation import Generation, ShardResult
 from contrastgen.results.stats import StatsTally
+from contrastgen.results.view_bytes import ViewEntry
 from contrastgen.run.result_spill import ResultSpill
 from contrastgen.terminal.progress import progress as progress_bar
 

@@ -15,7 +15,7 @@ from typing import Any
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.language.nounphrase import Modifier, NounPhrase
 from contrastgen.scene.index import SceneIndex
-from contrastgen.scene.program import ProgramReading
+from contrastgen.scene.program_reading import ProgramReading
 
 
 @dataclass(frozen=True)

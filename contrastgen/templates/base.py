@@ -22,7 +22,7 @@ from contrastgen.perturb import EVIDENCE_VERSION, Proposal, Refusal
 from contrastgen.scene.corpus import Corpus
 from contrastgen.scene.ground import Grounding, denoted_ids, same_kind
 from contrastgen.scene.index import SceneIndex
-from contrastgen.scene.program import ProgramReading
+from contrastgen.scene.program_reading import ProgramReading
 from contrastgen.templates.patterns import Match
 
 

@@ -21,7 +21,7 @@ import regex
 
 from contrastgen.errors import InputError
 from contrastgen.resources import rules_dir
-from contrastgen.scene.program import READING_KINDS
+from contrastgen.scene.program_reading import READING_KINDS
 
 _FRAGMENT_REF = regex.compile(r"\{([A-Z_]+)\}")
 

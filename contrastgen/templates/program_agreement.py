@@ -14,7 +14,7 @@ import dataclasses
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.language.nounphrase import NounPhrase
 from contrastgen.scene.ground import same_kind
-from contrastgen.scene.program import ProgramReading, SlotRef
+from contrastgen.scene.program_reading import ProgramReading, SlotRef
 from contrastgen.templates.patterns import Match
 
 

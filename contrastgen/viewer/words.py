@@ -10,6 +10,8 @@ from typing import Any
 
 import regex
 
+from contrastgen.datasets.gqa_program import REFERENCE_OPS, split_reference
+
 _WORD = regex.compile(r"[\p{L}\p{N}'-]+")
 
 
@@ -97,21 +99,19 @@ def evidence_objects(evidence: dict[str, Any]) -> list[str]:
     return list(seen)
 
 
-_IDS = regex.compile(r"\(([^()]*)\)\s*$")
-
-
 def original_objects(record: dict[str, Any]) -> list[str]:
     """The objects the original question is about: its grounded slots (a template set's
-    `grounding`) or the ids its program's references carry (GQA's "snow (823324)")."""
+    `grounding`) or the ids its program's references carry (GQA's "snow (823324)"), read as the
+    generator reads them (`datasets.gqa_program`): only a reference step names objects, so a
+    filter's "not(red)" is a value, not an object."""
     out: dict[str, None] = {}
     grounding = record.get("grounding") if isinstance(record.get("grounding"), dict) else {}
     for slot, ids in grounding.items():
         if slot != "via" and isinstance(ids, list):
             out.update((str(i), None) for i in ids)
     for step in record.get("semantic") or []:
-        m = _IDS.search(str(step.get("argument", ""))) if isinstance(step, dict) else None
-        if m:
-            out.update((i.strip(), None) for i in m.group(1).split(",") if i.strip() not in ("", "-"))
+        if isinstance(step, dict) and " ".join(str(step.get("operation", "")).split()) in REFERENCE_OPS:
+            out.update((i, None) for i in split_reference(str(step.get("argument", "")))[1] or ())
     return list(out)
 
 

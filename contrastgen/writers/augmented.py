@@ -35,8 +35,8 @@ from contrastgen.datasets.streaming import stream_records
 from contrastgen.errors import InputError
 from contrastgen.files.atomic import atomic_group
 from contrastgen.gc_policy import no_gc
-from contrastgen.results.entries import ViewEntry
 from contrastgen.results.generation import Generation
+from contrastgen.results.view_bytes import ViewEntry
 from contrastgen.writers import base
 
 

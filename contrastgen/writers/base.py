@@ -19,8 +19,8 @@ import orjson
 from contrastgen.files.atomic import atomic_file
 from contrastgen.jsonio import keyed_object
 from contrastgen.registry import Registry
-from contrastgen.results.entries import ViewEntry
 from contrastgen.results.generation import Generation
+from contrastgen.results.view_bytes import ViewEntry
 
 
 class Writer(ABC):

@@ -21,7 +21,7 @@ from contrastgen.clevr.question import perturb_clevr_question
 from contrastgen.clevr.scene_view import clevr_scene
 from contrastgen.datasets.clevr import scene_graph
 from contrastgen.datasets.clevr_reading import Reading, read_question
-from contrastgen.ood.redundancy import redundancy_splits
+from contrastgen.ood.superclevr_redundancy import redundancy_splits
 from contrastgen.verify.clevr import clevr_problems, part_name_problems, run_program
 from contrastgen.verify.graph import GraphIndex
 from contrastgen.verify.superclevr_redundancy import question_problems

@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal
+from contrastgen.programs.executor import GqaExecutor, ProgramRefusal
 from contrastgen.scene.index import SceneIndex
 from contrastgen.verify.checker import verify_contrast_sets
 

@@ -32,7 +32,7 @@ def test_program_grounding_uses_gqa_ids(real_gqa_questions, engine):
     from contrastgen.language.nounphrase import parse
     from contrastgen.scene.ground import ground_slots
     from contrastgen.scene.index import SceneIndex
-    from contrastgen.scene.program import read_program
+    from contrastgen.scene.program_reading import read_program
     from contrastgen.templates.program_agreement import agreeing_reading
 
     checked = 0

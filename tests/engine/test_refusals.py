@@ -184,7 +184,7 @@ def test_the_verifiers_noun_table_puts_an_alias_under_its_nouns_kinds():
 
 def test_a_colour_asked_of_two_objects_is_refused_even_where_they_agree(engine):
     lex = engine.lex
-    from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal
+    from contrastgen.programs.executor import GqaExecutor, ProgramRefusal
     from contrastgen.scene.index import SceneIndex
 
     graph = _graph(**{"1": _obj("label", 50, rels=[("to the left of", "2"), ("to the left of", "3")]),

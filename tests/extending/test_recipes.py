@@ -104,7 +104,7 @@ class OppositeRelation:
 
     def propose(self, q: EditedQuestion, index: int, rng: random.Random, ranking) -> Iterator[Proposal]:
         name, rel, role = relation_of(q.steps[index])
-        opposite = q.editor.lex.opposite_relation(rel) if rel else None
+        opposite = q.image.lex.opposite_relation(rel) if rel else None
         span = said_once(q.text, rel) if rel else None
         if opposite is None or span is None or any(rel in s.argument for s in q.steps[index + 1:]):
             return

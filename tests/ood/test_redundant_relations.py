@@ -15,7 +15,7 @@ from contrastgen.cli import cli
 from contrastgen.datasets.clevr import load_scenes
 from contrastgen.datasets.clevr_hops import hop_at, hops
 from contrastgen.datasets.clevr_reading import Reading, read_question
-from contrastgen.ood.redundancy import redundancy_splits
+from contrastgen.ood.superclevr_redundancy import redundancy_splits
 from contrastgen.verify.superclevr_redundancy import question_problems
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "super-clevr"

@@ -120,7 +120,7 @@ def test_redundancy_splits_on_the_shared_data():
     from contrastgen.datasets.clevr import load_scenes
     from contrastgen.datasets.clevr_reading import Reading, read_question, words_and_program_agree
     from contrastgen.datasets.clevr_vocab import load_vocabulary
-    from contrastgen.ood.redundancy import attribute_filters, redundancy_splits
+    from contrastgen.ood.superclevr_redundancy import attribute_filters, redundancy_splits
 
     graphs = load_scenes(SHARED / "scenes")
     questions = read_questions([SHARED / "superCLEVR_questions_5.json", SHARED / "superCLEVR_questions_part_5.json"])
@@ -227,7 +227,7 @@ def test_redundancy_splits_name_parts_as_the_scene_does_so_the_authors_engine_re
     from contrastgen.clevr.executor import Execution, execute
     from contrastgen.clevr.scene_view import clevr_scene
     from contrastgen.datasets.clevr import load_scenes
-    from contrastgen.ood.redundancy import redundancy_splits
+    from contrastgen.ood.superclevr_redundancy import redundancy_splits
     from contrastgen.resources import clevr_sample_dir
 
     sample = clevr_sample_dir()

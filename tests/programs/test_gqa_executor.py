@@ -10,10 +10,17 @@ import pytest
 import synth
 from execute_programs import execute_all  # benchmarks/, on pytest's pythonpath (pyproject.toml)
 
+from contrastgen.datasets.gqa_program import Step, read_reference, reference_name, relation_of
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal, short_relation, split_reference
+from contrastgen.programs.executor import (
+    GqaExecutor,
+    ProgramRefusal,
+    short_relation,
+    split_reference,
+)
 from contrastgen.resources import sample_dir
 from contrastgen.scene.index import SceneIndex
+from contrastgen.scene.program_reading import read_program
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO.parent / "shared" / "data" / "gqa" / "val_balanced_questions_sample.json"
@@ -141,6 +148,38 @@ def test_helpers():
     assert split_reference("cat") == ("cat", None)
     assert [short_relation(r) for r in ("to the left of", "in front of", "behind", "under")] == \
         ["left", "front", "behind", "under"]
+
+
+@pytest.mark.parametrize("argument,read", [
+    ("man,wearing,s (12)", ("man", "wearing", "s", ("12",))),
+    ("chair, to the left of ,o (1,2)", ("chair", "to the left of", "o", ("1", "2"))),
+    ("table,on|under,s (-)", ("table", "on|under", "s", ())),
+    ("cat (12)", ("cat", "", "", ("12",))),
+    ("cat", ("cat", "", "", None)),
+    ("cat,s (1)", ("cat", "", "", ("1",))),  # two parts: no relation
+    ("cat,near,x (1)", ("cat", "near", "x", ("1",))),  # a role that is none
+])
+def test_one_reader_of_reference_arguments(argument, read):
+    """`read_reference` splits "name,relation,role (ids)" for the whole generator; the name and
+    relation readers, the executor's refusal of a malformed relation and the template path's
+    reading of a program all follow it."""
+    ref = read_reference(argument)
+    assert ref == read
+    assert reference_name(Step("relate", argument, ())) == read[0]
+    assert relation_of(Step("relate", argument, ())) == read[:3]
+    assert ref.is_relation == (read[2] in ("s", "o"))
+    program = [{"operation": "select", "argument": "dog (3)", "dependencies": []},
+               {"operation": "verify rel", "argument": argument, "dependencies": [0]}]
+    reading = read_program(program)
+    assert (reading is not None) == (ref.is_relation and ref.ids is not None)
+    if reading is not None:
+        assert (reading.relation, reading.slots["x" if ref.role == "s" else "y"].name) == (ref.relation, ref.name)
+
+
+def test_a_malformed_relation_argument_is_refused(lex):
+    for bad in ("man,s (1)", "man,wearing,x (1)"):
+        with pytest.raises(ProgramRefusal, match="malformed_program"):
+            run(lex, f"select: dog (3)->verify rel: {bad} [0]")
 
 
 def test_every_sample_program_gives_its_gold_answer(lex):

@@ -13,7 +13,7 @@ import pytest
 
 import contrastgen.programs.redundancy_ladder as ladder_module
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.programs.gqa import GqaExecutor, parse_program
+from contrastgen.programs.executor import GqaExecutor, parse_program
 from contrastgen.programs.redundancy_ladder import (
     WORDS_UNSAID,
     LadderConfig,

@@ -22,7 +22,7 @@ from contrastgen.cli.engine_cmds import sample_paths
 from contrastgen.datasets.gqa import load_questions, load_scene_graphs
 from contrastgen.datasets.question_spill import spill_questions, spill_scene_graphs
 from contrastgen.errors import InputError
-from contrastgen.results.entries import ViewEntry
+from contrastgen.results.view_bytes import ViewEntry
 from contrastgen.run.generate import generate
 from contrastgen.run.pipeline import RunRequest, generate_files
 from contrastgen.templates.patterns import load_templates, match_all, screener

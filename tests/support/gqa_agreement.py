@@ -1,6 +1,6 @@
 """Does a matched question's reading agree with GQA's own program? (test helper)
 
-Written apart from `contrastgen.scene.program` on purpose: the tests judge the engine's reading against
+Written apart from `contrastgen.scene.program_reading` on purpose: the tests judge the engine's reading against
 the program with their own parse of it. A match agrees when the program's last step is of the
 template's kind and asks about the same objects (by kind) and, where there is one, relation:
 - side, color: the last step queries hposition / color of X's object;

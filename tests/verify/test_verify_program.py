@@ -12,7 +12,7 @@ import orjson
 from contrastgen.datasets.gqa import perturbation_as_gqa
 from contrastgen.engine import Engine
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.programs.gqa import GqaExecutor
+from contrastgen.programs.executor import GqaExecutor
 from contrastgen.scene.index import SceneIndex
 from contrastgen.verify.checker import PROGRAM, verify_contrast_sets
 

@@ -13,7 +13,7 @@ from contrastgen.errors import InputError
 from contrastgen.viewer.app import viewer_app
 from contrastgen.viewer.bundle import ViewerInputs, bundle, direction
 from contrastgen.viewer.site import read_inputs, write_site
-from contrastgen.viewer.words import changed_span, evidence_objects, fact_in_words
+from contrastgen.viewer.words import changed_span, evidence_objects, fact_in_words, original_objects
 
 NAMES = {"1": "man", "2": "car"}
 
@@ -34,6 +34,18 @@ NAMES = {"1": "man", "2": "car"}
 ])
 def test_each_fact_kind_reads_as_a_sentence(fact, words):
     assert fact_in_words(fact, NAMES) == words
+
+
+def test_the_original_objects_are_what_its_references_name():
+    """The ids of the program's reference steps, read as the generator reads them, after the
+    grounded slots; a filter's "not(red)" names a value, not an object, and "(-)" names none."""
+    record = {"grounding": {"via": "program", "x": ["7"]}, "semantic": [
+        {"operation": "select", "argument": "snow (823324)", "dependencies": []},
+        {"operation": "filter color", "argument": "not(red)", "dependencies": [0]},
+        {"operation": "relate", "argument": "man,wearing,o (12, 13)", "dependencies": [1]},
+        {"operation": "choose  rel", "argument": "dog,left|right,s (-)", "dependencies": [2]},
+        {"operation": "verify rel", "argument": "car,near,s (7)", "dependencies": [2]}]}
+    assert original_objects(record) == ["7", "823324", "12", "13"]
 
 
 def test_an_only_fact_says_the_word_the_question_uses():

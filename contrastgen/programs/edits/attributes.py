@@ -39,14 +39,14 @@ class AttributeEdit:
             return
         pool = self._values_of_type(q, step.kind, rng)
         noun = q.said_noun(step.dependencies[0]) if step.dependencies else None
-        category = q.editor.lex.category(noun) if noun else None
+        category = q.image.lex.category(noun) if noun else None
         kinds = attribute_kinds()
         names = self._input_names(q, step)
         hair = hair_colors()
         # "Are the sneakers brunette?", "Is the truck large and blond?": a hair colour is no
         # colour of shoes or trucks, whether the step is asked alone or under an and/or
         fitting = [v for v in pool if kinds.allows(category, step.kind, v)
-                   and all(hair.allows(v, n, q.editor.lex) for n in names)]
+                   and all(hair.allows(v, n, q.image.lex) for n in names)]
         q.unfit_refused |= len(fitting) < len(pool)
         pool = fitting
         for position, old in enumerate(options):
@@ -71,13 +71,13 @@ class AttributeEdit:
         """The names of the objects the step reads (the original's run), and the noun the words
         say of them: a value must fit each (what the verifier checks is the objects)."""
         inputs = q.original.values[step.dependencies[0]] if step.dependencies else ()
-        names = [] if isinstance(inputs, str) else [q.editor.scene.objects[o].canonical for o in inputs]
+        names = [] if isinstance(inputs, str) else [q.image.scene.objects[o].canonical for o in inputs]
         noun = q.said_noun(step.dependencies[0]) if step.dependencies else None
         return names + ([noun] if noun else [])
 
     def _all_have(self, q: EditedQuestion, step: Step, value: str) -> bool:
         inputs = q.original.values[step.dependencies[0]] if step.dependencies else ()
-        ex = q.editor.executor()
+        ex = q.image.executor()
         return not isinstance(inputs, str) and all(value in ex.values_of(o, step.kind) for o in inputs)
 
     def _values_of_type(self, q: EditedQuestion, kind: str, rng: random.Random) -> list[str]:
@@ -85,8 +85,8 @@ class AttributeEdit:
         if kind in POSITION_VALUES:
             values = list(POSITION_VALUES[kind])
         else:
-            ex = q.editor.executor()
-            values = sorted({v for o in q.editor.scene.objects for v in ex.values_of(o, kind)})
+            ex = q.image.executor()
+            values = sorted({v for o in q.image.scene.objects for v in ex.values_of(o, kind)})
         rng.shuffle(values)
         return values
 
@@ -110,7 +110,7 @@ class AttributeEdit:
             return None
         inputs = run.values[step.dependencies[0]] if step.dependencies else ()
         if not isinstance(inputs, str) and not all(
-                hair_colors().allows(new, q.editor.scene.objects[o].canonical, q.editor.lex) for o in inputs):
+                hair_colors().allows(new, q.image.scene.objects[o].canonical, q.image.lex) for o in inputs):
             q.unfit_refused = True
             return None  # the edited run reads other objects (a filter frees its reference): each must take it
         attributes = {o: q.attributes_shown(o, step.kind, (old, new)) for o in inputs} \

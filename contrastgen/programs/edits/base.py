@@ -1,5 +1,5 @@
-"""What every kind of program edit shares: the protocol an edit follows, reading a step's
-argument, the steps that read another, and the word lists the name edits consult.
+"""What every kind of program edit shares: reading a step's argument, the steps that read
+another, and the word lists the name edits consult.
 
 Why apart from the edits: each kind of edit has a module of its own (`objects`, `relations`,
 `attributes`, `redundancy`), and they all need these.
@@ -8,37 +8,11 @@ Why apart from the edits: each kind of edit has a module of its own (`objects`, 
 from __future__ import annotations
 
 import functools
-import random
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from contrastgen.datasets.gqa_program import REFERENCE_OPS, Step, split_reference
 from contrastgen.language.lexicon import Lexicon, iter_data_lines, normalize, read_word_list
 from contrastgen.resources import lexicon_dir, rules_file
-
-if TYPE_CHECKING:
-    from contrastgen.perturb import Proposal, Ranking
-    from contrastgen.programs.edits.question import EditedQuestion
-
-class ProgramEdit(Protocol):
-    """One kind of edit of one step's argument (`programs.edits.EDITS` lists them in the order
-    they are tried).
-
-    `applies(step)`: whether the step has an argument this edit changes. `propose(q, index, rng,
-    ranking)`: the proven proposals for step `index` of the question `q` (its program, words,
-    graph and the executor, `EditedQuestion`), in an order drawn from `rng`; `ranking` is the
-    driver's, read only to skip work it would not keep (`ranking.wants_invariance`). An edit
-    with `last` set is tried only after every other edit has been tried at every step (the
-    redundancy edits, which only give invariances)."""
-
-    name: str
-    last: bool
-
-    def applies(self, step: Step) -> bool: ...
-
-    def propose(self, q: EditedQuestion, index: int, rng: random.Random,
-                ranking: Ranking) -> Iterator[Proposal]: ...
-
 
 POSITION_VALUES = {"hposition": ("left", "right"), "vposition": ("top", "bottom")}
 # rd+ says an object's attributes before its noun in English adjective order (size, age, shape,

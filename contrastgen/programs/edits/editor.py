@@ -21,7 +21,7 @@ a synonym or kind naming the same one object ("the man" -> "the person"), a `cho
 rejected option is replaced by another the graph excludes ("gray or yellow" -> "green or yellow"),
 or a dropped or added redundant attribute. Contrasts take the first ranks; invariances fill the
 ranks left (`contrastgen.perturb.Ranking`). Each kind of edit is one object behind one protocol
-(`base.ProgramEdit`: `applies(step)`, `propose(...)`), in its own module (`objects`, `relations`,
+(`ProgramEdit`, below: `applies(step)`, `propose(...)`), in its own module (`objects`, `relations`,
 `attributes`, `redundancy`); `EDITS` lists them in the order they are tried, and this module runs
 them over the question's steps.
 
@@ -42,25 +42,48 @@ A candidate is kept only if:
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Iterator
+import random
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from contrastgen.datasets.gqa_program import Step
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.perturb import PROGRAM_SUFFIX, Perturbation, Proposal, Ranking, Refusal, seeded_rng
 from contrastgen.programs.edits.attributes import AttributeEdit
-from contrastgen.programs.edits.base import ProgramEdit
+from contrastgen.programs.edits.image import ImageTools
 from contrastgen.programs.edits.objects import NameEdit
 from contrastgen.programs.edits.question import EditedQuestion
 from contrastgen.programs.edits.redundancy import DropRedundantAttribute, SayEveryAttribute
 from contrastgen.programs.edits.relations import RelationEdit
-from contrastgen.programs.gqa import GqaExecutor, ProgramRefusal, parse_program
-from contrastgen.programs.proofs import EditProofs
+from contrastgen.programs.executor import ProgramRefusal, parse_program
 from contrastgen.scene.index import SceneIndex
 
 # The program path's seed string (`perturb.seeded_rng`): fixed, since changing it changes every output.
 PROGRAM_SEED = "{seed}/{question}/program"
+
+
+class ProgramEdit(Protocol):
+    """One kind of edit of one step's argument (`EDITS` lists them in the order they are tried).
+
+    `applies(step)`: whether the step has an argument this edit changes. `propose(q, index, rng,
+    ranking)`: the proven proposals for step `index` of the question `q` (its program, words,
+    and the image's graph, lexicon and executor: `EditedQuestion`), in an order drawn from `rng`;
+    `ranking` is the driver's, read only to skip work it would not keep
+    (`ranking.wants_invariance`). An edit with `last` set is tried only after every other edit
+    has been tried at every step (the redundancy edits, which only give invariances).
+
+    Declared here, by the driver that runs the edits: an edit needs only the question it is
+    given, never this module."""
+
+    name: str
+    last: bool
+
+    def applies(self, step: Step) -> bool: ...
+
+    def propose(self, q: EditedQuestion, index: int, rng: random.Random,
+                ranking: Ranking) -> Iterator[Proposal]: ...
+
 
 # The edits, in the order they are tried at each step: the order decides which takes a rank when
 # more are found than `max_k`, and the seeded order each draws its candidates in.
@@ -77,15 +100,10 @@ class ProgramEditor:
     lex: Lexicon
     # read when an editor is made, so a new edit listed in EDITS is tried by every editor after
     edits: tuple[ProgramEdit, ...] = field(default_factory=lambda: EDITS)
-    executor: Callable[[], GqaExecutor] = field(init=False, repr=False)  # a fresh executor per run
-    proofs: EditProofs = field(init=False, repr=False)
+    image: ImageTools = field(init=False, repr=False)  # what the edits read of the image
 
     def __post_init__(self) -> None:
-        # made from the editor's parts, not a bound method: the proofs holding the editor would be
-        # a reference cycle, and each question's editor, with its image's whole index, would then
-        # stay until the collector found it instead of going when the question is done
-        self.executor = functools.partial(GqaExecutor, self.scene, self.lex, self.graph)
-        self.proofs = EditProofs(self.scene, self.lex, self.executor)
+        self.image = ImageTools(self.scene, self.graph, self.lex)
 
     def perturb(self, question_id: str, question: dict[str, Any], *, max_k: int | None, seed: int,
                 existing: set[str]) -> list[Perturbation]:
@@ -94,7 +112,7 @@ class ProgramEditor:
         gold = str(question.get("answer", "")).strip().lower()
         try:
             steps = parse_program(semantic)
-            original = self.executor().run_steps(steps)
+            original = self.image.executor().run_steps(steps)
             got = original.answer
         except ProgramRefusal as exc:
             raise Refusal("program_mismatch" if exc.reason in ("program_mismatch", "malformed_program")
@@ -103,7 +121,7 @@ class ProgramEditor:
             raise Refusal("answer_mismatch")
         rng = seeded_rng(PROGRAM_SEED, seed, question_id)
         ranking = Ranking(existing, max_k)
-        q = EditedQuestion(self, question, steps, semantic, gold, original)
+        q = EditedQuestion(self.image, question, steps, semantic, gold, original)
         if q.presupposition_fails():
             raise Refusal("original_presupposition")
         said_nothing = [False]
@@ -138,5 +156,5 @@ class ProgramEditor:
             raise Refusal("uninformative_answer" if said_nothing[0] else
                           "answer_in_question" if said_answer[0] else
                           "attribute_kind" if q.unfit_refused else
-                          "several_colors" if self.proofs.several_colored_refused else "no_distractor")
+                          "several_colors" if self.image.proofs.several_colored_refused else "no_distractor")
         return ranking.numbered(question_id, PROGRAM_SUFFIX)

@@ -29,7 +29,7 @@ from contrastgen.programs.edits.base import (
     said_as_kind,
 )
 from contrastgen.programs.edits.question import EditedQuestion
-from contrastgen.programs.gqa import (
+from contrastgen.programs.executor import (
     MIDDLE,
     PRONOUNS,
     SCENE,
@@ -54,7 +54,7 @@ class NameEdit:
 
     def propose(self, q: EditedQuestion, index: int, rng: random.Random, ranking: Ranking) -> Iterator[Proposal]:
         """Another name for the object a step refers to, where the words name it."""
-        lex, step = q.editor.lex, q.steps[index]
+        lex, step = q.image.lex, q.steps[index]
         name = reference_name(step)
         if name in ("_", "", SCENE) or name in PRONOUNS:
             return
@@ -102,7 +102,7 @@ class NameEdit:
         """Do the words say the name after "other" or "another" ("the cow next to the other cow")?
         Then two references are tied by sharing it, and a new name for one of them is a second
         change, or a question about "the other bench" where no first bench was said."""
-        lex = q.editor.lex
+        lex = q.image.lex
         words = [w.lower() for w in _WORD.findall(q.text)]
         for i, w in enumerate(words[:-1]):
             if w in phrase_words().contrastive:
@@ -112,7 +112,7 @@ class NameEdit:
         return False
 
     def _spatial(self, q: EditedQuestion, rel: str) -> bool:
-        return all(r.strip() in q.editor.lex.relations for r in rel.split("|"))
+        return all(r.strip() in q.image.lex.relations for r in rel.split("|"))
 
     def _candidates(self, q: EditedQuestion, name: str, rng: random.Random, *, same_category: bool,
                     asks_kind: bool, plural: bool) -> Iterator[str]:
@@ -121,7 +121,7 @@ class NameEdit:
         also the names of objects named in the plural, "flowers"), and where the question asks
         which kind of thing something is ("What vehicle is it?"), the kinds the graph's objects
         are. The executor then refuses a candidate that lacks what the question asks of it."""
-        lex = q.editor.lex
+        lex = q.image.lex
         category = lex.category(name)
         if same_category and category is None:
             return
@@ -145,7 +145,7 @@ class NameEdit:
         general noun for a kind it is, when it is the only one: "the man" -> "the person"), whose
         answer must not change; then the contrast candidates. A plural noun may say the object
         only where the words say it in the plural ("the pants" -> "the trousers")."""
-        lex, scene = q.editor.lex, q.editor.scene
+        lex, scene = q.image.lex, q.image.scene
         if len(ids) == 1:
             kinds = {k for k in set(lex.kinds(name)) & referring_kinds()
                      if said_as_kind(name, k, lex) and said_as_kind(scene.objects[ids[0]].name, k, lex)}
@@ -167,7 +167,7 @@ class NameEdit:
 
     def _try_name(self, q: EditedQuestion, index: int, said: SaidName, name: str, cand: str, *, invariance: bool,
                   asks_kind: bool) -> Proposal | None:
-        lex, scene = q.editor.lex, q.editor.scene
+        lex, scene = q.image.lex, q.image.scene
         if not said.takes(cand, lex):
             return None  # "a board" cannot become "a fog", nor "both cheese and meat" "both cheese and vase"
         if said.possessed and not invariance:
@@ -213,7 +213,7 @@ class NameEdit:
         with an article and rarely left unannotated; and apart, its objects' names that are
         plural ("jeans", "flowers": one object, a garment or a group), which only words in the
         plural may take (kept per scene: every question asks)."""
-        lex, scene = q.editor.lex, q.editor.scene
+        lex, scene = q.image.lex, q.image.scene
         key = ("renamable", lex)
         found = scene.memo.get(key)
         if found is None:
@@ -230,7 +230,7 @@ class NameEdit:
 
     def _prone_names(self, q: EditedQuestion) -> frozenset[str]:
         """The scene's names of kinds annotators leave out, which no reference may take."""
-        lex, scene = q.editor.lex, q.editor.scene
+        lex, scene = q.image.lex, q.image.scene
         key = ("prone names", lex)
         found = scene.memo.get(key)
         if found is None:
@@ -242,7 +242,7 @@ class NameEdit:
         """A shortcut, never a decision: True only where executing the edit would surely be
         refused, because the step reading the new object asks what it lacks (its one colour, an
         edge of the relation) and nothing downstream could turn the empty result into an answer."""
-        step, scene, proofs = q.steps[index], q.editor.scene, q.editor.proofs
+        step = q.steps[index]
         if step.operation == "choose rel":  # the new object against the one it is asked of
             sources = q.original.values[step.dependencies[0]] if step.dependencies else ()
             _, rels, role = relation_of(step)
@@ -251,57 +251,69 @@ class NameEdit:
         if step.head != "select":
             return False
         exist_after = any(q.steps[i].operation == "exist" for i in dependents(q.steps, index))
-        for s in q.steps[index + 1:]:
-            if s.dependencies != (index,):
-                continue
-            if s.head == "query" and s.argument not in ("name", ""):
-                values = q.editor.executor().values_of(oid, s.argument)
-                if len(values) != 1 or values == {MIDDLE}:
-                    return True
-            elif s.operation == "relate":
-                name, rel, role = relation_of(s)
-                edges = scene.in_edges if role == "s" else scene.out_edges
-                if not any(r == rel for r, _ in edges.get(oid, ())) and (
-                        not exist_after or (name not in ("_", "") and not proofs.absence_shown(name))):
-                    return True  # nothing so related, and no answer could rest on that
-            elif s.operation == "verify rel":
-                name, rel, role = relation_of(s)
-                named = denoted_ids(name, scene, q.editor.lex)
-                if len(named) != 1:
-                    return True
-                subject, obj = (named[0], oid) if role == "s" else (oid, named[0])
-                if proofs.relation_decided(subject, rel, obj) is None:
-                    return True
-            elif s.head in ("filter", "verify") and s.kind not in ("", "rel", "name", "hposition", "vposition"):
-                value = s.argument.strip().lower()
-                if negated(value):
-                    continue
-                try:  # as the executor reads the step: a filter any attribute, a verify its type
-                    held = q.editor.executor().has(oid, "attribute" if s.head == "filter" else s.kind, value)
-                except ProgramRefusal:
-                    return True
-                if not held and not proofs.excluded(oid, s.kind, value):
-                    return True  # its "no" could not be shown
-            elif s.operation == "choose rel":  # its own object (by GQA's ids) against the new one
-                named = split_reference(s.argument)[1] or ()
-                _, rels, role = relation_of(s)
-                if not any(self._linked(q, n, rel, oid, role) for rel in rels.split("|") for n in named):
-                    return True
-            elif s.head == "choose" and s.kind not in ("", "rel", "name"):
-                values = q.editor.executor().values_of(oid, s.kind)
-                if not any(o.strip().lower() in values for o in s.argument.split("|")):
-                    return True
+        return any(self._reader_lacks(q, s, oid, exist_after)
+                   for s in q.steps[index + 1:] if s.dependencies == (index,))
+
+    def _reader_lacks(self, q: EditedQuestion, s: Step, oid: str, exist_after: bool) -> bool:
+        """Does step `s`, which reads the selected object `oid` alone, surely refuse it?"""
+        if s.head == "query" and s.argument not in ("name", ""):
+            values = q.image.executor().values_of(oid, s.argument)
+            return len(values) != 1 or values == {MIDDLE}
+        if s.operation == "relate":
+            return self._unrelated(q, s, oid, exist_after)
+        if s.operation == "verify rel":
+            return self._relation_undecided(q, s, oid)
+        if s.head in ("filter", "verify") and s.kind not in ("", "rel", "name", "hposition", "vposition"):
+            return self._no_unshown(q, s, oid)
+        if s.operation == "choose rel":  # its own object (by GQA's ids) against the new one
+            named = split_reference(s.argument)[1] or ()
+            _, rels, role = relation_of(s)
+            return not any(self._linked(q, n, rel, oid, role) for rel in rels.split("|") for n in named)
+        if s.head == "choose" and s.kind not in ("", "rel", "name"):
+            values = q.image.executor().values_of(oid, s.kind)
+            return not any(o.strip().lower() in values for o in s.argument.split("|"))
         return False
+
+    def _unrelated(self, q: EditedQuestion, s: Step, oid: str, exist_after: bool) -> bool:
+        """A `relate` from the new object where it has no edge of the relation, and no answer
+        could rest on finding nothing so related (no `exist` after, or a name whose absence the
+        graph cannot show)."""
+        name, rel, role = relation_of(s)
+        edges = q.image.scene.in_edges if role == "s" else q.image.scene.out_edges
+        return not any(r == rel for r, _ in edges.get(oid, ())) and (
+            not exist_after or (name not in ("_", "") and not q.image.proofs.absence_shown(name)))
+
+    def _relation_undecided(self, q: EditedQuestion, s: Step, oid: str) -> bool:
+        """A `verify rel` between the new object and an object its name does not single out, or
+        one the graph says neither holds nor fails to."""
+        name, rel, role = relation_of(s)
+        named = denoted_ids(name, q.image.scene, q.image.lex)
+        if len(named) != 1:
+            return True
+        subject, obj = (named[0], oid) if role == "s" else (oid, named[0])
+        return q.image.proofs.relation_decided(subject, rel, obj) is None
+
+    def _no_unshown(self, q: EditedQuestion, s: Step, oid: str) -> bool:
+        """A `filter` or `verify` of an attribute the new object lacks where the graph does not
+        show it lacks it: its "no" could not be shown."""
+        value = s.argument.strip().lower()
+        if negated(value):
+            return False
+        try:  # as the executor reads the step: a filter any attribute, a verify its type
+            held = q.image.executor().has(oid, "attribute" if s.head == "filter" else s.kind, value)
+        except ProgramRefusal:
+            return True
+        return not held and not q.image.proofs.excluded(oid, s.kind, value)
 
     def _linked(self, q: EditedQuestion, named: str, rel: str, source: str, role: str) -> bool:
         """Is there the edge a relation argument asks: `named` its subject (s) or object (o)?"""
         edge = (named, rel.strip(), source) if role == "s" else (source, rel.strip(), named)
-        return edge in q.editor.scene.edges
+        return edge in q.image.scene.edges
 
     def _gives_away(self, q: EditedQuestion, answer: str, cand: str, asks_kind: bool) -> bool:
         """"What kind of clock is it? clock": the new words say the answer. Where the question
         asks which kind of a thing it is, the answer is a kind of the new word by design."""
-        lex = q.editor.lex
+        lex = q.image.lex
         if answer in {f.lower() for f in lex.forms(cand)} or lex.canonical(answer) == lex.canonical(cand):
             return True
         return not asks_kind and lex.is_a(answer, cand)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from contrastgen.datasets.gqa_program import (
     REFERENCE_OPS,
@@ -20,12 +20,10 @@ from contrastgen.datasets.gqa_program import (
 from contrastgen.language.lexicon import attribute_opposites
 from contrastgen.perturb import EVIDENCE_VERSION, Proposal
 from contrastgen.programs.edits.base import POSITION_VALUES, dependents, with_ids
-from contrastgen.programs.gqa import PRONOUNS, SCENE, Execution, ProgramRefusal
+from contrastgen.programs.edits.image import ImageTools
+from contrastgen.programs.executor import PRONOUNS, SCENE, Execution, ProgramRefusal
 from contrastgen.programs.proofs import bare, claimed_whole
 from contrastgen.programs.wording import Span, doubled_words, said_once, without
-
-if TYPE_CHECKING:
-    from contrastgen.programs.edits.editor import ProgramEditor
 
 _WORDS = re.compile(r"[a-z0-9]+")  # a question's words, for finding a noun said in them
 _ASKING = ("query", "verify", "choose", "same", "different", "common")  # steps that ask of objects
@@ -34,11 +32,11 @@ _ASKING = ("query", "verify", "choose", "same", "different", "common")  # steps 
 @dataclass
 class EditedQuestion:
     """What every edit of one question reads and shares: its program, its words, its gold answer,
-    the original program's run, the image's editor (graph, lexicon, executor, proofs), and what
+    the original program's run, the image's tools (graph, lexicon, executor, proofs), and what
     the edits found out about why nothing may come of them (`aligned`, `prone_refused`,
     `unfit_refused`: the question's reason when no edit holds)."""
 
-    editor: ProgramEditor
+    image: ImageTools  # the image's graph, lexicon, executor and proofs, shared by its questions
     question: dict[str, Any]
     steps: list[Step]
     semantic: list[dict[str, Any]]
@@ -88,7 +86,7 @@ class EditedQuestion:
         if by_words == self.steps:
             return False
         try:
-            again = self.editor.executor().run_steps(by_words)
+            again = self.image.executor().run_steps(by_words)
         except ProgramRefusal:
             return True
         asked = {d for s in self.steps if s.head in _ASKING for d in s.dependencies}
@@ -114,7 +112,7 @@ class EditedQuestion:
             j = parsed[j].dependencies[0]
         noun = reference_name(parsed[j]) if parsed[j].operation in REFERENCE_OPS else ""
         answer = str(p.answer).strip().lower()
-        lex = self.editor.lex
+        lex = self.image.lex
         return bool(noun) and noun not in ("_", SCENE) and (answer == noun.lower() or lex.is_a(noun, answer))
 
     def repeats_question(self, p: Proposal) -> bool:
@@ -131,7 +129,7 @@ class EditedQuestion:
             return False
         words = f" {' '.join(_WORDS.findall(p.question.lower()))} "
         return any(f" {' '.join(_WORDS.findall(form))} " in words
-                   for form in self.editor.lex.forms(answer) | {answer})
+                   for form in self.image.lex.forms(answer) | {answer})
 
     def execute(self, index: int, argument: str) -> tuple[list[dict[str, Any]], Execution, set[int]] | None:
         """The program with step `index`'s argument replaced and the steps that read it by name,
@@ -153,12 +151,12 @@ class EditedQuestion:
                 edited[i] = bare(edited[i])
                 parsed[i] = step_of(edited[i])
         try:
-            run = self.editor.executor().run_steps(parsed, prefix=self.original, start=min(rewritten))
+            run = self.image.executor().run_steps(parsed, prefix=self.original, start=min(rewritten))
         except ProgramRefusal:
             return None
-        if not self.editor.proofs.holds(edited, parsed, self.steps, downstream, run):
+        if not self.image.proofs.holds(edited, parsed, self.steps, downstream, run):
             return None
-        why = self.editor.proofs.new_references_unshown(self.claimed, parsed, run, self.original)
+        why = self.image.proofs.new_references_unshown(self.claimed, parsed, run, self.original)
         if why is not None:
             self.prone_refused |= why == "unannotated_prone"
             return None
@@ -179,7 +177,7 @@ class EditedQuestion:
         execution, and evidence listing every object the program touched (with the attributes
         the edit's answer rests on)."""
         out = [with_ids(s, run.refs.get(i)) if i in rewritten else s for i, s in enumerate(edited)]
-        scene = self.editor.scene
+        scene = self.image.scene
         attributes = self._compared(edited, run, attributes or {})
         touched = {o for ids in run.refs.values() for o in ids} | set(attributes)
         objects = []
@@ -199,7 +197,7 @@ class EditedQuestion:
         """`attributes`, with the values a `same`, `different` or `common` step compared of each
         of its objects: the colours "Do the cup and the pants have the same color? no" rests on."""
         out = {o: list(v) for o, v in attributes.items()}
-        executor = self.editor.executor()
+        executor = self.image.executor()
         for step in edited:
             head, _, kind = step["operation"].partition(" ")
             if head not in ("same", "different", "common"):
@@ -208,7 +206,7 @@ class EditedQuestion:
             for d in step["dependencies"]:
                 value = run.values[d]
                 for o in () if isinstance(value, str) else value:
-                    held = {v for k in kinds for v in executor.values_of(o, k)} & self.editor.scene.objects[o].attributes
+                    held = {v for k in kinds for v in executor.values_of(o, k)} & self.image.scene.objects[o].attributes
                     out[o] = sorted(set(out.get(o, ())) | held)
         return out
 
@@ -218,10 +216,10 @@ class EditedQuestion:
         rests on is shown, and the words read well; None otherwise."""
         parsed = [step_of(s) for s in edited]
         try:
-            run = self.editor.executor().run_steps(parsed)
+            run = self.image.executor().run_steps(parsed)
         except ProgramRefusal:
             return None
-        if run.answer != self.gold or not self.editor.proofs.holds(edited, parsed, parsed, set(), run):
+        if run.answer != self.gold or not self.image.proofs.holds(edited, parsed, parsed, set(), run):
             return None
         words = without(self.text, span)
         return (run, words) if self.reads_well(words) else None
@@ -236,20 +234,20 @@ class EditedQuestion:
         another object of the program)."""
         if sum(1 for s in self.steps if reference_name(s) == name) != 1:
             return None
-        return said_once(self.text, name) or said_once(self.text, self.editor.lex.plural(name))
+        return said_once(self.text, name) or said_once(self.text, self.image.lex.plural(name))
 
     def kind_names(self, word: str) -> list[str]:
         """Every surface name of the kinds `word` denotes, and no name of another kind ("glasses"
         is a form of "glass" but names spectacles): what an `only` fact must list."""
-        kinds, names = self.editor.lex.names_of_kinds(word)
-        return sorted(names | {o.name for o in self.editor.scene.objects.values() if o.canonical in kinds})
+        kinds, names = self.image.lex.names_of_kinds(word)
+        return sorted(names | {o.name for o in self.image.scene.objects.values() if o.canonical in kinds})
 
     def attributes_shown(self, oid: str, kind: str, values: tuple[str, ...]) -> list[str]:
         """The object's attributes an attribute edit rests on: its values of the type, and any
         opposite of the old or new value it carries."""
         if kind in POSITION_VALUES:
             return []
-        attrs = set(self.editor.scene.objects[oid].attributes)
-        shown = set(self.editor.executor().values_of(oid, kind)) & attrs
+        attrs = set(self.image.scene.objects[oid].attributes)
+        shown = set(self.image.executor().values_of(oid, kind)) & attrs
         shown |= {a for v in values for a in attribute_opposites().get(v, frozenset()) if a in attrs}
         return sorted(shown)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from typing import Any
 
 import regex
 
@@ -15,7 +16,7 @@ from contrastgen.language.nounphrase import attribute_words
 from contrastgen.perturb import Proposal, Ranking
 from contrastgen.programs.edits.base import RD_PLUS_TYPES, adjective_order
 from contrastgen.programs.edits.question import EditedQuestion
-from contrastgen.programs.gqa import PRONOUNS, ProgramRefusal
+from contrastgen.programs.executor import PRONOUNS, Execution, GqaExecutor, ProgramRefusal
 from contrastgen.programs.proofs import negated
 from contrastgen.programs.wording import Span, aligned_span, replace, said_once
 from contrastgen.scene.ground import denoted_ids
@@ -55,7 +56,7 @@ class DropRedundantAttribute:
         """The attribute of a `filter` dropped where it says nothing the reference needs ("the
         white car" -> "the car" when the car is the only one): an invariance, Super-CLEVR's rd-.
         The words lose the value (and "an" may become "a"); the program loses the step."""
-        step, lex, scene = q.steps[index], q.editor.lex, q.editor.scene
+        step, lex, scene = q.steps[index], q.image.lex, q.image.scene
         value = step.argument.strip().lower()
         if step.kind in ("", "hposition", "vposition") or negated(value) or len(step.dependencies) != 1:
             return
@@ -106,30 +107,66 @@ class SayEveryAttribute:
         reference names keep naming it. Types in English adjective order (RD_PLUS_TYPES), one
         value each; never a type the question asks (that would say the answer), never a value the
         words already say."""
-        step, lex = q.steps[index], q.editor.lex
+        said = self._said_alone(q, index)
+        if said is None:
+            return
+        oid, span = said
+        ex = q.image.executor()
+        added = self._unsaid_attributes(q, oid, ex)
+        if not added or any(s.head == "filter" and s.dependencies == (index,) for s in q.steps):
+            return  # nothing to add, or the reference has filters of its own (their words)
+        edited = self._with_filters(q, index, added)
+        run = self._proven(q, edited, index + len(added), oid, ex)
+        if run is None:
+            return
+        said_words = " ".join(value for _, value in added)
+        at = self._in_adjective_order(q, span, [kind for kind, _ in added])
+        if at is None:
+            return  # beside an adjective with no certain place in English order ("steel red car")
+        q.aligned = True
+        text = replace(q.text, Span(at, span.end), f"{said_words} {q.text[at:span.end]}", noun=True)
+        if not q.reads_well(text) or _inserted(q.text, text) != said_words.lower().split():
+            return  # a reader comparing the two questions must see exactly these words added
+        yield q.perturbation(edited, run, -1, set(), text,
+                                {"kind": "attribute", "slot": f"step{index}", "from": "", "to": said_words},
+                                [], "invariance", {oid: [value for _, value in added]})
+
+    def _said_alone(self, q: EditedQuestion, index: int) -> tuple[str, Span] | None:
+        """The one object the `select` at `index` names by GQA's ids, and the words that say it
+        by its name alone (singular, no pronoun), where there are such words."""
+        step, lex = q.steps[index], q.image.lex
         name, ids = reference_name(step), split_reference(step.argument)[1] or ()
         if len(ids) != 1 or name in PRONOUNS or lex.is_plural(name):
-            return
+            return None
         span = aligned_span(q.question, q.text, ids) or q.named_span(name)
         if span is None or q.text[span.start:span.end].lower() != name.lower():
-            return
+            return None
+        return ids[0], span
+
+    def _unsaid_attributes(self, q: EditedQuestion, oid: str, ex: GqaExecutor) -> list[tuple[str, str]]:
+        """(type, value) of each of the object's attributes rd+ may add, in English adjective
+        order: one value of its type, a type the question does not ask, words it does not say,
+        never a hair colour of a thing."""
         asked = {s.kind or s.argument.strip() for s in q.steps if s.head in ("query", "verify", "choose")}
         asked |= {s.argument.strip() for s in q.steps if s.head == "query"}
-        ex = q.editor.executor()
         words = {w.lower() for w in _WORD.findall(q.text)}
         added = []
         for kind in RD_PLUS_TYPES:
-            values = ex.values_of(ids[0], kind)
+            values = ex.values_of(oid, kind)
             if kind in asked or len(values) != 1:
                 continue
             value = next(iter(values))
             if value in words or any(v in words for v in value.split()):
                 continue
-            if not hair_colors().allows(value, q.editor.scene.objects[ids[0]].canonical, lex):
+            if not hair_colors().allows(value, q.image.scene.objects[oid].canonical, q.image.lex):
                 continue  # a graph's "blond" railing: a hair colour is never said of a thing
             added.append((kind, value))
-        if not added or any(s.head == "filter" and s.dependencies == (index,) for s in q.steps):
-            return  # nothing to add, or the reference has filters of its own (their words)
+        return added
+
+    @staticmethod
+    def _with_filters(q: EditedQuestion, index: int, added: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        """The program with a filter of each added attribute after the `select` at `index`, in
+        order, and every later step renumbered."""
         edited = []
         shift = len(added)
         for j, s in enumerate(q.semantic):
@@ -139,25 +176,22 @@ class SayEveryAttribute:
                 edited[-1]["dependencies"] = list(s["dependencies"])
                 for n, (kind, value) in enumerate(added):
                     edited.append({"operation": f"filter {kind}", "argument": value, "dependencies": [index + n]})
+        return edited
+
+    @staticmethod
+    def _proven(q: EditedQuestion, edited: list[dict[str, Any]], last_filter: int, oid: str,
+                ex: GqaExecutor) -> Execution | None:
+        """The longer program's run, where it gives the gold answer, its last added filter keeps
+        the one object, and every claim it rests on is shown; None otherwise."""
         parsed = [step_of(s) for s in edited]
         try:
             run = ex.run_steps(parsed)
         except ProgramRefusal:
-            return
-        if run.answer != q.gold or run.values[index + shift] != (ids[0],) \
-                or not q.editor.proofs.holds(edited, parsed, parsed, set(), run):
-            return
-        said = " ".join(value for _, value in added)
-        at = self._in_adjective_order(q, span, [kind for kind, _ in added])
-        if at is None:
-            return  # beside an adjective with no certain place in English order ("steel red car")
-        q.aligned = True
-        text = replace(q.text, Span(at, span.end), f"{said} {q.text[at:span.end]}", noun=True)
-        if not q.reads_well(text) or _inserted(q.text, text) != said.lower().split():
-            return  # a reader comparing the two questions must see exactly these words added
-        yield q.perturbation(edited, run, -1, set(), text,
-                                {"kind": "attribute", "slot": f"step{index}", "from": "", "to": said},
-                                [], "invariance", {ids[0]: [value for _, value in added]})
+            return None
+        if run.answer != q.gold or run.values[last_filter] != (oid,) \
+                or not q.image.proofs.holds(edited, parsed, parsed, set(), run):
+            return None
+        return run
 
     def _in_adjective_order(self, q: EditedQuestion, span: Span, kinds: list[str]) -> int | None:
         """Where the added attributes go so that every adjective before the noun is in English
@@ -183,8 +217,8 @@ class SayEveryAttribute:
 
     def _rank_of(self, q: EditedQuestion, word: str, order: dict[str, int]) -> int | None:
         """A word's place in English adjective order, by its GQA type (the first ranked one)."""
-        kinds = set(q.editor.executor().types.get(word, ()))
-        if q.editor.lex.is_color(word):
+        kinds = set(q.image.executor().types.get(word, ()))
+        if q.image.lex.is_color(word):
             kinds.add("color")
         ranked = sorted(order[k] for k in kinds if k in order)
         return ranked[0] if len(ranked) == 1 or len(set(ranked)) == 1 else None

@@ -29,7 +29,7 @@ from contrastgen.datasets.gqa_program import Step, reference_name, relation_of
 from contrastgen.language.lexicon import read_word_list
 from contrastgen.perturb import Proposal, Ranking
 from contrastgen.programs.edits.question import EditedQuestion
-from contrastgen.programs.gqa import PRONOUNS, SCENE
+from contrastgen.programs.executor import PRONOUNS, SCENE
 from contrastgen.programs.proofs import negated
 from contrastgen.programs.wording import Span
 from contrastgen.resources import rules_file
@@ -95,7 +95,7 @@ class DropRedundantRelation:
         return step.operation == "relate"
 
     def propose(self, q: EditedQuestion, index: int, rng: random.Random, ranking: Ranking) -> Iterator[Proposal]:
-        step, lex, scene = q.steps[index], q.editor.lex, q.editor.scene
+        step, lex, scene = q.steps[index], q.image.lex, q.image.scene
         name, relation, role = relation_of(step)
         if role != "s" or not relation or name in PRONOUNS or name in ("", "_", SCENE):
             return

@@ -25,7 +25,7 @@ class RelationEdit:
     def propose(self, q: EditedQuestion, index: int, rng: random.Random, ranking: Ranking) -> Iterator[Proposal]:
         """The relation of a `relate` or `verify rel` replaced by its opposite or another spatial
         relation, where the question says it once in the program's words ("to the left of")."""
-        lex, step = q.editor.lex, q.steps[index]
+        lex, step = q.image.lex, q.steps[index]
         name, rel, role = relation_of(step)
         if not rel:
             return
@@ -65,12 +65,12 @@ class RelationEdit:
         """A shortcut, never a decision: False only where the edit would surely be refused. A
         `relate` must find one object, so some source needs an edge of the relation; a `verify
         rel` needs its one pair decided, by the edge or by its opposite's (`proofs`)."""
-        scene, step = q.editor.scene, q.steps[index]
+        scene, step = q.image.scene, q.steps[index]
         if step.operation == "relate":
             edges = scene.in_edges if role == "s" else scene.out_edges
             return any(r == rel for x in sources for r, _ in edges.get(x, ()))
-        named = denoted_ids(reference_name(step), scene, q.editor.lex)
+        named = denoted_ids(reference_name(step), scene, q.image.lex)
         if len(sources) != 1 or len(named) != 1:
             return False
         subject, obj = (named[0], sources[0]) if role == "s" else (sources[0], named[0])
-        return q.editor.proofs.relation_decided(subject, rel, obj) is not None
+        return q.image.proofs.relation_decided(subject, rel, obj) is not None

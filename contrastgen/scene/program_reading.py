@@ -1,4 +1,9 @@
-"""Reading GQA's functional programs (`semantic`), and editing them for perturbations.
+"""The *reading* of a GQA program (`semantic`): what it asks, in the terms a template reads a
+question in (`ProgramReading`), and the one-atom edit of it a template's perturbation carries.
+
+One of three modules about programs: the syntax (steps, references) is `datasets.gqa_program`,
+executing a program on a graph is `programs.executor`, and this module reads a program's shape
+for the template path.
 
 Why: a GQA question's program says exactly what is asked and which scene-graph objects its
 phrases denote ("select: wall (722332)", "verify rel: chair,behind,o (1310765)"). Grounding
@@ -11,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contrastgen.datasets.gqa_program import split_reference, well_formed
+from contrastgen.datasets.gqa_program import read_reference, split_reference, well_formed
 
 # -- what a whole program asks -------------------------------------------------------------------
 
@@ -75,12 +80,11 @@ def _chain(semantic: list[dict], step: int) -> SlotRef | None:
         if op.startswith("filter"):
             filters.append(f"{op[len('filter'):].strip()}: {arg.strip()}".lstrip(": "))
         elif op == "relate":
-            parsed = _parse_named(arg)
-            if parsed is None:
+            ref = read_reference(arg)
+            if ref.ids is None:
                 return None
             if named is None:
-                parts = [p.strip() for p in parsed[0].split(",")]
-                named = (step, parts[0].lower(), parsed[1])
+                named = (step, ref.name.lower(), ref.ids)
             related = True
         elif op == "select":
             parsed = _parse_named(arg)
@@ -100,14 +104,12 @@ def _chain(semantic: list[dict], step: int) -> SlotRef | None:
 
 
 def _relation_arg(arg: str) -> tuple[str, str, str, tuple[str, ...]] | None:
-    """"chair,behind,o (12)" -> ("chair", "behind", "o", ("12",))"""
-    parsed = _parse_named(arg)
-    if parsed is None:
+    """"chair,behind,o (12)" -> ("chair", "behind", "o", ("12",)); None without ids or where it
+    is no relation argument (`datasets.gqa_program.read_reference`)."""
+    ref = read_reference(arg)
+    if ref.ids is None or not ref.is_relation:
         return None
-    parts = [p.strip() for p in parsed[0].split(",")]
-    if len(parts) < 3 or parts[-1] not in ("s", "o"):
-        return None
-    return parts[0].lower(), ",".join(parts[1:-1]).lower(), parts[-1], parsed[1]
+    return ref.name.lower(), ref.relation.lower(), ref.role, ref.ids
 
 
 def read_program(semantic: list[dict] | None) -> ProgramReading | None:

@@ -1,4 +1,8 @@
-"""Executing GQA's functional programs (`semantic`) on a scene graph.
+"""The *executor* of GQA's functional programs (`semantic`): running one on a scene graph.
+
+One of three modules about programs: the syntax (steps, references) is `datasets.gqa_program`,
+the template path's reading of what a program asks is `scene.program_reading`, and this module
+gives a program's answer on a graph.
 
 Why an executor of our own: a perturbation of any GQA question type is an edit of one argument of
 its program, and its new answer is what the edited program gives on the graph. The executor
@@ -23,7 +27,9 @@ from typing import Any
 from contrastgen.datasets.gqa_program import (
     MalformedProgram,
     Objects,
+    Reference,
     Step,
+    read_reference,
     split_reference,
 )
 from contrastgen.datasets.gqa_program import parse_program as read_steps
@@ -271,12 +277,12 @@ def _select(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:
     return ex.referred(ex.named(name) if ids is None else ex.by_ids(name, ids))
 
 
-def _relation_parts(argument: str) -> tuple[str, str, str, Objects | None]:
-    body, ids = split_reference(argument)
-    parts = [p.strip() for p in body.split(",")]
-    if len(parts) < 3 or parts[-1] not in ("s", "o"):
+def _relation_parts(argument: str) -> Reference:
+    """(name, relation, role, ids) of a relation argument; a malformed one is refused."""
+    ref = read_reference(argument)
+    if not ref.is_relation:
         raise ProgramRefusal("malformed_program", f"relation argument {argument!r}")
-    return parts[0], ",".join(parts[1:-1]).strip(), parts[-1], ids
+    return ref
 
 
 def _related(ex: GqaExecutor, sources: Objects, name: str, rel: str, role: str) -> Objects:

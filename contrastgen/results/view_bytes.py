@@ -1,4 +1,5 @@
-"""The GQA- and LXMERT-format entries of a run, serialised question by question in the workers.
+"""The bytes of a run's views: each question's GQA- and LXMERT-format entry (`ViewEntry`),
+serialised question by question in the workers.
 
 Why in the workers: at GQA scale the outputs hold hundreds of thousands of questions in several
 views (original, augmented, k = 1, k = 3) and two formats. Serialising each question once, in the
