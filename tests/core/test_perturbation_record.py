@@ -21,16 +21,16 @@ def gqa_lines(engine):
 
     questions = orjson.loads((sample_dir() / "questions.json").read_bytes())
     graphs = orjson.loads((sample_dir() / "scene_graphs.json").read_bytes())
-    return generate(engine, questions, graphs, workers=1, mode="both", groups=True).lines
+    return generate(questions, graphs, engine=engine, workers=1, mode="both", groups=True).lines
 
 
 @pytest.fixture(scope="module")
 def clevr_lines():
-    from contrastgen.run.generate import generate_clevr
+    from contrastgen.run.generate import generate
 
     sample = clevr_sample_dir()
-    return generate_clevr(load_questions(sample / "questions"), load_scenes(sample / "scenes"), max_k=5, seed=0,
-                          groups=True).lines
+    return generate(load_questions(sample / "questions"), load_scenes(sample / "scenes"), family="clevr", max_k=5,
+                    seed=0, groups=True).lines
 
 
 @pytest.mark.parametrize("family", ["gqa", "clevr"])

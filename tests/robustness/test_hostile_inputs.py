@@ -122,7 +122,9 @@ def test_an_image_given_twice_in_a_scene_graph_file_is_refused_by_every_reader(t
     path.write_text(_twice(text, image))
     assert_refused(_generate(sample, tmp_path / "out", graphs=path), "graphs.json", f"image id '{image}' is given "
                    "twice (record 1 of", "and record ")
-    assert_refused(invoke("verify", generated, "--scene-graphs", path), "graphs.json", f"key '{image}' is given twice")
+    # verify streams the graphs as generate does, so it names both records alike
+    assert_refused(invoke("verify", generated, "--scene-graphs", path), "graphs.json",
+                   f"image id '{image}' is given twice (record 1 of", "and record ")
     assert_refused(invoke("ood", "vqavs", "--questions", sample[0], "--objects", path, "--out", tmp_path / "o"),
                    "graphs.json", f"image id '{image}' is given twice (record 1, and record ")
 
