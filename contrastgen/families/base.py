@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from contrastgen.datasets.base import QuestionItem, QuestionSource
+from contrastgen.datasets.formats import QUESTION_FORMATS
 from contrastgen.datasets.inputs import InputPaths
 from contrastgen.datasets.packing import GraphJson
 from contrastgen.groups.search import REASONS as GROUP_REASONS
@@ -144,9 +145,13 @@ class Family(ABC):
     group_reasons: ClassVar[tuple[str, ...]] = GROUP_REASONS  # `--groups`: why a pair may go ungrouped
     augment_options: ClassVar[Mapping[str, Any]] = {}  # options `augment` adds to the run
 
-    @abstractmethod
     def detect(self, questions: InputPaths) -> bool:
-        """Are these questions in this family's format (from their first bytes: inputs are large)?"""
+        """Are these questions in this family's format (from their first bytes: inputs are large)?
+        By default the question format registered under the family's name decides; a family with
+        no such format says it itself."""
+        if self.name not in QUESTION_FORMATS:
+            raise NotImplementedError(f"family {self.name!r} registers no question format: give it a detect()")
+        return QUESTION_FORMATS[self.name].detect(questions)
 
     @abstractmethod
     def load_questions(self, path: InputPaths) -> dict[str, dict[str, Any]]:

@@ -21,7 +21,6 @@ from contrastgen.clevr.question import CLEVR_SEED, perturb_clevr_question, unrea
 from contrastgen.clevr.scene_view import clevr_scene
 from contrastgen.datasets import clevr as clevr_files
 from contrastgen.datasets.base import DictQuestions
-from contrastgen.datasets.formats import QUESTION_FORMATS
 from contrastgen.datasets.inputs import InputPaths
 from contrastgen.datasets.lxmert import lxmert_item
 from contrastgen.families.base import (
@@ -128,9 +127,6 @@ class Clevr(Family):
     reasons = REASONS
     group_reasons = (*GROUP_REASONS, "unreadable")
     augment_options = {"every_original": True}
-
-    def detect(self, questions: InputPaths) -> bool:
-        return QUESTION_FORMATS[self.name].detect(questions)
 
     def load_questions(self, path: InputPaths) -> dict[str, dict[str, Any]]:
         return clevr_files.load_questions(path)

@@ -27,7 +27,6 @@ import orjson
 
 from contrastgen.datasets import gqa as gqa_files
 from contrastgen.datasets.base import DictQuestions
-from contrastgen.datasets.formats import QUESTION_FORMATS
 from contrastgen.datasets.inputs import InputPaths
 from contrastgen.datasets.question_spill import (
     GraphSpill,
@@ -139,9 +138,6 @@ class Gqa(Family):
     shard = staticmethod(run_shard)
     seed_keys = {TEMPLATE_PATH: TEMPLATE_SEED, PROGRAM_PATH: PROGRAM_SEED}
     reasons = REASONS
-
-    def detect(self, questions: InputPaths) -> bool:
-        return QUESTION_FORMATS[self.name].detect(questions)
 
     def load_questions(self, path: InputPaths) -> dict[str, dict[str, Any]]:
         return gqa_files.load_questions(path)
