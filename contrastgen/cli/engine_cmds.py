@@ -10,7 +10,7 @@ import click
 from contrastgen.cli.backend_option import backend_from, backend_option
 from contrastgen.cli.console import make_console
 from contrastgen.cli.options import RNG_SEED, SEED, FiniteRange, no_progress_option
-from contrastgen.families import FAMILIES
+from contrastgen.families import FAMILIES, Family
 from contrastgen.jsonio import dumps
 from contrastgen.resources import sample_dir
 from contrastgen.run.pipeline import RunRequest, family_for, family_options
@@ -109,7 +109,7 @@ def generate_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path
         console.print(f"groups: {g['grouped']:,} of {g['pairs']:,} pairs ({g['swap']:,} swaps, {g['differs']:,} "
                       "differs); reasons in stats.json")
     _warn_missing_graphs(gen.stats)
-    _warn_no_programs(gen.stats, mode)
+    _warn_family(family, gen.stats, family.options(request.options))
     click.echo("seconds: " + ", ".join(f"{name} {sec:.1f}" for name, sec in timings.items()), err=True)
     console.print(f"wrote {out}")
 
@@ -128,17 +128,10 @@ def _one_or_all(paths: tuple[Path, ...]) -> Path | tuple[Path, ...]:
     return paths[0] if len(paths) == 1 else paths
 
 
-def _warn_no_programs(stats: dict, mode: str) -> None:
-    """`--mode programs|both` edits GQA programs (`semantic`); input without any (VQA-style
-    questions, a stripped file) would otherwise end with a bare "program 0" in the table."""
-    if mode == "templates" or stats.get("dataset") == "clevr":
-        return
-    if not stats.get("templates", {}).get("program", {}).get("matched", 0):
-        rest = "; the templates alone ran" if mode == "both" else ""
-        click.echo(f"warning: --mode {mode}: no question has a program (`semantic`), so no program edit "
-                   f"was tried{rest}", err=True)
-
-
+def _warn_family(family: Family, stats: dict, options: object) -> None:
+    """The family's own warnings about what its input left undone (GQA: no program to edit)."""
+    for warning in family.warnings(stats, options):
+        click.echo(f"warning: {warning}", err=True)
 
 
 @click.command("augment")
@@ -178,8 +171,7 @@ def augment_cmd(question_paths: tuple[Path, ...], scene_graphs: Path, out: Path,
                          progress=not no_progress, backend=backend_from(backend, address),
                          options=family_options(family, {"templates": _split(templates), "mode": mode}))
     gen, counts = run_augment(request, out, lxmert_file=lxmert, replace=replace, replace_share=replace_share)
-    if "mode" in family.option_names():
-        _warn_no_programs(gen.stats, mode)
+    _warn_family(family, gen.stats, family.options(request.options))
     _warn_missing_graphs(gen.stats)
     click.echo(f"wrote {out} and {lxmert}: {counts['original']} originals + {counts['added']} perturbations"
                f" - {counts['dropped']} dropped = {counts['total']} questions", err=True)

@@ -188,6 +188,12 @@ class Family(ABC):
     def option_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in dataclasses.fields(self.Options))
 
+    def warnings(self, stats: Mapping[str, Any], options: Any) -> list[str]:
+        """What a finished run should tell its user about its input (each one sentence), from
+        its statistics: a family knows which of its options an input can leave with nothing to
+        do. None by default."""
+        return []
+
     def write_augmented(self, gen: Generation, prepared: Prepared, questions: InputPaths, out: Path, *,
                         lxmert_file: Path, replace: bool, seed: int, replace_share: float) -> dict[str, int]:
         """`augment`'s training file: the originals the run loaded and their perturbations, keyed

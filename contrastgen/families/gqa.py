@@ -139,6 +139,14 @@ class Gqa(Family):
     seed_keys = {TEMPLATE_PATH: TEMPLATE_SEED, PROGRAM_PATH: PROGRAM_SEED}
     reasons = REASONS
 
+    def warnings(self, stats: Mapping[str, Any], options: GqaOptions) -> list[str]:
+        # --mode programs|both edits GQA programs (`semantic`); input without any (VQA-style
+        # questions, a stripped file) would otherwise end with a bare "program 0" in the table
+        if options.mode == "templates" or stats.get("templates", {}).get("program", {}).get("matched", 0):
+            return []
+        rest = "; the templates alone ran" if options.mode == "both" else ""
+        return [f"--mode {options.mode}: no question has a program (`semantic`), so no program edit was tried{rest}"]
+
     def load_questions(self, path: InputPaths) -> dict[str, dict[str, Any]]:
         return gqa_files.load_questions(path)
 

@@ -72,3 +72,16 @@ def test_run_names_no_family():
         families = {m for m in imported if m and m.startswith("contrastgen.families")}
         assert families <= {"contrastgen.families", "contrastgen.families.base"}, (path.name, families)
         assert "clevr" not in text.lower(), path.name
+
+
+def test_a_familys_warnings_are_its_own_the_cli_names_none():
+    """The no-program warning belongs to GQA's `mode`: CLEVR, which has no such option, never
+    gives it, whatever its statistics say, and GQA gives it only for a mode that edits programs
+    on an input where none matched."""
+    gqa, clevr = family_named("gqa"), family_named("clevr")
+    nothing = {"templates": {"program": {"matched": 0}}}
+    assert clevr.warnings(nothing, clevr.options({})) == []
+    assert gqa.warnings(nothing, gqa.options({"mode": "templates"})) == []
+    assert gqa.warnings({"templates": {"program": {"matched": 3}}}, gqa.options({"mode": "both"})) == []
+    (warning,) = gqa.warnings(nothing, gqa.options({"mode": "programs"}))
+    assert warning.startswith("--mode programs: no question has a program") and "alone ran" not in warning
