@@ -72,10 +72,10 @@ def export_cmd(contrast: Path, images_base_url: str | None, images: Path | None,
     hit_properties.json, api_hits.jsonl); OUT/manifest.json is private and maps items back.
     """
     _require_crowd("export")
-    from contrastgen.mturk import export_hits, load_contrast_sets, load_gold
+    from contrastgen.mturk import export_hits, load_gold
     from contrastgen.mturk.export import image_files
     from contrastgen.mturk.layout import DEFAULT_TITLE
-    from contrastgen.records import contrast_file
+    from contrastgen.records import contrast_file, read_contrast_records
     from contrastgen.terminal.progress import line_count
     from contrastgen.terminal.progress import progress as progress_bar
 
@@ -84,11 +84,10 @@ def export_cmd(contrast: Path, images_base_url: str | None, images: Path | None,
     files = image_files(images) if images is not None else None
     base_url = images_base_url or images.resolve().as_uri()  # type: ignore[union-attr]
     lines = line_count(contrast_file(contrast))
-    # the records are read, then validated again by the library call: the bar counts both passes
-    with progress_bar("reading contrast sets", lambda: 2 * lines(), enabled=not no_progress) as advance:
-        records = load_contrast_sets(contrast, advance)
-        gold_items = load_gold(gold) if gold is not None else None
-        summary = export_hits(records, images_base_url=base_url, sample=sample, seed=seed, files_by_image=files,
+    gold_items = load_gold(gold) if gold is not None else None
+    # the records stream unvalidated into the library call, which validates each once
+    with progress_bar("reading contrast sets", lines, enabled=not no_progress) as advance:
+        summary = export_hits(read_contrast_records(contrast), images_base_url=base_url, sample=sample, seed=seed, files_by_image=files,
                               assignments=assignments, items_per_hit=items_per_hit, reward=reward,
                               gold=gold_items, out_dir=out, gold_per_hit=gold_per_hit,
                               title=title or DEFAULT_TITLE, source=str(contrast_file(contrast)), advance=advance)
