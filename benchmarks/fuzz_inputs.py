@@ -376,11 +376,11 @@ KIND_FIELDS: dict[str, list[Field]] = {
     # a scene is named by its image_filename: image_index is checked when given and read nowhere;
     # pixel_coords only place a box for drawing (a scene without renders has none)
     "clevr_scene": [Field(("objects",), "list"), Field(("objects", "shape"), "str"),
-                    Field(("objects", "pixel_coords"), "list", required=False), Field(("relationships",), "dict"),
+                    Field(("objects", "pixel_coords"), "list", required=False), Field(("relationships",), "dict", empty_ok=False),
                     Field(("image_index",), "int", required=False, lo=0, hi=2**63 - 1)],
     "clevr_pool": [Field(("objects",), "list"), Field(("objects", "shape"), "str"),
                    Field(("objects", "color"), "str"), Field(("objects", "parts"), "dict", required=False),
-                   Field(("relationships",), "dict"), Field(("image_index",), "int", required=False, lo=0, hi=2**63 - 1)],
+                   Field(("relationships",), "dict", empty_ok=False), Field(("image_index",), "int", required=False, lo=0, hi=2**63 - 1)],
     "vqa_questions": [Field(("question",), "str"), Field(("question_id",), "int", lo=0, hi=2**63 - 1),
                       Field(("image_id",), "int", lo=0, hi=2**63 - 1)],
     # multiple_choice_answer is VQA's most common of the ten answers: read when given, and

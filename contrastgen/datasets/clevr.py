@@ -12,9 +12,10 @@ holds):
 - a box is built around `pixel_coords`: CLEVR files give an object's centre and depth, not its
   extent, so the box is a square whose side shrinks with depth and with size "small". It is
   for drawing (the viewer, the crowd pages); no proof rests on it. Without `pixel_coords` the
-  box is empty (0 x 0). A scene must give `relationships` (CLEVR's and Super-CLEVR's writers
-  always do): read as "no relations", a missing field would make "Is there a cube left of the
-  sphere?" computably "no" when the file only failed to say.
+  box is empty (0 x 0). A scene must give `relationships` with all four directions, one list per object
+  (CLEVR's and Super-CLEVR's writers always do): read as "no relations", a missing field or
+  direction would make "Is there a cube left of the sphere?" computably "no" when the file only
+  failed to say.
 A question keeps its record and gains `imageId` (= `image`), `answer` as words ("yes"/"no" for
 CLEVR's booleans, digits for counts) and, when the file has one, its `program`.
 """
@@ -138,12 +139,19 @@ def scene_graph(scene: Any, *, path: str, record: str) -> tuple[str, dict[str, A
     if not isinstance(relationships, Mapping):
         raise InputError("'relationships' is not an object", path=path, record=record)
     for relation, name in RELATION_NAMES.items():
-        rows = relationships.get(relation, [])
-        if not isinstance(rows, list) or len(rows) not in (0, len(objects_in)):
+        # every direction, one list per object: a direction left out (or `{}`) would read as
+        # "no object is left of any other" and prove "no" where the file only failed to say
+        if relation not in relationships:
+            raise InputError(f"'relationships' has no {relation!r} (one list per object)", path=path, record=record)
+        rows = relationships[relation]
+        if not isinstance(rows, list) or len(rows) != len(objects_in):
             raise InputError(f"relationships[{relation!r}] does not have one list per object", path=path,
                              record=record)
         for target, members in enumerate(rows):
-            for member in members if isinstance(members, list) else ():
+            if not isinstance(members, list):
+                raise InputError(f"relationships[{relation!r}][{target}] is not a list of object indices",
+                                 path=path, record=record)
+            for member in members:
                 if str(member) not in objects:
                     raise InputError(f"relationships[{relation!r}][{target}] names object {member}, which "
                                      "does not exist", path=path, record=record)

@@ -54,7 +54,7 @@ def test_question_ids_and_answers(sample):
       "relationships": {}}, "unknown shape"),
     ({"image_filename": "a.png", "objects": [{"shape": "cube", "size": "small", "color": "red",
                                                "material": "metal", "pixel_coords": [1, 2, 3]}],
-      "relationships": {"left": [[4]]}}, "does not exist"),
+      "relationships": {"left": [[4]], "right": [[]], "front": [[]], "behind": [[]]}}, "does not exist"),
 ])
 def test_malformed_scene_names_file_and_record(tmp_path, scene, message):
     path = tmp_path / "bad.json"
@@ -70,6 +70,10 @@ def _first_object(scene: dict) -> dict:
 
 @pytest.mark.parametrize(("spoil", "message"), [
     (lambda s: s.pop("relationships"), "scene has no 'relationships'"),
+    (lambda s: s["relationships"].clear(), "'relationships' has no 'left'"),
+    (lambda s: s["relationships"].pop("behind"), "'relationships' has no 'behind'"),
+    (lambda s: s["relationships"]["front"].pop(), "relationships['front'] does not have one list per object"),
+    (lambda s: s["relationships"]["right"].__setitem__(0, None), "relationships['right'][0] is not a list"),
     (lambda s: _first_object(s).__setitem__("parts", None), "'parts' must be an object"),
     (lambda s: _first_object(s).__setitem__("pixel_coords", None), "object has no pixel_coords"),
 ])
@@ -78,6 +82,7 @@ def test_a_scene_field_given_as_nothing_is_refused_not_read_as_absent(sample, tm
     left of the sphere?" would be computed "no"); null parts or coordinates are no file a CLEVR
     writer made. A field left out where the format allows it (parts, pixel_coords) is still read."""
     data = json.loads((sample / "scenes" / "superCLEVR_new_000000.json").read_text())
+    relationships = json.loads(json.dumps(data["relationships"]))
     spoil(data)
     bad = tmp_path / "s.json"
     bad.write_text(json.dumps(data))
@@ -87,7 +92,7 @@ def test_a_scene_field_given_as_nothing_is_refused_not_read_as_absent(sample, tm
     for obj in data["objects"]:
         obj.pop("parts", None)
         obj.pop("pixel_coords", None)
-    data.setdefault("relationships", {})
+    data["relationships"] = relationships
     bad.write_text(json.dumps(data))
     assert load_scenes(bad)["superCLEVR_new_000000"]["objects"]["0"]["w"] == 0.0
 

@@ -36,13 +36,19 @@ def test_the_tail_parameter_is_the_papers_a():
     assert head_and_tail(Counter({"a": 4, "b": 4, "c": 2}), 0.5) == (["a", "b"], ["c"])
 
 
+def _unrelated(objects: int) -> dict[str, list[list[int]]]:
+    """Every direction, one empty list per object: the splits below read no relation."""
+    return {direction: [[] for _ in range(objects)] for direction in ("left", "right", "front", "behind")}
+
+
 def test_splits_of_a_clevr_format_fixture(tmp_path):
     scenes = {"scenes": [
         {"image_filename": "s1.png", "objects": [_obj("truck", "red"), _obj("truck", "red"), _obj("jet", "blue")],
-         "relationships": {}},
+         "relationships": _unrelated(3)},
         {"image_filename": "s2.png", "objects": [_obj("truck", "red"), _obj("jet", "blue", "rubber")],
-         "relationships": {}},
-        {"image_filename": "s3.png", "objects": [_obj("truck", "gray"), _obj("jet", "blue")], "relationships": {}},
+         "relationships": _unrelated(2)},
+        {"image_filename": "s3.png", "objects": [_obj("truck", "gray"), _obj("jet", "blue")],
+         "relationships": _unrelated(2)},
     ]}
     (tmp_path / "scenes.json").write_text(json.dumps(scenes))
     questions = {"questions": [
