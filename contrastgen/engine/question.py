@@ -119,6 +119,7 @@ class Engine:
         if existing is None:
             existing = {normalize_question(text)}
         results = []
+        once: dict[str, Any] = {}  # what the template path reads of the original, the same for each match
         for m in matches:
             res = PerturbResult(**base, template=m.template.id, slots=self.slots_of(m), program=program)
             if not isinstance(raw_answer, str) or not raw_answer.strip():
@@ -129,11 +130,11 @@ class Engine:
                 if scene is None:
                     scene = SceneIndex.build(image_id, scene_graph, self.lex)
                 try:
-                    ctx = self.context(question_id, question, m, scene, corpus=corpus, seed=seed)
+                    ctx = self.context(question_id, question, m, scene, corpus=corpus, seed=seed, once=once)
                 except Refusal as r:
                     res.reason = r.reason
                 else:
-                    perturb_match(res, ctx, self.bindings[m.template.id], max_k, existing)
+                    perturb_match(res, ctx, self.bindings[m.template.id], max_k, existing, once=once)
             results.append(res)
         if by_program:
             res = PerturbResult(**base, template=PROGRAM_PATH, program=question["semantic"])
@@ -169,15 +170,18 @@ class Engine:
         return slots
 
     def context(self, question_id: str, question: dict[str, Any], m: Match, scene: SceneIndex, *,
-                corpus: Corpus | None = None, seed: int = 0) -> Context:
+                corpus: Corpus | None = None, seed: int = 0, once: dict[str, Any] | None = None) -> Context:
         """What a handler (or an answerer) works from: the slots read, checked against the
         question's program when it has one (a disagreement raises Refusal("program_mismatch")),
-        and grounded."""
+        and grounded. `once` keeps the program's reading for the question's other matches."""
         nps = {s: parse(m.spans[s].text, self.lex) for s in NP_SLOTS if s in m.spans}
         semantic = question.get("semantic")
         reading = None
         if isinstance(semantic, list) and semantic:
-            reading = agreeing_reading(m, nps, read_program(semantic), self.lex)
+            once = {} if once is None else once
+            if "reading" not in once:
+                once["reading"] = read_program(semantic)
+            reading = agreeing_reading(m, nps, once["reading"], self.lex)
             if reading is None:
                 raise Refusal("program_mismatch")
             if any(i not in scene.objects for ref in reading.slots.values() for i in ref.ids):

@@ -25,16 +25,22 @@ from contrastgen.templates.registry import Binding
 NP_SLOTS = ("x", "y")
 
 
-def perturb_match(res: PerturbResult, ctx: Context, binding: Binding, max_k: int, existing: set[str]) -> None:
+def perturb_match(res: PerturbResult, ctx: Context, binding: Binding, max_k: int, existing: set[str], *,
+                  once: dict[str, Any] | None = None) -> None:
     """Fill `res` (one question under the template `ctx.match` matched) with its perturbations or
     its reason. `ctx` is the engine's reading of the question (slots checked against its program,
-    grounded); `binding` the template's handler."""
+    grounded); `binding` the template's handler; `once` keeps what is decided of the original
+    alone (its program's execution) for the question's other matches."""
     question, scene, m = ctx.question, ctx.scene, ctx.match
     res.grounding = {"via": next((g.via for g in ctx.grounding.values()), "none"),
                      **{s: list(g.ids) for s, g in ctx.grounding.items() if g.ok}}
-    if ctx.reading is not None and (why := program_refusal(ctx.lex, question, scene)) is not None:
-        res.reason = why  # each perturbation carries the edited program, which must execute too
-        return
+    if ctx.reading is not None:
+        once = {} if once is None else once
+        if "program" not in once:
+            once["program"] = program_refusal(ctx.lex, question, scene)
+        if once["program"] is not None:
+            res.reason = once["program"]  # each perturbation carries the edited program, which must execute too
+            return
     if presupposition_fails(ctx):
         res.reason = "original_presupposition"
         return

@@ -74,10 +74,15 @@ def _prone(word: str, lex: Lexicon) -> bool:
 def kind_names(word: str, scene: SceneIndex, lex: Lexicon) -> frozenset[str]:
     """Every surface name that denotes `word`'s kind: lexicon forms, hyponyms' forms, and the
     graph's own names of the objects it denotes. Evidence lists these so the verifier can
-    recompute "which objects are X" by name alone."""
-    names = set(_expanded(word, lex))
-    names |= {scene.objects[i].name for i in denoted_ids(word, scene, lex)}
-    return frozenset(names)
+    recompute "which objects are X" by name alone. Remembered per image (the scene's memo): the
+    evidence of each of its questions' candidates lists them again."""
+    key = ("kind names", word, lex)
+    found = scene.memo.get(key)
+    if found is None:
+        names = set(_expanded(word, lex))
+        names |= {scene.objects[i].name for i in denoted_ids(word, scene, lex)}
+        found = scene.memo[key] = frozenset(names)
+    return found
 
 
 @functools.lru_cache(maxsize=65536)
@@ -90,13 +95,26 @@ def _maybe_names(word: str, lex: Lexicon) -> frozenset[str]:
     return frozenset(names)
 
 
+@functools.lru_cache(maxsize=65536)
+def _absence_names(word: str, lex: Lexicon) -> frozenset[str] | None:
+    """The names no object of a graph may have for `word`'s absence to be proven from it (its
+    kind's and hyponyms' forms, and those of every kind it may denote); None when absence cannot
+    be proven at all (an unknown word, kinds the lexicon cannot list, a kind annotators leave
+    out). Per word, not per question: the search asks it of the same few hundred candidates."""
+    if not lex.is_known(word) or not lex.absence_decidable(word) or _prone(word, lex):
+        return None
+    return _expanded(word, lex) | _maybe_names(word, lex)
+
+
 def absent_provably(word: str, scene: SceneIndex, lex: Lexicon) -> bool:
     """Absence from the graph proves absence from the image only for known kinds that scene
     graphs do not habitually leave out, whose kinds the lexicon can list, and when nothing in the
-    graph may be one."""
-    if not lex.is_known(word) or not lex.absence_decidable(word) or _prone(word, lex):
+    graph may be one: no object it denotes, no object named by a form of its kind or of a kind it
+    may denote (the names `kind_names` and `_maybe_names` list in its evidence)."""
+    names = _absence_names(word, lex)
+    if names is None or denoted_ids(word, scene, lex):
         return False
-    return not scene.has_any_name(kind_names(word, scene, lex) | _maybe_names(word, lex))
+    return not scene.has_any_name(names)
 
 
 def unique_object(word: str, scene: SceneIndex, lex: Lexicon) -> str | None:
@@ -108,6 +126,13 @@ def unique_object(word: str, scene: SceneIndex, lex: Lexicon) -> str | None:
 def distinct_kind(candidate: str, *others: str, lex: Lexicon) -> bool:
     """Is the candidate a noun the lexicon knows (so the new words can be read: Visual Genome
     also names objects "it" or "red") and of another kind than every one of `others`?"""
+    return _distinct_kind(candidate, others, lex)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _distinct_kind(candidate: str, others: tuple[str, ...], lex: Lexicon) -> bool:
+    """`distinct_kind`, remembered: a question's candidate search asks it of every kind of its
+    image against the same few names, and the images of a run share their kinds."""
     return lex.is_known(candidate) and all(not same_kind(candidate, o, lex) for o in others if o)
 
 

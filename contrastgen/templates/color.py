@@ -30,6 +30,20 @@ def answer_color(ctx: Context) -> str | None:
     return None
 
 
+def _candidate_names(ctx: Context) -> list[str]:
+    """The names of the image's objects a colour question may be moved to (not of a kind
+    annotators leave out, nor of a category the template excludes): the same for each of the
+    image's colour questions, so made once per image (the scene's memo)."""
+    excluded = tuple(sorted(set(ctx.match.template.options.get("exclude_distractor_categories", ()))))
+    scene, lex = ctx.scene, ctx.lex
+    key = ("colour candidates", excluded, lex)
+    names = scene.memo.get(key)
+    if names is None:
+        names = scene.memo[key] = [o.name for o in scene.objects.values()
+                                   if not lex.is_unannotated_prone(o.name) and lex.category(o.name) not in excluded]
+    return names
+
+
 @template("what_color_is_the_x", answer=answer_color)
 def perturb_color(ctx: Context) -> Iterator[Proposal]:
     scene, lex = ctx.scene, ctx.lex
@@ -43,9 +57,7 @@ def perturb_color(ctx: Context) -> Iterator[Proposal]:
     if not any(original in {_colour(c) for c in scene.colors(i, lex)} for i in g.ids):
         raise Refusal("answer_mismatch")
     grounded_kinds = {scene.objects[i].name for i in g.ids}
-    excluded = set(ctx.match.template.options.get("exclude_distractor_categories", ()))
-    names = [o.name for o in scene.objects.values()
-             if not lex.is_unannotated_prone(o.name) and lex.category(o.name) not in excluded]
+    names = _candidate_names(ctx)
 
     def one_other_colour(oid: str) -> bool:  # "gray" and "grey" both: two colour attributes
         colors = scene.colors(oid, lex)

@@ -46,6 +46,21 @@ def answer_see(ctx: Context) -> str | None:
     return None
 
 
+def _plausible(ctx: Context) -> list[str]:
+    """The kinds that co-occur in other graphs with a kind of this image (each kind's ten most
+    frequent): the same for each of the image's questions, so made once per image."""
+    if ctx.corpus is None:
+        return []
+    made = ctx.scene.memo.get(("see pool",))
+    if made is not None and made[0] is ctx.corpus:  # kept with the corpus it was made from
+        return made[1]
+    pool: list[str] = []
+    for k in ctx.scene.by_canonical:
+        pool.extend(ctx.corpus.cooccurring(k)[:10])
+    ctx.scene.memo["see pool",] = (ctx.corpus, pool)
+    return pool
+
+
 @template("do_you_see_x_or_y", answer=answer_see)
 def perturb_see(ctx: Context) -> Iterator[Proposal]:
     scene, lex = ctx.scene, ctx.lex
@@ -61,11 +76,7 @@ def perturb_see(ctx: Context) -> Iterator[Proposal]:
         other = "y" if slot == "x" else "x"
         if not absent_provably(ctx.nps[other].head, scene, lex):
             raise Refusal("unannotated_prone")
-        pool = []
-        if ctx.corpus is not None:
-            for k in scene.by_canonical:
-                pool.extend(ctx.corpus.cooccurring(k)[:10])
-        plan = [(slot, k) for k in shuffled(pool, ctx.rng)]
+        plan = [(slot, k) for k in shuffled(_plausible(ctx), ctx.rng)]
     else:
         for s in ("x", "y"):
             if not absent_provably(ctx.nps[s].head, scene, lex):

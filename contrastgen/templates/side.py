@@ -40,8 +40,11 @@ def perturb_side(ctx: Context) -> Iterator[Proposal]:
     other = "right" if ctx.answer == "left" else "left"
     scene, lex = ctx.scene, ctx.lex
     grounded_kinds = {scene.objects[i].name for i in g.ids}
-    kinds = [o.name for o in scene.objects.values()
-             if lex.category(o.name) == category and not lex.is_unannotated_prone(o.name)]
+    key = ("side candidates", category, lex)
+    kinds = scene.memo.get(key)
+    if kinds is None:  # the same for each of the image's side questions about this category
+        kinds = scene.memo[key] = [o.name for o in scene.objects.values()
+                                   if lex.category(o.name) == category and not lex.is_unannotated_prone(o.name)]
     for name, oid in definite_replacements(ctx, kinds, distinct_from=(x.head, *grounded_kinds),
                                            accept=lambda oid: scene.side(oid) == other):
         yield replacing(ctx, "x", name, oid, answer=other, query={"op": "side", "object": oid},

@@ -1,0 +1,102 @@
+"""What the template path decides once and shares: per question (the original's program, read
+and executed once for all the templates it matches), per image (candidate names, the names of a
+kind) and per word (whether its absence can be proven at all). Each must give what deciding it
+afresh gives."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from builders import plain_graph as _graph
+from builders import plain_object as _obj
+from builders import program_step as _step
+
+import contrastgen.engine.question as question_module
+import contrastgen.engine.template_path as template_path
+from contrastgen.resources import sample_dir
+from contrastgen.scene.ground import denoted_ids
+from contrastgen.scene.index import SceneIndex
+from contrastgen.templates import base
+
+_RELATION = {"imageId": "1", "question": "Is the car to the left of the tree?", "answer": "yes",
+             "semantic": [_step("select", "car (1)"), _step("verify rel", "tree,to the left of,o (2)", 0)]}
+_RELATION_GRAPH = _graph(**{"1": _obj("car", 50, ["red"], [("to the left of", "2")]),
+                            "2": _obj("tree", 400, rels=[("to the right of", "1")]),
+                            "3": _obj("bus", 60, rels=[("to the right of", "2")]),
+                            "4": _obj("dog", 30, rels=[("to the right of", "2")])})
+
+
+def _records(results):
+    return [json.dumps(r.record(), sort_keys=True) for r in results]
+
+
+def test_a_question_two_templates_match_reads_and_runs_its_program_once(engine, monkeypatch):
+    calls = {"read": 0, "run": 0}
+    read, run = question_module.read_program, template_path.program_refusal
+
+    def counted_read(semantic):
+        calls["read"] += 1
+        return read(semantic)
+
+    def counted_run(lex, question, scene):
+        calls["run"] += 1
+        return run(lex, question, scene)
+
+    monkeypatch.setattr(question_module, "read_program", counted_read)
+    monkeypatch.setattr(template_path, "program_refusal", counted_run)
+    both = engine.perturb_question("q1", _RELATION, _RELATION_GRAPH, max_k=5)
+    assert [r.template for r in both] == ["is_the_x_rel_the_y__relation", "is_the_x_rel_the_y__object"]
+    assert calls == {"read": 1, "run": 1}
+    # each template alone reads and runs the program itself, and gives the same record
+    alone = [r for t in ("is_the_x_rel_the_y__relation", "is_the_x_rel_the_y__object")
+             for r in engine.perturb_question("q1", _RELATION, _RELATION_GRAPH, max_k=5, templates=[t])]
+    assert calls == {"read": 3, "run": 3}
+    assert _records(both) == _records(alone)
+    assert any(r.perturbations for r in both)
+
+
+def test_a_program_that_fails_refuses_every_template_it_was_read_for(engine):
+    wrong = {**_RELATION, "answer": "no"}  # the program says yes
+    results = engine.perturb_question("q1", wrong, _RELATION_GRAPH, max_k=5)
+    assert len(results) == 2 and all(r.reason == "answer_mismatch" for r in results)
+
+
+def _sample_scenes(lex):
+    graphs = json.loads((sample_dir() / "scene_graphs.json").read_text())
+    return [SceneIndex.build(image_id, g, lex) for image_id, g in graphs.items()]
+
+
+def _absent_as_defined(word, scene, lex):
+    """`absent_provably` as the rule says it: the word's gates, then no object of the graph named
+    by any of its kind's names (the graph's own included) or of a kind it may denote."""
+    if not lex.is_known(word) or not lex.absence_decidable(word) or base._prone(word, lex):
+        return False
+    names = set(base._expanded(word, lex)) | {scene.objects[i].name for i in denoted_ids(word, scene, lex)}
+    return not scene.has_any_name(frozenset(names) | base._maybe_names(word, lex))
+
+
+def test_absence_and_kind_names_decided_once_are_what_deciding_afresh_gives(engine):
+    lex = engine.lex
+    scenes = _sample_scenes(lex)
+    words = sorted({o.name for s in scenes for o in s.objects.values()}
+                   | {"man", "person", "player", "dish", "bowl", "glasses", "car", "vehicle", "animal", "giraffe"})
+    absent = 0
+    for scene in scenes:
+        for word in words:
+            expected = _absent_as_defined(word, scene, lex)
+            assert base.absent_provably(word, scene, lex) == expected, (scene.image_id, word)
+            absent += expected
+            fresh = frozenset(set(base._expanded(word, lex))
+                              | {scene.objects[i].name for i in denoted_ids(word, scene, lex)})
+            assert base.kind_names(word, scene, lex) == fresh
+            assert base.kind_names(word, scene, lex) == fresh  # the remembered answer too
+    assert absent > 0  # the comparison saw absences, not only presences
+
+
+@pytest.mark.parametrize("others", [("car",), ("car", "tree"), ("vehicle", ""), ("dog", "animal")])
+def test_distinct_kind_remembered_is_distinct_kind_decided(engine, others):
+    lex = engine.lex
+    for candidate in ("bus", "car", "poodle", "dog", "tree", "it", "red", "truck"):
+        expected = lex.is_known(candidate) and all(not base.same_kind(candidate, o, lex) for o in others if o)
+        assert base.distinct_kind(candidate, *others, lex=lex) == expected
