@@ -14,6 +14,7 @@ import anyio.to_thread
 from contrastgen.api import routes_meta, routes_v1, service
 from contrastgen.api.access_log import AccessLogMiddleware
 from contrastgen.api.auth import bearer_auth
+from contrastgen.api.direct import DirectPerturb
 from contrastgen.api.errors import install_auth_error_handler, install_error_handlers
 from contrastgen.api.guards import RequestGuards, install_guards
 from contrastgen.api.offload import WorkerPool
@@ -73,9 +74,11 @@ def create_app(settings: Settings | None = None, *, state: EngineState | None = 
 
 
 def asgi_app(settings: Settings | None = None, *, state: EngineState | None = None) -> ASGIApp:
-    """The app as served: `create_app` behind the request guards, inside the access log."""
+    """The app as served: `create_app` behind the request guards and the direct way to
+    `/v1/perturb`, inside the access log."""
     settings = settings or Settings()
-    return AccessLogMiddleware(RequestGuards(create_app(settings, state=state), settings))
+    app = create_app(settings, state=state)
+    return AccessLogMiddleware(RequestGuards(DirectPerturb(app, settings), settings))
 
 
 def app_from_env() -> ASGIApp:
