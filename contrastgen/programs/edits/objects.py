@@ -23,7 +23,6 @@ from contrastgen.datasets.gqa_program import (
 from contrastgen.language.nounphrase import phrase_words
 from contrastgen.perturb import Proposal, Ranking
 from contrastgen.programs.edits.base import (
-    dependents,
     determinerless,
     referring_kinds,
     said_as_kind,
@@ -67,7 +66,7 @@ class NameEdit:
         q.aligned = True
         if self._said_as_other(q, name):
             return  # "the car to the left of the other car": renaming either leaves "other" unanchored
-        relations = {relation_of(q.steps[i])[1] for i in dependents(q.steps, index) | {index}
+        relations = {relation_of(q.steps[i])[1] for i in q.dependents(index) | {index}
                      if q.steps[i].operation in RELATION_OPS}
         # "What is the man wearing?" asks it of a person, not of a table; "to the left of" of anything
         same_category = any(r and not self._spatial(q, r) for r in relations)
@@ -250,7 +249,7 @@ class NameEdit:
                 self._linked(q, oid, rel, x, role) for rel in rels.split("|") for x in sources)
         if step.head != "select":
             return False
-        exist_after = any(q.steps[i].operation == "exist" for i in dependents(q.steps, index))
+        exist_after = any(q.steps[i].operation == "exist" for i in q.dependents(index))
         return any(self._reader_lacks(q, s, oid, exist_after)
                    for s in q.steps[index + 1:] if s.dependencies == (index,))
 
