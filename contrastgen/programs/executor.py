@@ -115,6 +115,9 @@ class ImageMemo:
     steps: dict[tuple[str, str, tuple[Value, ...]], _Outcome] = field(default_factory=dict)
     named: dict[str, Objects] = field(default_factory=dict)
     values: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    # (relation, role, object id) -> the other objects standing in the relation to it: as its
+    # subject (role s) or its object (o)
+    related: dict[tuple[str, str, str], frozenset[str]] = field(default_factory=dict)
 
 
 class GqaExecutor:
@@ -342,11 +345,18 @@ def _relation_parts(argument: str) -> Reference:
 
 def _related(ex: GqaExecutor, sources: Objects, name: str, rel: str, role: str) -> Objects:
     """Objects named `name` standing in `rel` to some source: as subject (s) or object (o)."""
-    edges = ex.scene.edges
     candidates = ex.named(name)
-    if role == "s":
-        return tuple(c for c in candidates if any((c, rel, x) in edges for x in sources if x != c))
-    return tuple(c for c in candidates if any((x, rel, c) in edges for x in sources if x != c))
+    if not sources:
+        return ()
+    memo = ex.memo.related
+    found: set[str] | frozenset[str] = set()
+    for x in sources:
+        others = memo.get((rel, role, x))
+        if others is None:
+            adjacent = ex.scene.in_edges if role == "s" else ex.scene.out_edges
+            others = memo[rel, role, x] = frozenset(o for r, o in adjacent.get(x, ()) if r == rel and o != x)
+        found = others if len(sources) == 1 else found | others
+    return tuple(c for c in candidates if c in found)
 
 
 def _relate(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:

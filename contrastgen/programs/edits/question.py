@@ -51,6 +51,7 @@ class EditedQuestion:
     # per step index: the steps downstream of it, and what an edit there rewrites (`_edit_frame`);
     # the same for every candidate edit of that step, so found once
     _downstream: dict[int, set[int]] = field(default_factory=dict, init=False, repr=False)
+    _readers: dict[int, tuple[bool, list[Step]]] = field(default_factory=dict, init=False, repr=False)
     _frames: dict[int, tuple[set[int], set[int], list[dict[str, Any]], list[Step]]] = field(
         default_factory=dict, init=False, repr=False)
 
@@ -166,6 +167,15 @@ class EditedQuestion:
         found = self._downstream.get(index)
         if found is None:
             found = self._downstream[index] = dependents(self.steps, index)
+        return found
+
+    def readers(self, index: int) -> tuple[bool, list[Step]]:
+        """Whether an `exist` is downstream of step `index`, and the steps that read it alone."""
+        found = self._readers.get(index)
+        if found is None:
+            found = self._readers[index] = (
+                any(self.steps[i].operation == "exist" for i in self.dependents(index)),
+                [s for s in self.steps[index + 1:] if s.dependencies == (index,)])
         return found
 
     def _edit_frame(self, index: int) -> tuple[set[int], set[int], list[dict[str, Any]], list[Step]]:
