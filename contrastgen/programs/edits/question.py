@@ -258,7 +258,12 @@ class EditedQuestion:
 
     def reads_well(self, words: str) -> bool:
         """The new words add no doubled word ("the grass the person is near near the umbrella")."""
-        return doubled_words(words) <= doubled_words(self.text)
+        return doubled_words(words) <= self._doubled
+
+    @functools.cached_property
+    def _doubled(self) -> int:
+        """The doubled words of the question's own words (`reads_well`), counted once."""
+        return doubled_words(self.text)
 
     def named_span(self, name: str) -> Span | None:
         """Without annotations: the name's one occurrence (or its plural's: "Are there any traffic
