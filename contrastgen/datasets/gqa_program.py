@@ -38,11 +38,12 @@ class Step:
     argument: str
     dependencies: tuple[int, ...]
 
-    @property
+    # read for every step of every candidate edit, so computed once per step
+    @functools.cached_property
     def head(self) -> str:
         return self.operation.split(" ", 1)[0]
 
-    @property
+    @functools.cached_property
     def kind(self) -> str:
         """The operation's type word: "color" in "filter color", "" in "filter"."""
         return self.operation.split(" ", 1)[1] if " " in self.operation else ""
@@ -83,8 +84,12 @@ def well_formed(semantic: Any) -> bool:
 
 def step_of(step: dict[str, Any]) -> Step:
     """One step of an already-read program (an edit of a parsed one), as `parse_program` reads it."""
-    return Step(" ".join(step["operation"].split()), str(step.get("argument", "")).strip(),
-                tuple(step.get("dependencies", ())))
+    return _step(step["operation"], str(step.get("argument", "")), tuple(step.get("dependencies", ())))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # an edit's steps are the same few for every candidate
+def _step(operation: str, argument: str, dependencies: tuple[int, ...]) -> Step:
+    return Step(" ".join(operation.split()), argument.strip(), dependencies)
 
 
 @functools.lru_cache(maxsize=1 << 16)  # the same arguments are split for every candidate edit

@@ -98,8 +98,30 @@ class Execution:
         return last
 
 
+# A step's memoised outcome: its value and the objects its reference argument denoted (None: it
+# has none), or, where it was refused, the refusal's reason and detail.
+_Outcome = tuple[Value | None, Objects | None, str | None, str]
+
+
+@dataclass
+class ImageMemo:
+    """What executing any program on one image computes that depends only on the image: each
+    step's outcome by its operation, argument and input values (a step's value depends on nothing
+    else), the objects a name denotes, and an object's values of an attribute type. Shared by
+    every executor of the image (`GqaExecutor` finds it in the scene index's memo), so the
+    original program, every edit of it, the proofs' re-runs by the words and the other questions
+    of the image each compute a step once."""
+
+    steps: dict[tuple[str, str, tuple[Value, ...]], _Outcome] = field(default_factory=dict)
+    named: dict[str, Objects] = field(default_factory=dict)
+    values: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    # (relation, role, object id) -> the other objects standing in the relation to it: as its
+    # subject (role s) or its object (o)
+    related: dict[tuple[str, str, str], frozenset[str]] = field(default_factory=dict)
+
+
 class GqaExecutor:
-    """One scene graph's executor; cheap to build (the scene index is shared)."""
+    """One scene graph's executor; cheap to build (the scene index and its `ImageMemo` are shared)."""
 
     def __init__(self, scene: SceneIndex, lex: Lexicon, graph: dict[str, Any] | None = None):
         self.execution = Execution()
@@ -108,6 +130,13 @@ class GqaExecutor:
         self.lex = lex
         self.graph = graph or {}
         self.types = attribute_types()
+        # keyed by all a step's value reads beyond its inputs: the lexicon and the graph's own
+        # scene fields (`_SCENE_FIELDS`), so an executor given other fields gets its own memo
+        key = ("executor", lex, repr(self.graph.get("location")), repr(self.graph.get("weather")))
+        memo = scene.memo.get(key)
+        if memo is None:
+            memo = scene.memo[key] = ImageMemo()
+        self.memo: ImageMemo = memo
 
     # -- the program ---------------------------------------------------------------------------
     def run(self, semantic: Any) -> Execution:
@@ -124,11 +153,29 @@ class GqaExecutor:
         if prefix is not None and start:
             ex.values = prefix.values[:start]
             ex.refs = {i: ids for i, ids in prefix.refs.items() if i < start}
-        for i, step in enumerate(steps[len(ex.values):], len(ex.values)):
-            self.current = i
-            ins = [ex.values[d] for d in step.dependencies]
-            ex.values.append(self.step(step, ins))
+        values, refs, outcomes = ex.values, ex.refs, self.memo.steps
+        for i, step in enumerate(steps[len(values):], len(values)):
+            ins = tuple(values[d] for d in step.dependencies)
+            key = (step.operation, step.argument, ins)
+            outcome = outcomes.get(key)
+            if outcome is None:
+                outcome = outcomes[key] = self._outcome(i, step, ins)
+            value, ids, refused, detail = outcome
+            if refused is not None:
+                raise ProgramRefusal(refused, detail)
+            if ids is not None:
+                refs[i] = ids
+            values.append(value)  # type: ignore[arg-type]
         return ex
+
+    def _outcome(self, i: int, step: Step, ins: tuple[Value, ...]) -> _Outcome:
+        """Step `i` executed: its value and referred objects, or its refusal."""
+        self.current = i
+        try:
+            value = self.step(step, ins)
+        except ProgramRefusal as exc:
+            return None, None, exc.reason, exc.detail
+        return value, self.execution.refs.get(i), None, ""
 
     def referred(self, ids: Objects) -> Objects:
         """Record the objects the current step's reference argument denotes."""
@@ -144,11 +191,16 @@ class GqaExecutor:
     # -- references ----------------------------------------------------------------------------
     def named(self, name: str) -> Objects:
         """Every object `name` can denote (lexicon forms, synonyms, kinds); `_` is any object."""
-        if name in ("_", ""):
-            return tuple(self.scene.objects)
-        ids = set(denoted_ids(name, self.scene, self.lex))
-        ids |= set(self.scene.by_name.get(name.lower(), ()))
-        return tuple(i for i in self.scene.objects if i in ids)
+        found = self.memo.named.get(name)
+        if found is None:
+            if name in ("_", ""):
+                found = tuple(self.scene.objects)
+            else:
+                ids = set(denoted_ids(name, self.scene, self.lex))
+                ids |= set(self.scene.by_name.get(name.lower(), ()))
+                found = tuple(i for i in self.scene.objects if i in ids)
+            self.memo.named[name] = found
+        return found
 
     def by_ids(self, name: str, ids: Objects) -> Objects:
         """GQA's ids, each checked to be an object the name denotes (its forms, synonyms, kinds).
@@ -182,6 +234,12 @@ class GqaExecutor:
     # -- attributes ----------------------------------------------------------------------------
     def values_of(self, oid: str, kind: str) -> frozenset[str]:
         """The object's values of one attribute type (its box decides positions)."""
+        found = self.memo.values.get((oid, kind))
+        if found is None:
+            found = self.memo.values[oid, kind] = self._values_of(oid, kind)
+        return found
+
+    def _values_of(self, oid: str, kind: str) -> frozenset[str]:
         if kind == "hposition":
             return frozenset({self.scene.side(oid) or MIDDLE})
         if kind == "vposition":
@@ -287,11 +345,18 @@ def _relation_parts(argument: str) -> Reference:
 
 def _related(ex: GqaExecutor, sources: Objects, name: str, rel: str, role: str) -> Objects:
     """Objects named `name` standing in `rel` to some source: as subject (s) or object (o)."""
-    edges = ex.scene.edges
     candidates = ex.named(name)
-    if role == "s":
-        return tuple(c for c in candidates if any((c, rel, x) in edges for x in sources if x != c))
-    return tuple(c for c in candidates if any((x, rel, c) in edges for x in sources if x != c))
+    if not sources:
+        return ()
+    memo = ex.memo.related
+    found: set[str] | frozenset[str] = set()
+    for x in sources:
+        others = memo.get((rel, role, x))
+        if others is None:
+            adjacent = ex.scene.in_edges if role == "s" else ex.scene.out_edges
+            others = memo[rel, role, x] = frozenset(o for r, o in adjacent.get(x, ()) if r == rel and o != x)
+        found = others if len(sources) == 1 else found | others
+    return tuple(c for c in candidates if c in found)
 
 
 def _relate(ex: GqaExecutor, step: Step, ins: Sequence[Value]) -> Value:

@@ -10,7 +10,13 @@ import pytest
 import synth
 from execute_programs import execute_all  # benchmarks/, on pytest's pythonpath (pyproject.toml)
 
-from contrastgen.datasets.gqa_program import Step, read_reference, reference_name, relation_of
+from contrastgen.datasets.gqa_program import (
+    Step,
+    parse_program,
+    read_reference,
+    reference_name,
+    relation_of,
+)
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.programs.executor import (
     GqaExecutor,
@@ -41,8 +47,8 @@ GRAPH = {"width": 640, "height": 480, "location": "kitchen", "objects": {
 }}
 
 
-def run(lex, program: str, graph=GRAPH):
-    """A program in GQA's semanticStr notation: "op: arg [deps]->op: arg [deps]"."""
+def semantic(program: str) -> list[dict]:
+    """A program in GQA's semanticStr notation ("op: arg [deps]->op: arg [deps]") as GQA's steps."""
     steps = []
     for part in program.split("->"):
         head, _, rest = part.partition(":")
@@ -51,8 +57,12 @@ def run(lex, program: str, graph=GRAPH):
             rest, _, d = rest.rstrip()[:-1].rpartition("[")
             deps = [int(x) for x in d.split(",") if x.strip()]
         steps.append({"operation": head.strip(), "argument": rest.strip(), "dependencies": deps})
+    return steps
+
+
+def run(lex, program: str, graph=GRAPH):
     scene = SceneIndex.build("img", graph, lex)
-    return GqaExecutor(scene, lex, graph).run(steps).answer
+    return GqaExecutor(scene, lex, graph).run(semantic(program)).answer
 
 
 @pytest.mark.parametrize("program, answer", [
@@ -235,3 +245,49 @@ def test_gqa_style_comparisons_over_graphs_built_from_them(lex):
     result = execute_all(compare, graphs_from_programs.build(compare), lex)
     assert result["right"] >= 7 and not result["wrong"]
     assert {reason for _, reason, _ in result["refused"]} == {"unknown_operation"}
+
+
+def _steps(program: str) -> list[Step]:
+    return parse_program(semantic(program))
+
+
+def test_a_memoised_step_gives_its_value_references_and_refusal_again(lex):
+    """The image's memo replays a step's value, the objects its reference denoted and its
+    refusal: a second executor of the image, running from the memo, gives what the first did."""
+    scene = SceneIndex.build("img", GRAPH, lex)
+    program = _steps("select: man (1)->relate: _,wearing,o [0]->query: name [1]")
+    first = GqaExecutor(scene, lex, GRAPH).run_steps(program)
+    again = GqaExecutor(scene, lex, GRAPH)
+    assert again.memo is GqaExecutor(scene, lex, GRAPH).memo  # one memo per image
+    second = again.run_steps(program)
+    assert (second.values, second.refs) == (first.values, first.refs)
+    assert second.values == [("1",), ("2",), "shirt"] and second.refs == {0: ("1",), 1: ("2",)}
+    refused = _steps("select: _->query: color [0]")  # four objects, four colours
+    for _ in range(2):
+        with pytest.raises(ProgramRefusal) as exc:
+            GqaExecutor(scene, lex, GRAPH).run_steps(refused)
+        assert exc.value.reason == "ambiguous"
+
+
+def test_the_memo_is_not_shared_by_graphs_whose_scene_fields_differ(lex):
+    """A step on the scene reads the graph's own fields: an executor given other fields over the
+    same scene index answers from them, not from another graph's memoised answer."""
+    scene = SceneIndex.build("img", GRAPH, lex)
+    program = _steps("select: scene->query: place [0]")
+    assert GqaExecutor(scene, lex, GRAPH).run_steps(program).answer == "kitchen"
+    other = {**GRAPH, "location": "garden"}
+    assert GqaExecutor(scene, lex, other).run_steps(program).answer == "garden"
+    assert GqaExecutor(scene, lex, GRAPH).run_steps(program).answer == "kitchen"
+
+
+def test_a_run_from_a_prefix_gives_what_a_whole_run_does(lex):
+    """An edit reruns only the steps from the first it rewrites; the earlier values and
+    references come from the original's run, and the result is the whole run's."""
+    scene = SceneIndex.build("img", GRAPH, lex)
+    original = _steps("select: man (1)->relate: _,wearing,o [0]->query: color [1]")
+    base = GqaExecutor(scene, lex, GRAPH).run_steps(original)
+    edited = [*original[:2], Step("query", "material", (1,))]
+    partial = GqaExecutor(scene, lex, GRAPH).run_steps(edited, prefix=base, start=2)
+    whole = GqaExecutor(SceneIndex.build("img", GRAPH, lex), lex, GRAPH).run_steps(edited)
+    assert (partial.values, partial.refs) == (whole.values, whole.refs)
+    assert partial.answer == "leather"

@@ -23,7 +23,6 @@ from contrastgen.datasets.gqa_program import (
 from contrastgen.language.nounphrase import phrase_words
 from contrastgen.perturb import Proposal, Ranking
 from contrastgen.programs.edits.base import (
-    dependents,
     determinerless,
     referring_kinds,
     said_as_kind,
@@ -67,7 +66,7 @@ class NameEdit:
         q.aligned = True
         if self._said_as_other(q, name):
             return  # "the car to the left of the other car": renaming either leaves "other" unanchored
-        relations = {relation_of(q.steps[i])[1] for i in dependents(q.steps, index) | {index}
+        relations = {relation_of(q.steps[i])[1] for i in q.dependents(index) | {index}
                      if q.steps[i].operation in RELATION_OPS}
         # "What is the man wearing?" asks it of a person, not of a table; "to the left of" of anything
         same_category = any(r and not self._spatial(q, r) for r in relations)
@@ -133,7 +132,8 @@ class NameEdit:
         def new_kind(n: str) -> bool:
             return all(not same_kind(n, m, lex) for m in named if m not in ("_", ""))
 
-        pool = sorted(n for n in names if new_kind(n))
+        said_kinds = [self._kin(q, m) for m in named if m not in ("_", "")]
+        pool = sorted(n for n in names if not any(n in kin for kin in said_kinds))  # new_kind(n), from the memo
         if not pool and same_category and any(lex.category(n) == category and new_kind(n) for n in self._prone_names(q)):
             q.prone_refused = True  # "Who is wearing a shirt?": the other clothing is all unannotated-prone
         rng.shuffle(pool)
@@ -228,6 +228,18 @@ class NameEdit:
                                        usable({n for n in own if said_plural(n, lex)}))
         return found
 
+    def _kin(self, q: EditedQuestion, said: str) -> frozenset[str]:
+        """The names a reference may take in this scene (`_renamable`) that are of the same kind
+        as `said` or a kind of it or it of them (`same_kind`): kept per scene, as the program
+        names of its questions recur."""
+        lex, scene = q.image.lex, q.image.scene
+        key = ("kin", said, lex)
+        found = scene.memo.get(key)
+        if found is None:
+            own, kinds, groups = self._renamable(q)
+            found = scene.memo[key] = frozenset(n for n in own | kinds | groups if same_kind(n, said, lex))
+        return found
+
     def _prone_names(self, q: EditedQuestion) -> frozenset[str]:
         """The scene's names of kinds annotators leave out, which no reference may take."""
         lex, scene = q.image.lex, q.image.scene
@@ -250,12 +262,24 @@ class NameEdit:
                 self._linked(q, oid, rel, x, role) for rel in rels.split("|") for x in sources)
         if step.head != "select":
             return False
-        exist_after = any(q.steps[i].operation == "exist" for i in dependents(q.steps, index))
-        return any(self._reader_lacks(q, s, oid, exist_after)
-                   for s in q.steps[index + 1:] if s.dependencies == (index,))
+        exist_after, readers = q.readers(index)
+        return any(self._reader_lacks(q, s, oid, exist_after) for s in readers)
 
     def _reader_lacks(self, q: EditedQuestion, s: Step, oid: str, exist_after: bool) -> bool:
-        """Does step `s`, which reads the selected object `oid` alone, surely refuse it?"""
+        """Does step `s`, which reads the selected object `oid` alone, surely refuse it? Depends
+        only on the image, so kept per image (every candidate of every question asks), except a
+        typed filter's or verify's, whose proof notes a reason on the question's proofs."""
+        if s.head in ("filter", "verify") and s.kind not in ("", "rel", "name", "hposition", "vposition"):
+            return self._no_unshown(q, s, oid)
+        key = ("reader lacks", q.image.lex, s.operation, s.argument, oid, exist_after)
+        memo = q.image.scene.memo
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = self._reader_refuses(q, s, oid, exist_after)
+        return found
+
+    def _reader_refuses(self, q: EditedQuestion, s: Step, oid: str, exist_after: bool) -> bool:
+        """`_reader_lacks` of a step that is no typed filter or verify."""
         if s.head == "query" and s.argument not in ("name", ""):
             values = q.image.executor().values_of(oid, s.argument)
             return len(values) != 1 or values == {MIDDLE}
@@ -263,8 +287,6 @@ class NameEdit:
             return self._unrelated(q, s, oid, exist_after)
         if s.operation == "verify rel":
             return self._relation_undecided(q, s, oid)
-        if s.head in ("filter", "verify") and s.kind not in ("", "rel", "name", "hposition", "vposition"):
-            return self._no_unshown(q, s, oid)
         if s.operation == "choose rel":  # its own object (by GQA's ids) against the new one
             named = split_reference(s.argument)[1] or ()
             _, rels, role = relation_of(s)

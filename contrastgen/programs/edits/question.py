@@ -48,6 +48,12 @@ class EditedQuestion:
     # an attribute value was not offered only because the object's kind does not take it
     unfit_refused: bool = field(default=False, init=False)
     aligned: bool = field(default=False, init=False)  # some step's argument was found in the words
+    # per step index: the steps downstream of it, and what an edit there rewrites (`_edit_frame`);
+    # the same for every candidate edit of that step, so found once
+    _downstream: dict[int, set[int]] = field(default_factory=dict, init=False, repr=False)
+    _readers: dict[int, tuple[bool, list[Step]]] = field(default_factory=dict, init=False, repr=False)
+    _frames: dict[int, tuple[set[int], set[int], list[dict[str, Any]], list[Step]]] = field(
+        default_factory=dict, init=False, repr=False)
 
     @functools.cached_property
     def claimed(self) -> set[int]:
@@ -140,16 +146,10 @@ class EditedQuestion:
         not change. An edited `filter` also frees the reference it narrows: GQA's ids there are
         the objects the old value picked ("select: clothing (12)" is the white glove), and
         "clothing that is blue" must be looked for among all the clothing."""
-        downstream = dependents(self.steps, index)
-        rewritten = downstream | {index} | self._narrowed(index)
-        edited = list(self.semantic)
-        parsed = list(self.steps)
+        downstream, rewritten, edited, parsed = self._edit_frame(index)
+        edited, parsed = list(edited), list(parsed)
         edited[index] = {**edited[index], "argument": argument}
         parsed[index] = step_of(edited[index])
-        for i in rewritten - {index}:
-            if self.steps[i].operation != "choose rel":
-                edited[i] = bare(edited[i])
-                parsed[i] = step_of(edited[i])
         try:
             run = self.image.executor().run_steps(parsed, prefix=self.original, start=min(rewritten))
         except ProgramRefusal:
@@ -161,6 +161,38 @@ class EditedQuestion:
             self.prone_refused |= why == "unannotated_prone"
             return None
         return edited, run, rewritten
+
+    def dependents(self, index: int) -> set[int]:
+        """The steps that read step `index`'s value, directly or through others (`base.dependents`)."""
+        found = self._downstream.get(index)
+        if found is None:
+            found = self._downstream[index] = dependents(self.steps, index)
+        return found
+
+    def readers(self, index: int) -> tuple[bool, list[Step]]:
+        """Whether an `exist` is downstream of step `index`, and the steps that read it alone."""
+        found = self._readers.get(index)
+        if found is None:
+            found = self._readers[index] = (
+                any(self.steps[i].operation == "exist" for i in self.dependents(index)),
+                [s for s in self.steps[index + 1:] if s.dependencies == (index,)])
+        return found
+
+    def _edit_frame(self, index: int) -> tuple[set[int], set[int], list[dict[str, Any]], list[Step]]:
+        """What every edit of step `index` shares: the steps downstream of it, the steps whose ids
+        the execution rewrites, and the program (as dicts and parsed) with those steps by name."""
+        frame = self._frames.get(index)
+        if frame is None:
+            downstream = self.dependents(index)
+            rewritten = downstream | {index} | self._narrowed(index)
+            edited = list(self.semantic)
+            parsed = list(self.steps)
+            for i in rewritten - {index}:
+                if self.steps[i].operation != "choose rel":
+                    edited[i] = bare(edited[i])
+                    parsed[i] = step_of(edited[i])
+            frame = self._frames[index] = (downstream, rewritten, edited, parsed)
+        return frame
 
     def _narrowed(self, index: int) -> set[int]:
         """The `select` or `relate` whose objects a `filter` at `index` narrows (through other
@@ -226,7 +258,12 @@ class EditedQuestion:
 
     def reads_well(self, words: str) -> bool:
         """The new words add no doubled word ("the grass the person is near near the umbrella")."""
-        return doubled_words(words) <= doubled_words(self.text)
+        return doubled_words(words) <= self._doubled
+
+    @functools.cached_property
+    def _doubled(self) -> int:
+        """The doubled words of the question's own words (`reads_well`), counted once."""
+        return doubled_words(self.text)
 
     def named_span(self, name: str) -> Span | None:
         """Without annotations: the name's one occurrence (or its plural's: "Are there any traffic
