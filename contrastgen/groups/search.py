@@ -167,10 +167,10 @@ class GroupFinder:
         except (KeyError, TypeError, AttributeError):
             reasons["no_program"] += 1
             return None
-        if any(unnameable for _, unnameable in read):
+        if not all(read):  # an unnameable step reads as None
             reasons["unnameable"] += 1
             return None
-        return [step for step, _ in read]
+        return read  # type: ignore[return-value]
 
     def find(self, q: Original, perturbed: list[dict[str, Any]], answer_perturbed: str, seed: int,
              reasons: Counter) -> tuple[str, str, ProvenCell, ProvenCell] | None:
@@ -414,20 +414,20 @@ def _unnameable(step: Step) -> bool:
             and relation_of(step)[0] in _NOT_NAMES)
 
 
-class _ReadSteps(dict[tuple[Any, str, tuple[Any, ...]], tuple[Step, bool]]):
-    """(operation, argument, dependencies) of a step as written -> its parse (`step_of`) and
-    whether it is `_unnameable`, remembered. Why: both programs of every pair are read, and they
+class _ReadSteps(dict[tuple[Any, str, tuple[Any, ...]], Step | None]):
+    """(operation, argument, dependencies) of a step as written -> its parse (`step_of`), or None
+    where it is `_unnameable`, remembered. Why: both programs of every pair are read, and they
     share all their steps but one (an image's questions share more), so most steps of a run were
     read already. Emptied when full, so memory stays bounded."""
 
     LIMIT = 1 << 12
 
-    def __missing__(self, written: tuple[Any, str, tuple[Any, ...]]) -> tuple[Step, bool]:
+    def __missing__(self, written: tuple[Any, str, tuple[Any, ...]]) -> Step | None:
         if len(self) >= self.LIMIT:
             self.clear()
         operation, argument, dependencies = written
         step = step_of({"operation": operation, "argument": argument, "dependencies": dependencies})
-        read = self[written] = (step, _unnameable(step))
+        read = self[written] = None if _unnameable(step) else step
         return read
 
 
