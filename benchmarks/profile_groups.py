@@ -2,7 +2,7 @@
 
 `bench_groups.py` gives the end-to-end cost (with and without `--groups`); this script runs
 `contrastgen generate --groups --workers 1` in this process with the search's parts wrapped in
-timers (the wrapping costs about a microsecond a call), and prints, for each part, its seconds and
+timers of CPU time (the wrapping costs about a microsecond a call), and prints, for each part, its seconds and
 calls, and the candidate scenes built against those looked up. One process, so that every shard
 is timed here; the parts' sum against the bench's added CPU says how much the rest of the run
 slows beside the search (a larger working set).
@@ -38,11 +38,11 @@ def timed(owner: Any, name: str, label: str) -> None:
     inner: Callable[..., Any] = getattr(owner, name)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
+        start = time.process_time()  # CPU time: on a shared host, waits for a core would count in wall time
         try:
             return inner(*args, **kwargs)
         finally:
-            SECONDS[label] += time.perf_counter() - start
+            SECONDS[label] += time.process_time() - start
             CALLS[label] += 1
 
     setattr(owner, name, wrapper)

@@ -167,10 +167,10 @@ class GroupFinder:
         except (KeyError, TypeError, AttributeError):
             reasons["no_program"] += 1
             return None
-        if any(unnameable for _, unnameable in read):
+        if not all(read):  # an unnameable step reads as None
             reasons["unnameable"] += 1
             return None
-        return [step for step, _ in read]
+        return read  # type: ignore[return-value]
 
     def find(self, q: Original, perturbed: list[dict[str, Any]], answer_perturbed: str, seed: int,
              reasons: Counter) -> tuple[str, str, ProvenCell, ProvenCell] | None:
@@ -277,14 +277,14 @@ class Bared(NamedTuple):
 
     written: list[dict[str, Any]]
     parsed: list[Step]
-    presupposed: set[int]
+    presupposed: set[int]  # `Shape.presupposed`: read only
 
 
 def bared_program(semantic: list[dict[str, Any]], steps: list[Step]) -> Bared:
     """`semantic` (parsed as `steps`) bared; a step without ids keeps its parse."""
     written = [bare(s) for s in semantic]
     parsed = [step_of(b) if b is not s else steps[i] for i, (s, b) in enumerate(zip(semantic, written, strict=True))]
-    return Bared(written, parsed, presupposed(parsed))
+    return Bared(written, parsed, shape_of(parsed).presupposed)
 
 
 def presupposed(steps: list[Step]) -> set[int]:
@@ -304,12 +304,20 @@ def presupposed(steps: list[Step]) -> set[int]:
     return out
 
 
-def requirements(steps: list[Step], lex: Lexicon) -> frozenset[frozenset[str]]:
-    """What an image must have for the program to refer to anything its words presuppose
-    (`presupposed`: "the" ones, a relation's anchor): each such object's name (any kind it
-    denotes), each filter's value and each relation that leads to it. Steps that only `exist`
-    reads may be empty: there the answer may be "no"."""
-    needed = presupposed(steps)
+class Shape(NamedTuple):
+    """What the search reads of a program's operations and dependencies alone, its arguments
+    aside. Why apart: it is the same for every program of that shape, and a run's programs have
+    a few hundred shapes, so it is read once per shape (`shape_of`) instead of three times for
+    every program of every pair."""
+
+    presupposed: set[int]  # `presupposed`'s, one set shared by the programs of the shape: read only
+    needed: tuple[int, ...]  # the steps `requirements` reads, ascending
+    roots: tuple[int, ...]  # the select or relate each presupposed step's objects come from (`said_unannotated`)
+
+
+def _read_shape(steps: list[Step]) -> Shape:
+    said = presupposed(steps)
+    needed = set(said)
     todo = list(needed)
     while todo:  # what hands objects on to a presupposed step is needed too
         i = todo.pop()
@@ -321,35 +329,81 @@ def requirements(steps: list[Step], lex: Lexicon) -> frozenset[frozenset[str]]:
     # a relation step asks of one named object, and its answer, yes or no, rests on an edge of
     # the relation or of its opposite
     needed.update(i for i, s in enumerate(steps) if s.operation in ("verify rel", "choose rel"))
+    roots = set()
+    for i in said:
+        j = i
+        while steps[j].head == "filter" and steps[j].dependencies:
+            j = steps[j].dependencies[0]
+        if steps[j].operation in ("select", "relate"):
+            roots.add(j)
+    return Shape(said, tuple(sorted(needed)), tuple(sorted(roots)))
+
+
+class _Shapes(dict[tuple[tuple[str, tuple[int, ...]], ...], Shape]):
+    """(operation, dependencies) of each step -> the program's `Shape`, remembered; emptied when
+    full, so memory stays bounded."""
+
+    LIMIT = 1 << 12
+
+
+_SHAPES = _Shapes()
+
+
+def shape_of(steps: list[Step]) -> Shape:
+    """The program's `Shape`, read once per distinct shape."""
+    written = tuple([(s.operation, s.dependencies) for s in steps])
+    found = _SHAPES.get(written)
+    if found is None:
+        if len(_SHAPES) >= _Shapes.LIMIT:
+            _SHAPES.clear()
+        found = _SHAPES[written] = _read_shape(steps)
+    return found
+
+
+def requirements(steps: list[Step], lex: Lexicon) -> frozenset[frozenset[str]]:
+    """What an image must have for the program to refer to anything its words presuppose
+    (`presupposed`: "the" ones, a relation's anchor): each such object's name (any kind it
+    denotes), each filter's value and each relation that leads to it (`Shape.needed`: with what
+    hands objects on to them, and every relation step). Steps that only `exist` reads may be
+    empty: there the answer may be "no"."""
     out: set[frozenset[str]] = set()
-    for i in sorted(needed):
+    for i in shape_of(steps).needed:
         s = steps[i]
         if s.operation in REFERENCE_OPS:
             name, rel, _ = relation_of(s)
             if name not in ("_", "", SCENE):
-                kinds = {lex.canonical(name), *lex.hyponyms(name)}
-                out.add(frozenset(key(NAME, k) for k in kinds))
+                out.add(_name_keys(name, lex))
             if rel:
-                rels = {r.strip() for r in rel.split("|")}
-                rels |= {o for r in rels if (o := lex.opposite_relation(r))}
-                out.add(frozenset(key(RELATION, r) for r in rels))
+                out.add(_relation_keys(rel, lex))
         elif s.head == "filter" and s.kind not in _POSITIONS and not negated(s.argument.strip()):
-            out.add(frozenset({key(ATTRIBUTE, s.argument.strip().lower())}))
+            out.add(_attribute_keys(s.argument.strip().lower()))
     return frozenset(out)
+
+
+@functools.lru_cache(maxsize=1 << 14)  # a run's pairs name a few thousand kinds, again and again
+def _name_keys(name: str, lex: Lexicon) -> frozenset[str]:
+    """The keys of a name: any kind it denotes."""
+    return frozenset(key(NAME, k) for k in {lex.canonical(name), *lex.hyponyms(name)})
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _relation_keys(rel: str, lex: Lexicon) -> frozenset[str]:
+    """The keys of a relation argument ("on|under" for a choice): each relation and its opposite."""
+    rels = {r.strip() for r in rel.split("|")}
+    rels |= {o for r in rels if (o := lex.opposite_relation(r))}
+    return frozenset(key(RELATION, r) for r in rels)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _attribute_keys(value: str) -> frozenset[str]:
+    return frozenset({key(ATTRIBUTE, value)})
 
 
 def said_unannotated(steps: list[Step], lex: Lexicon) -> bool:
     """Do the words presuppose objects of a kind annotators leave out ("What is the man
     wearing?" asks of his clothes, "Is there a logo on the shirt?" anchors on one)? On another
     image nothing shows they are all there are: every candidate would be turned down for it."""
-    said = presupposed(steps)
-    for i in said:
-        j = i
-        while steps[j].head == "filter" and steps[j].dependencies:
-            j = steps[j].dependencies[0]
-        if steps[j].operation in ("select", "relate") and lex.is_unannotated_prone(relation_of(steps[j])[0]):
-            return True
-    return False
+    return any(lex.is_unannotated_prone(relation_of(steps[j])[0]) for j in shape_of(steps).roots)
 
 
 def _unnameable(step: Step) -> bool:
@@ -360,20 +414,20 @@ def _unnameable(step: Step) -> bool:
             and relation_of(step)[0] in _NOT_NAMES)
 
 
-class _ReadSteps(dict[tuple[Any, str, tuple[Any, ...]], tuple[Step, bool]]):
-    """(operation, argument, dependencies) of a step as written -> its parse (`step_of`) and
-    whether it is `_unnameable`, remembered. Why: both programs of every pair are read, and they
+class _ReadSteps(dict[tuple[Any, str, tuple[Any, ...]], Step | None]):
+    """(operation, argument, dependencies) of a step as written -> its parse (`step_of`), or None
+    where it is `_unnameable`, remembered. Why: both programs of every pair are read, and they
     share all their steps but one (an image's questions share more), so most steps of a run were
     read already. Emptied when full, so memory stays bounded."""
 
     LIMIT = 1 << 12
 
-    def __missing__(self, written: tuple[Any, str, tuple[Any, ...]]) -> tuple[Step, bool]:
+    def __missing__(self, written: tuple[Any, str, tuple[Any, ...]]) -> Step | None:
         if len(self) >= self.LIMIT:
             self.clear()
         operation, argument, dependencies = written
         step = step_of({"operation": operation, "argument": argument, "dependencies": dependencies})
-        read = self[written] = (step, _unnameable(step))
+        read = self[written] = None if _unnameable(step) else step
         return read
 
 

@@ -131,38 +131,22 @@ _NO_ATTRIBUTES: frozenset[str] = frozenset()
 
 
 class _AttributeSets(dict[tuple[str, ...], frozenset[str]]):
-    """One frozenset for each list of attributes a lookup record writes, shared by every object
-    and scene that has it: a few thousand lists recur across a corpus, and a scene that shares
-    them (and its words, interned) is fewer objects to make now and to free when it is evicted.
-    Emptied when full, so a corpus of unique lists costs bounded memory."""
+    """One frozenset for each list of attributes a lookup record writes (keyed by its tuple),
+    shared by every object and scene that has it: a few thousand lists recur across a corpus, and
+    a scene that shares them (and its words, interned) is fewer objects to make now and to free
+    when it is evicted. A lookup that hits costs no Python call. Emptied when full, so a corpus
+    of unique lists costs bounded memory."""
 
     LIMIT = 1 << 16
 
-    def of(self, attributes: list[str]) -> frozenset[str]:
-        key = tuple(attributes)
-        found = self.get(key)
-        if found is None:
-            if len(self) >= self.LIMIT:
-                self.clear()
-            found = self[key] = frozenset(map(sys.intern, attributes))
+    def __missing__(self, attributes: tuple[str, ...]) -> frozenset[str]:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        found = self[attributes] = frozenset(map(sys.intern, attributes))
         return found
 
 
 _ATTRIBUTE_SETS = _AttributeSets()
-
-
-def _number(value: Any) -> int | float:
-    """A box coordinate as a lookup record keeps it: a whole number stays one. Read back, a small
-    one is the interpreter's shared int where a float would be one more object per coordinate to
-    make and free for each of the hundred thousand candidate scenes a group search builds; it
-    compares and computes as the float would."""
-    return value if type(value) is int else float(value)
-
-
-def _scene_object(fields: tuple[Any, ...]) -> SceneObject:
-    """A SceneObject from its fields, without the named tuple's keyword-taking constructor (a
-    group run makes millions)."""
-    return tuple.__new__(SceneObject, fields)
 
 
 class SceneIndex:
@@ -231,20 +215,26 @@ class SceneIndex:
         for a candidate image again and again in its workers; made once, the record spares each
         of those builds the graph's JSON (a dict per object and per relation) and the words'
         cleaning and kinds, and it reads back to the very index the graph gives."""
-        clean, canonical = _CLEAN.__getitem__, lex.canonical
+        clean, canonical, dumps = _CLEAN.__getitem__, lex.canonical, orjson.dumps
         objects: list[tuple[Any, ...]] = []
-        relations: list[Any] = []
+        lines: list[bytes] = [b""]  # the objects' line first, made once they are all read
         for oid, o in graph["objects"].items():
             name = clean(o["name"])
             attrs = o.get("attributes")
-            objects.append((oid, name, canonical(name), [clean(a) for a in attrs] if attrs else [],
-                            _number(o["x"]), _number(o["y"]), _number(o["w"]), _number(o["h"])))
-            relations.append(o.get("relations") or ())
+            x, y, w, h = o["x"], o["y"], o["w"], o["h"]
+            # a whole coordinate stays an int: read back, a small one is the interpreter's shared
+            # int where a float would be one more object to make and free for each of the
+            # hundred thousand candidate scenes a group search builds (it compares and computes
+            # as the float would); written out, as a run writes a record of every graph it loads
+            objects.append((oid, name, canonical(name), list(map(clean, attrs)) if attrs else [],
+                            x if type(x) is int else float(x), y if type(y) is int else float(y),
+                            w if type(w) is int else float(w), h if type(h) is int else float(h)))
+            lines.append(dumps(o.get("relations") or ()))
         fields = {k: v for k, v in graph.items() if k != "objects"}
         # JSON lines (compact JSON escapes any newline in a string): the objects, then one line of
         # relations per object, parsed only when a program asks an edge of that object
-        return b"\n".join([orjson.dumps((float(graph["width"]), float(graph.get("height") or 0.0), fields, objects)),
-                           *map(orjson.dumps, relations)])
+        lines[0] = dumps((float(graph["width"]), float(graph.get("height") or 0.0), fields, objects))
+        return b"\n".join(lines)
 
     @classmethod
     def from_lookup_record(cls, image_id: str, record: bytes) -> SceneIndex:
@@ -256,18 +246,22 @@ class SceneIndex:
         objects: dict[str, SceneObject] = {}
         by_name: dict[str, list[str]] = {}
         by_canonical: dict[str, list[str]] = {}
-        intern, attribute_set = sys.intern, _ATTRIBUTE_SETS.of
+        intern, attribute_set, new = sys.intern, _ATTRIBUTE_SETS.__getitem__, tuple.__new__
         for oid, name, kind, attrs, x, y, w, h in rows:
             name, kind = intern(name), intern(kind)
-            objects[oid] = _scene_object((oid, name, kind, attribute_set(attrs) if attrs else _NO_ATTRIBUTES, x, y, w, h))
-            if name in by_name:
-                by_name[name].append(oid)
-            else:
+            # the named tuple made without its keyword-taking constructor: a group run makes millions
+            objects[oid] = new(SceneObject, (oid, name, kind, attribute_set(tuple(attrs)) if attrs else _NO_ATTRIBUTES,
+                                             x, y, w, h))
+            same = by_name.get(name)
+            if same is None:
                 by_name[name] = [oid]
-            if kind in by_canonical:
-                by_canonical[kind].append(oid)
             else:
+                same.append(oid)
+            same = by_canonical.get(kind)
+            if same is None:
                 by_canonical[kind] = [oid]
+            else:
+                same.append(oid)
         scene = cls(image_id, width, height, objects, by_name, by_canonical, fields)
         scene._edge_record = record[cut + 1:]  # a scene built for lookup has no graph to read them from
         return scene

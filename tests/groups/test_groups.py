@@ -262,6 +262,40 @@ def test_steps_are_read_once_each_apart_by_every_part_and_the_memory_stays_bound
     assert finder._steps([{"argument": "cat"}], reasons) is None and reasons["no_program"] == 1
 
 
+def test_a_programs_shape_is_read_once_per_shape_apart_by_its_dependencies_and_the_memory_stays_bounded(
+        engine, monkeypatch):
+    """`shape_of` remembers what a program's operations and dependencies say: programs that
+    differ only in their arguments share it (and their requirements follow their own words),
+    a program whose dependencies differ reads its own, and the table empties itself at its
+    limit. Each shape read from the table equals the one read afresh."""
+    import contrastgen.groups.search as search
+    from contrastgen.datasets.gqa_program import step_of
+
+    monkeypatch.setattr(search._Shapes, "LIMIT", 2)
+    monkeypatch.setattr(search, "_SHAPES", search._Shapes())
+
+    def program(*steps: tuple[str, str, list[int]]) -> list:
+        return [step_of({"operation": o, "argument": a, "dependencies": d}) for o, a, d in steps]
+
+    cat = program(("select", "cat (1)", []), ("filter color", "white", [0]), ("query", "material", [1]))
+    dog = program(("select", "dog (2)", []), ("filter color", "black", [0]), ("query", "material", [1]))
+    bare = program(("select", "cat (1)", []), ("filter color", "white", [0]), ("exist", "?", [1]))
+    assert search.shape_of(cat) is search.shape_of(dog)
+    # the same operations, the query reading the select itself: "the cat", not "the white cat"
+    rewired = program(("select", "cat (1)", []), ("filter color", "white", [0]), ("query", "material", [0]))
+    assert search.shape_of(rewired).presupposed == {0}
+    assert search.shape_of(cat).presupposed == search.presupposed(cat) == {0, 1}
+    assert search.shape_of(bare).presupposed == set() and search.requirements(bare, engine.lex) == frozenset()
+    assert frozenset({"a:white"}) in search.requirements(cat, engine.lex)
+    assert frozenset({"a:black"}) in search.requirements(dog, engine.lex)
+    assert "n:cat" in set().union(*search.requirements(cat, engine.lex))
+    assert len(search._SHAPES) <= 2
+    for p in (cat, dog, bare, rewired):
+        assert search.shape_of(p) == search._read_shape(p)
+    worn = program(("select", "man (3)", []), ("relate", "shirt,wearing,o (4)", [0]), ("query", "color", [1]))
+    assert search.said_unannotated(worn, engine.lex) and not search.said_unannotated(cat, engine.lex)
+
+
 class _QuestionsReadAfter:
     """Stands for the questions' job of a two-process load: done after `graphs` graphs are read."""
 
