@@ -30,6 +30,7 @@ from contrastgen.datasets.clevr import is_clevr_scenes, load_scenes
 from contrastgen.datasets.packing import append_frame, read_frames
 from contrastgen.datasets.question_spill import OffsetFile, SpilledGraphs, spill_scene_graphs
 from contrastgen.files import scratch
+from contrastgen.gc_policy import no_gc
 from contrastgen.parallel.backend import LOCAL, Backend
 from contrastgen.parallel.tasks import map_tasks
 from contrastgen.records import Failure, VerifyReport, read_contrast_records
@@ -136,13 +137,14 @@ def verify_contrast_file(records: Iterable[Any], path: Path, scene_graphs: Path,
     `path` (`records`, its stream) and the graphs at `scene_graphs`, in memory that does not grow
     with the set."""
     with scratch.folder("verify-") as folder:
-        graphs = _Graphs(scene_graphs, folder)
-        spill = _spill_records(records, graphs, folder)
+        with no_gc():  # the spill allocates only acyclic data: the collector's passes would be waste
+            graphs = _Graphs(scene_graphs, folder)
+            spill = _spill_records(records, graphs, folder)
         state = ShardState(rules, Repeats(_repeated_places(spill, path, graphs)))
         report = VerifyReport(checked=0, check_order=CHECKS)
         by_place: list[tuple[int, list[Failure]]] = []
         for checked in map_tasks(check_shard, state, _tasks(spill, graphs), backend=backend, workers=workers,
-                                 ordered=False):
+                                 ordered=False, batch_gc=True):
             report.checked += checked.perturbations
             report.groups += checked.groups
             by_place += checked.failures
