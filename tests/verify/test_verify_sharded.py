@@ -11,7 +11,7 @@ from verify_cases import VALID, as_record, make_graph
 
 from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.jsonio import read_jsonl, write_json, write_jsonl
-from contrastgen.records import read_contrast_records
+from contrastgen.records import read_contrast_lines
 from contrastgen.verify import sharded
 from contrastgen.verify.checker import verify_contrast_sets
 from contrastgen.verify.sharded import verify_contrast_file
@@ -64,7 +64,7 @@ def test_the_report_is_the_in_memory_checkers(contrast, rules, monkeypatch, work
     assert any(f.check == "group" and "need programs" in f.problem for f in expected.failures)
     monkeypatch.setattr(sharded, "SHARD_IMAGES", shard_images)
     advanced = []
-    got = verify_contrast_file(read_contrast_records(path), path, sg, rules=rules, workers=workers,
+    got = verify_contrast_file(read_contrast_lines(path), path, sg, rules=rules, workers=workers,
                                advance=advanced.append)
     assert _as_compared(got) == _as_compared(expected)
     assert sum(advanced) == len(_records())
@@ -75,5 +75,5 @@ def test_a_hash_clash_that_is_no_repeat_is_not_reported(contrast, rules, monkeyp
     path, sg = contrast
     expected = verify_contrast_sets(read_jsonl(path), load_scene_graphs(sg), rules=rules)
     monkeypatch.setattr(sharded, "hash", lambda key: 7, raising=False)
-    got = verify_contrast_file(read_contrast_records(path), path, sg, rules=rules)
+    got = verify_contrast_file(read_contrast_lines(path), path, sg, rules=rules)
     assert _as_compared(got) == _as_compared(expected)
