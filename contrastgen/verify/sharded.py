@@ -179,8 +179,8 @@ def _shards(lines: Iterable[tuple[bytes, Any]], graphs: _Graphs, keys: _Keys, in
         image = _graph_of(record, graphs)
         if image is not None and image not in own:
             if len(own) >= SHARD_IMAGES:
-                yield task()
-                records, own, needed = [], set(), set()
+                full, records, own, needed = task(), [], set(), set()  # held here no longer while it is checked
+                yield full
             own.add(image)
         if image is not None:
             needed.add(image)
