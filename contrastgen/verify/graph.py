@@ -78,6 +78,15 @@ class GraphIndex:
         self._attributes: dict[str, frozenset[str]] = {}
         for oid, obj in self.objects.items():
             self._by_name.setdefault(obj["name"].strip().lower(), set()).add(str(oid))
+        self._runs: dict[bytes, Any] = {}
+        self._runs_for: tuple[Any, ...] = ()
+
+    def program_runs(self, *rules: Any) -> dict[bytes, Any]:
+        """The executor's memo of program runs on this graph (`verify.program`), under `rules`
+        (the objects a run reads besides the graph): another set of rules starts another memo."""
+        if len(self._runs_for) != len(rules) or any(a is not b for a, b in zip(self._runs_for, rules, strict=True)):
+            self._runs, self._runs_for = {}, rules
+        return self._runs
 
     def obj(self, oid: str) -> dict[str, Any]:
         """The object with id `oid`, or an EvidenceProblem naming the unknown id."""
