@@ -84,6 +84,12 @@ def read_json(path: str | os.PathLike[str]) -> Any:
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[Any]:
     """Yield one parsed object per non-blank line; errors name the file and the line. Read a
     block at a time, so a line without an end costs no more memory than the record limit."""
+    return (value for _, value in read_jsonl_lines(path))
+
+
+def read_jsonl_lines(path: str | os.PathLike[str]) -> Iterator[tuple[bytes, Any]]:
+    """`read_jsonl`, each object with the line it was parsed from: for a caller that hands
+    records to other processes, whose bytes cost less to send and parse there than the objects."""
     p = Path(path)
     with open_input(p) as fh:
         scan = StructureScan(str(p), lines=True)
@@ -102,9 +108,9 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[Any]:
             for line in lines:
                 lineno += 1
                 if line.strip():
-                    yield _parse_line(line, p, lineno)
+                    yield line, _parse_line(line, p, lineno)
         if rest.strip():
-            yield _parse_line(rest, p, lineno + 1)
+            yield rest, _parse_line(rest, p, lineno + 1)
 
 
 def _parse_line(line: bytes, p: Path, lineno: int) -> Any:

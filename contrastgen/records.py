@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from typing import Any
 from contrastgen.answers import normalize_answer
 from contrastgen.errors import InputError, duplicate_id
 from contrastgen.files.manifest import CAPTION_SET, CONTRAST_SET, require_kind
-from contrastgen.jsonio import read_jsonl
+from contrastgen.jsonio import read_jsonl, read_jsonl_lines
 
 CONTRAST_FILE = "contrast_sets.jsonl"
 
@@ -344,10 +344,16 @@ def read_contrast_records(path: str | os.PathLike[str]) -> Iterator[dict[str, An
     return _started(contrast_file(path), "no contrast sets")
 
 
-def _started(file: Path, nothing: str) -> Iterator[Any]:
+def read_contrast_lines(path: str | os.PathLike[str]) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    """`read_contrast_records`, each record with its line: for a caller that hands records to
+    other processes (`verify.sharded`)."""
+    return _started(contrast_file(path), "no contrast sets", read_jsonl_lines)
+
+
+def _started(file: Path, nothing: str, read: Callable[[Path], Iterator[Any]] = read_jsonl) -> Iterator[Any]:
     """The records of a JSON-lines file, the first read before this returns (so an empty or
     missing file fails now, not at a caller's first use)."""
-    records = read_jsonl(file)
+    records = read(file)
     first = next(records, None)
     if first is None:
         raise InputError(f"file is empty: {nothing}", path=str(file))

@@ -26,7 +26,7 @@ from contrastgen.records import (
     caption_file,
     contrast_file,
     read_caption_records,
-    read_contrast_records,
+    read_contrast_lines,
 )
 from contrastgen.terminal.progress import counted, line_count, progress
 from contrastgen.verify.rules import load_rules
@@ -87,7 +87,7 @@ def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int, work
         _report(report, path, load_rules().unannotated_prone_source, as_json, show, "captions and negatives")
         return
     path = contrast_file(out_dir)
-    records = read_contrast_records(path)  # fails on a missing or empty file before the slow graph load
+    records = read_contrast_lines(path)  # fails on a missing or empty file before the slow graph load
     rules = load_rules()
     with progress("verifying", line_count(path), enabled=not no_progress) as advance:
         report = verify_contrast_file(records, path, scene_graphs, rules=rules, backend=backend_from(backend, address),

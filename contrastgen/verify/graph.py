@@ -8,6 +8,7 @@ image and every look-up is a dictionary hit.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -33,9 +34,22 @@ def field(record: dict[str, Any], key: str, kind: type | tuple[type, ...], what:
 def name_list(record: dict[str, Any], key: str, what: str) -> list[str]:
     """A non-empty list of names, normalised."""
     names = field(record, key, list, what)
-    if not names or not all(isinstance(n, str) and n.strip() for n in names):
+    try:
+        normalized = _normalized_names(tuple(names))
+    except TypeError:  # an element that is no name (a list, an object)
+        normalized = None
+    if normalized is None:
         raise EvidenceProblem(f"{what} field {key!r} must be a non-empty list of names")
-    return [normalize_name(n) for n in names]
+    return list(normalized)
+
+
+@functools.lru_cache(maxsize=16384, typed=True)
+def _normalized_names(names: tuple[Any, ...]) -> tuple[str, ...] | None:
+    """The names normalised; None unless they are non-blank strings, at least one. Cached: a
+    fact's list of every name a noun may go by recurs in every perturbation about that noun."""
+    if not names or not all(isinstance(n, str) and n.strip() for n in names):
+        return None
+    return tuple(normalize_name(n) for n in names)
 
 
 def object_id(record: dict[str, Any], key: str, what: str) -> str:
@@ -64,6 +78,15 @@ class GraphIndex:
         self._attributes: dict[str, frozenset[str]] = {}
         for oid, obj in self.objects.items():
             self._by_name.setdefault(obj["name"].strip().lower(), set()).add(str(oid))
+        self._runs: dict[bytes, Any] = {}
+        self._runs_for: tuple[Any, ...] = ()
+
+    def program_runs(self, *rules: Any) -> dict[bytes, Any]:
+        """The executor's memo of program runs on this graph (`verify.program`), under `rules`
+        (the objects a run reads besides the graph): another set of rules starts another memo."""
+        if len(self._runs_for) != len(rules) or any(a is not b for a, b in zip(self._runs_for, rules, strict=True)):
+            self._runs, self._runs_for = {}, rules
+        return self._runs
 
     def obj(self, oid: str) -> dict[str, Any]:
         """The object with id `oid`, or an EvidenceProblem naming the unknown id."""
@@ -95,10 +118,9 @@ class GraphIndex:
     def ids_named(self, names: Iterable[str]) -> set[str]:
         """Ids of all objects whose normalised name is one of `names` (already normalised)."""
         out: set[str] = set()
-        for n in names:
-            hit = self._by_name.get(n)
-            if hit:
-                out |= hit
+        by_name = self._by_name
+        for n in by_name.keys() & names:  # the graph's names among them, matched in C
+            out |= by_name[n]
         return out
 
     def has_edge(self, subject: str, rel: str, target: str) -> bool:

@@ -55,6 +55,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import orjson
+
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex
 from contrastgen.verify.nouns import NounTable, load_nouns
 from contrastgen.verify.program_arguments import named, relation_parts
@@ -523,9 +525,8 @@ def execute_program(semantic: list[Any], graph: GraphIndex, rules: VerifyRules,
     relation, in evidence-query terms), or an EvidenceProblem saying why it has no answer."""
     if not isinstance(semantic, list) or not semantic:
         raise EvidenceProblem("'semantic' must be a non-empty list of program steps")
-    executor = _Executor(graph, rules, nouns or load_nouns())
-    answer = executor.run(semantic)
-    return answer, executor.asked[-1]
+    answer, _, asked = _run(semantic, graph, rules, nouns or load_nouns())
+    return answer, asked
 
 
 def execute_program_steps(semantic: Any, graph: GraphIndex, rules: VerifyRules,
@@ -533,9 +534,36 @@ def execute_program_steps(semantic: Any, graph: GraphIndex, rules: VerifyRules,
     """The program's answer and every step's value (objects as sets of ids, or answers)."""
     if not isinstance(semantic, list) or not semantic:
         raise EvidenceProblem("'semantic' must be a non-empty list of program steps")
-    executor = _Executor(graph, rules, nouns or load_nouns())
-    answer = executor.run(semantic)
-    return answer, executor.values
+    answer, values, _ = _run(semantic, graph, rules, nouns or load_nouns())
+    return answer, values
+
+
+def _run(semantic: list[Any], graph: GraphIndex, rules: VerifyRules,
+         nouns: NounTable) -> tuple[str, list[Value], dict[str, str]]:
+    """The program's answer, its steps' values and what its last step asks, from a run on the
+    graph; the same program again on the same graph, the first run's outcome (its problem too).
+
+    Why: a question's perturbations and its template and program paths carry the same program
+    again (a tenth of a `--mode both` set's runs); a run is a pure function of the program, the
+    graph and the rules, and its callers only read what it gives."""
+    memo = graph.program_runs(rules, nouns)
+    try:
+        key = orjson.dumps(semantic)
+    except (TypeError, orjson.JSONEncodeError):  # not JSON's (a caller's own objects): run it each time
+        key = None
+    found = memo.get(key) if key is not None else None
+    if found is None:
+        executor = _Executor(graph, rules, nouns)
+        try:
+            answer = executor.run(semantic)
+            found = (answer, executor.values, executor.asked[-1])
+        except EvidenceProblem as exc:
+            found = str(exc)
+        if key is not None:
+            memo[key] = found
+    if isinstance(found, str):
+        raise EvidenceProblem(found)
+    return found
 
 
 def objects_named(graph: GraphIndex, rules: VerifyRules, name: str) -> set[str]:

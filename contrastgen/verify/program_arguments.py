@@ -15,6 +15,7 @@ Only a reference's or a relation's argument has ids: a filter's "not(red)" is a 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from contrastgen.verify.graph import EvidenceProblem
@@ -27,11 +28,18 @@ REFERENCE_OPERATIONS = ("select", "relate", "verify rel", "choose rel")
 def split_listed(argument: str) -> tuple[str, list[str] | None]:
     """(what is said, the ids listed): "cat (12,13)" -> ("cat", ["12", "13"]); "cat (-)" ->
     ("cat", ["-"]); "cat" -> ("cat", None), no list at all."""
+    body, ids = _split_listed(argument)
+    return body, None if ids is None else list(ids)
+
+
+@functools.lru_cache(maxsize=65536)
+def _split_listed(argument: str) -> tuple[str, tuple[str, ...] | None]:
+    """Cached: a record's program is read by each check of each of its perturbations."""
     text = argument.strip()
     if not (text.endswith(")") and "(" in text):
         return text, None
     body, _, inner = text[:-1].rpartition("(")
-    return body.strip(), [i.strip() for i in inner.split(",") if i.strip()]
+    return body.strip(), tuple(i.strip() for i in inner.split(",") if i.strip())
 
 
 def listed_ids(argument: str) -> list[str]:
@@ -58,9 +66,10 @@ def relation_parts(argument: str) -> tuple[str, str, str, list[str] | None]:
     return normalize_name(parts[0]), normalize_name(",".join(parts[1:-1])), parts[-1], ids
 
 
+@functools.lru_cache(maxsize=65536)
 def reference_name(argument: str) -> str:
     """The name a reference or relation argument says, its ids aside ("" for none)."""
-    return normalize_name(split_listed(argument)[0].split(",")[0])
+    return normalize_name(_split_listed(argument)[0].split(",")[0])
 
 
 def relation_of(argument: str) -> str:

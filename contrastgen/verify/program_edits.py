@@ -74,7 +74,7 @@ def _classifiers() -> frozenset[str]:
     return frozenset(normalize_name(line) for line in text.splitlines() if line.strip() and not line.startswith("#"))
 
 
-def _noun_readings(words: list[str]) -> set[str]:
+def _noun_readings(words: tuple[str, ...]) -> set[str]:
     """A run of words as a name: itself, and without a classifier before a mass noun ("piece of
     furniture" says `furniture`)."""
     out = {" ".join(words)}
@@ -83,22 +83,44 @@ def _noun_readings(words: list[str]) -> set[str]:
     return out
 
 
-def _split_at_change(original: str, perturbed: str) -> tuple[list[str], list[str], int]:
-    """Both questions' words, lower-cased, and where they first differ."""
-    a = [w.lower() for w in _WORD.findall(original)]
-    b = [w.lower() for w in _WORD.findall(perturbed)]
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[str, ...]:
+    """A question's words, lower-cased. Cached: a record's question is read for each of its
+    perturbations, and each perturbation's by three checks."""
+    return tuple(w.lower() for w in _WORD.findall(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _split_at_change(original: str, perturbed: str) -> tuple[tuple[str, ...], tuple[str, ...], int]:
+    """Both questions' words, lower-cased, and where they first differ. Cached: three checks of
+    a perturbation ask it in turn."""
+    a, b = _words(original), _words(perturbed)
+    start, shorter = 0, min(len(a), len(b))
+    while start < shorter and a[start] == b[start]:
         start += 1
     return a, b, start
 
 
-def _common_suffix(a: list[str], b: list[str]) -> int:
+def _common_suffix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     """How many words the two end with in common."""
     n = 0
     while n < min(len(a), len(b)) and a[len(a) - 1 - n] == b[len(b) - 1 - n]:
         n += 1
     return n
+
+
+@functools.lru_cache(maxsize=8192)
+def _names_as_words(name: str, literal: bool, nouns: Any) -> tuple[frozenset[str], frozenset[int]]:
+    """The ways a change's name may be said, in the words as split here ("t-shirts" is read as
+    "t - shirts"): its own words (`literal`: a relation or an attribute value, said in the
+    program's words) or each of its noun forms; and how many words a run saying one of them may
+    have (a noun also after a two-word classifier; either after an article). Cached: a run's
+    changes name a few thousand names."""
+    names = frozenset({" ".join(_WORD.findall(name))} if literal else
+                      {" ".join(_WORD.findall(n)) for n in nouns.names(name)})
+    counts = {len(n.split()) for n in names}
+    counts |= set() if literal else {c + 2 for c in counts if c}
+    return names, frozenset(counts | {c + 1 for c in counts})  # and an article before them
 
 
 def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list[Problem]:
@@ -110,24 +132,25 @@ def word_problems(original: str, perturbed: str, change: dict[str, Any]) -> list
     "wearing a scarf", though the two first differ at "scarf"). The run may also take in words the
     two share where the names do ("hot dog" -> "dog" differs only in "hot", but the names are the
     whole words). A name may be said with a classifier ("piece of furniture") and in any of its
-    forms (plural, synonym).
+    forms (plural, synonym). Only runs as long as some way of saying the names (one word more
+    where an article is set aside) are read.
     """
     a, b, start = _split_at_change(original, perturbed)
     suffix = _common_suffix(a, b)
     before, after = normalize_name(str(change.get("from", ""))), normalize_name(str(change.get("to", "")))
-    if change.get("kind") in ("relation", "attribute"):  # said in the program's own words, split as the questions are
-        old_names, new_names = {" ".join(_WORD.findall(before))}, {" ".join(_WORD.findall(after))}
-        readings = _literal_reading
-    else:
-        nouns = load_nouns()
-        # in the words as split here: "t-shirts" is read as "t - shirts"
-        old_names, new_names = ({" ".join(_WORD.findall(n)) for n in nouns.names(name)} for name in (before, after))
-        readings = _noun_readings
+    literal = change.get("kind") in ("relation", "attribute")
+    nouns = None if literal else load_nouns()
+    (old_names, old_lengths), (new_names, new_lengths) = (_names_as_words(n, literal, nouns) for n in (before, after))
+    readings = _literal_reading if literal else _noun_readings
+    la, lb = len(a), len(b)
+    shorter = min(la, lb)
     for left in range(start + 1):  # shared words kept before the run: any number up to the common prefix
-        for right in range(suffix + 1):
-            if left + right > min(len(a), len(b)):
-                break
-            old, new = a[left:len(a) - right], b[left:len(b) - right]
+        most = min(suffix, shorter - left)  # shared words kept after it
+        for n in old_lengths:  # only runs as long as a way of saying the names
+            right = la - left - n
+            if right < 0 or right > most or lb - left - right not in new_lengths:
+                continue
+            old, new = a[left:la - right], b[left:lb - right]
             if old[:1] and new[:1] and old[0] in _ARTICLES and new[0] in _ARTICLES:
                 old, new = old[1:], new[1:]
             if readings(old) & old_names and readings(new) & new_names:
@@ -201,7 +224,7 @@ def kind_name_problems(change: dict[str, Any], evidence: dict[str, Any], graph: 
     return problems
 
 
-def _literal_reading(words: list[str]) -> set[str]:
+def _literal_reading(words: tuple[str, ...]) -> set[str]:
     return {" ".join(words)}
 
 

@@ -1,19 +1,22 @@
 """`contrastgen verify` of a contrast file in bounded memory, its shards on the pool or on Ray.
 
 Why: held whole, a million questions' contrast set (`--mode both`: two million perturbations) and
-GQA's graphs took 4-5.5 GiB in one process. Here nothing grows with the set but the report: the
-records stream by once and are spilled to a file in shards of images (an image's shard is fixed
-when it first appears), as `generate` spills its questions; the GQA graphs stream into a file of
-their own (`question_spill.GraphSpill`, each validated as the whole-file loader validates it);
-each shard's records and the graphs they need (their images, and the second image of each
-two-image group) are read back and checked by one task of `parallel.tasks.map_tasks`, in this
-process, in forked workers or on Ray.
+GQA's graphs took 4-5.5 GiB in one process. Here nothing grows with the set but 8 bytes a key and
+the report: the GQA graphs stream into a file first (`question_spill.GraphSpill`, each validated as
+the whole-file loader validates it); then the records stream by once and are cut, as they come,
+into shards of consecutive records over at most `SHARD_IMAGES` images (`generate` writes an
+image's records together, so an image is indexed once; a file in another order costs only indexes
+built again), each shard, with the graphs its records need (their images, and the second image of
+each two-image group), one task of `parallel.tasks.map_tasks`, in this process, in forked workers
+or on Ray, checked while the driver reads on. A shard sent to another process carries its records
+as the lines they were read from, parsed there (cheaper to send and parse than the objects).
 
 Every check is the in-memory path's (`checker.check_record`), so the report is the same bytes
-whatever the workers: the failures are put back in file order, and the checks that span the
-whole file (a question given twice for a template, a perturbation id given twice) are decided
-before any shard runs, from one 8-byte hash per key (a second pass over the file names the few
-whose hashes clash), so each shard knows which of its records repeat an earlier one.
+whatever the workers: the failures are put back in file order. The checks that span the whole
+file (a question given twice for a template, a perturbation id given twice) need every earlier
+key: the shards check each record as if its keys were new, while the driver keeps one 8-byte hash
+per key; at the end the hashes that clash name the few keys to compare (a second pass over the
+file), and the records that repeat an earlier key are checked again, here, knowing it.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from contrastgen.datasets.clevr import is_clevr_scenes, load_scenes
-from contrastgen.datasets.packing import append_frame, read_frames
-from contrastgen.datasets.question_spill import OffsetFile, SpilledGraphs, spill_scene_graphs
+from contrastgen.datasets.question_spill import SpilledGraphs, spill_scene_graphs
 from contrastgen.files import scratch
+from contrastgen.gc_policy import no_gc
 from contrastgen.parallel.backend import LOCAL, Backend
 from contrastgen.parallel.tasks import map_tasks
 from contrastgen.records import Failure, VerifyReport, read_contrast_records
@@ -45,14 +49,13 @@ from contrastgen.verify.checker import (
 from contrastgen.verify.rules import VerifyRules
 
 SHARD_IMAGES = 200  # images per shard: a few thousand perturbations, a second or two of one core
-_FLUSH = 256 << 10  # a shard's spilled records are written out once its buffer holds this much
 _RECORD = 0  # the index that stands for a record's own key among its perturbations' (1, 2, ...)
 
 
 @dataclass(frozen=True)
 class Repeats:
-    """`checker.Seen` for one shard: the (record, perturbation) places whose key an earlier
-    record gave, decided over the whole file before the shards run."""
+    """`checker.Seen` from the (record, perturbation) places whose key an earlier record gave,
+    decided over the whole file."""
 
     places: frozenset[tuple[int, int]]
 
@@ -63,13 +66,25 @@ class Repeats:
         return (n, i) in self.places
 
 
-@dataclass(frozen=True)
-class ShardTask:
-    """One shard: its records as frames of (place in the file, record), and the graphs they need
-    (their JSON, parsed when looked up; CLEVR's scenes as they are)."""
+_NO_REPEATS = Repeats(frozenset())  # what a shard assumes; the few records that do repeat are checked again
 
-    records: bytes
+
+@dataclass
+class ShardTask:
+    """One shard: its records by place in the file (parsed, for a shard checked in this process;
+    else the lines they were read from, parsed where the shard is checked), and the graphs they
+    need (their JSON, parsed when looked up; CLEVR's scenes as they are)."""
+
+    records: list[tuple[int, Any]]
+    parsed: bool
     graphs: Mapping[str, Any]
+
+    def take(self) -> Iterator[tuple[int, Any]]:
+        """(place in the file, record) of each of the shard's records, which the task then no
+        longer holds: the collection at the shard's end (`gc_policy.one_collection`) walks none."""
+        records, self.records = self.records, []
+        for n, record in records:
+            yield n, record if self.parsed else orjson.loads(record)
 
 
 @dataclass
@@ -80,18 +95,13 @@ class ShardChecked:
     failures: list[tuple[int, list[Failure]]] = field(default_factory=list)  # by place in the file
 
 
-@dataclass(frozen=True)
-class ShardState:
-    rules: VerifyRules
-    repeats: Repeats
-
-
-def check_shard(state: ShardState, task: ShardTask) -> ShardChecked:
-    """Every record of one shard checked, as `checker.verify_contrast_sets` checks it."""
+def check_shard(rules: VerifyRules, task: ShardTask) -> ShardChecked:
+    """Every record of one shard checked, as `checker.verify_contrast_sets` checks it, each
+    record's keys taken as new (`verify_contrast_file` checks again the few that are not)."""
     indexes = IndexCache(task.graphs)
     out = ShardChecked()
-    for n, record in read_frames(task.records):
-        checked = check_record(n, record, indexes, state.rules, state.repeats)
+    for n, record in task.take():
+        checked = check_record(n, record, indexes, rules, _NO_REPEATS)
         out.records += 1
         out.perturbations += checked.perturbations
         out.groups += checked.groups
@@ -105,91 +115,82 @@ class _Graphs:
     loader validates it), CLEVR's scenes (a few thousand) held."""
 
     def __init__(self, path: Path, folder: Path):
-        self._all: Mapping[str, Any] = load_scenes(path) if is_clevr_scenes(path) else spill_scene_graphs(path, folder)
+        self.all: Mapping[str, Any] = load_scenes(path) if is_clevr_scenes(path) else spill_scene_graphs(path, folder)
 
     def __contains__(self, image_id: str) -> bool:
-        return image_id in self._all
+        return image_id in self.all
 
     def subset(self, image_ids: Iterable[str]) -> Mapping[str, Any]:
         """The graphs of some images (those there), for one shard."""
-        if isinstance(self._all, SpilledGraphs):
-            return self._all.subset(image_ids)
-        return {i: self._all[i] for i in image_ids if i in self._all}
+        if isinstance(self.all, SpilledGraphs):
+            return self.all.subset(image_ids)
+        return {i: self.all[i] for i in image_ids if i in self.all}
 
 
 @dataclass
-class _Spill:
-    """The records streamed into shards of images on disk, with the hashes of the keys the
-    whole-file checks compare."""
+class _Keys:
+    """The hashes of every key the whole-file checks compare, in file order."""
 
-    store: OffsetFile
-    chunks: list[list[tuple[int, int]]] = field(default_factory=list)  # per shard, (offset, length)
-    images: list[set[str]] = field(default_factory=list)  # per shard, the graphs its records need
-    record_hashes: array = field(default_factory=lambda: array("q"))
-    perturbation_hashes: array = field(default_factory=lambda: array("q"))
+    records: array = field(default_factory=lambda: array("q"))
+    perturbations: array = field(default_factory=lambda: array("q"))
 
 
-def verify_contrast_file(records: Iterable[Any], path: Path, scene_graphs: Path, *, rules: VerifyRules,
-                         backend: Backend = LOCAL, workers: int = 1,
+def verify_contrast_file(lines: Iterable[tuple[bytes, Any]], path: Path, scene_graphs: Path, *,
+                         rules: VerifyRules, backend: Backend = LOCAL, workers: int = 1,
                          advance: Callable[[int], None] = lambda n: None) -> VerifyReport:
     """The report of `checker.verify_contrast_sets` over the records of the contrast file at
-    `path` (`records`, its stream) and the graphs at `scene_graphs`, in memory that does not grow
-    with the set."""
+    `path` (`lines`, its stream of (line, record): `records.read_contrast_lines`) and the graphs
+    at `scene_graphs`, in memory that does not grow with the set."""
+    in_process = backend.name != "ray" and workers <= 1
     with scratch.folder("verify-") as folder:
-        graphs = _Graphs(scene_graphs, folder)
-        spill = _spill_records(records, graphs, folder)
-        state = ShardState(rules, Repeats(_repeated_places(spill, path, graphs)))
+        with no_gc():  # the spill allocates only acyclic data: the collector's passes would be waste
+            graphs = _Graphs(scene_graphs, folder)
+        keys = _Keys()
         report = VerifyReport(checked=0, check_order=CHECKS)
-        by_place: list[tuple[int, list[Failure]]] = []
-        for checked in map_tasks(check_shard, state, _tasks(spill, graphs), backend=backend, workers=workers,
-                                 ordered=False):
+        by_place: dict[int, list[Failure]] = {}
+        shards = _shards(lines, graphs, keys, in_process)
+        for checked in map_tasks(check_shard, rules, shards, backend=backend, workers=workers, ordered=False,
+                                 batch_gc=True):
             report.checked += checked.perturbations
             report.groups += checked.groups
-            by_place += checked.failures
+            by_place.update(checked.failures)
             advance(checked.records)
-    by_place.sort(key=lambda item: item[0])
-    report.failures = [f for _, failures in by_place for f in failures]
+        repeats, again = _repeated(keys, path, graphs)
+        if again:  # records that repeat an earlier key, checked again knowing it
+            indexes = IndexCache(graphs.all)
+            for n, record in again.items():
+                by_place[n] = check_record(n, record, indexes, rules, repeats).failures
+    report.failures = [f for n in sorted(by_place) for f in by_place[n]]
     return report
 
 
-def _spill_records(records: Iterable[Any], graphs: _Graphs, folder: Path) -> _Spill:
-    """Each record into its image's shard, as a frame (one with no graph, which none needs, into
-    the latest shard); the hashes of every key the whole-file checks compare."""
-    spill = _Spill(OffsetFile(folder / "records.bin"))
-    shard_of: dict[str, int] = {}
-    buffers: list[bytearray] = []
-    with spill.store.path.open("wb") as fh:
-        def flush(s: int) -> None:
-            spill.chunks[s].append((fh.tell(), len(buffers[s])))
-            fh.write(buffers[s])
-            buffers[s].clear()
+def _shards(lines: Iterable[tuple[bytes, Any]], graphs: _Graphs, keys: _Keys, in_process: bool) -> Iterator[ShardTask]:
+    """The records cut into shards of consecutive records over at most `SHARD_IMAGES` images (one
+    with no graph, which none needs, joins the shard at hand), as they stream by; the hashes of
+    their keys into `keys`."""
+    records: list[tuple[int, Any]] = []
+    own: set[str] = set()  # the images whose records the shard checks
+    needed: set[str] = set()  # those and the second images of their groups
 
-        def shard(image: str | None) -> int:
-            s = shard_of.get(image) if image is not None else max(len(buffers) - 1, 0)
-            if s is None:
-                s = shard_of[image] = len(shard_of) // SHARD_IMAGES
-            if s == len(buffers):
-                buffers.append(bytearray())
-                spill.chunks.append([])
-                spill.images.append(set())
-            return s
+    def task() -> ShardTask:
+        return ShardTask(records, in_process, graphs.subset(sorted(needed)))
 
-        for n, record in enumerate(records, 1):
-            image = _graph_of(record, graphs)
-            s = shard(image)
-            if image is not None:
-                spill.images[s].add(image)
-                spill.images[s].update(_second_images(record))
-            if _has_perturbations(record):
-                spill.record_hashes.append(hash(record_key(record, n)))
-                spill.perturbation_hashes.extend(hash(pid) for _, pid in identity_checked(record, image is not None))
-            append_frame(buffers[s], (n, record))
-            if len(buffers[s]) >= _FLUSH:
-                flush(s)
-        for s, buffer in enumerate(buffers):
-            if buffer:
-                flush(s)
-    return spill
+    for n, (line, record) in enumerate(lines, 1):
+        image = _graph_of(record, graphs)
+        if image is not None and image not in own:
+            if len(own) >= SHARD_IMAGES:
+                full, records, own, needed = task(), [], set(), set()  # held here no longer while it is checked
+                yield full
+            own.add(image)
+        if image is not None:
+            needed.add(image)
+            needed.update(_second_images(record))
+        if _has_perturbations(record):
+            keys.records.append(hash(record_key(record, n)))
+            keys.perturbations.extend(hash(pid) for _, pid in identity_checked(record, image is not None))
+        records.append((n, record if in_process else line))
+    if records:
+        yield task()
 
 
 def _has_perturbations(record: Any) -> bool:
@@ -212,33 +213,28 @@ def _second_images(record: dict[str, Any]) -> Iterator[str]:
             yield str(images[1])
 
 
-def _tasks(spill: _Spill, graphs: _Graphs) -> Iterator[ShardTask]:
-    """Each shard's records and graphs, read back as the workers ask for them."""
-    for chunks, images in zip(spill.chunks, spill.images, strict=True):
-        records = b"".join(spill.store.read(offset, length) for offset, length in chunks)
-        yield ShardTask(records, graphs.subset(sorted(images)))
-
-
 def _clashes(hashes: array) -> set[int]:
     """The hashes given more than once."""
     ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
     return set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
 
 
-def _repeated_places(spill: _Spill, path: Path, graphs: _Graphs) -> frozenset[tuple[int, int]]:
-    """The (record, perturbation) places whose key an earlier record gave: where hashes clash,
-    the keys themselves, from a second pass over the file."""
-    record_clashes, perturbation_clashes = _clashes(spill.record_hashes), _clashes(spill.perturbation_hashes)
+def _repeated(keys: _Keys, path: Path, graphs: _Graphs) -> tuple[Repeats, dict[int, Any]]:
+    """The (record, perturbation) places whose key an earlier record gave, and the records at
+    them by place: where hashes clash, the keys themselves, from a second pass over the file."""
+    record_clashes, perturbation_clashes = _clashes(keys.records), _clashes(keys.perturbations)
     if not record_clashes and not perturbation_clashes:
-        return frozenset()
-    seen, places = SeenInStream(), set()
+        return _NO_REPEATS, {}
+    seen, places, again = SeenInStream(), set(), {}
     for n, record in enumerate(read_contrast_records(path), 1):
         if not _has_perturbations(record):
             continue
         key = record_key(record, n)
         if hash(key) in record_clashes and seen.record_repeated(n, key):
             places.add((n, _RECORD))
+            again[n] = record
         for i, pid in identity_checked(record, _graph_of(record, graphs) is not None):
             if hash(pid) in perturbation_clashes and seen.perturbation_repeated(n, i, pid):
                 places.add((n, i))
-    return frozenset(places)
+                again[n] = record
+    return Repeats(frozenset(places)), again

@@ -176,3 +176,30 @@ def test_a_name_no_needs_the_object_to_be_none_in_any_sense():
     assert run("2", "verify name", "bird") == "no"
     assert run("2", "choose name", "puppy|bird") == "puppy"
     assert run("1", "choose name", "kite|puppy") == "kite"
+
+
+def test_a_program_run_again_on_a_graph_gives_the_first_runs_outcome_under_the_same_rules_only(rules):
+    """Runs are kept per graph (a question's paths and perturbations carry the same program
+    again): the same program gives the same answer or the same problem, and rules that read
+    the graph otherwise get a run of their own."""
+    import dataclasses
+
+    import pytest
+
+    from contrastgen.verify.graph import EvidenceProblem, GraphIndex
+    from contrastgen.verify.program import execute_program, execute_program_steps
+
+    box = {"x": 20, "y": 20, "w": 40, "h": 40, "attributes": []}
+    graph = GraphIndex({"width": 640, "height": 480, "objects": {
+        "1": {**box, "name": "dog", "relations": []},
+        "2": {**box, "name": "cat", "relations": [{"name": "near", "object": "1"}]}}})
+    program = [{"operation": "select", "argument": "dog (1)", "dependencies": []},
+               {"operation": "verify rel", "argument": "cat,near,o (2)", "dependencies": [0]}]
+    near = dataclasses.replace(rules, symmetric=frozenset({"near"}))
+    apart = dataclasses.replace(rules, symmetric=frozenset())
+    assert execute_program(program, graph, near)[0] == "yes"  # the cat is near the dog: so the dog is near it
+    assert execute_program_steps(program, graph, near) == ("yes", [{"1"}, "yes"])
+    for _ in range(2):  # not symmetric, the graph says nothing of the dog near the cat, each time
+        with pytest.raises(EvidenceProblem, match="says neither 'near' nor its opposite"):
+            execute_program(program, graph, apart)
+    assert execute_program(program, graph, near)[0] == "yes"

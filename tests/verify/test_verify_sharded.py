@@ -11,7 +11,7 @@ from verify_cases import VALID, as_record, make_graph
 
 from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.jsonio import read_jsonl, write_json, write_jsonl
-from contrastgen.records import read_contrast_records
+from contrastgen.records import read_contrast_lines
 from contrastgen.verify import sharded
 from contrastgen.verify.checker import verify_contrast_sets
 from contrastgen.verify.sharded import verify_contrast_file
@@ -64,7 +64,7 @@ def test_the_report_is_the_in_memory_checkers(contrast, rules, monkeypatch, work
     assert any(f.check == "group" and "need programs" in f.problem for f in expected.failures)
     monkeypatch.setattr(sharded, "SHARD_IMAGES", shard_images)
     advanced = []
-    got = verify_contrast_file(read_contrast_records(path), path, sg, rules=rules, workers=workers,
+    got = verify_contrast_file(read_contrast_lines(path), path, sg, rules=rules, workers=workers,
                                advance=advanced.append)
     assert _as_compared(got) == _as_compared(expected)
     assert sum(advanced) == len(_records())
@@ -75,5 +75,26 @@ def test_a_hash_clash_that_is_no_repeat_is_not_reported(contrast, rules, monkeyp
     path, sg = contrast
     expected = verify_contrast_sets(read_jsonl(path), load_scene_graphs(sg), rules=rules)
     monkeypatch.setattr(sharded, "hash", lambda key: 7, raising=False)
-    got = verify_contrast_file(read_contrast_records(path), path, sg, rules=rules)
+    got = verify_contrast_file(read_contrast_lines(path), path, sg, rules=rules)
     assert _as_compared(got) == _as_compared(expected)
+
+
+def test_shards_are_the_records_in_file_order_over_at_most_shard_images_each(contrast, monkeypatch, tmp_path):
+    """Cut from the stream: consecutive records, each shard over at most `SHARD_IMAGES` images of
+    its own and carrying the graphs its groups' second images need; a shard for another process
+    carries lines, and gives up its records once they are taken."""
+    path, sg = contrast
+    monkeypatch.setattr(sharded, "SHARD_IMAGES", 2)
+    graphs = sharded._Graphs(sg, tmp_path)
+    keys = sharded._Keys()
+    tasks = list(sharded._shards(read_contrast_lines(path), graphs, keys, in_process=False))
+    assert [n for t in tasks for n, _ in t.records] == list(range(1, len(_records()) + 1))
+    assert all(isinstance(line, bytes) for t in tasks for _, line in t.records)
+    for task in tasks:
+        taken = list(task.take())
+        own = {sharded._graph_of(r, graphs) for _, r in taken} - {None}  # a record with nothing to check joins any
+        assert len(own) <= 2 and own <= set(task.graphs)
+        if any(isinstance(r, dict) and r.get("question_id") == "grouped" for _, r in taken):
+            assert "img3" in task.graphs  # the group's second image
+        assert task.records == []
+    assert len(keys.records) == sum(1 for r in _records() if isinstance(r, dict) and r.get("perturbations"))
