@@ -207,7 +207,8 @@ class _Executor:
         kept = {o for o in ins[0] if (value in self.g.attributes_of(o)) != negated}
         # "no object is white": each one must be shown not to be; "the car that is not red": each
         # one kept must be shown not to be
-        for o in (kept if negated else set() if kept else ins[0]):
+        # sorted: the first object shown to fail is the one a failure names, the same every run
+        for o in sorted(kept if negated else () if kept else ins[0]):
             self.not_having(what, o, kind, value)
         return kept
 
@@ -312,7 +313,7 @@ class _Executor:
         if len(held) != 1:
             raise EvidenceProblem(f"{what}: the objects disagree on {value!r}")
         if held == {False}:
-            for o in objects:
+            for o in sorted(objects):
                 self.not_having(what, o, "", value)
         return "yes" if held.pop() else "no"
 
@@ -360,11 +361,11 @@ class _Executor:
             for x in rejected:
                 self.not_named(what, objects, x)
                 if not kind:  # untyped: neither a name of the objects nor an attribute of them
-                    for o in objects:
+                    for o in sorted(objects):
                         self.not_having(what, o, "", x)
             return
         if kind not in ("hposition", "vposition"):
-            for o in objects:
+            for o in sorted(objects):
                 for x in rejected:
                     self.not_having(what, o, kind, x)
 
@@ -401,7 +402,7 @@ class _Executor:
         if len(set(values.values())) == 1:
             return True
         for o in objects:
-            for other in set(values.values()) - {values[o]}:
+            for other in sorted(set(values.values()) - {values[o]}):
                 self.not_having(what, o, kind, other)
         return False
 
@@ -579,7 +580,7 @@ def unshown_absences(graph: GraphIndex, rules: VerifyRules, objects: Iterable[st
     callers that judge a step's objects after the run."""
     executor = _Executor(graph, rules, load_nouns())
     out = []
-    for oid in objects:
+    for oid in sorted(objects):
         try:
             executor.not_having(what, oid, kind, value)
         except EvidenceProblem as exc:

@@ -203,3 +203,34 @@ def test_a_program_run_again_on_a_graph_gives_the_first_runs_outcome_under_the_s
         with pytest.raises(EvidenceProblem, match="says neither 'near' nor its opposite"):
             execute_program(program, graph, apart)
     assert execute_program(program, graph, near)[0] == "yes"
+
+
+_FAILING_FILTER = """
+from contrastgen.verify.graph import EvidenceProblem, GraphIndex
+from contrastgen.verify.program import execute_program
+from contrastgen.verify.rules import load_rules
+box = {"x": 20, "y": 20, "w": 40, "h": 40, "attributes": []}
+graph = GraphIndex({"width": 640, "height": 480, "objects": {
+    str(i): {**box, "name": "dog", "relations": []} for i in range(1, 9)}})
+program = [{"operation": "select", "argument": "dog (1,2,3,4,5,6,7,8)", "dependencies": []},
+           {"operation": "filter color", "argument": "red", "dependencies": [0]},
+           {"operation": "exist", "argument": "?", "dependencies": [1]}]
+try:
+    execute_program(program, graph, load_rules())
+except EvidenceProblem as exc:
+    print(exc)
+"""
+
+
+def test_a_failure_names_the_same_object_whatever_the_processs_string_hashes():
+    """A "no" that nothing shows names the first object it fails on; the objects are a set, whose
+    order follows the process's string hashes (a Ray worker's differ from the driver's), so they
+    are walked sorted and a failing report is the same bytes in every process."""
+    import os
+    import subprocess
+    import sys
+
+    said = {subprocess.run([sys.executable, "-c", _FAILING_FILTER], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
+    assert said == {"program step 1 (filter color: red): nothing in the graph shows that object 1 is not 'red' "
+                    "(no opposite, and no single other value of a single-valued type)\n"}
