@@ -27,6 +27,7 @@ CASES = [
     ("profile_generate.py", ["--data", "absent"], "questions.json and scene_graphs.json"),
     ("bench_groups.py", ["--data", "absent"], "questions.json and scene_graphs.json"),
     ("profile_groups.py", ["--data", "absent"], "questions.json and scene_graphs.json"),
+    ("rule_costs.py", ["--data", "absent"], "questions.json and scene_graphs.json"),
     ("grammar_check.py", ["absent.jsonl"], "contrast_sets.jsonl"),
     ("superclevr_engine_check.py", ["absent", "out", "scenes"], "github.com/Lizw14/Super-CLEVR"),
 ]
