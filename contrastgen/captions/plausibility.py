@@ -36,12 +36,21 @@ Key = tuple[str, ...]
 def count_graph(graph: Mapping[str, Any], kind_of: Callable[[str], str],
                 into: Counter[Key] | None = None) -> Counter[Key]:
     """The counts one image contributes, from its graph as given: objects per kind, attributes
-    per kind, relations from and to each kind, and (once per image) each kind and each pair of
-    kinds; added to `into` where given (a batch's counts summed in place, never copied). Read
-    straight from the graph (no index is built): it runs once per image before any caption is
-    made, and again for each image's own counts. The keys are listed and then counted at once
-    (`Counter.update` counts an iterable in C): a graph has hundreds of them."""
+    per kind, relations from and to each kind, and (once per image) each kind; added to `into`
+    where given (a batch's counts summed in place, never copied). Which pairs of kinds are in one
+    image is not a count here: `CorpusCounts` keeps it as each kind's set of images (an image's
+    pairs are a hundred keys, more than all its other counts together), and a scorer asks its own
+    image's pairs of the `("i", kind)` counts. Read straight from the graph (no index is built):
+    it runs once per image before any caption is made, and again for each image's own counts. The
+    keys are listed and then counted at once (`Counter.update` counts an iterable in C): a graph
+    has hundreds of them."""
     counts: Counter[Key] = Counter() if into is None else into
+    _count(graph, kind_of, counts)
+    return counts
+
+
+def _count(graph: Mapping[str, Any], kind_of: Callable[[str], str], counts: Counter[Key]) -> set[str]:
+    """`count_graph` into `counts`; the image's kinds."""
     objects = graph["objects"]
     kind = {oid: kind_of(str(o["name"]).strip().lower()) for oid, o in objects.items()}
     keys: list[Key] = []
@@ -49,36 +58,80 @@ def count_graph(graph: Mapping[str, Any], kind_of: Callable[[str], str],
     for oid, o in objects.items():
         k = kind[oid]
         add(("n", k))
-        for a in o.get("attributes") or ():
-            add(("a", a.strip().lower(), k))
+        attributes = o.get("attributes")
+        if attributes:
+            keys.extend([("a", a.strip().lower(), k) for a in attributes])
         for r in o.get("relations") or ():
             other = kind.get(str(r["object"]))
             if other is not None:
                 name = r["name"].strip().lower()
                 add(("s", k, name))
                 add(("o", name, other))
-    kinds = sorted(set(kind.values()))
-    for i, a in enumerate(kinds):
-        add(("i", a))
-        keys.extend([("c", a, b) for b in kinds[i + 1:]])
+    kinds = set(kind.values())
+    keys.extend([("i", a) for a in kinds])
     add(("images",))
     counts.update(keys)
-    return counts
+    return kinds
+
+
+@dataclass
+class CorpusCounts:
+    """The counts of a batch of images (`count_graph`'s, summed) and, for each kind, the images
+    of the batch that have an object of it, as the bits of an int (image `i` of the batch is bit
+    `i`): how many images have both of two kinds is then the bits two kinds' sets share, counted
+    when a caption asks, where listing every pair of kinds of every image cost most of the
+    counting and of the corpus's keys."""
+
+    counts: Counter[Key] = field(default_factory=Counter)
+    present: dict[str, int] = field(default_factory=dict)  # kind -> bits of the images with it
+    images: int = 0  # images counted (the bits used)
+
+    def add(self, graph: Mapping[str, Any], kind_of: Callable[[str], str]) -> None:
+        bit, present = 1 << self.images, self.present
+        for kind in _count(graph, kind_of, self.counts):
+            present[kind] = present.get(kind, 0) | bit
+        self.images += 1
 
 
 @dataclass
 class Plausibility:
-    """The corpus counts, with the totals the probabilities are normalised by."""
+    """The corpus counts, with the totals the probabilities are normalised by, and each kind's
+    images (bits, as `CorpusCounts` keeps them, over the whole corpus)."""
 
     counts: Counter[Key]
     totals: Counter[Key] = field(default_factory=Counter)
+    present: dict[str, int] = field(default_factory=dict)
+    _together: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def fit(cls, parts: Iterable[Mapping[Key, int]]) -> Plausibility:
+    def fit(cls, parts: Iterable[CorpusCounts]) -> Plausibility:
+        """The corpus from its batches, taken in any order (each batch's images are given bits
+        of their own)."""
         counts: Counter[Key] = Counter()
+        present: dict[str, int] = {}
+        offset = 0
         for part in parts:
-            counts.update(part)
-        return cls(counts, _totals(counts))
+            counts.update(part.counts)
+            for kind, bits in part.present.items():
+                present[kind] = present.get(kind, 0) | (bits << offset)
+            offset += part.images
+        return cls(counts, _totals(counts), present)
+
+    @classmethod
+    def of_graphs(cls, graphs: Iterable[Mapping[str, Any]], kind_of: Callable[[str], str]) -> Plausibility:
+        """The corpus of graphs in memory, counted here."""
+        part = CorpusCounts()
+        for graph in graphs:
+            part.add(graph, kind_of)
+        return cls.fit([part])
+
+    def together(self, a: str, b: str) -> int:
+        """How many images of the corpus have an object of kind `a` and one of kind `b` (a != b);
+        remembered, as a run asks of the same pairs over and over."""
+        found = self._together.get((a, b))
+        if found is None:
+            found = self._together[a, b] = (self.present.get(a, 0) & self.present.get(b, 0)).bit_count()
+        return found
 
     def scorer(self, own: Mapping[Key, int], kind_of: Callable[[str], str]) -> Callable[[Caption], float]:
         """A scorer of one image's captions: the corpus counts less `own`, that image's."""
@@ -87,6 +140,7 @@ class Plausibility:
         vocab = {name: max(1, totals["vocab", name]) for name in ("n", "a", "r")}
 
         count, own_count = counts.get, own.get  # bound once: a run scores millions of links
+        together = self.together
         n_size, a_size, r_size = vocab["n"], vocab["a"], vocab["r"]
 
         def n(key: Key) -> int:
@@ -125,7 +179,8 @@ class Plausibility:
                 links.append(logp(n(("o", relation, second)), total(("in", second)), r_size))
             elif caption.shape == "pair":
                 a, b = (first, second) if first <= second else (second, first)
-                both = n(("c", a, b))
+                # an image counts once for a pair of two different kinds it has both of
+                both = 0 if a == b else together(a, b) - min(own_count(("i", a), 0), own_count(("i", b), 0))
                 links.append((logp(both, n(("i", a)), n_size) + logp(both, n(("i", b)), n_size)) / 2)
             return sum(links) / len(links)
 
