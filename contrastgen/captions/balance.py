@@ -63,11 +63,12 @@ def ngrams(text: str) -> frozenset[str | tuple[str, str]]:
     return frozenset(words).union(zip(words, words[1:], strict=False))
 
 
-def difference(positive: str, negative: str) -> list[tuple[str | tuple[str, str], int]]:
+@functools.lru_cache(maxsize=1 << 10)  # the pair chosen is asked again when its kind's tally takes it
+def difference(positive: str, negative: str) -> tuple[tuple[str | tuple[str, str], int], ...]:
     """The n-grams one caption of a pair says and the other does not: +1 for the positive's, -1
     for the negative's (the ones both say cancel out of every tally)."""
     p, n = ngrams(positive), ngrams(negative)
-    return [(g, 1) for g in p - n] + [(g, -1) for g in n - p]
+    return (*[(g, 1) for g in p - n], *[(g, -1) for g in n - p])
 
 
 @dataclass

@@ -177,8 +177,9 @@ class ImageCandidates:
         said = self._provable if provable else self._said
         found = said.get(thing.id)
         if found is None:
-            found = said[thing.id] = [a for a in thing.attributes if (not provable or self.domain.provable(a))
-                                      and not self.world.compound(a, thing.noun) and self.domain.says_of(thing.noun, a)]
+            compound = self.world.compound
+            found = said[thing.id] = [a for a in self.domain.attributes_of(thing.noun, thing.attributes, provable)
+                                      if not compound(a, thing.noun)]
         return found
 
     def _phrase(self, thing: Thing, rng: random.Random, *, attribute: str | None = None,
