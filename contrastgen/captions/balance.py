@@ -33,6 +33,7 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import NamedTuple
 
 from contrastgen.captions.candidates import Candidate
 
@@ -40,8 +41,9 @@ PLAUSIBILITY_WEIGHT = 2.0
 TOLERANCE = 2
 
 
-@dataclass(frozen=True)
-class Scored:
+class Scored(NamedTuple):
+    """A candidate as the balancing reads it (a named tuple: one is made per candidate read)."""
+
     candidate: Candidate
     positive_text: str
     negative_text: str
@@ -142,5 +144,7 @@ def _moves(tally: _Tally, s: Scored) -> tuple[int, int]:
     moved = 0
     for g, d in difference(s.positive_text, s.negative_text):
         now = words.get(g, 0)
+        if -TOLERANCE < now < TOLERANCE:
+            continue  # a step of one from inside the bound ends at most on it: no move past it
         moved += max(0, abs(now + d) - TOLERANCE) - max(0, abs(now) - TOLERANCE)
     return moved, tally.plausibility + s.scorer_verdict

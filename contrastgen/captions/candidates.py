@@ -48,7 +48,7 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 from contrastgen.captions.caption import Caption, Phrase
 from contrastgen.captions.domain import Domain
@@ -68,8 +68,9 @@ ALTERNATIVES = 4  # negatives tried per positive
 _UNASKED = object()  # not yet asked of this image (None is an answer)
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
+    """A pair with its proofs (a named tuple: an image makes some twenty)."""
+
     kind: str
     positive: Caption
     witnesses: tuple[str, ...]  # the object each phrase of the positive was written from

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from contrastgen.captions.vocabulary import CaptionVocabulary, sayable_relation
 from contrastgen.datasets.clevr_vocab import ATTRIBUTE_TYPES, Vocabulary
@@ -108,10 +108,10 @@ class GraphNames:
         return found
 
 
-@dataclass(frozen=True)
-class Thing:
+class Thing(NamedTuple):
     """An object a caption may name: its id, the noun a caption calls it by, its kind (what the
-    plausibility counts are kept under) and the attributes a caption may say of it."""
+    plausibility counts are kept under) and the attributes a caption may say of it. A named
+    tuple: every object of every image is one."""
 
     id: str
     noun: str
