@@ -77,44 +77,66 @@ def _count(graph: Mapping[str, Any], kind_of: Callable[[str], str], counts: Coun
 @dataclass
 class CorpusCounts:
     """The counts of a batch of images (`count_graph`'s, summed) and, for each kind, the images
-    of the batch that have an object of it, as the bits of an int (image `i` of the batch is bit
-    `i`): how many images have both of two kinds is then the bits two kinds' sets share, counted
-    when a caption asks, where listing every pair of kinds of every image cost most of the
-    counting and of the corpus's keys."""
+    of the batch that have an object of it (their places in the batch): how many images have both
+    of two kinds is then counted from the two kinds' images when a caption asks, where listing
+    every pair of kinds of every image cost most of the counting and of the corpus's keys."""
 
     counts: Counter[Key] = field(default_factory=Counter)
-    present: dict[str, int] = field(default_factory=dict)  # kind -> bits of the images with it
-    images: int = 0  # images counted (the bits used)
+    present: dict[str, list[int]] = field(default_factory=dict)  # kind -> the images with it
+    images: int = 0  # images counted
 
     def add(self, graph: Mapping[str, Any], kind_of: Callable[[str], str]) -> None:
-        bit, present = 1 << self.images, self.present
+        image, present = self.images, self.present
         for kind in _count(graph, kind_of, self.counts):
-            present[kind] = present.get(kind, 0) | bit
+            found = present.get(kind)
+            if found is None:
+                present[kind] = [image]
+            else:
+                found.append(image)
         self.images += 1
+
+
+# A kind in at least one image in DENSE of the corpus keeps its images as the bits of an int (one
+# bit an image: no bigger than the list it replaces, and two kinds' common images are one AND);
+# a rarer kind as a set, so that a corpus of many rare kinds takes memory in step with its size.
+DENSE = 32
 
 
 @dataclass
 class Plausibility:
     """The corpus counts, with the totals the probabilities are normalised by, and each kind's
-    images (bits, as `CorpusCounts` keeps them, over the whole corpus)."""
+    images over the whole corpus (bits or a set, by how common the kind is: `DENSE`)."""
 
     counts: Counter[Key]
     totals: Counter[Key] = field(default_factory=Counter)
-    present: dict[str, int] = field(default_factory=dict)
+    present: dict[str, int | frozenset[int]] = field(default_factory=dict)
     _together: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
+    _bytes: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     @classmethod
     def fit(cls, parts: Iterable[CorpusCounts]) -> Plausibility:
-        """The corpus from its batches, taken in any order (each batch's images are given bits
+        """The corpus from its batches, taken in any order (each batch's images are given places
         of their own)."""
         counts: Counter[Key] = Counter()
-        present: dict[str, int] = {}
+        images: dict[str, list[int]] = {}
         offset = 0
         for part in parts:
             counts.update(part.counts)
-            for kind, bits in part.present.items():
-                present[kind] = present.get(kind, 0) | (bits << offset)
+            for kind, local in part.present.items():
+                found = images.get(kind)
+                if found is None:
+                    found = images[kind] = []
+                found.extend([i + offset for i in local] if offset else local)
             offset += part.images
+        present: dict[str, int | frozenset[int]] = {}
+        for kind, where in images.items():
+            if len(where) * DENSE >= offset:
+                bits = bytearray((offset + 7) // 8)
+                for i in where:
+                    bits[i >> 3] |= 1 << (i & 7)
+                present[kind] = int.from_bytes(bits, "little")
+            else:
+                present[kind] = frozenset(where)
         return cls(counts, _totals(counts), present)
 
     @classmethod
@@ -130,8 +152,25 @@ class Plausibility:
         remembered, as a run asks of the same pairs over and over."""
         found = self._together.get((a, b))
         if found is None:
-            found = self._together[a, b] = (self.present.get(a, 0) & self.present.get(b, 0)).bit_count()
+            found = self._together[a, b] = self._count_together(a, b)
         return found
+
+    def _count_together(self, a: str, b: str) -> int:
+        x, y = self.present.get(a), self.present.get(b)
+        if x is None or y is None:
+            return 0
+        if isinstance(x, int) and isinstance(y, int):
+            return (x & y).bit_count()
+        if isinstance(x, frozenset) and isinstance(y, frozenset):
+            return len(x & y)
+        rare, common = (a, b) if isinstance(x, frozenset) else (b, a)
+        bits = self._bytes.get(common)
+        if bits is None:
+            dense = self.present[common]
+            assert isinstance(dense, int)
+            bits = self._bytes[common] = dense.to_bytes((dense.bit_length() + 7) // 8, "little")
+        size = len(bits)
+        return sum(1 for i in self.present[rare] if i >> 3 < size and bits[i >> 3] >> (i & 7) & 1)  # type: ignore[union-attr]
 
     def scorer(self, own: Mapping[Key, int], kind_of: Callable[[str], str]) -> Callable[[Caption], float]:
         """A scorer of one image's captions: the corpus counts less `own`, that image's."""

@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from contrastgen.captions import blind
+from contrastgen.captions import plausibility as plausibility_module
 from contrastgen.captions.caption import Caption, Phrase
 from contrastgen.captions.domain import load_domain
 from contrastgen.captions.plausibility import SMOOTHING, CorpusCounts, Plausibility, count_graph
@@ -27,7 +28,9 @@ def _kinds(graph, kind_of) -> set[str]:
     return {kind_of(str(o["name"]).strip().lower()) for o in graph["objects"].values()}
 
 
-def test_pairs_of_kinds_are_the_images_that_have_both_whatever_the_batches_and_their_order():
+@pytest.mark.parametrize("dense", [0, 4, 10**9])  # no kind's images as bits, some, all
+def test_pairs_of_kinds_are_the_images_that_have_both_whatever_the_batches_and_their_order(monkeypatch, dense):
+    monkeypatch.setattr(plausibility_module, "DENSE", dense)
     domain = load_domain("gqa")
     graphs = list(_sample_graphs().values())
     kinds_of = [_kinds(g, domain.graph_kind) for g in graphs]
@@ -47,6 +50,8 @@ def test_pairs_of_kinds_are_the_images_that_have_both_whatever_the_batches_and_t
         assert shuffled.together(a, b) == whole.together(a, b) == both, (a, b)
         asked += both > 0
     assert asked > 50
+    held = {type(v) for v in whole.present.values()}
+    assert held == {0: {frozenset}, 4: {int, frozenset}}.get(dense, {int})
 
 
 def test_a_pair_caption_is_scored_without_its_own_images_pair():
