@@ -33,6 +33,7 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import NamedTuple
 
 from contrastgen.captions.candidates import Candidate
 
@@ -40,8 +41,9 @@ PLAUSIBILITY_WEIGHT = 2.0
 TOLERANCE = 2
 
 
-@dataclass(frozen=True)
-class Scored:
+class Scored(NamedTuple):
+    """A candidate as the balancing reads it (a named tuple: one is made per candidate read)."""
+
     candidate: Candidate
     positive_text: str
     negative_text: str
@@ -63,11 +65,12 @@ def ngrams(text: str) -> frozenset[str | tuple[str, str]]:
     return frozenset(words).union(zip(words, words[1:], strict=False))
 
 
-def difference(positive: str, negative: str) -> list[tuple[str | tuple[str, str], int]]:
+@functools.lru_cache(maxsize=1 << 10)  # the pair chosen is asked again when its kind's tally takes it
+def difference(positive: str, negative: str) -> tuple[tuple[str | tuple[str, str], int], ...]:
     """The n-grams one caption of a pair says and the other does not: +1 for the positive's, -1
     for the negative's (the ones both say cancel out of every tally)."""
     p, n = ngrams(positive), ngrams(negative)
-    return [(g, 1) for g in p - n] + [(g, -1) for g in n - p]
+    return (*[(g, 1) for g in p - n], *[(g, -1) for g in n - p])
 
 
 @dataclass
@@ -141,5 +144,7 @@ def _moves(tally: _Tally, s: Scored) -> tuple[int, int]:
     moved = 0
     for g, d in difference(s.positive_text, s.negative_text):
         now = words.get(g, 0)
+        if -TOLERANCE < now < TOLERANCE:
+            continue  # a step of one from inside the bound ends at most on it: no move past it
         moved += max(0, abs(now + d) - TOLERANCE) - max(0, abs(now) - TOLERANCE)
     return moved, tally.plausibility + s.scorer_verdict

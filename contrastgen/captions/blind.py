@@ -29,9 +29,13 @@ import functools
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
+from typing import NamedTuple
+
+from contrastgen.gc_policy import no_gc
+from contrastgen.parallel.tasks import map_tasks
 
 TARGET = 0.60  # the most a blind model may pick the true caption in a written kind
 # A kind above THIN_ABOVE is thinned to AIM. Both are below TARGET because a model trained on more
@@ -45,9 +49,10 @@ ROUNDS = 6
 SMOOTHING = 1.0
 
 
-@dataclass(frozen=True, slots=True)  # one per pair written: 480,000 on 75,000 graphs
-class BlindPair:
-    """One written (caption, negative) as the blind models see it, and where it was written."""
+class BlindPair(NamedTuple):
+    """One written (caption, negative) as the blind models see it, and where it was written. A
+    named tuple: one is made per pair written (480,000 on 75,000 graphs), each shard's are
+    pickled back to the driver, and a tuple pickles in C where a dataclass does not."""
 
     kind: str
     image_id: str
@@ -106,6 +111,16 @@ class WordBayes:
         for p in pairs:
             pos.update(features(p.positive))
             neg.update(features(p.negative))
+        self._fit(pos, neg)
+
+    @classmethod
+    def of_counts(cls, pos: Counter[str], neg: Counter[str]) -> WordBayes:
+        """The model of the features' counts on each side (what `__init__` counts of pairs)."""
+        model = cls.__new__(cls)
+        model._fit(pos, neg)
+        return model
+
+    def _fit(self, pos: Counter[str], neg: Counter[str]) -> None:
         vocab = max(1, len(pos.keys() | neg.keys()))
         np_, nn = sum(pos.values()) + SMOOTHING * vocab, sum(neg.values()) + SMOOTHING * vocab
         # each feature's log-odds once; a feature neither side saw has the same for every text
@@ -115,18 +130,50 @@ class WordBayes:
 
     def log_odds(self, text: str) -> float:
         """log P(words | true caption) - log P(words | negative)."""
-        return sum(map(self._odds.get, features(text), repeat(self._unseen)))
+        return self.read_odds(features(text))
+
+    def read_odds(self, read: Sequence[str]) -> float:
+        """`log_odds` of a text's features."""
+        return sum(map(self._odds.get, read, repeat(self._unseen)))
 
     def margin(self, pair: BlindPair) -> float:
         """How much surer the model is that the pair's positive is the true caption."""
         return self.log_odds(pair.positive) - self.log_odds(pair.negative)
 
 
+@dataclass
+class _Read:
+    """A kind's pairs as the naive Bayes reads them, each pair's features taken once for every
+    model a check trains and asks (two per round: at 75,000 graphs a kind has some 50,000 pairs)."""
+
+    halves: list[int]
+    positives: list[tuple[str, ...]]
+    negatives: list[tuple[str, ...]]
+
+    @classmethod
+    def of(cls, pairs: Sequence[BlindPair]) -> _Read:
+        return cls([half_of(p.image_id) for p in pairs], [features(p.positive) for p in pairs],
+                   [features(p.negative) for p in pairs])
+
+    def margins(self, at: Sequence[int]) -> list[float]:
+        """`bayes_margins` of the pairs at positions `at`, in that order."""
+        halves, positives, negatives = self.halves, self.positives, self.negatives
+        sides = [(Counter[str](), Counter[str]()), (Counter[str](), Counter[str]())]  # per half: (positive, negative)
+        for i in at:
+            pos, neg = sides[halves[i]]
+            pos.update(positives[i])
+            neg.update(negatives[i])
+        models = [WordBayes.of_counts(*sides[1]), WordBayes.of_counts(*sides[0])]  # each asked of the other half
+        out = []
+        for i in at:
+            model = models[halves[i]]
+            out.append(round(model.read_odds(positives[i]) - model.read_odds(negatives[i]), 9))
+        return out
+
+
 def bayes_margins(pairs: Sequence[BlindPair]) -> list[float]:
     """Each pair's naive Bayes margin, from the model trained on the other half of the images."""
-    halves = [half_of(p.image_id) for p in pairs]
-    models = [WordBayes(p for p, h in zip(pairs, halves, strict=True) if h != side) for side in (0, 1)]
-    return [round(models[h].margin(p), 9) for p, h in zip(pairs, halves, strict=True)]
+    return _Read.of(pairs).margins(range(len(pairs)))
 
 
 def _pick(margin: float) -> float:
@@ -135,9 +182,13 @@ def _pick(margin: float) -> float:
 
 def shares(pairs: Sequence[BlindPair]) -> dict[str, float]:
     """Per blind model, the share of the pairs where it picks the true caption (ties half)."""
+    return _shares(pairs, bayes_margins(pairs))
+
+
+def _shares(pairs: Sequence[BlindPair], margins: Sequence[float]) -> dict[str, float]:
     if not pairs:
         return {"naive_bayes": 0.0, "plausibility": 0.0}
-    bayes = [_pick(m) for m in bayes_margins(pairs)]
+    bayes = [_pick(m) for m in margins]
     return {"naive_bayes": sum(bayes) / len(pairs),
             "plausibility": sum(p.plausibility_pick for p in pairs) / len(pairs)}
 
@@ -147,11 +198,10 @@ def _to_leave_out(right: float, total: int) -> int:
     return max(0, math.ceil((right - AIM * total) / (1 - AIM) - 1e-9))
 
 
-def _round(kept: Sequence[BlindPair], now: dict[str, float]) -> set[int]:
+def _round(kept: Sequence[BlindPair], margins: Sequence[float], now: dict[str, float]) -> set[int]:
     """One round of thinning: the positions of the pairs to leave out, as many of the pairs a
     model above THIN_ABOVE picks right as bring it to AIM; those that every such model picks right first,
-    then the surest, then by id (a fixed order)."""
-    margins = bayes_margins(kept)
+    then the surest, then by id (a fixed order). `margins` are the kept pairs' naive Bayes margins."""
     bayes = [_pick(m) for m in margins]
     plaus = [p.plausibility_pick for p in kept]
     over_bayes, over_plaus = now["naive_bayes"] > THIN_ABOVE, now["plausibility"] > THIN_ABOVE
@@ -171,18 +221,23 @@ def _round(kept: Sequence[BlindPair], now: dict[str, float]) -> set[int]:
 
 def check_kind(kind: str, pairs: Sequence[BlindPair]) -> KindVerdict:
     """The kind's verdict: left as it is, thinned, or refused."""
-    before = shares(pairs)
-    verdict = KindVerdict(kind, len(pairs), before)
+    read = _Read.of(pairs)
+    at = list(range(len(pairs)))  # the positions of the pairs kept
     kept = list(pairs)
+    margins = read.margins(at)
+    before = _shares(kept, margins)
+    verdict = KindVerdict(kind, len(pairs), before)
     now = before
     for _ in range(ROUNDS):
         if max(now.values()) <= THIN_ABOVE:
             break
-        drop = _round(kept, now)
+        drop = _round(kept, margins, now)
         if not drop:
             break
-        kept = [p for i, p in enumerate(kept) if i not in drop]
-        now = shares(kept)
+        at = [i for n, i in enumerate(at) if n not in drop]
+        kept = [pairs[i] for i in at]
+        margins = read.margins(at)
+        now = _shares(kept, margins)
     if len(kept) < MIN_KEPT * len(pairs) or max(now.values()) > TARGET:
         verdict.left_out = list(pairs)
         worst = max(before, key=lambda m: before[m])
@@ -196,9 +251,19 @@ def check_kind(kind: str, pairs: Sequence[BlindPair]) -> KindVerdict:
     return verdict
 
 
-def check(pairs: Iterable[BlindPair], kinds: Sequence[str]) -> dict[str, KindVerdict]:
-    """Every kind's verdict (kinds with no pair are not judged)."""
+def check(pairs: Iterable[BlindPair], kinds: Sequence[str], *, workers: int = 1) -> dict[str, KindVerdict]:
+    """Every kind's verdict (kinds with no pair are not judged). Each kind is judged on its own
+    pairs alone, so `workers` forked processes judge them side by side (the check comes after
+    the captioning, with the cores otherwise idle) and give the same verdicts as one. The
+    collector stays paused: the check makes no reference cycles."""
     by_kind: dict[str, list[BlindPair]] = {}
     for p in pairs:
         by_kind.setdefault(p.kind, []).append(p)
-    return {k: check_kind(k, by_kind[k]) for k in kinds if k in by_kind}
+    judged = [k for k in kinds if k in by_kind]
+    with no_gc():
+        verdicts = map_tasks(_check_kind_of, by_kind, judged, workers=min(workers, len(judged)))
+        return dict(zip(judged, verdicts, strict=True))
+
+
+def _check_kind_of(by_kind: Mapping[str, Sequence[BlindPair]], kind: str) -> KindVerdict:
+    return check_kind(kind, by_kind[kind])

@@ -48,7 +48,7 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 from contrastgen.captions.caption import Caption, Phrase
 from contrastgen.captions.domain import Domain
@@ -68,8 +68,9 @@ ALTERNATIVES = 4  # negatives tried per positive
 _UNASKED = object()  # not yet asked of this image (None is an answer)
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
+    """A pair with its proofs (a named tuple: an image makes some twenty)."""
+
     kind: str
     positive: Caption
     witnesses: tuple[str, ...]  # the object each phrase of the positive was written from
@@ -177,8 +178,9 @@ class ImageCandidates:
         said = self._provable if provable else self._said
         found = said.get(thing.id)
         if found is None:
-            found = said[thing.id] = [a for a in thing.attributes if (not provable or self.domain.provable(a))
-                                      and not self.world.compound(a, thing.noun) and self.domain.says_of(thing.noun, a)]
+            compound = self.world.compound
+            found = said[thing.id] = [a for a in self.domain.attributes_of(thing.noun, thing.attributes, provable)
+                                      if not compound(a, thing.noun)]
         return found
 
     def _phrase(self, thing: Thing, rng: random.Random, *, attribute: str | None = None,

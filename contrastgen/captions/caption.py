@@ -70,6 +70,7 @@ def plural_like(noun: str, lex: Lexicon) -> bool:
     return lex.is_plural(noun) or lex.is_plural_only(noun)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # every record's evidence says each phrase's determiner
 def determiner(phrase: Phrase, lex: Lexicon) -> str:
     """"the", "a", "an", or "" (a plural or uncountable noun said indefinitely)."""
     if phrase.definite:

@@ -53,6 +53,12 @@ class Domain(Protocol):
 
     def provable(self, attribute: str) -> bool: ...
 
+    def attributes_of(self, noun: str, attributes: tuple[str, ...], provable: bool) -> tuple[str, ...]: ...
+
+
+def _attributes_of(domain: Domain, noun: str, attributes: tuple[str, ...], provable: bool) -> tuple[str, ...]:
+    return tuple(a for a in attributes if (not provable or domain.provable(a)) and domain.says_of(noun, a))
+
 
 @dataclass
 class GqaDomain:
@@ -66,6 +72,7 @@ class GqaDomain:
     _allows: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
     _kinds: dict[str, str] = field(default_factory=dict, repr=False)
     _names: GraphNames | None = field(default=None, repr=False)
+    _attributes_of: dict[tuple[str, tuple[str, ...], bool], tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls) -> GqaDomain:
@@ -139,6 +146,16 @@ class GqaDomain:
     def provable(self, attribute: str) -> bool:
         return self.vocab.provable(attribute)
 
+    def attributes_of(self, noun: str, attributes: tuple[str, ...], provable: bool) -> tuple[str, ...]:
+        """Of an object's `attributes`, those any caption may say of the noun (`says_of`); with
+        `provable`, only those a negative could say in their place. Remembered: a corpus names
+        the same objects with the same attributes over and over."""
+        key = (noun, attributes, provable)
+        found = self._attributes_of.get(key)
+        if found is None:
+            found = self._attributes_of[key] = _attributes_of(self, noun, attributes, provable)
+        return found
+
 
 @dataclass
 class ClevrDomain:
@@ -187,6 +204,9 @@ class ClevrDomain:
 
     def provable(self, attribute: str) -> bool:
         return attribute in self.clevr.type_of_value
+
+    def attributes_of(self, noun: str, attributes: tuple[str, ...], provable: bool) -> tuple[str, ...]:
+        return _attributes_of(self, noun, attributes, provable)
 
 
 def load_domain(name: str) -> Domain:

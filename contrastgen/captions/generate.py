@@ -18,7 +18,7 @@ import random
 import shutil
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -29,7 +29,7 @@ from contrastgen.captions.balance import Balancer, Scored
 from contrastgen.captions.candidates import KINDS, MATCHED, SUGARCREPE, ImageCandidates, NounPool
 from contrastgen.captions.caption import Caption, caption_text
 from contrastgen.captions.domain import Domain, load_domain
-from contrastgen.captions.plausibility import Plausibility, count_graph
+from contrastgen.captions.plausibility import CorpusCounts, Plausibility, count_graph
 from contrastgen.captions.records import caption_record
 from contrastgen.datasets.clevr import is_clevr_scenes, load_scenes
 from contrastgen.datasets.question_spill import GraphSlice, GraphSpill, read_graph_slices
@@ -82,7 +82,10 @@ class CaptionStats:
 
     def add(self, other: CaptionStats) -> None:
         offset = self.records
-        self.pairs_seen.extend(replace(p, record=p.record + offset) for p in other.pairs_seen)
+        if offset:  # the shard's record numbers, from its first line in the file
+            self.pairs_seen.extend([p._replace(record=p.record + offset) for p in other.pairs_seen])
+        else:
+            self.pairs_seen.extend(other.pairs_seen)
         self.images += other.images
         self.records += other.records
         for mine, theirs in ((self.pairs, other.pairs), (self.images_with, other.images_with),
@@ -171,7 +174,7 @@ def generate_captions(scene_graphs: Path, out: Path, options: CaptionOptions, *,
                 stats = write_captions(fh, domain, graphs, options, plausibility, workers=workers,
                                        progress=progress)
             if options.balanced:
-                enforce_blind_check(tmp / CAPTIONS_FILE, stats, options)
+                enforce_blind_check(tmp / CAPTIONS_FILE, stats, options, workers=workers)
             stats.pairs_seen = []
             (tmp / STATS_FILE).write_bytes(dumps(stats.as_dict(options), indent=True))
             write_manifest(tmp, CAPTION_SET, "contrastgen captions generate")
@@ -199,12 +202,12 @@ def write_captions(fh: BinaryIO, domain: Domain, graphs: Mapping[str, Any], opti
     return stats
 
 
-def enforce_blind_check(path: Path, stats: CaptionStats, options: CaptionOptions) -> None:
+def enforce_blind_check(path: Path, stats: CaptionStats, options: CaptionOptions, *, workers: int = 1) -> None:
     """Measure every kind written to `path` with the blind models (`blind`) and leave out what
     they say must go: `path` is rewritten without those negatives (a caption left with none is
     left out too), and `stats` counts what stays. Only the records that lose a negative are read
-    back; the others are copied as they were written."""
-    verdicts = blind.check(stats.pairs_seen, options.kinds)
+    back; the others are copied as they were written. The kinds are judged by `workers` processes."""
+    verdicts = blind.check(stats.pairs_seen, options.kinds, workers=workers)
     gone = stats.leave_out(verdicts)
     if not gone:
         return
@@ -270,10 +273,10 @@ def _memo(fn: Callable[[Caption], T]) -> Callable[[Caption], T]:
     return call
 
 
-def _count_shard(state: _State, image_ids: list[str]) -> Counter:
-    counts: Counter = Counter()
+def _count_shard(state: _State, image_ids: list[str]) -> CorpusCounts:
+    counts = CorpusCounts()
     for image_id in image_ids:
-        count_graph(state.graphs[image_id], state.domain.graph_kind, counts)
+        counts.add(state.graphs[image_id], state.domain.graph_kind)
     return counts
 
 
@@ -285,10 +288,10 @@ class _Counting:
     store: Path
 
 
-def _count_slices(state: _Counting, slices: list[GraphSlice]) -> Counter:
-    counts: Counter = Counter()
+def _count_slices(state: _Counting, slices: list[GraphSlice]) -> CorpusCounts:
+    counts = CorpusCounts()
     for graph in read_graph_slices(state.store, slices):
-        count_graph(graph, state.domain.graph_kind, counts)
+        counts.add(graph, state.domain.graph_kind)
     return counts
 
 

@@ -36,12 +36,21 @@ Key = tuple[str, ...]
 def count_graph(graph: Mapping[str, Any], kind_of: Callable[[str], str],
                 into: Counter[Key] | None = None) -> Counter[Key]:
     """The counts one image contributes, from its graph as given: objects per kind, attributes
-    per kind, relations from and to each kind, and (once per image) each kind and each pair of
-    kinds; added to `into` where given (a batch's counts summed in place, never copied). Read
-    straight from the graph (no index is built): it runs once per image before any caption is
-    made, and again for each image's own counts. The keys are listed and then counted at once
-    (`Counter.update` counts an iterable in C): a graph has hundreds of them."""
+    per kind, relations from and to each kind, and (once per image) each kind; added to `into`
+    where given (a batch's counts summed in place, never copied). Which pairs of kinds are in one
+    image is not a count here: `CorpusCounts` keeps it as each kind's set of images (an image's
+    pairs are a hundred keys, more than all its other counts together), and a scorer asks its own
+    image's pairs of the `("i", kind)` counts. Read straight from the graph (no index is built):
+    it runs once per image before any caption is made, and again for each image's own counts. The
+    keys are listed and then counted at once (`Counter.update` counts an iterable in C): a graph
+    has hundreds of them."""
     counts: Counter[Key] = Counter() if into is None else into
+    _count(graph, kind_of, counts)
+    return counts
+
+
+def _count(graph: Mapping[str, Any], kind_of: Callable[[str], str], counts: Counter[Key]) -> set[str]:
+    """`count_graph` into `counts`; the image's kinds."""
     objects = graph["objects"]
     kind = {oid: kind_of(str(o["name"]).strip().lower()) for oid, o in objects.items()}
     keys: list[Key] = []
@@ -49,36 +58,119 @@ def count_graph(graph: Mapping[str, Any], kind_of: Callable[[str], str],
     for oid, o in objects.items():
         k = kind[oid]
         add(("n", k))
-        for a in o.get("attributes") or ():
-            add(("a", a.strip().lower(), k))
+        attributes = o.get("attributes")
+        if attributes:
+            keys.extend([("a", a.strip().lower(), k) for a in attributes])
         for r in o.get("relations") or ():
             other = kind.get(str(r["object"]))
             if other is not None:
                 name = r["name"].strip().lower()
                 add(("s", k, name))
                 add(("o", name, other))
-    kinds = sorted(set(kind.values()))
-    for i, a in enumerate(kinds):
-        add(("i", a))
-        keys.extend([("c", a, b) for b in kinds[i + 1:]])
+    kinds = set(kind.values())
+    keys.extend([("i", a) for a in kinds])
     add(("images",))
     counts.update(keys)
-    return counts
+    return kinds
+
+
+@dataclass
+class CorpusCounts:
+    """The counts of a batch of images (`count_graph`'s, summed) and, for each kind, the images
+    of the batch that have an object of it (their places in the batch): how many images have both
+    of two kinds is then counted from the two kinds' images when a caption asks, where listing
+    every pair of kinds of every image cost most of the counting and of the corpus's keys."""
+
+    counts: Counter[Key] = field(default_factory=Counter)
+    present: dict[str, list[int]] = field(default_factory=dict)  # kind -> the images with it
+    images: int = 0  # images counted
+
+    def add(self, graph: Mapping[str, Any], kind_of: Callable[[str], str]) -> None:
+        image, present = self.images, self.present
+        for kind in _count(graph, kind_of, self.counts):
+            found = present.get(kind)
+            if found is None:
+                present[kind] = [image]
+            else:
+                found.append(image)
+        self.images += 1
+
+
+# A kind in at least one image in DENSE of the corpus keeps its images as the bits of an int (one
+# bit an image: no bigger than the list it replaces, and two kinds' common images are one AND);
+# a rarer kind as a set, so that a corpus of many rare kinds takes memory in step with its size.
+DENSE = 32
 
 
 @dataclass
 class Plausibility:
-    """The corpus counts, with the totals the probabilities are normalised by."""
+    """The corpus counts, with the totals the probabilities are normalised by, and each kind's
+    images over the whole corpus (bits or a set, by how common the kind is: `DENSE`)."""
 
     counts: Counter[Key]
     totals: Counter[Key] = field(default_factory=Counter)
+    present: dict[str, int | frozenset[int]] = field(default_factory=dict)
+    _together: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
+    _bytes: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def fit(cls, parts: Iterable[Mapping[Key, int]]) -> Plausibility:
+    def fit(cls, parts: Iterable[CorpusCounts]) -> Plausibility:
+        """The corpus from its batches, taken in any order (each batch's images are given places
+        of their own)."""
         counts: Counter[Key] = Counter()
+        images: dict[str, list[int]] = {}
+        offset = 0
         for part in parts:
-            counts.update(part)
-        return cls(counts, _totals(counts))
+            counts.update(part.counts)
+            for kind, local in part.present.items():
+                found = images.get(kind)
+                if found is None:
+                    found = images[kind] = []
+                found.extend([i + offset for i in local] if offset else local)
+            offset += part.images
+        present: dict[str, int | frozenset[int]] = {}
+        for kind, where in images.items():
+            if len(where) * DENSE >= offset:
+                bits = bytearray((offset + 7) // 8)
+                for i in where:
+                    bits[i >> 3] |= 1 << (i & 7)
+                present[kind] = int.from_bytes(bits, "little")
+            else:
+                present[kind] = frozenset(where)
+        return cls(counts, _totals(counts), present)
+
+    @classmethod
+    def of_graphs(cls, graphs: Iterable[Mapping[str, Any]], kind_of: Callable[[str], str]) -> Plausibility:
+        """The corpus of graphs in memory, counted here."""
+        part = CorpusCounts()
+        for graph in graphs:
+            part.add(graph, kind_of)
+        return cls.fit([part])
+
+    def together(self, a: str, b: str) -> int:
+        """How many images of the corpus have an object of kind `a` and one of kind `b` (a != b);
+        remembered, as a run asks of the same pairs over and over."""
+        found = self._together.get((a, b))
+        if found is None:
+            found = self._together[a, b] = self._count_together(a, b)
+        return found
+
+    def _count_together(self, a: str, b: str) -> int:
+        x, y = self.present.get(a), self.present.get(b)
+        if x is None or y is None:
+            return 0
+        if isinstance(x, int) and isinstance(y, int):
+            return (x & y).bit_count()
+        if isinstance(x, frozenset) and isinstance(y, frozenset):
+            return len(x & y)
+        rare, common = (a, b) if isinstance(x, frozenset) else (b, a)
+        bits = self._bytes.get(common)
+        if bits is None:
+            dense = self.present[common]
+            assert isinstance(dense, int)
+            bits = self._bytes[common] = dense.to_bytes((dense.bit_length() + 7) // 8, "little")
+        size = len(bits)
+        return sum(1 for i in self.present[rare] if i >> 3 < size and bits[i >> 3] >> (i & 7) & 1)  # type: ignore[union-attr]
 
     def scorer(self, own: Mapping[Key, int], kind_of: Callable[[str], str]) -> Callable[[Caption], float]:
         """A scorer of one image's captions: the corpus counts less `own`, that image's."""
@@ -87,6 +179,7 @@ class Plausibility:
         vocab = {name: max(1, totals["vocab", name]) for name in ("n", "a", "r")}
 
         count, own_count = counts.get, own.get  # bound once: a run scores millions of links
+        together = self.together
         n_size, a_size, r_size = vocab["n"], vocab["a"], vocab["r"]
 
         def n(key: Key) -> int:
@@ -125,7 +218,8 @@ class Plausibility:
                 links.append(logp(n(("o", relation, second)), total(("in", second)), r_size))
             elif caption.shape == "pair":
                 a, b = (first, second) if first <= second else (second, first)
-                both = n(("c", a, b))
+                # an image counts once for a pair of two different kinds it has both of
+                both = 0 if a == b else together(a, b) - min(own_count(("i", a), 0), own_count(("i", b), 0))
                 links.append((logp(both, n(("i", a)), n_size) + logp(both, n(("i", b)), n_size)) / 2)
             return sum(links) / len(links)
 

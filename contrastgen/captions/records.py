@@ -42,7 +42,7 @@ def negative_id(positive_id: str, kind: str) -> str:
 def region(world: World, witnesses: tuple[str, ...]) -> list[int]:
     """The box around the caption's objects, in whole pixels inside the image (ARO crops each
     image to it; PIL fills a box past the edge with black)."""
-    boxes = [t.box for t in world.things if t.id in witnesses]
+    boxes = [world.thing(oid).box for oid in witnesses]  # type: ignore[union-attr]  # a witness is a thing
     x0 = math.floor(min(b[0] for b in boxes))
     y0 = math.floor(min(b[1] for b in boxes))
     x1 = math.ceil(max(b[0] + b[2] for b in boxes))

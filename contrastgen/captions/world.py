@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from contrastgen.captions.vocabulary import CaptionVocabulary, sayable_relation
 from contrastgen.datasets.clevr_vocab import ATTRIBUTE_TYPES, Vocabulary
@@ -57,6 +57,8 @@ class GraphNames:
         self._names: dict[str, GraphName] = {}
         self._sayable: dict[frozenset[str], tuple[str, ...]] = {}
         self.relations: dict[str, str] = {}  # a relation as a graph writes it -> as a caption says it
+        self.written_names: dict[str, str] = {}  # an object name as a graph writes it -> in lower case, single spaces
+        self.attribute_lists: dict[tuple[str, ...], frozenset[str]] = {}  # a list as written -> its attributes, said so
 
     def relation(self, written: str) -> str:
         """The relation in lower case with single spaces ("to the left of"); remembered for the
@@ -64,6 +66,21 @@ class GraphNames:
         said = " ".join(written.lower().split())
         if len(self.relations) < MAX_REMEMBERED:
             self.relations[written] = said
+        return said
+
+    def written_name(self, written: str) -> str:
+        """An object's name in lower case with single spaces; remembered as `relation` is."""
+        said = " ".join(written.lower().split())
+        if len(self.written_names) < MAX_REMEMBERED:
+            self.written_names[written] = said
+        return said
+
+    def attribute_list(self, written: tuple[str, ...]) -> frozenset[str]:
+        """An object's attributes in lower case with single spaces; remembered as `relation` is
+        (a corpus lists a few thousand combinations)."""
+        said = frozenset(" ".join(a.lower().split()) for a in written)
+        if len(self.attribute_lists) < MAX_REMEMBERED:
+            self.attribute_lists[written] = said
         return said
 
     def name(self, name: str) -> GraphName:
@@ -91,10 +108,10 @@ class GraphNames:
         return found
 
 
-@dataclass(frozen=True)
-class Thing:
+class Thing(NamedTuple):
     """An object a caption may name: its id, the noun a caption calls it by, its kind (what the
-    plausibility counts are kept under) and the attributes a caption may say of it."""
+    plausibility counts are kept under) and the attributes a caption may say of it. A named
+    tuple: every object of every image is one."""
 
     id: str
     noun: str
@@ -150,10 +167,16 @@ class GqaWorld:
         self._edges: set[tuple[str, str, str]] = set()
         things, edges = [], []
         readings, anything = [], []
-        relation_names = names.relations
+        relation_names, written_names, attribute_lists = names.relations, names.written_names, names.attribute_lists
         for oid, o in graph["objects"].items():
-            name = " ".join(str(o["name"]).lower().split())
-            attrs = frozenset(" ".join(a.lower().split()) for a in o.get("attributes") or ())
+            written = str(o["name"])
+            name = written_names.get(written)
+            if name is None:
+                name = names.written_name(written)
+            written_attrs = tuple(o.get("attributes") or ())
+            attrs = attribute_lists.get(written_attrs)
+            if attrs is None:
+                attrs = names.attribute_list(written_attrs)
             self.names[oid], self.attributes[oid] = name, attrs
             said = names.name(name)
             readings.append((oid, said.readings))

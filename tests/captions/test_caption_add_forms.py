@@ -15,7 +15,7 @@ from caption_cli import generate, run
 from contrastgen.captions.candidates import ADD_KINDS, KINDS, ImageCandidates
 from contrastgen.captions.domain import load_domain
 from contrastgen.captions.generate import noun_pool
-from contrastgen.captions.plausibility import Plausibility, count_graph
+from contrastgen.captions.plausibility import Plausibility
 from contrastgen.jsonio import read_jsonl
 from contrastgen.resources import sample_dir
 
@@ -82,7 +82,7 @@ def test_the_add_form_leaves_every_other_kinds_candidates_as_they_are():
     other kind, whatever form the add kinds take."""
     domain = load_domain("gqa")
     graphs = orjson.loads((sample_dir() / "scene_graphs.json").read_bytes())
-    plausibility = Plausibility.fit(count_graph(g, domain.graph_kind) for g in graphs.values())
+    plausibility = Plausibility.of_graphs(graphs.values(), domain.graph_kind)
     pool = noun_pool(plausibility, domain)
 
     def candidates(image_id: str, form: str) -> dict[str, list]:

@@ -12,14 +12,14 @@ from contrastgen.captions.balance import TOLERANCE, Balancer, Scored
 from contrastgen.captions.candidates import ADD_FORMS, KINDS, ImageCandidates
 from contrastgen.captions.domain import load_domain
 from contrastgen.captions.generate import noun_pool
-from contrastgen.captions.plausibility import Plausibility, count_graph
+from contrastgen.captions.plausibility import Plausibility
 from contrastgen.resources import sample_dir
 
 
 def _sample():
     domain = load_domain("gqa")
     graphs = orjson.loads((sample_dir() / "scene_graphs.json").read_bytes())
-    plausibility = Plausibility.fit(count_graph(g, domain.graph_kind) for g in graphs.values())
+    plausibility = Plausibility.of_graphs(graphs.values(), domain.graph_kind)
     return domain, graphs, noun_pool(plausibility, domain)
 
 
