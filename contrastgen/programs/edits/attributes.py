@@ -92,13 +92,12 @@ class AttributeEdit:
 
     def _try_value(self, q: EditedQuestion, index: int, span: Span, old: str, new: str, argument: str) -> Proposal | None:
         step = q.steps[index]
-        done = q.execute(index, argument)
+        # only a choice's rejected option is worth keeping the answer for
+        done = q.execute(index, argument, None if step.head == "choose" else lambda run: run.answer != q.gold)
         if done is None:
             return None
         edited, run, rewritten = done
         invariance = run.answer == q.gold
-        if invariance and step.head != "choose":
-            return None  # only a choice's rejected option is worth keeping the answer for
         if step.head == "filter":
             kept = run.values[index]
             reads_all = any(q.steps[i].operation == "exist" and index in q.steps[i].dependencies

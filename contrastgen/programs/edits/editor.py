@@ -147,6 +147,7 @@ class ProgramEditor:
                 ranking.take(informative(p for e in edits if e.applies(step)
                                          for p in e.propose(q, index, rng, ranking)))
         if not ranking.kept:
+            q.settle()
             if not any(e.applies(step) for e in self.edits if not e.last for step in steps):
                 raise Refusal("no_argument")  # "Which place is it?": nothing the words could change
             if not q.aligned:

@@ -186,13 +186,13 @@ class NameEdit:
         if step.operation in RELATION_OPS:
             _, rel, role = relation_of(step)
             argument = f"{cand},{rel},{role}"
-        done = q.execute(index, argument)
+        found = tuple(ids)
+        done = q.execute(index, argument,
+                         lambda run: (run.answer == q.gold) == invariance and run.refs.get(index) == found)
         if done is None:
             return None
         edited, run, rewritten = done
         answer = run.answer
-        if (answer == q.gold) != invariance or run.refs.get(index) != tuple(ids):
-            return None
         if not invariance and self._gives_away(q, answer, cand, asks_kind):
             return None
         facts = [{"fact": "only", "names": q.kind_names(cand), "ids": [ids[0]]}]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,9 @@ class EditedQuestion:
     _readers: dict[int, tuple[bool, list[Step]]] = field(default_factory=dict, init=False, repr=False)
     _frames: dict[int, tuple[set[int], set[int], list[dict[str, Any]], list[Step]]] = field(
         default_factory=dict, init=False, repr=False)
+    # edited runs an edit turned down before their proofs (`execute`, `settle`)
+    _unproven: list[tuple[list[dict[str, Any]], list[Step], set[int], Execution]] = field(
+        default_factory=list, init=False, repr=False)
 
     @functools.cached_property
     def claimed(self) -> set[int]:
@@ -137,15 +141,22 @@ class EditedQuestion:
         return any(f" {' '.join(_WORDS.findall(form))} " in words
                    for form in self.image.lex.forms(answer) | {answer})
 
-    def execute(self, index: int, argument: str) -> tuple[list[dict[str, Any]], Execution, set[int]] | None:
+    def execute(self, index: int, argument: str, wanted: Callable[[Execution], bool] | None = None
+                ) -> tuple[list[dict[str, Any]], Execution, set[int]] | None:
         """The program with step `index`'s argument replaced and the steps that read it by name,
-        executed; None where the result cannot be proven. Returned with it: the steps whose ids
-        the execution rewrites.
+        executed; None where the result cannot be proven, or where `wanted` (what the edit asks
+        of the run: its answer, the objects its reference finds) turns it down. Returned with
+        it: the steps whose ids the execution rewrites.
 
         A `choose rel` downstream keeps its ids: they name its own object, which the edit does
         not change. An edited `filter` also frees the reference it narrows: GQA's ids there are
         the objects the old value picked ("select: clothing (12)" is the white glove), and
-        "clothing that is blue" must be looked for among all the clothing."""
+        "clothing that is blue" must be looked for among all the clothing.
+
+        A run `wanted` turns down is not proven now: most candidates' answers are not the ones
+        their edit wants, and proving them is most of a candidate's cost. Their proofs matter
+        only for what a failing one notes (`prone_refused`, `several_colored_refused`), which is
+        read only where the question ends with nothing kept: `settle` proves them then."""
         downstream, rewritten, edited, parsed = self._edit_frame(index)
         edited, parsed = list(edited), list(parsed)
         edited[index] = {**edited[index], "argument": argument}
@@ -154,13 +165,30 @@ class EditedQuestion:
             run = self.image.executor().run_steps(parsed, prefix=self.original, start=min(rewritten))
         except ProgramRefusal:
             return None
-        if not self.image.proofs.holds(edited, parsed, self.steps, downstream, run):
+        if wanted is not None and not wanted(run):
+            self._unproven.append((edited, parsed, downstream, run))
             return None
+        if not self._proven(edited, parsed, downstream, run):
+            return None
+        return edited, run, rewritten
+
+    def _proven(self, edited: list[dict[str, Any]], parsed: list[Step], downstream: set[int], run: Execution) -> bool:
+        """Does every claim the edited run's answer rests on hold (noting why not, where a rule
+        of the question's reasons refused it)?"""
+        if not self.image.proofs.holds(edited, parsed, self.steps, downstream, run):
+            return False
         why = self.image.proofs.new_references_unshown(self.claimed, parsed, run, self.original)
         if why is not None:
             self.prone_refused |= why == "unannotated_prone"
-            return None
-        return edited, run, rewritten
+            return False
+        return True
+
+    def settle(self) -> None:
+        """Prove the runs `execute` set aside, for what their failing proofs note: the question
+        ends with nothing kept, and its reason is read from those notes."""
+        unproven, self._unproven = self._unproven, []
+        for edited, parsed, downstream, run in unproven:
+            self._proven(edited, parsed, downstream, run)
 
     def dependents(self, index: int) -> set[int]:
         """The steps that read step `index`'s value, directly or through others (`base.dependents`)."""

@@ -46,14 +46,13 @@ class RelationEdit:
         for new in ([opp] if opp else []) + others:
             if not self._may_relate(q, index, sources, new, role):
                 continue
-            done = q.execute(index, f"{name},{new},{role}{ids_part}")
+            # "the cup to the right of the table" must be one cup
+            done = q.execute(index, f"{name},{new},{role}{ids_part}",
+                             lambda run: run.answer != q.gold and (
+                                 step.operation != "relate" or len(run.refs.get(index, ())) == 1))
             if done is None:
                 continue
             edited, run, rewritten = done
-            if run.answer == q.gold:
-                continue
-            if step.operation == "relate" and len(run.refs.get(index, ())) != 1:
-                continue  # "the cup to the right of the table" must be one cup
             words = replace(q.text, span, new)
             if not q.reads_well(words):
                 continue
