@@ -12,7 +12,7 @@ import click
 
 from contrastgen.cli.backend_option import backend_from, backend_option
 from contrastgen.cli.options import no_progress_option
-from contrastgen.datasets.clevr import load_any_scene_graphs
+from contrastgen.files import scratch
 from contrastgen.files.manifest import (
     CAPTION_SET,
     GQA_REDUNDANCY_LADDER,
@@ -30,7 +30,7 @@ from contrastgen.records import (
 )
 from contrastgen.terminal.progress import counted, line_count, progress
 from contrastgen.verify.rules import load_rules
-from contrastgen.verify.sharded import verify_contrast_file
+from contrastgen.verify.sharded import graphs_on_disk, verify_contrast_file
 
 
 def register(group: click.Group) -> None:
@@ -81,9 +81,10 @@ def verify_cmd(out_dir: Path, scene_graphs: Path, as_json: bool, show: int, work
 
         path = caption_file(out_dir)
         captions = read_caption_records(path)  # fails on a missing or empty file before the graph load
-        graphs = load_any_scene_graphs(scene_graphs)
-        with progress("verifying captions", line_count(path), enabled=not no_progress) as advance:
-            report = verify_captions(counted(captions, advance), graphs)
+        with scratch.folder("verify-") as folder:  # the graphs on disk, each parsed when its captions come
+            graphs = graphs_on_disk(scene_graphs, folder)
+            with progress("verifying captions", line_count(path), enabled=not no_progress) as advance:
+                report = verify_captions(counted(captions, advance), graphs)
         _report(report, path, load_rules().unannotated_prone_source, as_json, show, "captions and negatives")
         return
     path = contrast_file(out_dir)

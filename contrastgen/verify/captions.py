@@ -27,7 +27,7 @@ scene (`"dataset": "clevr"`) is closed: its shapes are all it has.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from itertools import product
 from typing import Any
 
@@ -414,7 +414,7 @@ def _version(evidence: Any) -> dict[str, Any]:
     return evidence
 
 
-def verify_captions(records: Iterable[Any], scene_graphs: dict[str, dict[str, Any]]) -> VerifyReport:
+def verify_captions(records: Iterable[Any], scene_graphs: Mapping[str, dict[str, Any]]) -> VerifyReport:
     """Check every caption and negative of a captions.jsonl stream against the graphs."""
     vrules, crules, nouns = load_rules(), load_caption_rules(), load_nouns()
     report = VerifyReport(checked=0, check_order=CHECKS)

@@ -29,14 +29,18 @@ from typing import Any
 
 import regex
 
-from contrastgen.datasets.gqa import load_scene_graphs
 from contrastgen.datasets.ladder_files import LADDER, read_levels
+from contrastgen.files import scratch
 from contrastgen.records import Failure, VerifyReport
 from contrastgen.terminal.progress import progress as progress_bar
 from contrastgen.verify.checker import CHECKS, index_graph, perturbation_problems
 from contrastgen.verify.rules import VerifyRules, load_rules, normalize_name
+from contrastgen.verify.sharded import graphs_on_disk
 
 BENCHMARK = "gqa-redundancy"
+# indexed graphs held at once: the rungs of a level come image by image, so memory stays bounded
+# and an image is indexed about once a level
+_INDEXES_HELD = 4096
 _WORD = regex.compile(r"\w+(?:'\w+)?|[^\w\s]")
 # LADDER also names a problem with the ladder's shape: a missing level, a chain that does not follow
 
@@ -148,7 +152,11 @@ def verify_ladder(path: Path, scene_graphs: Mapping[str, dict[str, Any]], *,
                 if image not in scene_graphs:
                     report.failures.append(Failure(qid, None, f"image {image!r} is not among the scene graphs", "image"))
                     continue
-                graph = graphs.get(image) or graphs.setdefault(image, index_graph(image, scene_graphs[image]))
+                graph = graphs.get(image)
+                if graph is None:
+                    if len(graphs) >= _INDEXES_HELD:
+                        graphs.clear()
+                    graph = graphs[image] = index_graph(image, scene_graphs[image])
                 ladder = record[LADDER]
                 below = levels[level - 1].get(str(ladder.get("previous_id")))
                 base = levels[0].get(str(ladder.get("original_id")))
@@ -164,4 +172,6 @@ def verify_ladder(path: Path, scene_graphs: Mapping[str, dict[str, Any]], *,
 
 
 def verify_ladder_dir(path: Path, scene_graphs_path: Path, *, progress: bool = False) -> VerifyReport:
-    return verify_ladder(path, load_scene_graphs(scene_graphs_path), progress=progress)
+    """`verify_ladder` with the graphs on disk, each parsed when a rung of its image comes."""
+    with scratch.folder("verify-") as folder:
+        return verify_ladder(path, graphs_on_disk(scene_graphs_path, folder), progress=progress)

@@ -110,12 +110,21 @@ def check_shard(rules: VerifyRules, task: ShardTask) -> ShardChecked:
     return out
 
 
+def graphs_on_disk(path: Path, folder: Path) -> Mapping[str, Any]:
+    """The graphs at `path` by image id, in memory that does not grow with them: GQA's spilled to
+    `folder` (each validated as the whole-file loader validates it) and parsed when looked up,
+    CLEVR's scenes (a few thousand) held."""
+    if is_clevr_scenes(path):
+        return load_scenes(path)
+    with no_gc():  # the spill allocates only acyclic data: the collector's passes would be waste
+        return spill_scene_graphs(path, folder)
+
+
 class _Graphs:
-    """The run's graphs by image id: GQA's spilled to a file (each validated as the whole-file
-    loader validates it), CLEVR's scenes (a few thousand) held."""
+    """The run's graphs by image id (`graphs_on_disk`)."""
 
     def __init__(self, path: Path, folder: Path):
-        self.all: Mapping[str, Any] = load_scenes(path) if is_clevr_scenes(path) else spill_scene_graphs(path, folder)
+        self.all = graphs_on_disk(path, folder)
 
     def __contains__(self, image_id: str) -> bool:
         return image_id in self.all
@@ -143,8 +152,7 @@ def verify_contrast_file(lines: Iterable[tuple[bytes, Any]], path: Path, scene_g
     at `scene_graphs`, in memory that does not grow with the set."""
     in_process = backend.name != "ray" and workers <= 1
     with scratch.folder("verify-") as folder:
-        with no_gc():  # the spill allocates only acyclic data: the collector's passes would be waste
-            graphs = _Graphs(scene_graphs, folder)
+        graphs = _Graphs(scene_graphs, folder)
         keys = _Keys()
         report = VerifyReport(checked=0, check_order=CHECKS)
         by_place: dict[int, list[Failure]] = {}

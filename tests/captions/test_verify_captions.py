@@ -11,9 +11,10 @@ import orjson
 import pytest
 from caption_cli import run
 
-from contrastgen.jsonio import read_jsonl, write_jsonl
+from contrastgen.jsonio import dumps, read_jsonl, write_jsonl
 from contrastgen.resources import sample_dir
 from contrastgen.verify.captions import verify_captions
+from contrastgen.verify.rules import load_rules
 
 
 @pytest.fixture(scope="module")
@@ -164,3 +165,28 @@ def test_a_vocabulary_form_of_a_listed_noun_may_denote_what_the_noun_may():
     rules = load_caption_rules()
     assert "stairway" in rules.hypernyms["stairs"]
     assert rules.hypernyms["stair"] == rules.hypernyms["stairs"]
+
+
+def test_the_command_reads_the_graphs_from_disk_with_the_same_report(tmp_path, gqa_captions, recs, graphs):
+    """`verify` streams the graphs to a scratch file and parses each when its captions come
+    (memory that does not grow with the graphs); the report is the one of the graphs held."""
+    broken = copy.deepcopy(recs)
+    rec, neg = first(broken, "replace_att")  # a negative that is its caption is not false
+    neg["caption"], neg["evidence"]["reading"] = rec["caption"], copy.deepcopy(rec["evidence"]["reading"])
+    write_jsonl(tmp_path / "captions.jsonl", broken)
+    held = verify_captions(broken, graphs)
+    assert not held.ok
+    result = run("verify", tmp_path, "--scene-graphs", sample_dir() / "scene_graphs.json", "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.output) == json.loads(dumps(held.as_dict(unannotated_prone_rules=load_rules(
+        ).unannotated_prone_source, file=str(tmp_path / "captions.jsonl"))))
+
+
+def test_a_malformed_graph_is_refused_naming_the_file_and_the_image(tmp_path, recs, graphs):
+    bad = copy.deepcopy(graphs)
+    image = recs[0]["image_id"]
+    del bad[image]["objects"]
+    (tmp_path / "sg.json").write_bytes(orjson.dumps(bad))
+    write_jsonl(tmp_path / "captions.jsonl", recs)
+    result = run("verify", tmp_path, "--scene-graphs", tmp_path / "sg.json")
+    assert result.exit_code == 2 and "sg.json" in result.output and image in result.output
