@@ -1,7 +1,8 @@
 """The `/v1` endpoints: perturb, batch perturb, verify, evaluate, templates.
 
 Each handler only reads the body, hands it to a `service` function in the worker pool (for as
-long as its client is connected: `disconnect`) and returns the bytes it produced; the response models below are for the OpenAPI schema (the
+long as its client is connected: `disconnect`; a small `/v1/perturb` is worked on the event loop
+instead, see `_inline`) and returns the bytes it produced; the response models below are for the OpenAPI schema (the
 service serialises with sorted keys, which is what makes results byte-identical to the CLI's).
 """
 
@@ -39,8 +40,8 @@ from contrastgen.jsonio import dumps
 
 NDJSON = "application/x-ndjson"
 # A `/v1/perturb` body up to this size is worked on the event loop itself, not in the pool: see
-# `_inline`. The sample's bodies are 1.2-5.3 KB (median 1.8); one of 8 KiB holds at most some 45
-# objects, whose question the engine answers in a few milliseconds at worst.
+# `_inline`. The sample's bodies are 1.2-5.3 KB (median 1.8); one of 8 KiB holds some 45 objects
+# at most, whose question took the engine about 9 ms at worst in a search of padded sample bodies.
 INLINE_BODY = 8 << 10
 # Questions per slice of a streamed batch: large enough to amortise the thread hop, small
 # enough that the first results arrive at once and memory stays flat.
