@@ -44,15 +44,55 @@ CLIENT_WATCH = "contrastgen.client_watch"
 @dataclass
 class ClientWatch:
     """Whether a request's client has gone before its answer, and whom to call when it goes
-    (`gone` stays set for work that begins to listen only after the connection was lost)."""
+    (`gone` stays set for work that begins to listen only after the connection was lost);
+    and whether its whole body has come (`body_whole`: `receive()` then returns the rest at
+    once, so the application need not time it)."""
 
     gone: bool = False
     hooks: list[Callable[[], None]] = field(default_factory=list)
+    body_whole: bool = False
 
     def lost(self) -> None:
         self.gone = True
         for hook in list(self.hooks):
             hook()
+
+
+class HeldWrites:
+    """A connection's transport whose writes made within one turn of the event loop go out as one.
+
+    Why: uvicorn writes a response's status line and headers, then its body, each straight to
+    the socket: two system calls and two TCP segments for every response, which the kernel
+    delivers (and the client reads) one by one. Held until the end of the turn, the two are one
+    write. Nothing waits longer than the turn in which it was written, and closing the
+    connection writes what is held first; everything but `write` and `close` is the transport's.
+    """
+
+    __slots__ = ("_held", "_loop", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not self._held:
+            self._loop.call_soon(self.flush)
+        self._held.append(data)
+
+    def flush(self) -> None:
+        held = self._held
+        if held:
+            self._held = []
+            if not self._transport.is_closing():
+                self._transport.write(held[0] if len(held) == 1 else b"".join(held))
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 # How much later than the application's body deadline the connection is closed regardless, so
@@ -91,6 +131,7 @@ class DeadlineProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.transport = HeldWrites(transport, self.loop)  # type: ignore[assignment]
         self._arm(self.header_timeout, self._headers_late)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -125,6 +166,7 @@ class DeadlineProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
+        self.scope["extensions"][CLIENT_WATCH].body_whole = True  # type: ignore[typeddict-item]
         self._begun = False
         self._disarm()
         # uvicorn pauses reading while a body is buffered and resumes it only when the

@@ -19,9 +19,12 @@ Why each:
 
 from __future__ import annotations
 
+import functools
 import ipaddress
+import time
 
 import anyio
+from contrastgen.api.connection import CLIENT_WATCH
 from contrastgen.api.errors import error_response
 from contrastgen.api.settings import Settings, is_loopback
 from fastapi import FastAPI, Request
@@ -40,8 +43,12 @@ class BodyTimeout(Exception):
         super().__init__(f"the request body did not arrive within {seconds:g} s")
 
 
+@functools.lru_cache(maxsize=256)
 def loopback_host(header: str) -> bool:
-    """Whether a `Host` header names this machine by a loopback name (port ignored)."""
+    """Whether a `Host` header names this machine by a loopback name (port ignored).
+
+    Cached: a client sends the same few values with every request, and reading an address
+    costs about as much as the rest of the guards."""
     host = header.strip().lower()
     if host.startswith("["):  # [::1]:8000
         host = host[1:host.find("]")] if "]" in host else host
@@ -58,6 +65,8 @@ def loopback_host(header: str) -> bool:
 def _media_type(scope: Scope) -> str | None:
     for name, value in scope.get("headers", ()):
         if name == b"content-type":
+            if value == b"application/json":  # what nearly every client sends, read at once
+                return JSON
             return value.decode("latin-1").split(";", 1)[0].strip().lower()
     return None
 
@@ -116,14 +125,20 @@ class RequestGuards:
             await response(scope, receive, send)
             return
         seconds = self.body_timeout
-        deadline = anyio.current_time() + seconds
+        # the deadline counts from now; anyio's clock is read only for a body that needs a timer
+        # (reading it costs more than the rest of the guards)
+        began = time.monotonic()
         body_done = False
+        watch = scope.get("extensions", {}).get(CLIENT_WATCH)
 
         async def timed_receive() -> Message:
-            """The body's pieces, all by one deadline; after the last, what comes (a disconnect) untimed."""
+            """The body's pieces, all by one deadline; after the last, what comes (a disconnect)
+            untimed. A body the connection holds whole already comes at once: no timer for it
+            (a cancel scope costs more than the rest of the guards)."""
             nonlocal body_done
-            if body_done:
+            if body_done or (watch is not None and watch.body_whole):
                 return await receive()
+            deadline = anyio.current_time() + seconds - (time.monotonic() - began)
             with anyio.CancelScope(deadline=deadline) as window:
                 message = await receive()
             if window.cancelled_caught:

@@ -68,14 +68,17 @@ def _proven_small(body: bytes) -> Any:
         return _UNPROVEN
     depth, held = 0, 0
     level = [data] if type(data) is dict or type(data) is list else []
-    while level:
+    while level:  # one level at a time, in plain loops (a comprehension per container cost a third more)
         depth += 1
         below: list[Any] = []
         for value in level:
             if type(value) is dict:
                 held += len(value)
                 value = value.values()
-            below += [v for v in value if type(v) is dict or type(v) is list]
+            for v in value:
+                kind = type(v)
+                if kind is dict or kind is list:
+                    below.append(v)
         level = below
     if depth > bounds.max_depth or body.count(b":") != held:
         return _UNPROVEN
