@@ -197,6 +197,8 @@ class GqaWorld:
                     self._edges.add(edge)
                     edges.append(edge)
         self._anything, self._readings = frozenset(anything), readings
+        self._anything_listed = tuple(anything)  # in the graph's order, as `may_be` lists objects
+        self._read_as: frozenset[str] | None = None  # every kind an object of the image may be, once asked
         self.things = things
         self._things = {t.id: t for t in things}
         self.edges = [e for e in edges if e[0] != e[2] and e[0] in self._things and e[2] in self._things
@@ -224,8 +226,15 @@ class GqaWorld:
             found = None
         else:
             kinds = self.may_kinds(noun)
-            found = tuple(oid for oid, readings in self._readings
-                          if oid in self._anything or not kinds.isdisjoint(readings))
+            read_as = self._read_as
+            if read_as is None:
+                read_as = self._read_as = frozenset().union(*(r for _, r in self._readings))
+            if kinds.isdisjoint(read_as):
+                # most nouns a negative draws are of no object here: only the vague ones may be them
+                found = self._anything_listed
+            else:
+                found = tuple(oid for oid, readings in self._readings
+                              if oid in self._anything or not kinds.isdisjoint(readings))
         self._may[noun] = found
         return found
 

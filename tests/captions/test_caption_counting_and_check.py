@@ -29,8 +29,10 @@ def _kinds(graph, kind_of) -> set[str]:
 
 
 @pytest.mark.parametrize("dense", [0, 4, 10**9])  # no kind's images as bits, some, all
-def test_pairs_of_kinds_are_the_images_that_have_both_whatever_the_batches_and_their_order(monkeypatch, dense):
+@pytest.mark.parametrize("as_bits", [1, 10**9])  # no rare kind counted as bits when asked, every one
+def test_pairs_of_kinds_are_the_images_that_have_both_whatever_the_batches_and_their_order(monkeypatch, dense, as_bits):
     monkeypatch.setattr(plausibility_module, "DENSE", dense)
+    monkeypatch.setattr(plausibility_module, "AS_BITS", as_bits)
     domain = load_domain("gqa")
     graphs = list(_sample_graphs().values())
     kinds_of = [_kinds(g, domain.graph_kind) for g in graphs]
@@ -52,6 +54,8 @@ def test_pairs_of_kinds_are_the_images_that_have_both_whatever_the_batches_and_t
     assert asked > 50
     held = {type(v) for v in whole.present.values()}
     assert held == {0: {frozenset}, 4: {int, frozenset}}.get(dense, {int})
+    rare = {k for k, v in whole.present.items() if isinstance(v, frozenset)}
+    assert set(whole._rare_bits) == (rare if as_bits > 1 else set())
 
 
 def test_a_pair_caption_is_scored_without_its_own_images_pair():

@@ -125,3 +125,27 @@ def test_a_kind_skipped_as_impossible_in_an_image_has_no_candidate_there_whateve
     # every kind `possible` may refuse is refused somewhere, and found somewhere beside a vague object
     assert set(skipped) == {"replace_obj", "add_obj", "replace_rel", "swap_obj", "swap_att"}
     assert all(found[kind, True] for kind in ("replace_rel", "swap_obj", "swap_att")), found
+
+
+def test_what_a_noun_may_be_is_every_object_it_may_denote_in_the_graphs_order():
+    """`may_be` answers a noun of no object in the image from the image's kinds at once: the
+    answer is still the plain listing (the vague objects alone, or none), for every noun a
+    caption or a negative may say, in graphs with and without vague objects."""
+    domain, graphs, pool = _sample()
+    nouns = sorted(set(pool.nouns) | {t.noun for g in graphs for t in domain.world(g, graphs[g]).things}
+                   | {"person", "animal", "thing", "crowd"})
+    told_apart = 0
+    for image_id, graph in _with_vague_objects(graphs).items():
+        world = domain.world(image_id, graph)
+        for noun in nouns:
+            lex = domain.lex
+            if not lex.absence_decidable(noun) or lex.is_unannotated_prone(noun):
+                assert world.may_be(noun) is None
+                continue
+            kinds = domain.may_kinds(noun)
+            plain = tuple(oid for oid, o in graph["objects"].items()
+                          if oid in world.may_be_anything()
+                          or not kinds.isdisjoint(lex.readings(world.names[oid])))
+            assert world.may_be(noun) == plain, (image_id, noun)
+            told_apart += bool(plain) and set(plain) <= world.may_be_anything()
+    assert told_apart > 10  # nouns of no object, answered by the vague objects alone
