@@ -170,6 +170,23 @@ class SpilledViews:
             yield ViewEntry(*item)
 
 
+def _append_shard(line_file: _Appender, view_file: _Appender, lines: Iterable[tuple[str, tuple[bytes, ...]]],
+                  views: list[ViewEntry], positions: list[int]
+                  ) -> tuple[list[tuple[int, int, str]], tuple[int, int] | None]:
+    """One shard's lines (a frame per question) and views (sorted, one run) appended to the two
+    files: (input position, offset, question id) of each question's frame, and the run's (start,
+    end), None without views."""
+    entries = [(position, line_file.append(qlines)[0], qid)
+               for (qid, qlines), position in zip(lines, positions, strict=True)]
+    run = None
+    if views:
+        start = view_file.size
+        for entry in sorted(views, key=_key):
+            view_file.append(tuple(entry))
+        run = (start, view_file.size)
+    return entries, run
+
+
 @dataclass
 class SpilledShard:
     """Where a worker wrote one shard's results (`spill_shard`): the driver keeps only this."""
@@ -188,14 +205,7 @@ class _ShardWriter:
         self.views = _Appender(folder / f"views-{name}.bin")
 
     def write(self, shard: ShardResult) -> SpilledShard:
-        lines = [(position, self.lines.append(qlines)[0], qid)
-                 for (qid, qlines), position in zip(shard.lines, shard.positions, strict=True)]
-        run = None
-        if shard.views:
-            start = self.views.size
-            for entry in sorted(shard.views, key=_key):
-                self.views.append(tuple(entry))
-            run = (start, self.views.size)
+        lines, run = _append_shard(self.lines, self.views, shard.lines, shard.views, shard.positions)
         # on disk before the driver hears of the shard: a pool worker is ended, not closed
         self.lines.flush()
         self.views.flush()
@@ -251,13 +261,11 @@ class ResultSpill:
             positions: list[int]) -> None:
         """One shard's results: its (question id, lines) pairs with each question's input
         position, and its views (any order)."""
-        for (qid, qlines), position in zip(lines, positions, strict=True):
-            self.line_index[position] = (0, self._lines.append(qlines)[0], qid)
-        if views:
-            start = self._views.size
-            for entry in sorted(views, key=_key):
-                self._views.append(tuple(entry))
-            self._runs.append((0, start, self._views.size))
+        entries, run = _append_shard(self._lines, self._views, lines, views, positions)
+        for position, offset, qid in entries:
+            self.line_index[position] = (0, offset, qid)
+        if run is not None:
+            self._runs.append((0, *run))
 
     def add_spilled(self, shard: SpilledShard) -> None:
         """One shard whose results a worker wrote into its own files."""
