@@ -18,7 +18,9 @@ than most changes it would measure. Runs of the revision (a git worktree, run wi
 environment) and of the working tree alternate, so both see the same host, and their outputs
 must be the same bytes. Alternating still leaves each run to its own minute of a host whose
 speed moves within minutes; `--at-once` runs the two at the same time, one worker each (one core
-each on two), so every pair shares the host's state, and a pair's difference is the code's.
+each on two), so every pair shares the host's state, and a pair's difference is the code's. With
+`--workers N` each run of the pair has N workers: what a change to how the workers and the driver
+share a run costs shows only with two or more.
 """
 
 from __future__ import annotations
@@ -284,8 +286,8 @@ def against(revision: str, data: Path, args: argparse.Namespace, n_questions: in
         runs: dict[str, list[dict[str, object]]] = {revision: [], "working tree": []}
         sources = {revision: tree, "working tree": None}
         for i in range(args.repeat):
-            if args.at_once:  # one worker each, started together: the pair shares the host
-                pair = _at_once([functools.partial(run, data, 1, args.max_k, None, n_questions, args.mode,
+            if args.at_once:  # one worker each (unless asked), started together: the pair shares the host
+                pair = _at_once([functools.partial(run, data, args.workers or 1, args.max_k, None, n_questions, args.mode,
                                                    source, probe=False) for source in sources.values()],
                                 reverse=i % 2 == 1)
                 probe = host_probe()
@@ -327,7 +329,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--against", metavar="REV",
                     help="alternate runs with git revision REV (a worktree, this environment)")
     ap.add_argument("--at-once", action="store_true",
-                    help="with --against: run each pair at the same time, one worker each")
+                    help="with --against: run each pair at the same time, one worker each (or --workers)")
     args = ap.parse_args(argv)
     if args.at_once and not args.against:
         ap.error("--at-once compares with a revision: give --against REV")

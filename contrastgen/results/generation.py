@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from contrastgen.results.stats import Outcome
+from contrastgen.results.stats import Outcome, StatsTally
 from contrastgen.results.view_bytes import ViewEntry
 
 
@@ -54,3 +54,5 @@ class ShardResult:
     views: list[ViewEntry] = field(default_factory=list)
     positions: list[int] = field(default_factory=list)  # input position of each `lines` entry (spilled input)
     groups: Counter = field(default_factory=Counter)  # `--groups`: pairs, groups and the reasons for none
+    spilled: Any = None  # `run.result_spill.SpilledShard`: lines and views written by the worker, not here
+    tally: StatsTally | None = None  # the outcomes, tallied by the worker (then `outcomes` is empty)

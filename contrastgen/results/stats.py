@@ -116,6 +116,31 @@ class StatsTally:
         self.contrasted_questions += len(contrasted_q)
         self.augmented_images += len(aug_images)
 
+    def merge(self, other: StatsTally) -> None:
+        """Another tally's counts: a shard's, tallied in the worker that ran it, so its outcomes
+        need not cross to this process. Exact for the reason `add` is: images and questions are
+        counted distinct per shard, and a shard holds whole images."""
+        for tid, row in other.per_t.items():
+            mine = self.per_t.get(tid)
+            if mine is None:
+                if not self.discovered:
+                    raise KeyError(tid)  # as `add` refuses a template outside the rows
+                mine = self.per_t[tid] = self._row()
+            _add_counts(mine, row)
+        for level in TYPE_LEVELS:
+            counts = self.per_type[level]
+            for name, c in other.per_type[level].items():
+                if name in counts:
+                    _add_counts(counts[name], c)
+                else:
+                    counts[name] = _copy_counts(c)
+        self.reasons.update(other.reasons)
+        self.aug_k.update(other.aug_k)
+        self.matched_questions += other.matched_questions
+        self.perturbed_questions += other.perturbed_questions
+        self.contrasted_questions += other.contrasted_questions
+        self.augmented_images += other.augmented_images
+
     def result(self, n_questions: int, images: set[str], scene_graphs: Mapping[str, dict],
                seed: int) -> dict[str, Any]:
         ks, n_q = self.ks, n_questions
@@ -161,6 +186,21 @@ def _count_type(counts: dict[str, dict[str, Any]], name: str, r: Outcome, ks: li
             c["perturbations"][f"k{k}"] += sum(1 for rank in r.ranks if rank <= k)
     else:
         c["reasons"][r.reason] += 1
+
+
+def _add_counts(into: dict[str, Any], counts: Mapping[str, Any]) -> None:
+    """Add a row of counts (ints, and dicts or Counters of ints, nested) into another."""
+    for key, value in counts.items():
+        if isinstance(value, dict):
+            _add_counts(into.setdefault(key, Counter() if isinstance(value, Counter) else {}), value)
+        else:
+            into[key] = into.get(key, 0) + value
+
+
+def _copy_counts(counts: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    _add_counts(out, counts)
+    return out
 
 
 def _pct(a: int, b: int) -> float:

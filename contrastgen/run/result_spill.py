@@ -10,6 +10,12 @@ Here each shard's results go to two append-only files as they arrive:
 - the views, each shard's sorted by id as one run; the runs are merged once (a heap over the
   runs, each read through a small buffer) into one sorted file that every view writer then reads.
 
+A local worker writes its shards' frames itself (`spill_shard`), into files of its own in the
+run's folder, and hands the driver only where they are (`SpilledShard`) and its outcomes
+tallied (`StatsTally.merge`): the bytes are encoded once and cross no pipe, and the driver, which
+shares the CPUs with the workers, neither unpickles nor writes them. A Ray worker may run on another machine, so its results still come back whole
+and the driver writes them (`ResultSpill.add`).
+
 The statistics are tallied per shard (`StatsTally`). The files live in a temporary folder (under
 `TMPDIR`) removed when the run's `Generation` is collected or the process ends. A run over loaded
 questions (the library's `generate()`, the HTTP service) keeps its results in memory.
@@ -17,16 +23,21 @@ questions (the library's `generate()`, the HTTP service) keeps its results in me
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import marshal
 import os
 import shutil
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from contrastgen.datasets.packing import FRAME_HEADER, append_frame
 from contrastgen.files import scratch
+from contrastgen.results.generation import ShardResult
+from contrastgen.results.stats import StatsTally
 from contrastgen.results.view_bytes import ViewEntry
 
 # Frames are gathered this large before a write: few system calls, little memory.
@@ -126,23 +137,26 @@ def _frames(path: Path) -> Iterator[tuple]:
 class SpilledLines:
     """contrast_sets.jsonl's lines in input order, read back from the spill (re-iterable)."""
 
-    def __init__(self, path: Path, entries: list[tuple[int, str]]):
-        self._path, self._entries = path, entries  # (offset, question id), in input order
+    def __init__(self, paths: list[Path], entries: list[tuple[int, int, str]]):
+        # (file, offset, question id), in input order; `file` indexes `paths`
+        self._paths, self._entries = paths, entries
 
     def question_ids(self) -> list[str]:
         """The questions that have lines, in input order."""
-        return [qid for _, qid in self._entries]
+        return [qid for _, _, qid in self._entries]
 
     def __iter__(self) -> Iterator[bytes]:
         if not self._entries:
             return
-        fd = os.open(self._path, os.O_RDONLY)
+        fds = [os.open(path, os.O_RDONLY) for path in self._paths]
         try:
-            for offset, _ in self._entries:
+            for file, offset, _ in self._entries:
+                fd = fds[file]
                 (size,) = FRAME_HEADER.unpack(os.pread(fd, FRAME_HEADER.size, offset))
                 yield from marshal.loads(os.pread(fd, size, offset + FRAME_HEADER.size))
         finally:
-            os.close(fd)
+            for fd in fds:
+                os.close(fd)
 
 
 class SpilledViews:
@@ -156,28 +170,114 @@ class SpilledViews:
             yield ViewEntry(*item)
 
 
+def _append_shard(line_file: _Appender, view_file: _Appender, lines: Iterable[tuple[str, tuple[bytes, ...]]],
+                  views: list[ViewEntry], positions: list[int]
+                  ) -> tuple[list[tuple[int, int, str]], tuple[int, int] | None]:
+    """One shard's lines (a frame per question) and views (sorted, one run) appended to the two
+    files: (input position, offset, question id) of each question's frame, and the run's (start,
+    end), None without views."""
+    entries = [(position, line_file.append(qlines)[0], qid)
+               for (qid, qlines), position in zip(lines, positions, strict=True)]
+    run = None
+    if views:
+        start = view_file.size
+        for entry in sorted(views, key=_key):
+            view_file.append(tuple(entry))
+        run = (start, view_file.size)
+    return entries, run
+
+
+@dataclass
+class SpilledShard:
+    """Where a worker wrote one shard's results (`spill_shard`): the driver keeps only this."""
+
+    name: str  # the worker's files: lines-<name>.bin, views-<name>.bin in the run's folder
+    lines: list[tuple[int, int, str]]  # (input position, offset, question id) of each question's frame
+    views: tuple[int, int] | None  # the shard's sorted run of views: (start, end) in the views file
+
+
+class _ShardWriter:
+    """One process's two frame files in a run's folder, appended shard after shard."""
+
+    def __init__(self, folder: Path, name: str):
+        self.name = name
+        self.lines = _Appender(folder / f"lines-{name}.bin")
+        self.views = _Appender(folder / f"views-{name}.bin")
+
+    def write(self, shard: ShardResult) -> SpilledShard:
+        lines, run = _append_shard(self.lines, self.views, shard.lines, shard.views, shard.positions)
+        # on disk before the driver hears of the shard: a pool worker is ended, not closed
+        self.lines.flush()
+        self.views.flush()
+        return SpilledShard(self.name, lines, run)
+
+    def close(self) -> None:
+        self.lines.close()
+        self.views.close()
+
+
+# This process's writer per run folder (a forked worker inherits its parent's, so each is keyed
+# by the process too).
+_WRITERS: dict[tuple[Path, int], _ShardWriter] = {}
+
+
+def spill_shard(state: tuple[Callable[[Any, list[str]], ShardResult], Any, Path, int], images: list[str]
+                ) -> ShardResult:
+    """`shard(context, images)` for `state` = (shard, context, folder, max_k), its lines and views
+    written here into this process's files in `folder` and its outcomes tallied here: the result
+    carries only where they are (`spilled`), the tally and its counts. A module-level function,
+    for the pool."""
+    shard, context, folder, max_k = state
+    result = shard(context, images)
+    result.tally = StatsTally(None, max_k)
+    result.tally.add(result.outcomes)
+    result.outcomes = []
+    key = (folder, os.getpid())
+    writer = _WRITERS.get(key)
+    if writer is None:
+        writer = _WRITERS[key] = _ShardWriter(folder, str(os.getpid()))
+    result.spilled = writer.write(result)
+    result.lines, result.views, result.positions = [], [], []
+    return result
+
+
 class ResultSpill:
-    """Where the driver puts each shard's lines and views as they arrive."""
+    """Where the driver puts each shard's lines and views as they arrive, or notes where a worker
+    put them."""
 
     def __init__(self) -> None:
         self.folder = scratch.make_dir("run-")
         self._finalizer = weakref.finalize(self, _remove, self.folder)
         self._lines = _Appender(self.folder / "lines.bin")
         self._views = _Appender(self.folder / "views.bin")
-        self._runs: list[tuple[int, int]] = []
-        self.line_index: dict[int, tuple[int, str]] = {}  # input position -> (offset, question id)
+        # file 0 is this process's own; then one pair per worker that wrote shards (`spill_shard`)
+        self._line_paths: list[Path] = [self._lines.path]
+        self._view_paths: list[Path] = [self._views.path]
+        self._file_of: dict[str, int] = {}
+        self._runs: list[tuple[int, int, int]] = []  # (file, start, end) of each sorted run
+        self.line_index: dict[int, tuple[int, int, str]] = {}  # input position -> (file, offset, question id)
 
     def add(self, lines: Iterable[tuple[str, tuple[bytes, ...]]], views: list[ViewEntry],
             positions: list[int]) -> None:
         """One shard's results: its (question id, lines) pairs with each question's input
         position, and its views (any order)."""
-        for (qid, qlines), position in zip(lines, positions, strict=True):
-            self.line_index[position] = (self._lines.append(qlines)[0], qid)
-        if views:
-            start = self._views.size
-            for entry in sorted(views, key=_key):
-                self._views.append(tuple(entry))
-            self._runs.append((start, self._views.size))
+        entries, run = _append_shard(self._lines, self._views, lines, views, positions)
+        for position, offset, qid in entries:
+            self.line_index[position] = (0, offset, qid)
+        if run is not None:
+            self._runs.append((0, *run))
+
+    def add_spilled(self, shard: SpilledShard) -> None:
+        """One shard whose results a worker wrote into its own files."""
+        file = self._file_of.get(shard.name)
+        if file is None:
+            file = self._file_of[shard.name] = len(self._line_paths)
+            self._line_paths.append(self.folder / f"lines-{shard.name}.bin")
+            self._view_paths.append(self.folder / f"views-{shard.name}.bin")
+        for position, offset, qid in shard.lines:
+            self.line_index[position] = (file, offset, qid)
+        if shard.views is not None:
+            self._runs.append((file, *shard.views))
 
     def finish(self) -> tuple[SpilledLines, SpilledViews, Iterator[ViewEntry]]:
         """Close the files and merge the view runs into one sorted file. Returns the lines, the
@@ -185,24 +285,29 @@ class ResultSpill:
         must see every view once, without a second pass)."""
         self._lines.close()
         self._views.close()
+        writer = _WRITERS.pop((self.folder, os.getpid()), None)  # shards run in this process
+        if writer is not None:
+            writer.close()
         merged = _Appender(self.folder / "views.sorted.bin")
 
         def merging() -> Iterator[ViewEntry]:
-            if self._runs:  # one descriptor, a cursor with a small buffer per run
-                fd = os.open(self._views.path, os.O_RDONLY)
+            if self._runs:  # one descriptor per file, a cursor with a small buffer per run
+                fds = [os.open(path, os.O_RDONLY) for path in self._view_paths]
                 try:
-                    runs = [_Cursor(fd, start, end, _RUN_BUFFER).frames() for start, end in self._runs]
+                    runs = [_Cursor(fds[file], start, end, _RUN_BUFFER).frames() for file, start, end in self._runs]
                     for item, frame in heapq.merge(*runs, key=_key_of_frame):
                         merged.append_frame(frame)
                         yield ViewEntry(*item)
                 finally:
-                    os.close(fd)
+                    for fd in fds:
+                        os.close(fd)
             merged.close()
-            self._views.path.unlink()
+            for path in self._view_paths:
+                path.unlink(missing_ok=True)
 
         entries = [self.line_index[position] for position in sorted(self.line_index)]
         self.line_index = {}
-        return SpilledLines(self._lines.path, entries), SpilledViews(merged.path), merging()
+        return SpilledLines(self._line_paths, entries), SpilledViews(merged.path), merging()
 
 
 def _key(entry: ViewEntry) -> str:
@@ -214,4 +319,8 @@ def _key_of_frame(pair: tuple[tuple, bytes]) -> str:
 
 
 def _remove(folder: Path) -> None:
+    writer = _WRITERS.pop((folder, os.getpid()), None)  # a run that failed before `finish`
+    if writer is not None:
+        with contextlib.suppress(OSError):
+            writer.close()
     shutil.rmtree(folder, ignore_errors=True)

@@ -27,7 +27,7 @@ from contrastgen.parallel.tasks import map_tasks
 from contrastgen.results.generation import Generation, ShardResult
 from contrastgen.results.stats import StatsTally
 from contrastgen.results.view_bytes import ViewEntry
-from contrastgen.run.result_spill import ResultSpill
+from contrastgen.run.result_spill import ResultSpill, spill_shard
 from contrastgen.terminal.progress import progress as progress_bar
 
 
@@ -39,11 +39,15 @@ def run_shards(family: Family, prepared: Prepared, settings: Settings) -> Genera
     size = base.SHARD_IMAGES  # read when called: a test that asks for small shards sets it in one place
     shards = [images[i:i + size] for i in range(0, len(images), size)]
     merge = _Merge(prepared.template_ids, settings.max_k, spill=isinstance(source, SpilledQuestions))
+    shard, state = family.shard, context
+    if merge.sink is not None and settings.backend.name != "ray":
+        # this machine's workers write their results into the run's folder themselves
+        shard, state = spill_shard, (family.shard, context, merge.sink.folder, settings.max_k)
     with progress_bar("generating", len(source), enabled=settings.progress) as advance:
         # The driver only receives acyclic results (bytes, tuples, counts) and the shards allocate
         # much acyclic data (`batch_gc`). Forked after loading, the workers share the loaded data
         # copy-on-write.
-        for result in map_tasks(family.shard, context, shards, backend=settings.backend,
+        for result in map_tasks(shard, state, shards, backend=settings.backend,
                                 workers=settings.workers if len(shards) > 1 else 1, ordered=False, batch_gc=True):
             merge.add(result)
             advance(result.questions)
@@ -66,9 +70,15 @@ class _Merge:
         self.groups: Counter = Counter()
 
     def add(self, shard: ShardResult) -> None:
-        self.tally.add(shard.outcomes)
+        if shard.tally is not None:
+            self.tally.merge(shard.tally)
+        else:
+            self.tally.add(shard.outcomes)
         self.groups.update(shard.groups)
-        if self.sink is not None:
+        if shard.spilled is not None:
+            assert self.sink is not None
+            self.sink.add_spilled(shard.spilled)
+        elif self.sink is not None:
             self.sink.add(shard.lines, shard.views, shard.positions)
         else:
             self.lines.update(shard.lines)

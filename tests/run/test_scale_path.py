@@ -211,6 +211,63 @@ def test_the_spilled_files_go_with_the_run(engine, monkeypatch, tmp_path):
     assert not folder.exists()
 
 
+def test_local_workers_write_their_own_results_and_the_driver_only_notes_them(engine, dict_run, monkeypatch,
+                                                                             tmp_path):
+    import os
+
+    import contrastgen.families.base
+    from contrastgen.run import result_spill
+
+    monkeypatch.setattr(contrastgen.families.base, "SHARD_IMAGES", 4)  # many shards over the two workers
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    received = []
+    add = result_spill.ResultSpill.add_spilled
+    monkeypatch.setattr(result_spill.ResultSpill, "add_spilled",
+                        lambda self, shard: (received.append(shard), add(self, shard))[1])
+    gen = generate_files(RunRequest(QUESTIONS, GRAPHS, max_k=5, seed=3, workers=2, options={"engine": engine}))
+    folder = gen.spill.folder
+    assert (folder / "lines.bin").stat().st_size == 0  # the driver wrote no line itself
+    writers = {shard.name for shard in received}
+    assert writers and str(os.getpid()) not in writers
+    assert all((folder / f"lines-{name}.bin").stat().st_size for name in writers)
+    assert sum(len(shard.lines) for shard in received) == len(dict_run.perturbed)
+    assert list(gen.lines) == dict_run.lines and list(gen.views) == dict_run.views
+    assert not list(folder.glob("views-*.bin"))  # the workers' unmerged runs are gone once merged
+
+
+def test_shard_tallies_merged_equal_the_outcomes_counted_at_once():
+    from contrastgen.results.stats import KS, Outcome, StatsTally
+
+    rng = random.Random(5)
+    templates = ["a", "b", "c"]
+    outcomes = []
+    for n in range(400):
+        image = f"img{n // 7}"
+        for t in rng.sample(templates, rng.randint(1, 2)):
+            ranks = tuple(sorted(rng.sample(range(1, 6), rng.randint(0, 3))))
+            outcomes.append(Outcome(f"q{n}", image, t, None if ranks else rng.choice(["x", "y"]), ranks,
+                                    rng.choice(["verify", "query"]), rng.choice(["d1", "d2", "d3"]),
+                                    bool(ranks) and rng.random() < 0.5))
+    # shards of whole images, as a run cuts them
+    shards = [[o for o in outcomes if int(o.image_id[3:]) // 5 == s] for s in range(12)]
+    for ids in (None, ["c", "a", "b"]):
+        whole = StatsTally(ids, 5)
+        merged = StatsTally(ids, 5)
+        for shard in shards:
+            whole.add(shard)
+            part = StatsTally(None, 5)
+            part.add(shard)
+            merged.merge(part)
+        graphs = {f"img{i}": {} for i in range(0, 60, 2)}
+        images = {o.image_id for o in outcomes}
+        assert merged.result(500, images, graphs, 3) == whole.result(500, images, graphs, 3)
+        assert json.dumps(merged.result(500, images, graphs, 3)) == json.dumps(whole.result(500, images, graphs, 3))
+        assert whole.result(500, images, graphs, 3)["perturbations"][f"k{KS[0]}"] > 0
+    strict = StatsTally(["a"], 5)
+    with pytest.raises(KeyError):
+        strict.merge(merged)  # a template outside the rows, as `add` refuses it
+
+
 def test_no_match_is_counted_for_every_unmatched_question(dict_run, engine):
     questions = load_questions(QUESTIONS)
     unmatched = sum(1 for q in questions.values() if not engine.match(q["question"]))
