@@ -353,8 +353,7 @@ def _related(ex: GqaExecutor, sources: Objects, name: str, rel: str, role: str) 
     for x in sources:
         others = memo.get((rel, role, x))
         if others is None:
-            adjacent = ex.scene.in_edges if role == "s" else ex.scene.out_edges
-            others = memo[rel, role, x] = frozenset(o for r, o in adjacent.get(x, ()) if r == rel and o != x)
+            others = memo[rel, role, x] = ex.scene.related(x, rel, role)
         found = others if len(sources) == 1 else found | others
     return tuple(c for c in candidates if c in found)
 

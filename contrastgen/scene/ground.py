@@ -52,8 +52,11 @@ def denoted_ids(head: str, scene: SceneIndex, lex: Lexicon) -> list[str]:
     """Objects the head noun can denote: the same kind (any form, synonym) or a hyponym."""
     found = scene.memo.get(("denoted", head, lex))
     if found is None:
-        kinds = {lex.canonical(head)} | set(lex.hyponyms(head))
-        found = scene.memo["denoted", head, lex] = tuple(sorted(i for k in kinds for i in scene.by_canonical.get(k, ())))
+        kinds, by_kind = lex.names_of_kinds(head)[0], scene.by_canonical
+        # the smaller side walked: "thing" or "animal" has hundreds of kinds, a scene a dozen
+        ids = ([i for k, same in by_kind.items() if k in kinds for i in same] if len(kinds) > len(by_kind)
+               else [i for k in kinds for i in by_kind.get(k, ())])
+        found = scene.memo["denoted", head, lex] = tuple(sorted(ids))
     return list(found)
 
 

@@ -90,10 +90,11 @@ class RecordEdges(AbstractSet[Edge]):
     the scene did (about 100 us against 45 on the 1M benchmark set's graphs), then more objects to
     free when the cache evicts it. Iterating makes them all."""
 
-    __slots__ = ("_of",)
+    __slots__ = ("_of", "_into")
 
     def __init__(self, relations_of: dict[str, bytes | list[dict[str, Any]]]):
         self._of = relations_of  # subject id -> its relations: the record's line, then parsed
+        self._into: dict[str, dict[str, set[str]]] = {}  # relation -> object id -> its subjects
 
     def _relations(self, subject: str) -> list[dict[str, Any]]:
         found = self._of.get(subject, ())
@@ -113,6 +114,32 @@ class RecordEdges(AbstractSet[Edge]):
                 return True
         return False
 
+    def objects_of(self, subject: str, relation: str) -> frozenset[str]:
+        """The objects o of the edges (subject, relation, o): read from the subject's line alone."""
+        clean = _CLEAN.__getitem__
+        return frozenset([str(rel["object"]) for rel in self._relations(subject) if clean(rel["name"]) == relation])
+
+    def subjects_of(self, obj: str, relation: str) -> frozenset[str]:
+        """The subjects s of the edges (s, relation, obj).
+
+        Why not the adjacency lists: a candidate scene asks this of one or two relations, and
+        listing every edge both ways cost more than executing the program. The subjects of one
+        relation are listed once, from the lines that can hold it: a line is parsed only where its
+        bytes, lower-cased, contain the relation's word (a pure-ASCII line whose name cleans to
+        the word has it there; any other line is parsed)."""
+        into = self._into.get(relation)
+        if into is None:
+            into = self._into[relation] = {}
+            clean = _CLEAN.__getitem__
+            needle = relation.encode() if _written_bare(relation) else None
+            for subject, line in self._of.items():
+                if type(line) is bytes and needle is not None and line.isascii() and needle not in line.lower():
+                    continue
+                for rel in self._relations(subject):
+                    if clean(rel["name"]) == relation:
+                        into.setdefault(str(rel["object"]), set()).add(subject)
+        return frozenset(into.get(obj, ()))
+
     def __iter__(self) -> Iterator[Edge]:
         return iter(dict.fromkeys(self.in_order()))
 
@@ -125,6 +152,12 @@ class RecordEdges(AbstractSet[Edge]):
         for subject in list(self._of):
             for rel in self._relations(subject):
                 yield subject, clean(rel["name"]), str(rel["object"])
+
+
+def _written_bare(word: str) -> bool:
+    """Is the word written in JSON as it is (ASCII, nothing escaped)? Then its bytes appear in any
+    pure-ASCII line of JSON that holds a string equal to it, lower-cased, stripped."""
+    return word.isascii() and word.isprintable() and '"' not in word and "\\" not in word
 
 
 _NO_ATTRIBUTES: frozenset[str] = frozenset()
@@ -316,6 +349,17 @@ class SceneIndex:
         if self._in_edges is None:
             self._index_adjacency()
         return self._in_edges
+
+    def related(self, obj: str, rel: str, role: str) -> frozenset[str]:
+        """The other objects standing in `rel` to `obj`: as its subject (role s: s -rel-> obj) or
+        as its object (o: obj -rel-> o). A lookup scene whose adjacency lists were never made
+        reads them from its record's lines (`RecordEdges`) rather than making them."""
+        edges = self._edges if self._edge_record is None else self.edges
+        if self._out_edges is None and isinstance(edges, RecordEdges):
+            found = edges.subjects_of(obj, rel) if role == "s" else edges.objects_of(obj, rel)
+            return found - {obj} if obj in found else found
+        adjacent = self.in_edges if role == "s" else self.out_edges
+        return frozenset(o for r, o in adjacent.get(obj, ()) if r == rel and o != obj)
 
     def has_any_name(self, names: frozenset[str]) -> bool:
         return any(n in self.by_name for n in names)

@@ -99,6 +99,37 @@ def test_a_lookup_scene_answers_edges_exactly_from_the_lines_of_the_subjects_ask
     assert lean.out_edges == whole.out_edges and lean.in_edges == whole.in_edges
 
 
+def test_a_lookup_scene_answers_who_stands_in_a_relation_as_the_lists_do_without_making_them(lex):
+    """`related` on a lookup scene reads the subjects' lines, not the adjacency lists, and a line is
+    parsed only if its bytes may hold the relation: names written in capitals, with spaces, with
+    letters outside ASCII (the Kelvin sign lower-cases to an ASCII "k"), with quotes and
+    backslashes, an edge written twice and an edge of an object to itself answer as the whole
+    scene's lists do, every relation, role and object asked."""
+    box = {"x": 0, "y": 0, "w": 1, "h": 1}
+    graph = {"width": 10, "objects": {
+        "1": {"name": "cat", **box, "relations": [{"name": " NEAR ", "object": "2"}, {"name": "near", "object": "2"},
+                                                   {"name": "near", "object": "1"}, {"name": "on", "object": 3}]},
+        "2": {"name": "mat", **box, "relations": [{"name": "\u212aicking", "object": "3"}, {"name": "ne\"ar", "object": "1"}]},
+        "3": {"name": "floor", **box, "relations": [{"name": "kicking", "object": "1"}, {"name": "a\\b", "object": "2"},
+                                                     {"name": "near\u00e9", "object": "1"}, {"name": "Über", "object": "2"}]},
+        "4": {"name": "cup", **box, "relations": [{"name": "near", "object": "3"}, {"name": "über", "object": "9"}]}}}
+    whole = SceneIndex.build("i", graph, lex)
+    rels = {r for _, r, _ in whole.edges} | {"NEAR", "nea", "absent"}
+    for rel in sorted(rels):
+        for role in ("s", "o"):
+            lean = SceneIndex.build_for_lookup("i", graph, lex)
+            for obj in ["1", "2", "3", "4", "9"]:
+                expected = frozenset(o for r, o in (whole.in_edges if role == "s" else whole.out_edges).get(obj, ())
+                                     if r == rel and o != obj)
+                assert lean.related(obj, rel, role) == expected, (rel, role, obj)
+            assert lean._out_edges is None and lean._in_edges is None  # the lists were never made
+    assert whole.related("2", "near", "s") == {"1"} and whole.related("3", "kicking", "s") == {"2"}
+    lean = SceneIndex.build_for_lookup("i", graph, lex)
+    assert lean.related("1", "kicking", "s") == {"3"}
+    # "1" is ASCII and names no kicking: never parsed; the others hold letters outside ASCII
+    assert [type(line) for line in lean.edges._of.values()] == [bytes, list, list, list]
+
+
 def test_a_graph_without_objects_reads_back_from_its_record(lex):
     graph = {"width": 10, "height": 5, "objects": {}}
     record = SceneIndex.lookup_record(graph, lex)
