@@ -73,8 +73,11 @@ class _Appender:
             self.flush()
 
     def flush(self) -> None:
+        """The frames appended so far handed to the OS: another process may read them now, and
+        they stay when this one is ended without closing the file (a pool worker)."""
         try:
             self._fh.write(self._buffer)
+            self._fh.flush()  # the file object's own buffer too: a short write may wait there
         except OSError as exc:  # a full TMPDIR is a sentence, not a traceback
             raise scratch.scratch_error(exc) from None
         self._buffer.clear()

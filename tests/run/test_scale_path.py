@@ -235,6 +235,23 @@ def test_local_workers_write_their_own_results_and_the_driver_only_notes_them(en
     assert not list(folder.glob("views-*.bin"))  # the workers' unmerged runs are gone once merged
 
 
+def test_a_workers_shard_is_on_disk_when_the_driver_hears_of_it(tmp_path):
+    """A pool worker is ended, not closed: what `spill_shard` reports written must already be
+    readable by another process, however small the shard (a few bytes stayed in the file
+    object's own buffer and were lost, so the driver read past the file's end)."""
+    from contrastgen.results.generation import ShardResult
+    from contrastgen.run.result_spill import SpilledLines, _ShardWriter
+
+    writer = _ShardWriter(tmp_path, "worker")
+    spilled = [writer.write(ShardResult(questions=1, lines=[(f"q{i}", (f'{{"q":{i}}}\n'.encode(),))],
+                                        positions=[i]))
+               for i in range(3)]
+    entries = [(0, offset, qid) for shard in spilled for _, offset, qid in shard.lines]
+    lines = SpilledLines([tmp_path / "lines-worker.bin"], entries)
+    assert list(lines) == [b'{"q":0}\n', b'{"q":1}\n', b'{"q":2}\n']  # read before any close
+    writer.close()
+
+
 def test_shard_tallies_merged_equal_the_outcomes_counted_at_once():
     from contrastgen.results.stats import KS, Outcome, StatsTally
 
