@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -167,3 +168,17 @@ def sample_dir() -> Path:
 def examples() -> dict:
     """The OpenAPI request examples, by model name."""
     return orjson.loads((Path(str(files("contrastgen.api"))) / "examples.json").read_bytes())
+
+
+def posted_in_process(app: Any, bodies: list[bytes], headers: dict[str, str]) -> list[tuple[int, list, bytes]]:
+    """Each body POSTed to `/v1/perturb` of an ASGI app in this process (starlette's TestClient,
+    which runs the lifespan): status, headers and bytes, to compare two ways of answering."""
+    from starlette.testclient import TestClient
+
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        out = []
+        for body in bodies:
+            r = client.post("/v1/perturb", content=body, headers=headers)
+            out.append((r.status_code, r.headers.multi_items(), r.content))
+        return out
+

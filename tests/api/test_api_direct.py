@@ -22,7 +22,7 @@ from contrastgen.api.settings import Limits, Settings
 from contrastgen.api.state import EngineState, load_state
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from server_harness import examples
+from server_harness import examples, posted_in_process
 from starlette.testclient import TestClient
 
 TOKEN = "direct-test-token"
@@ -78,29 +78,20 @@ def _bodies() -> list[bytes]:
     ]
 
 
-def _answers(app, bodies: list[bytes], headers: dict[str, str]) -> list[tuple[int, list, bytes]]:
-    with TestClient(app, base_url="http://127.0.0.1") as client:
-        out = []
-        for body in bodies:
-            r = client.post("/v1/perturb", content=body, headers=headers)
-            out.append((r.status_code, r.headers.multi_items(), r.content))
-        return out
-
-
 @pytest.mark.parametrize("token", [None, TOKEN])
 def test_the_direct_way_answers_as_fastapi_does(state, token):
     settings = _settings(token=token)
     bodies = _bodies()
     headers = {**HEADERS, **({"Authorization": f"Bearer {token}"} if token else {})}
-    direct = _answers(asgi_app(settings, state=state), bodies, headers)
-    assert direct == _answers(_through_fastapi(settings, state), bodies, headers)
+    direct = posted_in_process(asgi_app(settings, state=state), bodies, headers)
+    assert direct == posted_in_process(_through_fastapi(settings, state), bodies, headers)
     statuses = [status for status, _, _ in direct]
     assert statuses[:3] == [200, 200, 200] and {413, 422} <= set(statuses)
     assert orjson.loads(direct[0][2])["perturbations"]
     if token:
         for wrong in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "Basic abc"}):
-            refused = _answers(asgi_app(settings, state=state), bodies[:1], {**HEADERS, **wrong})
-            assert refused == _answers(_through_fastapi(settings, state), bodies[:1], {**HEADERS, **wrong})
+            refused = posted_in_process(asgi_app(settings, state=state), bodies[:1], {**HEADERS, **wrong})
+            assert refused == posted_in_process(_through_fastapi(settings, state), bodies[:1], {**HEADERS, **wrong})
             assert refused[0][0] == 401
 
 
@@ -141,8 +132,8 @@ def test_the_direct_way_takes_only_plain_posts_within_the_limit(state):
 def test_a_body_over_the_limit_is_fastapis_413(state):
     settings = dataclasses.replace(_settings(), limits=Limits(max_body_bytes=1000))
     body = orjson.dumps({**_request(), "question": "x" * 2000})
-    direct = _answers(asgi_app(settings, state=state), [body], HEADERS)
-    assert direct == _answers(_through_fastapi(settings, state), [body], HEADERS)
+    direct = posted_in_process(asgi_app(settings, state=state), [body], HEADERS)
+    assert direct == posted_in_process(_through_fastapi(settings, state), [body], HEADERS)
     assert direct[0][0] == 413
 
 
@@ -153,7 +144,7 @@ def test_cors_headers_still_come_with_an_answer(state):
     assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "https://lab.example"
 
 
-def test_the_route_function_is_what_answers(state, monkeypatch):
+def test_the_route_function_is_whatposted_in_process(state, monkeypatch):
     """The direct way calls the route's own function (so the two cannot drift apart)."""
     calls = []
     route = routes_v1.perturb
@@ -163,7 +154,7 @@ def test_the_route_function_is_what_answers(state, monkeypatch):
         return await route(request)
 
     monkeypatch.setattr(routes_v1, "perturb", counted)
-    _answers(asgi_app(_settings(), state=state), _bodies()[:1], HEADERS)
+    posted_in_process(asgi_app(_settings(), state=state), _bodies()[:1], HEADERS)
     assert calls == ["/v1/perturb"]
 
 

@@ -24,9 +24,8 @@ from contrastgen.api.guards import RequestGuards
 from contrastgen.api.offload import WorkerPool
 from contrastgen.api.settings import Limits, Settings
 from contrastgen.api.state import EngineState, load_state
-from server_harness import examples
+from server_harness import examples, posted_in_process
 from starlette.requests import ClientDisconnect, Request
-from starlette.testclient import TestClient
 from uvicorn.server import ServerState
 
 HEADERS = {"Content-Type": "application/json", "X-Request-ID": "same-id"}
@@ -48,15 +47,6 @@ def _large(request: dict) -> bytes:
     return body
 
 
-def _post(app, bodies: list[bytes]) -> list[tuple[int, list, bytes]]:
-    with TestClient(app, base_url="http://127.0.0.1") as client:
-        out = []
-        for body in bodies:
-            r = client.post("/v1/perturb", content=body, headers=HEADERS)
-            out.append((r.status_code, r.headers.multi_items(), r.content))
-        return out
-
-
 def test_a_small_body_is_worked_on_the_loop_and_a_large_one_in_the_pool(state, monkeypatch):
     handed: list[Any] = []
     run = WorkerPool.run
@@ -67,8 +57,8 @@ def test_a_small_body_is_worked_on_the_loop_and_a_large_one_in_the_pool(state, m
 
     monkeypatch.setattr(WorkerPool, "run", counted)
     small = orjson.dumps(_request())
-    (status, _, answer), (large_status, _, large_answer) = _post(asgi_app(Settings(), state=state),
-                                                                 [small, _large(_request())])
+    (status, _, answer), (large_status, _, large_answer) = posted_in_process(
+        asgi_app(Settings(), state=state), [small, _large(_request())], HEADERS)
     assert handed == [service.perturb]  # the large body only
     assert status == large_status == 200
     small_result, large_result = orjson.loads(answer), orjson.loads(large_answer)
@@ -86,7 +76,7 @@ def test_work_on_the_loop_past_the_time_limit_is_the_pool_s_504(state, monkeypat
     monkeypatch.setattr(service, "perturb", slow)
     settings = dataclasses.replace(Settings(), limits=Limits(request_timeout_s=0.05))
     small, large = orjson.dumps(_request()), _large(_request())
-    on_loop, in_pool = _post(asgi_app(settings, state=state), [small, large])
+    on_loop, in_pool = posted_in_process(asgi_app(settings, state=state), [small, large], HEADERS)
     assert on_loop == in_pool
     assert on_loop[0] == 504
     assert orjson.loads(on_loop[2]) == {"error": "timeout", "detail": "request exceeded the time limit of 0.05 s"}
