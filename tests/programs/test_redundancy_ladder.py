@@ -193,6 +193,22 @@ def test_the_verifier_rejects_a_rung_whose_level_below_is_missing(built, tmp_pat
     assert [(f.question_id, f.check) for f in failures] == [("side_rd2", "ladder")]
 
 
+@pytest.mark.parametrize("held", [4096, 0])  # 0: every rung's graph indexed again, none kept
+def test_the_ladder_verified_with_its_graphs_on_disk_gives_the_same_report(built, tmp_path, monkeypatch, held):
+    from contrastgen.verify import gqa_redundancy
+
+    out = tmp_path / "ladder"
+    write_ladder(built, out)
+    data = json.loads((out / "level_2.json").read_text())
+    data["side_rd2"]["question"] = "On which side is the car?"  # one rung whose words do not follow
+    (out / "level_2.json").write_text(json.dumps(data))
+    (tmp_path / "sg.json").write_bytes(orjson.dumps(GRAPHS))
+    monkeypatch.setattr(gqa_redundancy, "_INDEXES_HELD", held)
+    on_disk = gqa_redundancy.verify_ladder_dir(out, tmp_path / "sg.json")
+    assert on_disk == verify_ladder(out, GRAPHS)
+    assert [(f.question_id, f.check) for f in on_disk.failures] == [("side_rd2", "text_mismatch")]
+
+
 def test_a_removal_that_narrows_the_reference_is_no_rung(lex):
     two_cars = copy.deepcopy(GRAPHS)
     two_cars["img1"]["objects"]["104"] = {"name": "car", "x": 500, "y": 300, "w": 60, "h": 40,
