@@ -13,8 +13,9 @@ Here each shard's results go to two append-only files as they arrive:
 A local worker writes its shards' frames itself (`spill_shard`), into files of its own in the
 run's folder, and hands the driver only where they are (`SpilledShard`) and its outcomes
 tallied (`StatsTally.merge`): the bytes are encoded once and cross no pipe, and the driver, which
-shares the CPUs with the workers, neither unpickles nor writes them. A Ray worker may run on another machine, so its results still come back whole
-and the driver writes them (`ResultSpill.add`).
+shares the CPUs with the workers, neither unpickles nor writes them. A Ray worker may run on
+another machine, so its results still come back whole and the driver writes them
+(`ResultSpill.add`).
 
 The statistics are tallied per shard (`StatsTally`). The files live in a temporary folder (under
 `TMPDIR`) removed when the run's `Generation` is collected or the process ends. A run over loaded
