@@ -52,6 +52,7 @@ def run(graphs: Path, workers: int, keep: Path | None) -> dict[str, object]:
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         sys.stderr.write(log.read_text(errors="replace")[-4000:])
+        shutil.rmtree(parent, ignore_errors=True)
         raise SystemExit("contrastgen captions generate failed")
     stats = json.loads((out / "stats.json").read_text())
     result = {
@@ -65,8 +66,7 @@ def run(graphs: Path, workers: int, keep: Path | None) -> dict[str, object]:
         "workers": workers, "cpus": os.cpu_count(), "python": platform.python_version(),
         "target_s": TARGET_S, "met": wall < TARGET_S,
     }
-    if keep is None:
-        shutil.rmtree(parent, ignore_errors=True)
+    shutil.rmtree(parent, ignore_errors=True)  # its log and, unless kept, the output
     return result
 
 

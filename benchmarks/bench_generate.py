@@ -186,6 +186,7 @@ def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
     wall = time.perf_counter() - start
     if returncode != 0:
         sys.stderr.write(log.read_text(errors="replace")[-4000:])
+        shutil.rmtree(out_parent, ignore_errors=True)
         raise SystemExit(f"contrastgen generate failed with exit code {returncode}")
     if n_questions is None:
         n_questions = count_questions(data / "questions.json")
@@ -217,8 +218,7 @@ def run(data: Path, workers: int | None, max_k: int, keep: Path | None,
     phases = [ln for ln in log.read_text(errors="replace").splitlines() if ln.startswith("seconds: ")]
     result["phases"] = phases[-1].removeprefix("seconds: ") if phases else ""
     result["output_sha256"] = output_digest(out)
-    if keep is None:
-        shutil.rmtree(out_parent, ignore_errors=True)
+    shutil.rmtree(out_parent, ignore_errors=True)  # its log and, unless kept, the output
     return result
 
 
@@ -310,6 +310,7 @@ def against(revision: str, data: Path, args: argparse.Namespace, n_questions: in
               + f"; median {statistics.median(ratios):+.1%}")
     finally:
         subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)], check=False)
+        shutil.rmtree(tree.parent, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> None:
