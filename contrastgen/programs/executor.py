@@ -118,6 +118,8 @@ class ImageMemo:
     # (relation, role, object id) -> the other objects standing in the relation to it: as its
     # subject (role s) or its object (o)
     related: dict[tuple[str, str, str], frozenset[str]] = field(default_factory=dict)
+    # attribute type -> the values of it the image's objects have, sorted
+    type_values: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class GqaExecutor:

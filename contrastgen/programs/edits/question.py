@@ -87,13 +87,15 @@ class EditedQuestion:
         give the steps a query, verify, choose or comparison reads the same objects. What its
         perturbations must meet, the original must."""
         by_words = []
+        renamed = False  # an argument with ids always differs from its name alone
         for s in self.steps:
             name, ids = split_reference(s.argument)
             if s.operation in ("select", "relate") and ids and name not in PRONOUNS and name != "_":
                 by_words.append(Step(s.operation, name, s.dependencies))
+                renamed = True
             else:
                 by_words.append(s)
-        if by_words == self.steps:
+        if not renamed:
             return False
         try:
             again = self.image.executor().run_steps(by_words)
