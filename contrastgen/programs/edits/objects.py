@@ -37,7 +37,7 @@ from contrastgen.programs.executor import (
 )
 from contrastgen.programs.name_words import SaidName, read_name, said_plural
 from contrastgen.programs.proofs import negated
-from contrastgen.programs.wording import aligned_span, replace
+from contrastgen.programs.wording import replace
 from contrastgen.scene.ground import denoted_ids, same_kind, squashed
 
 _WORD = regex.compile(r"[\w'-]+")
@@ -86,7 +86,7 @@ class NameEdit:
         if name in ("_", "", SCENE) or name in PRONOUNS:
             return
         ids = split_reference(step.argument)[1] or ()
-        span = aligned_span(q.question, q.text, ids) or q.named_span(name)
+        span = q.annotated_span(ids) or q.named_span(name)
         said = span and read_name(q.text, span, name, lex,
                                   {w for value in self._filter_values(q, index) for w in value.split()})
         if not said:
