@@ -20,7 +20,7 @@ on, so there is no reading of the question to perturb, and it is refused.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 REFERENCE_OPS = ("select", "relate", "verify rel", "choose rel")  # arguments that name objects
@@ -37,16 +37,16 @@ class Step:
     operation: str  # "select", "filter color", "verify rel", ...
     argument: str
     dependencies: tuple[int, ...]
+    # read for every step of every candidate edit, so set once when the step is made (a
+    # `cached_property` takes a lock at its first read, which cost more than the split);
+    # derived from `operation`, so neither compared nor shown
+    head: str = field(init=False, repr=False, compare=False)  # "filter" in "filter color"
+    kind: str = field(init=False, repr=False, compare=False)  # "color" in "filter color", "" in "filter"
 
-    # read for every step of every candidate edit, so computed once per step
-    @functools.cached_property
-    def head(self) -> str:
-        return self.operation.split(" ", 1)[0]
-
-    @functools.cached_property
-    def kind(self) -> str:
-        """The operation's type word: "color" in "filter color", "" in "filter"."""
-        return self.operation.split(" ", 1)[1] if " " in self.operation else ""
+    def __post_init__(self) -> None:
+        head, _, kind = self.operation.partition(" ")
+        object.__setattr__(self, "head", head)
+        object.__setattr__(self, "kind", kind)
 
 
 def parse_program(semantic: Any) -> list[Step]:

@@ -118,6 +118,8 @@ class ImageMemo:
     # (relation, role, object id) -> the other objects standing in the relation to it: as its
     # subject (role s) or its object (o)
     related: dict[tuple[str, str, str], frozenset[str]] = field(default_factory=dict)
+    # attribute type -> the values of it the image's objects have, sorted
+    type_values: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class GqaExecutor:
@@ -154,8 +156,10 @@ class GqaExecutor:
             ex.values = prefix.values[:start]
             ex.refs = {i: ids for i, ids in prefix.refs.items() if i < start}
         values, refs, outcomes = ex.values, ex.refs, self.memo.steps
-        for i, step in enumerate(steps[len(values):], len(values)):
-            ins = tuple(values[d] for d in step.dependencies)
+        read = values.__getitem__
+        for i in range(len(values), len(steps)):
+            step = steps[i]
+            ins = tuple(map(read, step.dependencies))
             key = (step.operation, step.argument, ins)
             outcome = outcomes.get(key)
             if outcome is None:

@@ -78,6 +78,13 @@ def read_name(text: str, span: Span, name: str, lex: Lexicon, filtered: set[str]
     """How `span` (GQA's annotation of the object, or the name's one occurrence) says `name`;
     None when it says more or other than the name. `filtered`: the words the filters narrowing
     this object say, which may stand before the name and stay."""
+    return _read_name(text, span, name, lex, frozenset(filtered))
+
+
+# the same words recur over a set's questions ("What color is the car?"), and the reading
+# depends on nothing else: kept for the process, as the lexicon's own readings are
+@functools.lru_cache(maxsize=1 << 16)
+def _read_name(text: str, span: Span, name: str, lex: Lexicon, filtered: frozenset[str]) -> SaidName | None:
     words = [(m.start() + span.start, m.end() + span.start, m.group().lower())
              for m in _WORDS.finditer(text[span.start:span.end])]
     name = name.lower()
@@ -149,14 +156,20 @@ def _possessed(before: str, lex: Lexicon) -> bool:
     conjunction may say whose the second thing is too ("the man's hat and coat", "both person's
     heads and table cloths"), so it is read as saying so."""
     pw = phrase_words()
-    words = [w.strip("?,.!").lower() for w in before.split()]
-    bounds = _phrase_bounds() - pw.conjunctions
-    for w in reversed(words[-_POSSESSIVE_WINDOW:]):
+    words = [w.strip("?,.!").lower() for w in before.split()[-_POSSESSIVE_WINDOW:]]
+    bounds = _bounds_past_conjunctions()
+    for w in reversed(words):
         if w in pw.possessives or (w.endswith("'s") and lex.is_known(w[:-2])):
             return True
         if w in pw.determiners or w in pw.noun_determiners or w in bounds:
             return False
     return False
+
+
+@functools.cache
+def _bounds_past_conjunctions() -> frozenset[str]:
+    """`_phrase_bounds` but the conjunctions, which a possessive may reach across."""
+    return _phrase_bounds() - phrase_words().conjunctions
 
 
 @functools.cache

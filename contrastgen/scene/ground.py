@@ -35,9 +35,12 @@ def same_kind(a: str, b: str, lex: Lexicon) -> bool:
     loops ask it for the same few thousand pairs over and over)"""
     if not a or not b:
         return False
-    if a == b or lex.singular(a) == lex.singular(b) or lex.canonical(a) == lex.canonical(b):
+    if a == b:
         return True
-    if squashed(lex.singular(a)) == squashed(lex.singular(b)):  # "tshirt" / "t-shirt", "trashcan" / "trash can"
+    single_a, single_b = lex.singular(a), lex.singular(b)
+    if single_a == single_b or lex.canonical(a) == lex.canonical(b):
+        return True
+    if squashed(single_a) == squashed(single_b):  # "tshirt" / "t-shirt", "trashcan" / "trash can"
         return True
     return lex.is_a(a, b) or lex.is_a(b, a)
 

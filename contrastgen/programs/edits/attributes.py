@@ -84,9 +84,13 @@ class AttributeEdit:
         """The values of one attribute type that the graph's objects have, in a seeded order."""
         if kind in POSITION_VALUES:
             values = list(POSITION_VALUES[kind])
-        else:
+        else:  # the same for every question of the image, so kept in its executor's memo
             ex = q.image.executor()
-            values = sorted({v for o in q.image.scene.objects for v in ex.values_of(o, kind)})
+            found = ex.memo.type_values.get(kind)
+            if found is None:
+                found = ex.memo.type_values[kind] = tuple(sorted(
+                    {v for o in q.image.scene.objects for v in ex.values_of(o, kind)}))
+            values = list(found)
         rng.shuffle(values)
         return values
 

@@ -63,9 +63,11 @@ def determinerless() -> frozenset[str]:
 def dependents(steps: list[Step], index: int) -> set[int]:
     """Steps that read `index`'s value, directly or through others."""
     out: set[int] = set()
-    for i, s in enumerate(steps):
-        if i > index and any(d == index or d in out for d in s.dependencies):
-            out.add(i)
+    for i in range(index + 1, len(steps)):
+        for d in steps[i].dependencies:
+            if d == index or d in out:
+                out.add(i)
+                break
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import regex
 
@@ -36,10 +37,37 @@ from contrastgen.programs.executor import (
 )
 from contrastgen.programs.name_words import SaidName, read_name, said_plural
 from contrastgen.programs.proofs import negated
-from contrastgen.programs.wording import aligned_span, replace
+from contrastgen.programs.wording import replace
 from contrastgen.scene.ground import denoted_ids, same_kind, squashed
 
 _WORD = regex.compile(r"[\w'-]+")
+
+
+@dataclass
+class _Slot:
+    """What every candidate name for one step shares, found once per step: the question, the
+    step, the words that say its name (`said`, and those words in lower case, split), whether
+    the question asks which kind of thing it is, the relation a relation argument keeps, and
+    the steps reading a selected object alone (`NameEdit.reader_checks`)."""
+
+    q: EditedQuestion
+    index: int
+    said: SaidName
+    name: str
+    asks_kind: bool
+    old_words: list[str] = field(init=False)
+    relation: str | None = field(init=False)  # "rel,role" of a relation argument; None for a select
+    exist_after: bool = field(init=False)
+    readers: list[tuple[Step, dict[str, bool] | None]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.old_words = self.q.text[self.said.span.start:self.said.span.end].lower().split()
+        step = self.q.steps[self.index]
+        self.relation = None
+        if step.operation in RELATION_OPS:
+            _, rel, role = relation_of(step)
+            self.relation = f"{rel},{role}"
+        self.exist_after, self.readers = NameEdit.reader_checks(self.q, self.index)
 
 
 class NameEdit:
@@ -58,7 +86,7 @@ class NameEdit:
         if name in ("_", "", SCENE) or name in PRONOUNS:
             return
         ids = split_reference(step.argument)[1] or ()
-        span = aligned_span(q.question, q.text, ids) or q.named_span(name)
+        span = q.annotated_span(ids) or q.named_span(name)
         said = span and read_name(q.text, span, name, lex,
                                   {w for value in self._filter_values(q, index) for w in value.split()})
         if not said:
@@ -75,11 +103,12 @@ class NameEdit:
                                       plural=said.plural)
         # the names this step is or has been said by, without spaces (the canonical one is never offered)
         spellings = {squashed(name), squashed(lex.canonical(name))}
+        slot = _Slot(q, index, said, name, asks_kind)
         for cand, invariance in self._with_invariants(q, name, ids, candidates, plural=said.plural):
             if invariance and (not ranking.wants_invariance or squashed(cand) in spellings):
                 continue  # its rank is taken, or it is a name already said, spaced otherwise (that
                 # would test the tokenizer, not the reading)
-            p = self._try_name(q, index, said, name, cand, invariance=invariance, asks_kind=asks_kind)
+            p = self._try_name(slot, cand, invariance=invariance)
             if p is not None:
                 if invariance:
                     spellings.add(squashed(cand))
@@ -132,8 +161,8 @@ class NameEdit:
         def new_kind(n: str) -> bool:
             return all(not same_kind(n, m, lex) for m in named if m not in ("_", ""))
 
-        said_kinds = [self._kin(q, m) for m in named if m not in ("_", "")]
-        pool = sorted(n for n in names if not any(n in kin for kin in said_kinds))  # new_kind(n), from the memo
+        said_kin = frozenset().union(*(self._kin(q, m) for m in named if m not in ("_", "")))
+        pool = sorted(names - said_kin)  # new_kind(n), from the memo
         if not pool and same_category and any(lex.category(n) == category and new_kind(n) for n in self._prone_names(q)):
             q.prone_refused = True  # "Who is wearing a shirt?": the other clothing is all unannotated-prone
         rng.shuffle(pool)
@@ -157,35 +186,31 @@ class NameEdit:
         for cand in contrasts:
             yield cand, False
 
-    def _shares_first_word(self, q: EditedQuestion, said: SaidName, cand: str) -> bool:
+    def _shares_first_word(self, slot: _Slot, cand: str) -> bool:
         """Do the old words and the new name open with the same word ("sign post" / "sign",
         "game controller" / "game")? A reader comparing the questions word by word then sees that
         word kept before the new noun, saying of it what no step of the program checks."""
-        old = q.text[said.span.start:said.span.end].lower().split()
+        old = slot.old_words
         new = cand.lower().split()
         return bool(old) and bool(new) and old[0] == new[0] and old != new
 
-    def _try_name(self, q: EditedQuestion, index: int, said: SaidName, name: str, cand: str, *, invariance: bool,
-                  asks_kind: bool) -> Proposal | None:
+    def _try_name(self, slot: _Slot, cand: str, *, invariance: bool) -> Proposal | None:
+        q, index, said, name = slot.q, slot.index, slot.said, slot.name
         lex, scene = q.image.lex, q.image.scene
         if not said.takes(cand, lex):
             return None  # "a board" cannot become "a fog", nor "both cheese and meat" "both cheese and vase"
         if said.possessed and not invariance:
             return None  # "her racket" -> "her kite": nothing shows whose the kite is
-        if not invariance and self._shares_first_word(q, said, cand):
+        if not invariance and self._shares_first_word(slot, cand):
             return None  # "the sign post" -> "the sign": read word by word, "sign" stays as an adjective
         ids = denoted_ids(cand, scene, lex)
         if len(ids) != 1:
             return None  # "the <cand>" must be one object
         if said.plural and said.definite and not said_plural(scene.objects[ids[0]].name, lex):
             return None  # "the flowers" are one object named so; "the lamps" would be several
-        if self._cannot_answer(q, index, ids[0]):
+        if self._cannot_answer(slot, ids[0]):
             return None
-        step = q.steps[index]
-        argument = cand
-        if step.operation in RELATION_OPS:
-            _, rel, role = relation_of(step)
-            argument = f"{cand},{rel},{role}"
+        argument = cand if slot.relation is None else f"{cand},{slot.relation}"
         found = tuple(ids)
         done = q.execute(index, argument,
                          lambda run: (run.answer == q.gold) == invariance and run.refs.get(index) == found)
@@ -193,7 +218,7 @@ class NameEdit:
             return None
         edited, run, rewritten = done
         answer = run.answer
-        if not invariance and self._gives_away(q, answer, cand, asks_kind):
+        if not invariance and self._gives_away(q, answer, cand, slot.asks_kind):
             return None
         facts = [{"fact": "only", "names": q.kind_names(cand), "ids": [ids[0]]}]
         words = replace(q.text, said.span, said.as_said(cand, lex), noun=True)
@@ -250,36 +275,54 @@ class NameEdit:
                                                 if lex.is_known(o.name) and lex.is_unannotated_prone(o.name))
         return found
 
-    def _cannot_answer(self, q: EditedQuestion, index: int, oid: str) -> bool:
+    def _cannot_answer(self, slot: _Slot, oid: str) -> bool:
         """A shortcut, never a decision: True only where executing the edit would surely be
         refused, because the step reading the new object asks what it lacks (its one colour, an
         edge of the relation) and nothing downstream could turn the empty result into an answer."""
-        step = q.steps[index]
+        q, step = slot.q, slot.q.steps[slot.index]
         if step.operation == "choose rel":  # the new object against the one it is asked of
             sources = q.original.values[step.dependencies[0]] if step.dependencies else ()
             _, rels, role = relation_of(step)
             return not isinstance(sources, str) and not any(
                 self._linked(q, oid, rel, x, role) for rel in rels.split("|") for x in sources)
-        if step.head != "select":
-            return False
-        exist_after, readers = q.readers(index)
-        return any(self._reader_lacks(q, s, oid, exist_after) for s in readers)
+        for s, lacks in slot.readers:
+            if lacks is None:  # a typed filter or verify: asked each time, for what its proof notes
+                if self._no_unshown(q, s, oid):
+                    return True
+                continue
+            found = lacks.get(oid)
+            if found is None:
+                found = lacks[oid] = self._reader_refuses(q, s, oid, slot.exist_after)
+            if found:
+                return True
+        return False
 
-    def _reader_lacks(self, q: EditedQuestion, s: Step, oid: str, exist_after: bool) -> bool:
-        """Does step `s`, which reads the selected object `oid` alone, surely refuse it? Depends
-        only on the image, so kept per image (every candidate of every question asks), except a
-        typed filter's or verify's, whose proof notes a reason on the question's proofs."""
-        if s.head in ("filter", "verify") and s.kind not in ("", "rel", "name", "hposition", "vposition"):
-            return self._no_unshown(q, s, oid)
-        key = ("reader lacks", q.image.lex, s.operation, s.argument, oid, exist_after)
-        memo = q.image.scene.memo
-        found = memo.get(key)
-        if found is None:
-            found = memo[key] = self._reader_refuses(q, s, oid, exist_after)
-        return found
+    @staticmethod
+    def reader_checks(q: EditedQuestion, index: int) -> tuple[bool, list[tuple[Step, dict[str, bool] | None]]]:
+        """Whether an `exist` is downstream of the `select` at `index`, and each step that reads it
+        alone with its image-wide memo of `_reader_refuses` by object (None for a typed filter or
+        verify, whose proof notes a reason on the question's proofs, so asked each time). Does
+        a reader surely refuse an object? That depends only on the image, so every candidate of
+        every question of the image shares the answer."""
+        if q.steps[index].head != "select":
+            return False, []
+        exist_after, readers = q.readers(index)
+        memo, lex = q.image.scene.memo, q.image.lex
+        checks: list[tuple[Step, dict[str, bool] | None]] = []
+        for s in readers:
+            if s.head in ("filter", "verify") and s.kind not in ("", "rel", "name", "hposition", "vposition"):
+                checks.append((s, None))
+                continue
+            key = ("reader lacks", lex, s.operation, s.argument, exist_after)
+            lacks = memo.get(key)
+            if lacks is None:
+                lacks = memo[key] = {}
+            checks.append((s, lacks))
+        return exist_after, checks
 
     def _reader_refuses(self, q: EditedQuestion, s: Step, oid: str, exist_after: bool) -> bool:
-        """`_reader_lacks` of a step that is no typed filter or verify."""
+        """Does step `s`, which reads the selected object `oid` alone and is no typed filter or
+        verify, surely refuse it?"""
         if s.head == "query" and s.argument not in ("name", ""):
             values = q.image.executor().values_of(oid, s.argument)
             return len(values) != 1 or values == {MIDDLE}

@@ -24,7 +24,7 @@ from contrastgen.programs.edits.base import POSITION_VALUES, dependents, with_id
 from contrastgen.programs.edits.image import ImageTools
 from contrastgen.programs.executor import PRONOUNS, SCENE, Execution, ProgramRefusal
 from contrastgen.programs.proofs import bare, claimed_whole
-from contrastgen.programs.wording import Span, doubled_words, said_once, without
+from contrastgen.programs.wording import Span, aligned_span, doubled_words, said_once, without
 
 _WORDS = re.compile(r"[a-z0-9]+")  # a question's words, for finding a noun said in them
 _ASKING = ("query", "verify", "choose", "same", "different", "common")  # steps that ask of objects
@@ -55,6 +55,9 @@ class EditedQuestion:
     _readers: dict[int, tuple[bool, list[Step]]] = field(default_factory=dict, init=False, repr=False)
     _frames: dict[int, tuple[set[int], set[int], list[dict[str, Any]], list[Step]]] = field(
         default_factory=dict, init=False, repr=False)
+    # GQA's ids -> the one span of words its annotations give them (`annotated_span`): asked of a step
+    # by the name edit and by rd+
+    _aligned: dict[tuple[str, ...], Span | None] = field(default_factory=dict, init=False, repr=False)
     # edited runs an edit turned down before their proofs (`execute`, `settle`)
     _unproven: list[tuple[list[dict[str, Any]], list[Step], set[int], Execution]] = field(
         default_factory=list, init=False, repr=False)
@@ -87,13 +90,15 @@ class EditedQuestion:
         give the steps a query, verify, choose or comparison reads the same objects. What its
         perturbations must meet, the original must."""
         by_words = []
+        renamed = False  # an argument with ids always differs from its name alone
         for s in self.steps:
             name, ids = split_reference(s.argument)
             if s.operation in ("select", "relate") and ids and name not in PRONOUNS and name != "_":
                 by_words.append(Step(s.operation, name, s.dependencies))
+                renamed = True
             else:
                 by_words.append(s)
-        if by_words == self.steps:
+        if not renamed:
             return False
         try:
             again = self.image.executor().run_steps(by_words)
@@ -292,6 +297,13 @@ class EditedQuestion:
     def _doubled(self) -> int:
         """The doubled words of the question's own words (`reads_well`), counted once."""
         return doubled_words(self.text)
+
+    def annotated_span(self, ids: tuple[str, ...]) -> Span | None:
+        """The one span of words the question's annotations give to exactly these ids
+        (`wording.aligned_span`), found once per question."""
+        if ids not in self._aligned:
+            self._aligned[ids] = aligned_span(self.question, self.text, ids)
+        return self._aligned[ids]
 
     def named_span(self, name: str) -> Span | None:
         """Without annotations: the name's one occurrence (or its plural's: "Are there any traffic

@@ -18,7 +18,7 @@ from contrastgen.programs.edits.base import RD_PLUS_TYPES, adjective_order
 from contrastgen.programs.edits.question import EditedQuestion
 from contrastgen.programs.executor import PRONOUNS, Execution, GqaExecutor, ProgramRefusal
 from contrastgen.programs.proofs import negated
-from contrastgen.programs.wording import Span, aligned_span, replace, said_once
+from contrastgen.programs.wording import Span, replace, said_once
 from contrastgen.scene.ground import denoted_ids
 
 _WORD = regex.compile(r"[\p{L}\p{N}'-]+")
@@ -138,7 +138,7 @@ class SayEveryAttribute:
         name, ids = reference_name(step), split_reference(step.argument)[1] or ()
         if len(ids) != 1 or name in PRONOUNS or lex.is_plural(name):
             return None
-        span = aligned_span(q.question, q.text, ids) or q.named_span(name)
+        span = q.annotated_span(ids) or q.named_span(name)
         if span is None or q.text[span.start:span.end].lower() != name.lower():
             return None
         return ids[0], span
