@@ -215,21 +215,29 @@ class SceneIndex:
     @classmethod
     def build(cls, image_id: str, graph: dict[str, Any], lex: Lexicon) -> SceneIndex:
         objects: dict[str, SceneObject] = {}
-        by_name: dict[str, list[str]] = defaultdict(list)
-        by_canonical: dict[str, list[str]] = defaultdict(list)
-        canonical, clean = lex.canonical, _CLEAN.__getitem__
+        by_name: dict[str, list[str]] = {}
+        by_canonical: dict[str, list[str]] = {}
+        canonical, clean, new = lex.canonical, _CLEAN.__getitem__, tuple.__new__
         # the graph's own order (JSON order, hence deterministic); lists are sorted where it matters
         for oid, o in graph["objects"].items():
             name = clean(o["name"])
+            kind = canonical(name)
             attrs = o.get("attributes")
-            obj = SceneObject(oid, name, canonical(name),
-                              frozenset(map(clean, attrs)) if attrs else frozenset(),
-                              float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"]))
-            objects[oid] = obj
-            by_name[name].append(oid)
-            by_canonical[obj.canonical].append(oid)
+            # the named tuple made without its keyword-taking constructor: every image's objects
+            objects[oid] = new(SceneObject, (oid, name, kind, frozenset(map(clean, attrs)) if attrs else _NO_ATTRIBUTES,
+                                             float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"])))
+            same = by_name.get(name)
+            if same is None:
+                by_name[name] = [oid]
+            else:
+                same.append(oid)
+            same = by_canonical.get(kind)
+            if same is None:
+                by_canonical[kind] = [oid]
+            else:
+                same.append(oid)
         return cls(image_id, float(graph["width"]), float(graph.get("height") or 0.0), objects,
-                   dict(by_name), dict(by_canonical), graph)
+                   by_name, by_canonical, graph)
 
     @classmethod
     def build_for_lookup(cls, image_id: str, graph: dict[str, Any], lex: Lexicon) -> SceneIndex:
@@ -301,11 +309,15 @@ class SceneIndex:
 
     # -- edges ----------------------------------------------------------------------------------
     def _index_adjacency(self) -> None:
+        if self._graph_edges_given():
+            self._index_graph_adjacency()
+            return
         edges: set[Edge] = set()
         out_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
         in_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        given = self.edges if self._edge_record is not None else self._edges  # a lookup scene reads its record now
-        for edge in given.in_order() if isinstance(given, RecordEdges) else self._graph_edges():
+        given = self.edges  # a lookup scene reads its record now
+        assert isinstance(given, RecordEdges)
+        for edge in given.in_order():
             if edge in edges:
                 continue
             edges.add(edge)
@@ -313,6 +325,38 @@ class SceneIndex:
             out_edges[oid].append((edge[1], edge[2]))
             in_edges[edge[2]].append((edge[1], oid))
         self._out_edges, self._in_edges = dict(out_edges), dict(in_edges)
+
+    def _graph_edges_given(self) -> bool:
+        """Are the edges read from the graph (not from a lookup record)?"""
+        return self._edge_record is None and not isinstance(self._edges, RecordEdges)
+
+    def _index_graph_adjacency(self) -> None:
+        """`_index_adjacency` of a scene that has its graph, in one pass over the objects'
+        relations: the same set, lists and order as over `_graph_edges`, without a generator
+        (an image of GQA's often relates every pair of its objects)."""
+        edges: set[Edge] = set()
+        out_edges: dict[str, list[tuple[str, str]]] = {}
+        in_edges: dict[str, list[tuple[str, str]]] = {}
+        clean, add = _CLEAN.__getitem__, edges.add
+        for oid, o in self._graph["objects"].items():
+            mine: list[tuple[str, str]] = []
+            for rel in o.get("relations", ()):
+                name, obj = clean(rel["name"]), rel["object"]
+                if type(obj) is not str:
+                    obj = str(obj)
+                edge = (oid, name, obj)
+                if edge in edges:
+                    continue
+                add(edge)
+                mine.append((name, obj))
+                into = in_edges.get(obj)
+                if into is None:
+                    in_edges[obj] = [(name, oid)]
+                else:
+                    into.append((name, oid))
+            if mine:
+                out_edges[oid] = mine
+        self._out_edges, self._in_edges = out_edges, in_edges
         if self._edges is None:
             self._edges = edges
 
