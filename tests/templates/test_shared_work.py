@@ -6,6 +6,7 @@ afresh gives."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from builders import plain_graph as _graph
@@ -18,6 +19,7 @@ from contrastgen.resources import sample_dir
 from contrastgen.scene.ground import denoted_ids
 from contrastgen.scene.index import SceneIndex
 from contrastgen.templates import base
+from contrastgen.templates.patterns import match_all
 
 _RELATION = {"imageId": "1", "question": "Is the car to the left of the tree?", "answer": "yes",
              "semantic": [_step("select", "car (1)"), _step("verify rel", "tree,to the left of,o (2)", 0)]}
@@ -100,3 +102,43 @@ def test_distinct_kind_remembered_is_distinct_kind_decided(engine, others):
     for candidate in ("bus", "car", "poodle", "dog", "tree", "it", "red", "truck"):
         expected = lex.is_known(candidate) and all(not base.same_kind(candidate, o, lex) for o in others if o)
         assert base.distinct_kind(candidate, *others, lex=lex) == expected
+
+
+def _texts(engine) -> list[str]:
+    """Every example of the shipped templates (matching and not), and questions no pattern reads."""
+    found = [t for tpl in engine.templates for ts in tpl.examples.values() for t in ts]
+    return found + ["Is the man near the catcher wearing jeans?", "What color is it?", "Where is this?",
+                    "Is the cup to the left of the plate?", "Are there cars near the tree?"]
+
+
+def test_matches_remembered_per_text_are_the_matches_made_afresh(engine, monkeypatch):
+    """`Engine.matcher` (what a run's shards match with) gives, for each text, what `match`
+    gives, whether it was asked before or not, and stays bounded."""
+    texts = _texts(engine)
+    assert len(texts) > 20 and any(engine.match(t) for t in texts) and not all(engine.match(t) for t in texts)
+    for chosen in (engine.templates, engine.select_templates(["is_the_x_rel_the_y__object", "what_color_is_the_x"])):
+        monkeypatch.setattr(question_module._RememberedMatches, "LIMIT", 7)
+        match = engine.matcher(chosen)
+        assert engine.matcher(chosen) is match  # one memory per choice of templates
+        for _ in range(2):  # asked afresh, then (for the last few) remembered
+            for text in texts:
+                assert match(text) == engine.match(text, chosen)
+        assert len(match.__self__) <= 7
+
+
+def test_a_matcher_takes_only_the_engines_own_templates(engine):
+    foreign = tuple(replace(t, patterns=t.patterns[:1]) for t in engine.templates)
+    with pytest.raises(ValueError, match="engine's own"):
+        engine.matcher(foreign)
+
+
+def test_two_templates_of_one_pattern_each_read_it_as_when_tried_alone(engine):
+    """The relation templates share one compiled pattern, tried once a question: each match is
+    the one trying its own patterns gives."""
+    relation, obj = engine.select_templates(["is_the_x_rel_the_y__relation", "is_the_x_rel_the_y__object"])
+    assert relation.patterns[0] is obj.patterns[0]
+    for text in _texts(engine):
+        found = {m.template.id: m for m in match_all(text, engine.templates)}
+        for t in engine.templates:
+            alone = match_all(text, (t,))
+            assert (found.get(t.id),) == (tuple(alone) or (None,))
