@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from contrastgen.answers import normalize_answer
+from contrastgen.datasets.gqa_program import parsed
 from contrastgen.engine.template_path import NP_SLOTS, perturb_match
 from contrastgen.errors import InputError
 from contrastgen.language.lexicon import Lexicon
@@ -192,7 +193,9 @@ class Engine:
         if isinstance(semantic, list) and semantic:
             once = {} if once is None else once
             if "reading" not in once:
-                once["reading"] = read_program(semantic)
+                # parsed once: the reading and the original's run (`program_refusal`) share it
+                once["steps"] = steps = parsed(semantic)
+                once["reading"] = read_program(semantic, steps=steps) if steps is not None else None
             reading = agreeing_reading(m, nps, once["reading"], self.lex)
             if reading is None:
                 raise Refusal("program_mismatch")

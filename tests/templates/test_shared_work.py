@@ -13,8 +13,10 @@ from builders import plain_graph as _graph
 from builders import plain_object as _obj
 from builders import program_step as _step
 
+import contrastgen.datasets.gqa_program as gqa_program
 import contrastgen.engine.question as question_module
 import contrastgen.engine.template_path as template_path
+import contrastgen.programs.executor as executor_module
 from contrastgen.resources import sample_dir
 from contrastgen.scene.ground import denoted_ids
 from contrastgen.scene.index import SceneIndex
@@ -34,28 +36,47 @@ def _records(results):
 
 
 def test_a_question_two_templates_match_reads_and_runs_its_program_once(engine, monkeypatch):
-    calls = {"read": 0, "run": 0}
-    read, run = question_module.read_program, template_path.program_refusal
+    calls = {"read": 0, "run": 0, "parse": 0}
+    read, run, parse = question_module.read_program, template_path.program_refusal, gqa_program.parse_program
 
-    def counted_read(semantic):
+    def counted_read(semantic, **kw):
         calls["read"] += 1
-        return read(semantic)
+        return read(semantic, **kw)
 
-    def counted_run(lex, question, scene):
+    def counted_run(lex, question, scene, *rest):
         calls["run"] += 1
-        return run(lex, question, scene)
+        return run(lex, question, scene, *rest)
+
+    def counted_parse(semantic):
+        calls["parse"] += 1
+        return parse(semantic)
 
     monkeypatch.setattr(question_module, "read_program", counted_read)
     monkeypatch.setattr(template_path, "program_refusal", counted_run)
+    monkeypatch.setattr(gqa_program, "parse_program", counted_parse)
+    monkeypatch.setattr(executor_module, "read_steps", counted_parse)  # the executor's own name for it
     both = engine.perturb_question("q1", _RELATION, _RELATION_GRAPH, max_k=5)
     assert [r.template for r in both] == ["is_the_x_rel_the_y__relation", "is_the_x_rel_the_y__object"]
-    assert calls == {"read": 1, "run": 1}
+    # parsed once, for the reading and the original's run alike
+    assert calls == {"read": 1, "run": 1, "parse": 1}
     # each template alone reads and runs the program itself, and gives the same record
     alone = [r for t in ("is_the_x_rel_the_y__relation", "is_the_x_rel_the_y__object")
              for r in engine.perturb_question("q1", _RELATION, _RELATION_GRAPH, max_k=5, templates=[t])]
-    assert calls == {"read": 3, "run": 3}
+    assert calls == {"read": 3, "run": 3, "parse": 3}
     assert _records(both) == _records(alone)
     assert any(r.perturbations for r in both)
+
+
+def test_the_original_run_from_shared_steps_is_the_run_from_its_program(engine):
+    """`program_refusal` given the steps the reading parsed says what parsing afresh says, for a
+    program that executes to its answer, one that does not, and one whose ids the words deny."""
+    scene = SceneIndex.build("1", _RELATION_GRAPH, engine.lex)
+    wrong = {**_RELATION, "answer": "no"}
+    mismatched = {**_RELATION, "semantic": [_step("select", "dog (1)"), *_RELATION["semantic"][1:]]}
+    said = [template_path.program_refusal(engine.lex, q, scene, gqa_program.parse_program(q["semantic"]))
+            for q in (_RELATION, wrong, mismatched)]
+    assert said == [template_path.program_refusal(engine.lex, q, scene) for q in (_RELATION, wrong, mismatched)]
+    assert said == [None, "answer_mismatch", "program_mismatch"]
 
 
 def test_a_program_that_fails_refuses_every_template_it_was_read_for(engine):
