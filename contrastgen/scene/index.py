@@ -406,7 +406,9 @@ class SceneIndex:
         return frozenset(o for r, o in adjacent.get(obj, ()) if r == rel and o != obj)
 
     def has_any_name(self, names: frozenset[str]) -> bool:
-        return any(n in self.by_name for n in names)
+        """Is any object named one of `names`? (walking the scene's few names: a kind's names, the
+        absence test's, run to hundreds)"""
+        return not names.isdisjoint(self.by_name)
 
     def neighbours(self, obj: str, rel: str, *, symmetric: bool) -> set[str]:
         """Objects s with s -rel-> obj (and obj -rel-> s when symmetric)."""

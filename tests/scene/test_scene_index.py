@@ -242,3 +242,10 @@ def test_the_objects_and_names_are_those_the_graph_gives(lex):
             by_kind.setdefault(obj.canonical, []).append(oid)
         assert list(scene.by_name.items()) == list(by_name.items())
         assert list(scene.by_canonical.items()) == list(by_kind.items())
+
+
+def test_a_scene_has_a_name_exactly_when_one_of_its_objects_bears_it(lex):
+    scene = SceneIndex.build("i", _graph(), lex)
+    for names in (frozenset(), frozenset({"man"}), frozenset({"Man"}), frozenset({"cat", "dog", "x" * 40}),
+                  frozenset(f"w{i}" for i in range(300)), frozenset(f"w{i}" for i in range(300)) | {"skateboard"}):
+        assert scene.has_any_name(names) == any(o.name in names for o in scene.objects.values())
