@@ -182,6 +182,24 @@ class _AttributeSets(dict[tuple[str, ...], frozenset[str]]):
 _ATTRIBUTE_SETS = _AttributeSets()
 
 
+def _by_name_and_kind(objects: dict[str, SceneObject]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The objects' ids by name and by canonical kind, each list in the objects' order."""
+    by_name: dict[str, list[str]] = {}
+    by_canonical: dict[str, list[str]] = {}
+    for oid, name, kind, _attributes, _x, _y, _w, _h in objects.values():
+        same = by_name.get(name)
+        if same is None:
+            by_name[name] = [oid]
+        else:
+            same.append(oid)
+        same = by_canonical.get(kind)
+        if same is None:
+            by_canonical[kind] = [oid]
+        else:
+            same.append(oid)
+    return by_name, by_canonical
+
+
 class SceneIndex:
     """Objects by name and canonical kind (eager), relation edges both ways (on first use)."""
 
@@ -215,29 +233,17 @@ class SceneIndex:
     @classmethod
     def build(cls, image_id: str, graph: dict[str, Any], lex: Lexicon) -> SceneIndex:
         objects: dict[str, SceneObject] = {}
-        by_name: dict[str, list[str]] = {}
-        by_canonical: dict[str, list[str]] = {}
         canonical, clean, new = lex.canonical, _CLEAN.__getitem__, tuple.__new__
         # the graph's own order (JSON order, hence deterministic); lists are sorted where it matters
         for oid, o in graph["objects"].items():
             name = clean(o["name"])
-            kind = canonical(name)
             attrs = o.get("attributes")
             # the named tuple made without its keyword-taking constructor: every image's objects
-            objects[oid] = new(SceneObject, (oid, name, kind, frozenset(map(clean, attrs)) if attrs else _NO_ATTRIBUTES,
+            objects[oid] = new(SceneObject, (oid, name, canonical(name),
+                                             frozenset(map(clean, attrs)) if attrs else _NO_ATTRIBUTES,
                                              float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"])))
-            same = by_name.get(name)
-            if same is None:
-                by_name[name] = [oid]
-            else:
-                same.append(oid)
-            same = by_canonical.get(kind)
-            if same is None:
-                by_canonical[kind] = [oid]
-            else:
-                same.append(oid)
         return cls(image_id, float(graph["width"]), float(graph.get("height") or 0.0), objects,
-                   by_name, by_canonical, graph)
+                   *_by_name_and_kind(objects), graph)
 
     @classmethod
     def build_for_lookup(cls, image_id: str, graph: dict[str, Any], lex: Lexicon) -> SceneIndex:
@@ -285,25 +291,13 @@ class SceneIndex:
             cut = len(record)
         width, height, fields, rows = orjson.loads(memoryview(record)[:cut])
         objects: dict[str, SceneObject] = {}
-        by_name: dict[str, list[str]] = {}
-        by_canonical: dict[str, list[str]] = {}
         intern, attribute_set, new = sys.intern, _ATTRIBUTE_SETS.__getitem__, tuple.__new__
         for oid, name, kind, attrs, x, y, w, h in rows:
             name, kind = intern(name), intern(kind)
             # the named tuple made without its keyword-taking constructor: a group run makes millions
             objects[oid] = new(SceneObject, (oid, name, kind, attribute_set(tuple(attrs)) if attrs else _NO_ATTRIBUTES,
                                              x, y, w, h))
-            same = by_name.get(name)
-            if same is None:
-                by_name[name] = [oid]
-            else:
-                same.append(oid)
-            same = by_canonical.get(kind)
-            if same is None:
-                by_canonical[kind] = [oid]
-            else:
-                same.append(oid)
-        scene = cls(image_id, width, height, objects, by_name, by_canonical, fields)
+        scene = cls(image_id, width, height, objects, *_by_name_and_kind(objects), fields)
         scene._edge_record = record[cut + 1:]  # a scene built for lookup has no graph to read them from
         return scene
 
