@@ -75,11 +75,15 @@ def parse_program(semantic: Any) -> list[Step]:
 
 def well_formed(semantic: Any) -> bool:
     """Whether `parse_program` reads `semantic`."""
+    return parsed(semantic) is not None
+
+
+def parsed(semantic: Any) -> list[Step] | None:
+    """`parse_program`'s steps, or None for a malformed program."""
     try:
-        parse_program(semantic)
+        return parse_program(semantic)
     except MalformedProgram:
-        return False
-    return True
+        return None
 
 
 def step_of(step: dict[str, Any]) -> Step:

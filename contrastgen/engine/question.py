@@ -10,10 +10,11 @@ the engine; the program path is `programs.edits`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from contrastgen.answers import normalize_answer
+from contrastgen.datasets.gqa_program import parsed
 from contrastgen.engine.template_path import NP_SLOTS, perturb_match
 from contrastgen.errors import InputError
 from contrastgen.language.lexicon import Lexicon
@@ -50,6 +51,7 @@ class Engine:
         self.template_by_id = {t.id: t for t in templates}
         # Every template is bound to its handler here, so a rules entry without one fails at load.
         self.bindings: dict[str, Binding] = bind(templates)
+        self._matchers: dict[tuple[str, ...], Callable[[str], list[Match]]] = {}
 
     @classmethod
     def load(cls) -> Engine:
@@ -75,12 +77,23 @@ class Engine:
         would give Y = "the catcher wearing jeans"); a match counts only when each slot fits the
         grammar its template gives it (`rules/templates.json`, `slots`).
         """
-        found = match_all(text, self.templates if templates is None else templates)
-        return [m for m in found if self.readable(m)]
+        return matched(text, self.templates if templates is None else templates, self.lex)
+
+    def matcher(self, templates: tuple[Template, ...]) -> Callable[[str], list[Match]]:
+        """`match` over `templates` (the engine's own, as `select_templates` gives them),
+        remembered per question text: a million GQA questions repeat about a third of the texts
+        a template may match ("What color is the car?"), and a match is a function of the text
+        alone. The lists given are shared between the texts' questions: never changed."""
+        if any(self.template_by_id.get(t.id) is not t for t in templates):
+            raise ValueError("matcher: templates must be the engine's own (select_templates)")
+        key = tuple(t.id for t in templates)
+        found = self._matchers.get(key)
+        if found is None:
+            found = self._matchers[key] = _RememberedMatches(templates, self.lex).__getitem__
+        return found
 
     def readable(self, m: Match) -> bool:
-        return all(fits(parse(m.spans[s].text, self.lex), grammar, self.lex)
-                   for s, grammar in m.template.slots.items())
+        return readable(m, self.lex)
 
     # -- one question ----------------------------------------------------------------------------
     def perturb_question(self, question_id: str, question: dict[str, Any], scene_graph: dict | None, *,
@@ -180,7 +193,9 @@ class Engine:
         if isinstance(semantic, list) and semantic:
             once = {} if once is None else once
             if "reading" not in once:
-                once["reading"] = read_program(semantic)
+                # parsed once: the reading and the original's run (`program_refusal`) share it
+                once["steps"] = steps = parsed(semantic)
+                once["reading"] = read_program(semantic, steps=steps) if steps is not None else None
             reading = agreeing_reading(m, nps, once["reading"], self.lex)
             if reading is None:
                 raise Refusal("program_mismatch")
@@ -191,3 +206,31 @@ class Engine:
                        grounding=ground_slots(question, nps, scene, self.lex, reading),
                        scene=scene, lex=self.lex, corpus=corpus,
                        rng=seeded_rng(TEMPLATE_SEED, seed, question_id, m.template.id), reading=reading)
+
+
+def matched(text: str, templates: tuple[Template, ...], lex: Lexicon) -> list[Match]:
+    """`Engine.match`: the templates' patterns that match the text, each slot read with certainty."""
+    return [m for m in match_all(text, templates) if readable(m, lex)]
+
+
+def readable(m: Match, lex: Lexicon) -> bool:
+    """Does each slot of the match fit the grammar its template gives it?"""
+    return all(fits(parse(m.spans[s].text, lex), grammar, lex) for s, grammar in m.template.slots.items())
+
+
+class _RememberedMatches(dict[str, list[Match]]):
+    """The matches of each question text over some templates (`Engine.matcher`); a lookup that
+    hits costs no Python call. Emptied when full, so a run of distinct texts costs bounded
+    memory. It holds the templates and the lexicon, not the engine (which holds it)."""
+
+    LIMIT = 1 << 16
+
+    def __init__(self, templates: tuple[Template, ...], lex: Lexicon):
+        super().__init__()
+        self.templates, self.lex = templates, lex
+
+    def __missing__(self, text: str) -> list[Match]:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        found = self[text] = matched(text, self.templates, self.lex)
+        return found

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from contrastgen.answers import normalize_answer
+from contrastgen.datasets.gqa_program import Step
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.perturb import PerturbResult, Proposal, Ranking, Refusal, perturbation_id
 from contrastgen.programs.executor import GqaExecutor, ProgramRefusal
@@ -37,7 +38,7 @@ def perturb_match(res: PerturbResult, ctx: Context, binding: Binding, max_k: int
     if ctx.reading is not None:
         once = {} if once is None else once
         if "program" not in once:
-            once["program"] = program_refusal(ctx.lex, question, scene)
+            once["program"] = program_refusal(ctx.lex, question, scene, once.get("steps"))
         if once["program"] is not None:
             res.reason = once["program"]  # each perturbation carries the edited program, which must execute too
             return
@@ -77,12 +78,14 @@ def slot_runs_on(ctx: Context) -> bool:
     return False
 
 
-def program_refusal(lex: Lexicon, question: dict[str, Any], scene: SceneIndex) -> str | None:
+def program_refusal(lex: Lexicon, question: dict[str, Any], scene: SceneIndex,
+                    steps: list[Step] | None = None) -> str | None:
     """Why the question's own program does not execute to its gold answer on the graph, with
     its ids read as the verifier reads them (an object the step's name does not denote is a
-    `program_mismatch`); None when it does."""
+    `program_mismatch`); None when it does. `steps`: the program already parsed."""
     try:
-        got = GqaExecutor(scene, lex, scene.graph).run(question["semantic"]).answer
+        executor = GqaExecutor(scene, lex, scene.graph)
+        got = (executor.run(question["semantic"]) if steps is None else executor.run_steps(steps)).answer
     except ProgramRefusal as exc:
         return "program_mismatch" if exc.reason in ("program_mismatch", "malformed_program") else "not_executable"
     return None if got == normalize_answer(question.get("answer")) else "answer_mismatch"

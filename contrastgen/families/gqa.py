@@ -83,7 +83,7 @@ def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
     order either way. A shard's images (256) wait with their scenes until its search is done."""
     engine = context.local if context.local is not None else _process_engine()
     source, graphs, options = context.questions, context.graphs, context.options
-    templates = engine.select_templates(options.templates)
+    match = engine.matcher(engine.select_templates(options.templates))
     out = ShardResult(questions=0)
     done: list[tuple[str, str, dict[str, Any], bytes | None, list[PerturbResult]]] = []
     works: dict[str, ImageWork] = {}  # with groups: each image's, whose scene its records' search may ask
@@ -94,7 +94,7 @@ def run_shard(context: ShardContext, images: list[str]) -> ShardResult:
         # record when the program path may use it)
         programs = options.mode != "templates"
         matched = [(qid, record, m) for qid, text, record in items
-                   if record is not None and ((m := engine.match(text, templates)) or programs)]
+                   if record is not None and ((m := match(text)) or programs)]
         if not matched:
             continue
         work = ImageWork(engine, image_id, graphs.get(image_id), (text for _, text, _ in items))

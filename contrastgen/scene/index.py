@@ -182,6 +182,24 @@ class _AttributeSets(dict[tuple[str, ...], frozenset[str]]):
 _ATTRIBUTE_SETS = _AttributeSets()
 
 
+def _by_name_and_kind(objects: dict[str, SceneObject]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The objects' ids by name and by canonical kind, each list in the objects' order."""
+    by_name: dict[str, list[str]] = {}
+    by_canonical: dict[str, list[str]] = {}
+    for oid, name, kind, _attributes, _x, _y, _w, _h in objects.values():
+        same = by_name.get(name)
+        if same is None:
+            by_name[name] = [oid]
+        else:
+            same.append(oid)
+        same = by_canonical.get(kind)
+        if same is None:
+            by_canonical[kind] = [oid]
+        else:
+            same.append(oid)
+    return by_name, by_canonical
+
+
 class SceneIndex:
     """Objects by name and canonical kind (eager), relation edges both ways (on first use)."""
 
@@ -215,21 +233,17 @@ class SceneIndex:
     @classmethod
     def build(cls, image_id: str, graph: dict[str, Any], lex: Lexicon) -> SceneIndex:
         objects: dict[str, SceneObject] = {}
-        by_name: dict[str, list[str]] = defaultdict(list)
-        by_canonical: dict[str, list[str]] = defaultdict(list)
-        canonical, clean = lex.canonical, _CLEAN.__getitem__
+        canonical, clean, new = lex.canonical, _CLEAN.__getitem__, tuple.__new__
         # the graph's own order (JSON order, hence deterministic); lists are sorted where it matters
         for oid, o in graph["objects"].items():
             name = clean(o["name"])
             attrs = o.get("attributes")
-            obj = SceneObject(oid, name, canonical(name),
-                              frozenset(map(clean, attrs)) if attrs else frozenset(),
-                              float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"]))
-            objects[oid] = obj
-            by_name[name].append(oid)
-            by_canonical[obj.canonical].append(oid)
+            # the named tuple made without its keyword-taking constructor: every image's objects
+            objects[oid] = new(SceneObject, (oid, name, canonical(name),
+                                             frozenset(map(clean, attrs)) if attrs else _NO_ATTRIBUTES,
+                                             float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"])))
         return cls(image_id, float(graph["width"]), float(graph.get("height") or 0.0), objects,
-                   dict(by_name), dict(by_canonical), graph)
+                   *_by_name_and_kind(objects), graph)
 
     @classmethod
     def build_for_lookup(cls, image_id: str, graph: dict[str, Any], lex: Lexicon) -> SceneIndex:
@@ -277,35 +291,27 @@ class SceneIndex:
             cut = len(record)
         width, height, fields, rows = orjson.loads(memoryview(record)[:cut])
         objects: dict[str, SceneObject] = {}
-        by_name: dict[str, list[str]] = {}
-        by_canonical: dict[str, list[str]] = {}
         intern, attribute_set, new = sys.intern, _ATTRIBUTE_SETS.__getitem__, tuple.__new__
         for oid, name, kind, attrs, x, y, w, h in rows:
             name, kind = intern(name), intern(kind)
             # the named tuple made without its keyword-taking constructor: a group run makes millions
             objects[oid] = new(SceneObject, (oid, name, kind, attribute_set(tuple(attrs)) if attrs else _NO_ATTRIBUTES,
                                              x, y, w, h))
-            same = by_name.get(name)
-            if same is None:
-                by_name[name] = [oid]
-            else:
-                same.append(oid)
-            same = by_canonical.get(kind)
-            if same is None:
-                by_canonical[kind] = [oid]
-            else:
-                same.append(oid)
-        scene = cls(image_id, width, height, objects, by_name, by_canonical, fields)
+        scene = cls(image_id, width, height, objects, *_by_name_and_kind(objects), fields)
         scene._edge_record = record[cut + 1:]  # a scene built for lookup has no graph to read them from
         return scene
 
     # -- edges ----------------------------------------------------------------------------------
     def _index_adjacency(self) -> None:
+        if self._graph_edges_given():
+            self._index_graph_adjacency()
+            return
         edges: set[Edge] = set()
         out_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
         in_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        given = self.edges if self._edge_record is not None else self._edges  # a lookup scene reads its record now
-        for edge in given.in_order() if isinstance(given, RecordEdges) else self._graph_edges():
+        given = self.edges  # a lookup scene reads its record now
+        assert isinstance(given, RecordEdges)
+        for edge in given.in_order():
             if edge in edges:
                 continue
             edges.add(edge)
@@ -313,6 +319,38 @@ class SceneIndex:
             out_edges[oid].append((edge[1], edge[2]))
             in_edges[edge[2]].append((edge[1], oid))
         self._out_edges, self._in_edges = dict(out_edges), dict(in_edges)
+
+    def _graph_edges_given(self) -> bool:
+        """Are the edges read from the graph (not from a lookup record)?"""
+        return self._edge_record is None and not isinstance(self._edges, RecordEdges)
+
+    def _index_graph_adjacency(self) -> None:
+        """`_index_adjacency` of a scene that has its graph, in one pass over the objects'
+        relations: the same set, lists and order as over `_graph_edges`, without a generator
+        (an image of GQA's often relates every pair of its objects)."""
+        edges: set[Edge] = set()
+        out_edges: dict[str, list[tuple[str, str]]] = {}
+        in_edges: dict[str, list[tuple[str, str]]] = {}
+        clean, add = _CLEAN.__getitem__, edges.add
+        for oid, o in self._graph["objects"].items():
+            mine: list[tuple[str, str]] = []
+            for rel in o.get("relations", ()):
+                name, obj = clean(rel["name"]), rel["object"]
+                if type(obj) is not str:
+                    obj = str(obj)
+                edge = (oid, name, obj)
+                if edge in edges:
+                    continue
+                add(edge)
+                mine.append((name, obj))
+                into = in_edges.get(obj)
+                if into is None:
+                    in_edges[obj] = [(name, oid)]
+                else:
+                    into.append((name, oid))
+            if mine:
+                out_edges[oid] = mine
+        self._out_edges, self._in_edges = out_edges, in_edges
         if self._edges is None:
             self._edges = edges
 
@@ -362,7 +400,9 @@ class SceneIndex:
         return frozenset(o for r, o in adjacent.get(obj, ()) if r == rel and o != obj)
 
     def has_any_name(self, names: frozenset[str]) -> bool:
-        return any(n in self.by_name for n in names)
+        """Is any object named one of `names`? (walking the scene's few names: a kind's names, the
+        absence test's, run to hundreds)"""
+        return not names.isdisjoint(self.by_name)
 
     def neighbours(self, obj: str, rel: str, *, symmetric: bool) -> set[str]:
         """Objects s with s -rel-> obj (and obj -rel-> s when symmetric)."""

@@ -153,11 +153,17 @@ def match_all(question: str, templates: tuple[Template, ...] | None = None) -> l
     text = strip_question(question)
     low = text.lower()
     found = []
+    # the last pattern tried, and its match: templates that read one wording two ways (the two
+    # relation templates) share the compiled pattern (`re.compile` caches it), tried once
+    last: Any = None
+    got: Any = None
     for t in templates if templates is not None else load_templates():
         if t.requires and not any(map(low.__contains__, t.requires)):
             continue
         for p in t.patterns:
-            m = p.match(text)
+            if p is not last:
+                last, got = p, p.match(text)
+            m = got
             if m:
                 spans = {k: Span(v, m.start(k), m.end(k)) for k, v in m.groupdict().items() if v is not None}
                 found.append(Match(template=t, question=text, spans=spans))

@@ -176,3 +176,76 @@ def test_objects_read_from_records_share_their_attribute_sets_and_the_memory_sta
     assert SceneIndex.from_lookup_record("c", SceneIndex.lookup_record(other, lex)).objects["9"].attributes == {"red"}
     assert SceneIndex.from_lookup_record("d", record).objects["1"].attributes == {"white", "small"}
     assert len(scene_index._ATTRIBUTE_SETS) <= 1
+
+
+def _awkward_graph(seed: int) -> dict:
+    """Relations drawn at random: edges written twice, to itself, ids not strings, objects
+    without relations or with an empty list, names that clean alike ("On", " on")."""
+    import random
+    rng = random.Random(seed)
+    ids = ["a", "b", "7", "c", "d"]
+    objects = {}
+    for oid in ids:
+        o = {"name": rng.choice(["Man", "dog ", "cup"]), "x": rng.randint(0, 90), "y": 1, "w": 5.5, "h": 2,
+             "attributes": rng.sample(["Red", "tall ", "red"], rng.randint(0, 2))}
+        n = rng.randint(-1, 6)
+        if n >= 0:
+            o["relations"] = [{"name": rng.choice(["On", " on", "near", "to the left of"]),
+                               "object": (7 if rng.random() < 0.2 else rng.choice(ids))} for _ in range(n)]
+        objects[oid] = o
+    return {"width": 100, "height": 50, "objects": objects}
+
+
+def test_the_lists_made_in_one_pass_are_those_of_the_graphs_edges_walked_in_order(lex):
+    """`SceneIndex` makes its lists by subject and object in one pass over the objects' relations;
+    they must be what walking `_graph_edges` (each edge once, at its first place) gives, in the
+    same order, with the same set, whichever of the set and the lists is asked first."""
+    for seed in range(200):
+        graph = _awkward_graph(seed)
+        walked = SceneIndex.build("i", graph, lex)
+        out_edges: dict = {}
+        in_edges: dict = {}
+        seen: set = set()
+        for s, r, o in walked._graph_edges():
+            if (s, r, o) not in seen:
+                seen.add((s, r, o))
+                out_edges.setdefault(s, []).append((r, o))
+                in_edges.setdefault(o, []).append((r, s))
+        lists_first = SceneIndex.build("i", graph, lex)
+        assert list(lists_first.out_edges.items()) == list(out_edges.items())
+        assert list(lists_first.in_edges.items()) == list(in_edges.items())
+        assert lists_first.edges == seen
+        set_first = SceneIndex.build("i", graph, lex)
+        assert set_first.edges == seen
+        assert list(set_first.in_edges.items()) == list(in_edges.items())
+        assert list(set_first.out_edges.items()) == list(out_edges.items())
+
+
+def test_the_objects_and_names_are_those_the_graph_gives(lex):
+    """The index's objects, made without the named tuple's constructor, are the tuples it makes."""
+    for seed in range(50):
+        graph = _awkward_graph(seed)
+        scene = SceneIndex.build("i", graph, lex)
+        expected = {}
+        for oid, o in graph["objects"].items():
+            name = o["name"].lower().strip()
+            expected[oid] = scene_index.SceneObject(
+                id=oid, name=name, canonical=lex.canonical(name),
+                attributes=frozenset(a.lower().strip() for a in o["attributes"]),
+                x=float(o["x"]), y=float(o["y"]), w=float(o["w"]), h=float(o["h"]))
+        assert list(scene.objects.items()) == list(expected.items())
+        assert all(type(v) is scene_index.SceneObject and type(v.x) is float for v in scene.objects.values())
+        by_name: dict = {}
+        by_kind: dict = {}
+        for oid, obj in expected.items():
+            by_name.setdefault(obj.name, []).append(oid)
+            by_kind.setdefault(obj.canonical, []).append(oid)
+        assert list(scene.by_name.items()) == list(by_name.items())
+        assert list(scene.by_canonical.items()) == list(by_kind.items())
+
+
+def test_a_scene_has_a_name_exactly_when_one_of_its_objects_bears_it(lex):
+    scene = SceneIndex.build("i", _graph(), lex)
+    for names in (frozenset(), frozenset({"man"}), frozenset({"Man"}), frozenset({"cat", "dog", "x" * 40}),
+                  frozenset(f"w{i}" for i in range(300)), frozenset(f"w{i}" for i in range(300)) | {"skateboard"}):
+        assert scene.has_any_name(names) == any(o.name in names for o in scene.objects.values())
