@@ -169,7 +169,7 @@ class ImageCandidates:
         """Does the graph also say the edge does not hold (its opposite, or its converse for a
         relation that cannot hold both ways)? Then it is no positive."""
         w, d = self.world, self.domain
-        opposite = d.lex.opposite_relation(r) if d.name == "gqa" else None
+        opposite = d.opposite(r) if d.name == "gqa" else None
         return (opposite is not None and w.holds(s, opposite, o)) or (d.antisymmetric(r) and w.holds(o, r, s))
 
     def _attributes(self, thing: Thing, *, provable: bool = False) -> list[str]:

@@ -19,6 +19,7 @@ from contrastgen.datasets.clevr_vocab import load_vocabulary as load_clevr_vocab
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.language.noun_classes import AttributeKinds, attribute_kinds
 
+_UNASKED = object()  # a relation `GqaDomain.opposite` has not yet answered for (None is an answer)
 # CLEVR's relations are each the other's opposite, as its scenes compute them (left/right from
 # the camera's left direction, front/behind from its front one)
 _CLEVR_OPPOSITES = {"to the left of": "to the right of", "to the right of": "to the left of",
@@ -73,6 +74,8 @@ class GqaDomain:
     _kinds: dict[str, str] = field(default_factory=dict, repr=False)
     _names: GraphNames | None = field(default=None, repr=False)
     _attributes_of: dict[tuple[str, tuple[str, ...], bool], tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _opposites: dict[str, str | None] = field(default_factory=dict, repr=False)
+    _replace_relations: tuple[str, ...] | None = field(default=None, repr=False)
 
     @classmethod
     def load(cls) -> GqaDomain:
@@ -80,7 +83,11 @@ class GqaDomain:
 
     @property
     def replace_relations(self) -> tuple[str, ...]:
-        return tuple(sorted(r for r in self.lex.relations if self.lex.opposite_relation(r)))
+        """The lexicon's relations with an opposite; listed once (every image's replace_rel asks)."""
+        found = self._replace_relations
+        if found is None:
+            found = self._replace_relations = tuple(sorted(r for r in self.lex.relations if self.lex.opposite_relation(r)))
+        return found
 
     def world(self, image_id: str, graph: Mapping[str, Any]) -> World:
         if self._names is None:
@@ -137,7 +144,10 @@ class GqaDomain:
         return found
 
     def opposite(self, relation: str) -> str | None:
-        return self.lex.opposite_relation(relation)
+        found = self._opposites.get(relation, _UNASKED)
+        if found is _UNASKED:
+            found = self._opposites[relation] = self.lex.opposite_relation(relation)
+        return found  # type: ignore[return-value]
 
     def alternatives(self, attribute: str) -> tuple[str, ...]:
         """What a negative may say in the attribute's place: the other basic colours, or its opposites."""
