@@ -320,8 +320,8 @@ class ImageCandidates:
     def _replace_att(self, rng: random.Random) -> Iterator[Candidate]:
         for positive, witnesses, i in self._attribute_positives(rng):
             phrase = positive.phrases[i]
-            options = [a for a in self.domain.alternatives(phrase.attribute)
-                       if self.domain.allows(phrase.noun, a) and self._absent(phrase.noun, a)]
+            options = [a for a in self.domain.allowed_alternatives(phrase.noun, phrase.attribute)
+                       if self._absent(phrase.noun, a)]
             for attribute in rng.sample(options, min(ALTERNATIVES, len(options))):
                 cand = self._candidate("replace_att", positive, witnesses,
                                        positive.with_phrase(i, phrase.with_attribute(attribute)),
@@ -461,7 +461,7 @@ class ImageCandidates:
         alternative of any provable attribute it has)."""
         if self.add_form == MATCHED:
             options = [(a, b) for a in self._attributes(self.things[oid], provable=True)
-                       for b in self.domain.alternatives(a) if self.domain.allows(noun, b) and self._absent(noun, b)]
+                       for b in self.domain.allowed_alternatives(noun, a) if self._absent(noun, b)]
         else:
             options = [(None, b) for b in self._added_options(oid) if self.domain.allows(noun, b) and self._absent(noun, b)]
         return rng.sample(options, min(ALTERNATIVES, len(options)))

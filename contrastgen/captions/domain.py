@@ -52,9 +52,15 @@ class Domain(Protocol):
 
     def alternatives(self, attribute: str) -> tuple[str, ...]: ...
 
+    def allowed_alternatives(self, noun: str, attribute: str) -> tuple[str, ...]: ...
+
     def provable(self, attribute: str) -> bool: ...
 
     def attributes_of(self, noun: str, attributes: tuple[str, ...], provable: bool) -> tuple[str, ...]: ...
+
+
+def _allowed_alternatives(domain: Domain, noun: str, attribute: str) -> tuple[str, ...]:
+    return tuple(a for a in domain.alternatives(attribute) if domain.allows(noun, a))
 
 
 def _attributes_of(domain: Domain, noun: str, attributes: tuple[str, ...], provable: bool) -> tuple[str, ...]:
@@ -75,6 +81,7 @@ class GqaDomain:
     _names: GraphNames | None = field(default=None, repr=False)
     _attributes_of: dict[tuple[str, tuple[str, ...], bool], tuple[str, ...]] = field(default_factory=dict, repr=False)
     _opposites: dict[str, str | None] = field(default_factory=dict, repr=False)
+    _allowed_alternatives: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict, repr=False)
     _replace_relations: tuple[str, ...] | None = field(default=None, repr=False)
 
     @classmethod
@@ -153,6 +160,15 @@ class GqaDomain:
         """What a negative may say in the attribute's place: the other basic colours, or its opposites."""
         return self.vocab.same_class(attribute)
 
+    def allowed_alternatives(self, noun: str, attribute: str) -> tuple[str, ...]:
+        """The `alternatives` of the attribute a negative may say of the noun (`allows`), in their
+        order; remembered, as every image's attribute kinds ask of the same nouns and attributes."""
+        key = (noun, attribute)
+        found = self._allowed_alternatives.get(key)
+        if found is None:
+            found = self._allowed_alternatives[key] = _allowed_alternatives(self, noun, attribute)
+        return found
+
     def provable(self, attribute: str) -> bool:
         return self.vocab.provable(attribute)
 
@@ -211,6 +227,9 @@ class ClevrDomain:
         """The other values of the attribute's type (CLEVR's colours, sizes or materials)."""
         kind = self.clevr.type_of_value.get(attribute)
         return tuple(v for v in self.clevr.values.get(kind, ()) if v != attribute) if kind else ()
+
+    def allowed_alternatives(self, noun: str, attribute: str) -> tuple[str, ...]:
+        return _allowed_alternatives(self, noun, attribute)
 
     def provable(self, attribute: str) -> bool:
         return attribute in self.clevr.type_of_value
