@@ -178,9 +178,8 @@ class ImageCandidates:
         said = self._provable if provable else self._said
         found = said.get(thing.id)
         if found is None:
-            compound = self.world.compound
-            found = said[thing.id] = [a for a in self.domain.attributes_of(thing.noun, thing.attributes, provable)
-                                      if not compound(a, thing.noun)]
+            found = said[thing.id] = self.world.before(
+                thing.noun, self.domain.attributes_of(thing.noun, thing.attributes, provable))
         return found
 
     def _phrase(self, thing: Thing, rng: random.Random, *, attribute: str | None = None,

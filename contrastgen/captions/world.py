@@ -61,6 +61,7 @@ class GraphNames:
         self.attribute_lists: dict[tuple[str, ...], frozenset[str]] = {}  # a list as written -> its attributes, said so
         self._listable: dict[str, bool] = {}
         self._relation_rules: dict[str, tuple[str | None, bool]] = {}
+        self._not_compound: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, str], ...]] = {}
 
     def relation(self, written: str) -> str:
         """The relation in lower case with single spaces ("to the left of"); remembered for the
@@ -118,6 +119,16 @@ class GraphNames:
             found = self._relation_rules[relation] = (opposite, opposite is not None or relation in self.vocab.asymmetric)
         return found
 
+    def not_compound(self, noun: str, attributes: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """(attribute, "ATTRIBUTE NOUN") of each attribute the lexicon does not read as one noun
+        with `noun` (`GqaWorld.compound`'s part that holds in every image)."""
+        key = (noun, attributes)
+        found = self._not_compound.get(key)
+        if found is None:
+            found = self._not_compound[key] = tuple(
+                (a, f"{a} {noun}") for a in attributes if not _known_compound(self.lex, f"{a} {noun}"))
+        return found
+
     def sayable(self, attributes: frozenset[str]) -> tuple[str, ...]:
         """The attributes a caption may say of an object: sayable words the graph does not
         contradict (an object listed both "open" and "closed" is said to be neither)."""
@@ -127,6 +138,14 @@ class GraphNames:
             found = self._sayable[attributes] = tuple(sorted(
                 a for a in attributes if self.vocab.sayable(a) and not attributes & opposites.get(a, frozenset())))
         return found
+
+
+def _known_compound(lex: Lexicon, words: str) -> bool:
+    """Is "ATTRIBUTE NOUN" a noun of the lexicon ("glass window")? Remembered for the process."""
+    known = _KNOWN_COMPOUNDS.get(words)
+    if known is None:
+        known = _KNOWN_COMPOUNDS[words] = lex.is_known(words)
+    return known
 
 
 class Thing(NamedTuple):
@@ -156,6 +175,8 @@ class World(Protocol):
     def thing(self, oid: str) -> Thing | None: ...
 
     def compound(self, attribute: str, noun: str) -> bool: ...
+
+    def before(self, noun: str, attributes: tuple[str, ...]) -> list[str]: ...
 
     def excluded(self, oid: str, attribute: str) -> Fact | None: ...
 
@@ -228,10 +249,13 @@ class GqaWorld:
         """Would "ATTRIBUTE NOUN" read as one noun ("glass window", "hot dog")? Then the attribute
         cannot be said before the noun: a reader takes the longer noun."""
         words = f"{attribute} {noun}"
-        known = _KNOWN_COMPOUNDS.get(words)
-        if known is None:
-            known = _KNOWN_COMPOUNDS[words] = self.lex.is_known(words)
-        return known or words in self._by_name
+        return _known_compound(self.lex, words) or words in self._by_name
+
+    def before(self, noun: str, attributes: tuple[str, ...]) -> list[str]:
+        """The attributes that may be said before the noun: those `compound` does not read as one
+        noun with it (the lexicon's answer remembered for the run, the image's names asked here)."""
+        by_name = self._by_name
+        return [a for a, words in self._names.not_compound(noun, attributes) if words not in by_name]
 
     def thing(self, oid: str) -> Thing | None:
         return self._things.get(oid)
@@ -348,6 +372,9 @@ class ClevrWorld:
 
     def compound(self, attribute: str, noun: str) -> bool:
         return f"{attribute} {noun}" in self.vocab.words["Shape"]
+
+    def before(self, noun: str, attributes: tuple[str, ...]) -> list[str]:
+        return [a for a in attributes if not self.compound(a, noun)]
 
     def graph_name(self, oid: str) -> str:
         return str(self.objects[oid]["name"])
