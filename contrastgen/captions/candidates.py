@@ -197,10 +197,12 @@ class ImageCandidates:
         """The graph's edges of a class of relations: `any`, `replaceable` (those replace_rel
         says), `antisymmetric` (those a swap may be proven false of); listed once per image."""
         found = self._edge_lists.get(relations)
-        if found is None:
+        if found is None and relations == "any":
+            found = self._edge_lists[relations] = list(self.world.edges)
+        elif found is None:
             d = self.domain
             keep: Callable[[str], bool] = {
-                "any": lambda r: True, "replaceable": set(d.replace_relations).__contains__,
+                "replaceable": set(d.replace_relations).__contains__,
                 "antisymmetric": d.antisymmetric}[relations]
             found = self._edge_lists[relations] = [e for e in self.world.edges if keep(e[1])]
         return found

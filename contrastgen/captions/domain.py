@@ -82,6 +82,7 @@ class GqaDomain:
     _attributes_of: dict[tuple[str, tuple[str, ...], bool], tuple[str, ...]] = field(default_factory=dict, repr=False)
     _opposites: dict[str, str | None] = field(default_factory=dict, repr=False)
     _allowed_alternatives: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _says_of: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
     _replace_relations: tuple[str, ...] | None = field(default=None, repr=False)
 
     @classmethod
@@ -141,7 +142,11 @@ class GqaDomain:
         a group of people ("a brown woman", "a silver man"): said of people a colour reads as their
         skin, which no graph's colour of a person (their clothes) shows; and a class of phrase only
         true captions said would tell them from their negatives."""
-        return not (self.lex.is_person(noun) and self.vocab.attribute_type(attribute) == "color")
+        key = (noun, attribute)
+        found = self._says_of.get(key)
+        if found is None:  # remembered: each new list of attributes an object has asks of each
+            found = self._says_of[key] = not (self.lex.is_person(noun) and self.vocab.attribute_type(attribute) == "color")
+        return found
 
     def antisymmetric(self, relation: str) -> bool:
         found = self._antisymmetric.get(relation)

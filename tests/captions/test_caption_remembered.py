@@ -52,10 +52,13 @@ def test_the_remembered_answers_about_relations_and_attributes_are_the_lexicons_
     for _ in range(2):
         for noun in nouns:
             for attribute in attributes:
+                said = not (lex.is_person(noun) and vocab.attribute_type(attribute) == "color")
+                assert domain.says_of(noun, attribute) == said, (noun, attribute)
                 plain = tuple(a for a in domain.alternatives(attribute) if domain.allows(noun, a))
                 assert domain.allowed_alternatives(noun, attribute) == plain, (noun, attribute)
                 differ += plain != domain.alternatives(attribute)
     assert differ  # some alternatives are not said of some nouns ("a brown woman")
+    assert not domain.says_of("woman", "brown") and domain.says_of("woman", "young") and domain.says_of("car", "brown")
 
 
 def test_the_attributes_said_before_a_noun_leave_out_the_lexicons_compounds_and_the_images_own_names():
@@ -96,6 +99,14 @@ def test_an_images_edges_are_each_edge_once_in_the_graphs_order():
     fact = world.relation_false("2", "to the left of", "1")  # its converse and its opposite are listed
     assert fact is not None and fact["because"] == {"subject": "2", "name": "to the right of", "object": "1"}
     assert world.relation_false("1", "near", "3") is None  # "near" may hold both ways
+    image = ImageCandidates(world, domain, noun_pool(Plausibility.of_graphs([graph], domain.graph_kind), domain),
+                            random.Random(0))
+    replaceable = set(domain.replace_relations)
+    for _ in range(2):  # listed, then remembered
+        assert image._edges_of("any") == world.edges
+        assert image._edges_of("replaceable") == [e for e in world.edges if e[1] in replaceable]
+        assert image._edges_of("antisymmetric") == [e for e in world.edges if domain.antisymmetric(e[1])]
+    assert image._edges_of("antisymmetric") != world.edges
 
 
 def test_each_candidates_words_and_plausibility_are_the_plain_ones():
