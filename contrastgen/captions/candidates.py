@@ -169,7 +169,7 @@ class ImageCandidates:
         """Does the graph also say the edge does not hold (its opposite, or its converse for a
         relation that cannot hold both ways)? Then it is no positive."""
         w, d = self.world, self.domain
-        opposite = d.lex.opposite_relation(r) if d.name == "gqa" else None
+        opposite = d.opposite(r) if d.name == "gqa" else None
         return (opposite is not None and w.holds(s, opposite, o)) or (d.antisymmetric(r) and w.holds(o, r, s))
 
     def _attributes(self, thing: Thing, *, provable: bool = False) -> list[str]:
@@ -178,9 +178,8 @@ class ImageCandidates:
         said = self._provable if provable else self._said
         found = said.get(thing.id)
         if found is None:
-            compound = self.world.compound
-            found = said[thing.id] = [a for a in self.domain.attributes_of(thing.noun, thing.attributes, provable)
-                                      if not compound(a, thing.noun)]
+            found = said[thing.id] = self.world.before(
+                thing.noun, self.domain.attributes_of(thing.noun, thing.attributes, provable))
         return found
 
     def _phrase(self, thing: Thing, rng: random.Random, *, attribute: str | None = None,
@@ -198,10 +197,12 @@ class ImageCandidates:
         """The graph's edges of a class of relations: `any`, `replaceable` (those replace_rel
         says), `antisymmetric` (those a swap may be proven false of); listed once per image."""
         found = self._edge_lists.get(relations)
-        if found is None:
+        if found is None and relations == "any":
+            found = self._edge_lists[relations] = list(self.world.edges)
+        elif found is None:
             d = self.domain
             keep: Callable[[str], bool] = {
-                "any": lambda r: True, "replaceable": set(d.replace_relations).__contains__,
+                "replaceable": set(d.replace_relations).__contains__,
                 "antisymmetric": d.antisymmetric}[relations]
             found = self._edge_lists[relations] = [e for e in self.world.edges if keep(e[1])]
         return found
@@ -320,8 +321,8 @@ class ImageCandidates:
     def _replace_att(self, rng: random.Random) -> Iterator[Candidate]:
         for positive, witnesses, i in self._attribute_positives(rng):
             phrase = positive.phrases[i]
-            options = [a for a in self.domain.alternatives(phrase.attribute)
-                       if self.domain.allows(phrase.noun, a) and self._absent(phrase.noun, a)]
+            options = [a for a in self.domain.allowed_alternatives(phrase.noun, phrase.attribute)
+                       if self._absent(phrase.noun, a)]
             for attribute in rng.sample(options, min(ALTERNATIVES, len(options))):
                 cand = self._candidate("replace_att", positive, witnesses,
                                        positive.with_phrase(i, phrase.with_attribute(attribute)),
@@ -461,7 +462,7 @@ class ImageCandidates:
         alternative of any provable attribute it has)."""
         if self.add_form == MATCHED:
             options = [(a, b) for a in self._attributes(self.things[oid], provable=True)
-                       for b in self.domain.alternatives(a) if self.domain.allows(noun, b) and self._absent(noun, b)]
+                       for b in self.domain.allowed_alternatives(noun, a) if self._absent(noun, b)]
         else:
             options = [(None, b) for b in self._added_options(oid) if self.domain.allows(noun, b) and self._absent(noun, b)]
         return rng.sample(options, min(ALTERNATIVES, len(options)))

@@ -19,6 +19,7 @@ from contrastgen.datasets.clevr_vocab import load_vocabulary as load_clevr_vocab
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.language.noun_classes import AttributeKinds, attribute_kinds
 
+_UNASKED = object()  # a relation `GqaDomain.opposite` has not yet answered for (None is an answer)
 # CLEVR's relations are each the other's opposite, as its scenes compute them (left/right from
 # the camera's left direction, front/behind from its front one)
 _CLEVR_OPPOSITES = {"to the left of": "to the right of", "to the right of": "to the left of",
@@ -51,9 +52,15 @@ class Domain(Protocol):
 
     def alternatives(self, attribute: str) -> tuple[str, ...]: ...
 
+    def allowed_alternatives(self, noun: str, attribute: str) -> tuple[str, ...]: ...
+
     def provable(self, attribute: str) -> bool: ...
 
     def attributes_of(self, noun: str, attributes: tuple[str, ...], provable: bool) -> tuple[str, ...]: ...
+
+
+def _allowed_alternatives(domain: Domain, noun: str, attribute: str) -> tuple[str, ...]:
+    return tuple(a for a in domain.alternatives(attribute) if domain.allows(noun, a))
 
 
 def _attributes_of(domain: Domain, noun: str, attributes: tuple[str, ...], provable: bool) -> tuple[str, ...]:
@@ -73,6 +80,10 @@ class GqaDomain:
     _kinds: dict[str, str] = field(default_factory=dict, repr=False)
     _names: GraphNames | None = field(default=None, repr=False)
     _attributes_of: dict[tuple[str, tuple[str, ...], bool], tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _opposites: dict[str, str | None] = field(default_factory=dict, repr=False)
+    _allowed_alternatives: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _says_of: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
+    _replace_relations: tuple[str, ...] | None = field(default=None, repr=False)
 
     @classmethod
     def load(cls) -> GqaDomain:
@@ -80,7 +91,11 @@ class GqaDomain:
 
     @property
     def replace_relations(self) -> tuple[str, ...]:
-        return tuple(sorted(r for r in self.lex.relations if self.lex.opposite_relation(r)))
+        """The lexicon's relations with an opposite; listed once (every image's replace_rel asks)."""
+        found = self._replace_relations
+        if found is None:
+            found = self._replace_relations = tuple(sorted(r for r in self.lex.relations if self.lex.opposite_relation(r)))
+        return found
 
     def world(self, image_id: str, graph: Mapping[str, Any]) -> World:
         if self._names is None:
@@ -127,7 +142,11 @@ class GqaDomain:
         a group of people ("a brown woman", "a silver man"): said of people a colour reads as their
         skin, which no graph's colour of a person (their clothes) shows; and a class of phrase only
         true captions said would tell them from their negatives."""
-        return not (self.lex.is_person(noun) and self.vocab.attribute_type(attribute) == "color")
+        key = (noun, attribute)
+        found = self._says_of.get(key)
+        if found is None:  # remembered: each new list of attributes an object has asks of each
+            found = self._says_of[key] = not (self.lex.is_person(noun) and self.vocab.attribute_type(attribute) == "color")
+        return found
 
     def antisymmetric(self, relation: str) -> bool:
         found = self._antisymmetric.get(relation)
@@ -137,11 +156,23 @@ class GqaDomain:
         return found
 
     def opposite(self, relation: str) -> str | None:
-        return self.lex.opposite_relation(relation)
+        found = self._opposites.get(relation, _UNASKED)
+        if found is _UNASKED:
+            found = self._opposites[relation] = self.lex.opposite_relation(relation)
+        return found  # type: ignore[return-value]
 
     def alternatives(self, attribute: str) -> tuple[str, ...]:
         """What a negative may say in the attribute's place: the other basic colours, or its opposites."""
         return self.vocab.same_class(attribute)
+
+    def allowed_alternatives(self, noun: str, attribute: str) -> tuple[str, ...]:
+        """The `alternatives` of the attribute a negative may say of the noun (`allows`), in their
+        order; remembered, as every image's attribute kinds ask of the same nouns and attributes."""
+        key = (noun, attribute)
+        found = self._allowed_alternatives.get(key)
+        if found is None:
+            found = self._allowed_alternatives[key] = _allowed_alternatives(self, noun, attribute)
+        return found
 
     def provable(self, attribute: str) -> bool:
         return self.vocab.provable(attribute)
@@ -201,6 +232,9 @@ class ClevrDomain:
         """The other values of the attribute's type (CLEVR's colours, sizes or materials)."""
         kind = self.clevr.type_of_value.get(attribute)
         return tuple(v for v in self.clevr.values.get(kind, ()) if v != attribute) if kind else ()
+
+    def allowed_alternatives(self, noun: str, attribute: str) -> tuple[str, ...]:
+        return _allowed_alternatives(self, noun, attribute)
 
     def provable(self, attribute: str) -> bool:
         return attribute in self.clevr.type_of_value

@@ -20,13 +20,20 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO
 
 import orjson
 
 from contrastgen.captions import blind
 from contrastgen.captions.balance import Balancer, Scored
-from contrastgen.captions.candidates import KINDS, MATCHED, SUGARCREPE, ImageCandidates, NounPool
+from contrastgen.captions.candidates import (
+    KINDS,
+    MATCHED,
+    SUGARCREPE,
+    Candidate,
+    ImageCandidates,
+    NounPool,
+)
 from contrastgen.captions.caption import Caption, caption_text
 from contrastgen.captions.domain import Domain, load_domain
 from contrastgen.captions.plausibility import CorpusCounts, Plausibility, count_graph
@@ -39,6 +46,7 @@ from contrastgen.files.atomic import atomic_dir
 from contrastgen.files.manifest import CAPTION_SET, write_manifest
 from contrastgen.gc_policy import no_gc
 from contrastgen.jsonio import dumps
+from contrastgen.language.lexicon import Lexicon
 from contrastgen.parallel.backend import default_workers
 from contrastgen.parallel.tasks import map_tasks
 from contrastgen.records import CAPTIONS_FILE
@@ -50,7 +58,6 @@ SHARD_IMAGES = 256  # images per unit of work; fixed, so the choice does not dep
 COUNT_IMAGES = 8192
 STATS_FILE = "stats.json"
 MAX_ABSENCE_BOOST = 20.0
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -260,17 +267,21 @@ def noun_pool(plausibility: Plausibility, domain: Domain) -> NounPool:
     return NounPool(tuple(nouns), tuple(cum))
 
 
-def _memo(fn: Callable[[Caption], T]) -> Callable[[Caption], T]:
-    """`fn` remembered per caption for one image: a positive recurs across its candidates."""
-    seen: dict[Caption, T] = {}
+def _scoring(score: Callable[[Caption], float], lex: Lexicon) -> Callable[[Candidate], Scored]:
+    """A candidate as the balancing reads it, each caption's words and plausibility worked out
+    once for one image: a positive recurs across its candidates and its kinds."""
+    said: dict[Caption, tuple[str, float]] = {}
 
-    def call(caption: Caption) -> T:
-        found = seen.get(caption)
-        if found is None:
-            found = seen[caption] = fn(caption)
-        return found
+    def scored(c: Candidate) -> Scored:
+        positive = said.get(c.positive)
+        if positive is None:
+            positive = said[c.positive] = (caption_text(c.positive, lex), score(c.positive))
+        negative = said.get(c.negative)
+        if negative is None:
+            negative = said[c.negative] = (caption_text(c.negative, lex), score(c.negative))
+        return Scored(c, positive[0], negative[0], positive[1], negative[1])
 
-    return call
+    return scored
 
 
 def _count_shard(state: _State, image_ids: list[str]) -> CorpusCounts:
@@ -304,16 +315,15 @@ def _caption_shard(state: _State, image_ids: list[str]) -> tuple[bytes, CaptionS
     for image_id in image_ids:
         graph = state.graphs[image_id]
         world = domain.world(image_id, graph)
-        score = _memo(state.plausibility.scorer(count_graph(graph, domain.graph_kind), domain.kind_of))
+        scoring = _scoring(state.plausibility.scorer(count_graph(graph, domain.graph_kind), domain.kind_of), lex)
         image = ImageCandidates(world, domain, state.pool, random.Random(f"{options.seed}:{image_id}"),
                                add_form=options.adds)
         choice = random.Random(f"{options.seed}:{image_id}:choice")
         by_positive: dict[Any, list[tuple[Any, float, float]]] = {}
         stats.images += 1
         for kind in options.kinds:
-            scored = (Scored(c, caption_text(c.positive, lex), caption_text(c.negative, lex), score(c.positive),
-                             score(c.negative)) for c in image.drawn(kind))
-            chosen = balancer.choose(kind, scored, choice, max(options.candidates, options.per_image))
+            chosen = balancer.choose(kind, map(scoring, image.drawn(kind)), choice,
+                                     max(options.candidates, options.per_image))
             if not chosen:
                 continue
             stats.images_with[kind] += 1

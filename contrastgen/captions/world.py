@@ -20,7 +20,7 @@ no `may_be` at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
@@ -59,6 +59,9 @@ class GraphNames:
         self.relations: dict[str, str] = {}  # a relation as a graph writes it -> as a caption says it
         self.written_names: dict[str, str] = {}  # an object name as a graph writes it -> in lower case, single spaces
         self.attribute_lists: dict[tuple[str, ...], frozenset[str]] = {}  # a list as written -> its attributes, said so
+        self._listable: dict[str, bool] = {}
+        self._relation_rules: dict[str, tuple[str | None, bool]] = {}
+        self._not_compound: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, str], ...]] = {}
 
     def relation(self, written: str) -> str:
         """The relation in lower case with single spaces ("to the left of"); remembered for the
@@ -97,6 +100,35 @@ class GraphNames:
             found = self._names[name] = GraphName(lex.readings(name), decidable, kind, noun)
         return found
 
+    def listable(self, noun: str) -> bool:
+        """Can the graph list the objects the noun may denote: a noun the lexicon knows, neither
+        too vague nor of objects graphs often leave out? (What `GqaWorld.may_be` asks of every
+        noun a negative draws, in every image.)"""
+        found = self._listable.get(noun)
+        if found is None:
+            lex = self.lex
+            found = self._listable[noun] = lex.absence_decidable(noun) and not lex.is_unannotated_prone(noun)
+        return found
+
+    def relation_rules(self, relation: str) -> tuple[str | None, bool]:
+        """(the relation's opposite, whether it cannot hold both ways): what a proof that it does
+        not hold between two objects may rest on."""
+        found = self._relation_rules.get(relation)
+        if found is None:
+            opposite = self.lex.opposite_relation(relation)
+            found = self._relation_rules[relation] = (opposite, opposite is not None or relation in self.vocab.asymmetric)
+        return found
+
+    def not_compound(self, noun: str, attributes: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """(attribute, "ATTRIBUTE NOUN") of each attribute the lexicon does not read as one noun
+        with `noun` (`GqaWorld.compound`'s part that holds in every image)."""
+        key = (noun, attributes)
+        found = self._not_compound.get(key)
+        if found is None:
+            found = self._not_compound[key] = tuple(
+                (a, f"{a} {noun}") for a in attributes if not _known_compound(self.lex, f"{a} {noun}"))
+        return found
+
     def sayable(self, attributes: frozenset[str]) -> tuple[str, ...]:
         """The attributes a caption may say of an object: sayable words the graph does not
         contradict (an object listed both "open" and "closed" is said to be neither)."""
@@ -106,6 +138,14 @@ class GraphNames:
             found = self._sayable[attributes] = tuple(sorted(
                 a for a in attributes if self.vocab.sayable(a) and not attributes & opposites.get(a, frozenset())))
         return found
+
+
+def _known_compound(lex: Lexicon, words: str) -> bool:
+    """Is "ATTRIBUTE NOUN" a noun of the lexicon ("glass window")? Remembered for the process."""
+    known = _KNOWN_COMPOUNDS.get(words)
+    if known is None:
+        known = _KNOWN_COMPOUNDS[words] = lex.is_known(words)
+    return known
 
 
 class Thing(NamedTuple):
@@ -136,6 +176,8 @@ class World(Protocol):
 
     def compound(self, attribute: str, noun: str) -> bool: ...
 
+    def before(self, noun: str, attributes: tuple[str, ...]) -> list[str]: ...
+
     def excluded(self, oid: str, attribute: str) -> Fact | None: ...
 
     def holds(self, subject: str, relation: str, obj: str) -> bool: ...
@@ -158,14 +200,14 @@ class GqaWorld:
     def __init__(self, graph: Mapping[str, Any], lex: Lexicon, vocab: CaptionVocabulary,
                  may_kinds: Callable[[str], frozenset[str]], names: GraphNames | None = None):
         self.lex, self.vocab, self.may_kinds = lex, vocab, may_kinds
-        names = names or GraphNames(lex, vocab)
+        names = self._names = names or GraphNames(lex, vocab)
         self.width, self.height = float(graph["width"]), float(graph.get("height") or 0.0)
         self._may: dict[str, tuple[str, ...] | None] = {}
         self.memo: dict[Any, Any] = {}
         self.names: dict[str, str] = {}
         self.attributes: dict[str, frozenset[str]] = {}
-        self._edges: set[tuple[str, str, str]] = set()
-        things, edges = [], []
+        things: list[Thing] = []
+        written_edges: list[tuple[str, str, str]] = []
         readings, anything = [], []
         relation_names, written_names, attribute_lists = names.relations, names.written_names, names.attribute_lists
         for oid, o in graph["objects"].items():
@@ -187,21 +229,19 @@ class GqaWorld:
             elif said.kind is not None:
                 things.append(Thing(oid, said.noun, said.kind, names.sayable(attrs),
                                     (float(o["x"]), float(o["y"]), float(o["w"]), float(o["h"]))))
-            for r in o.get("relations") or ():
-                said_name = r["name"]
-                relation = relation_names.get(said_name)
-                if relation is None:
-                    relation = names.relation(said_name)
-                edge = (oid, relation, str(r["object"]))
-                if edge not in self._edges:
-                    self._edges.add(edge)
-                    edges.append(edge)
+            relations = o.get("relations")
+            if relations:
+                # a relation's spelling is "" only where it is blank, and then asked again
+                written_edges.extend([(oid, relation_names.get(r["name"]) or names.relation(r["name"]), str(r["object"]))
+                                      for r in relations])
+        # each edge once, in the graph's order (a dict keeps its keys' order, and is tested for one as a set is)
+        self._edges = dict.fromkeys(written_edges)
         self._anything, self._readings = frozenset(anything), readings
         self._anything_listed = tuple(anything)  # in the graph's order, as `may_be` lists objects
         self._read_as: frozenset[str] | None = None  # every kind an object of the image may be, once asked
         self.things = things
         self._things = {t.id: t for t in things}
-        self.edges = [e for e in edges if e[0] != e[2] and e[0] in self._things and e[2] in self._things
+        self.edges = [e for e in self._edges if e[0] != e[2] and e[0] in self._things and e[2] in self._things
                       and sayable_relation(e[1])]
         self._by_name = frozenset(self.names.values())
 
@@ -209,10 +249,13 @@ class GqaWorld:
         """Would "ATTRIBUTE NOUN" read as one noun ("glass window", "hot dog")? Then the attribute
         cannot be said before the noun: a reader takes the longer noun."""
         words = f"{attribute} {noun}"
-        known = _KNOWN_COMPOUNDS.get(words)
-        if known is None:
-            known = _KNOWN_COMPOUNDS[words] = self.lex.is_known(words)
-        return known or words in self._by_name
+        return _known_compound(self.lex, words) or words in self._by_name
+
+    def before(self, noun: str, attributes: tuple[str, ...]) -> list[str]:
+        """The attributes that may be said before the noun: those `compound` does not read as one
+        noun with it (the lexicon's answer remembered for the run, the image's names asked here)."""
+        by_name = self._by_name
+        return [a for a, words in self._names.not_compound(noun, attributes) if words not in by_name]
 
     def thing(self, oid: str) -> Thing | None:
         return self._things.get(oid)
@@ -221,8 +264,7 @@ class GqaWorld:
         found = self._may.get(noun, _UNASKED)
         if found is not _UNASKED:
             return found  # type: ignore[return-value]
-        lex = self.lex
-        if not lex.absence_decidable(noun) or lex.is_unannotated_prone(noun):
+        if not self._names.listable(noun):
             found = None
         else:
             kinds = self.may_kinds(noun)
@@ -264,11 +306,8 @@ class GqaWorld:
         return (subject, relation, obj) in self._edges
 
     def relation_false(self, subject: str, relation: str, obj: str) -> Fact | None:
-        return _relation_false(self._edges, self.lex.opposite_relation(relation),
-                               self._antisymmetric(relation), subject, relation, obj)
-
-    def _antisymmetric(self, relation: str) -> bool:
-        return self.lex.opposite_relation(relation) is not None or relation in self.vocab.asymmetric
+        opposite, antisymmetric = self._names.relation_rules(relation)
+        return _relation_false(self._edges, opposite, antisymmetric, subject, relation, obj)
 
     def closure_facts(self) -> list[Fact]:
         return []
@@ -334,11 +373,14 @@ class ClevrWorld:
     def compound(self, attribute: str, noun: str) -> bool:
         return f"{attribute} {noun}" in self.vocab.words["Shape"]
 
+    def before(self, noun: str, attributes: tuple[str, ...]) -> list[str]:
+        return [a for a in attributes if not self.compound(a, noun)]
+
     def graph_name(self, oid: str) -> str:
         return str(self.objects[oid]["name"])
 
 
-def _relation_false(edges: set[tuple[str, str, str]] | frozenset[tuple[str, str, str]], opposite: str | None,
+def _relation_false(edges: Collection[tuple[str, str, str]], opposite: str | None,
                     antisymmetric: bool, subject: str, relation: str, obj: str) -> Fact | None:
     """The edge that shows `subject relation obj` does not hold: the opposite relation between
     them, or (for a relation that cannot hold both ways) the relation the other way round. None
