@@ -184,7 +184,7 @@ RULES: list[tuple[str, int, str, str, str, Callable[[Any], bool] | None]] = [
     ("template screen (whole record kept?)", 0, "load", "screen", "", _FALSE),
     ("scene-graph checks", 0, "load", "contrastgen.datasets.gqa", "validate_scene_graph", None),
     ("match: template patterns", 0, "perturb", "contrastgen.templates.patterns", "match_all", _EMPTY),
-    ("match: slot grammar (no_match)", 0, "perturb", "contrastgen.engine.question:Engine", "readable", _FALSE),
+    ("match: slot grammar (no_match)", 0, "perturb", "contrastgen.engine.question", "readable", _FALSE),
     ("noun-phrase parsing (cached)", 1, "perturb", "contrastgen.language.nounphrase", "parse_cached", None),
     ("graph JSON parse", 0, "perturb", "contrastgen.datasets.packing:GraphJson", "__getitem__", None),
     ("image's question texts (duplicates)", 0, "perturb", "contrastgen.families.gqa_image_work:ImageWork", "__init__", None),

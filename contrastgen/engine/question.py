@@ -92,9 +92,6 @@ class Engine:
             found = self._matchers[key] = _RememberedMatches(templates, self.lex).__getitem__
         return found
 
-    def readable(self, m: Match) -> bool:
-        return readable(m, self.lex)
-
     # -- one question ----------------------------------------------------------------------------
     def perturb_question(self, question_id: str, question: dict[str, Any], scene_graph: dict | None, *,
                          corpus: Corpus | None = None, max_k: int = 5, seed: int = 0,
@@ -195,7 +192,7 @@ class Engine:
             if "reading" not in once:
                 # parsed once: the reading and the original's run (`program_refusal`) share it
                 once["steps"] = steps = parsed(semantic)
-                once["reading"] = read_program(semantic, steps=steps) if steps is not None else None
+                once["reading"] = read_program(semantic, parsed=True) if steps is not None else None
             reading = agreeing_reading(m, nps, once["reading"], self.lex)
             if reading is None:
                 raise Refusal("program_mismatch")

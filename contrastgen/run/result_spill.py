@@ -24,7 +24,6 @@ questions (the library's `generate()`, the HTTP service) keeps its results in me
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import marshal
 import os
@@ -324,7 +323,10 @@ def _key_of_frame(pair: tuple[tuple, bytes]) -> str:
 
 def _remove(folder: Path) -> None:
     writer = _WRITERS.pop((folder, os.getpid()), None)  # a run that failed before `finish`
-    if writer is not None:
-        with contextlib.suppress(OSError):
+    try:
+        if writer is not None:
             writer.close()
-    shutil.rmtree(folder, ignore_errors=True)
+    except (OSError, scratch.ScratchError):  # the failure the run is ending on, likely a full TMPDIR
+        pass
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -29,7 +29,7 @@ class Grounding:
 NOT_GROUNDED = "not_grounded"
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1 << 18)  # bounded: a long-lived API or Ray worker meets ever more pairs
 def same_kind(a: str, b: str, lex: Lexicon) -> bool:
     """Do two names denote the same kind, or one a kind of the other? (memoised: the distractor
     loops ask it for the same few thousand pairs over and over)"""

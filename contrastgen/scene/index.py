@@ -326,7 +326,7 @@ class SceneIndex:
 
     def _index_graph_adjacency(self) -> None:
         """`_index_adjacency` of a scene that has its graph, in one pass over the objects'
-        relations: the same set, lists and order as over `_graph_edges`, without a generator
+        relations: each edge once, at its first place in the graph's order, without a generator
         (an image of GQA's often relates every pair of its objects)."""
         edges: set[Edge] = set()
         out_edges: dict[str, list[tuple[str, str]]] = {}
@@ -353,13 +353,6 @@ class SceneIndex:
         self._out_edges, self._in_edges = out_edges, in_edges
         if self._edges is None:
             self._edges = edges
-
-    def _graph_edges(self) -> Iterator[Edge]:
-        """The graph's edges in its order (a relation written twice, twice)."""
-        clean = _CLEAN.__getitem__
-        for oid, o in self._graph["objects"].items():
-            for rel in o.get("relations", ()):
-                yield oid, clean(rel["name"]), str(rel["object"])
 
     @property
     def edges(self) -> AbstractSet[Edge]:

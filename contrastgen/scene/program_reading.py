@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contrastgen.datasets.gqa_program import Step, read_reference, split_reference, well_formed
+from contrastgen.datasets.gqa_program import read_reference, split_reference, well_formed
 
 # -- what a whole program asks -------------------------------------------------------------------
 
@@ -112,10 +112,11 @@ def _relation_arg(arg: str) -> tuple[str, str, str, tuple[str, ...]] | None:
     return ref.name.lower(), ref.relation.lower(), ref.role, ref.ids
 
 
-def read_program(semantic: list[dict] | None, *, steps: list[Step] | None = None) -> ProgramReading | None:
+def read_program(semantic: list[dict] | None, *, parsed: bool = False) -> ProgramReading | None:
     """The reading of a program whose shape is one the templates ask, else None (a malformed
-program among them: `datasets.gqa_program`). `steps`: the program already parsed, so well formed."""
-    if steps is None and not well_formed(semantic):
+program among them: `datasets.gqa_program`). `parsed`: the caller has parsed it already, so it is
+well formed and need not be checked again."""
+    if not parsed and not well_formed(semantic):
         return None
     assert semantic is not None
     last = len(semantic) - 1

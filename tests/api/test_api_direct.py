@@ -144,7 +144,7 @@ def test_cors_headers_still_come_with_an_answer(state):
     assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "https://lab.example"
 
 
-def test_the_route_function_is_whatposted_in_process(state, monkeypatch):
+def test_the_route_function_is_what_answers(state, monkeypatch):
     """The direct way calls the route's own function (so the two cannot drift apart)."""
     calls = []
     route = routes_v1.perturb

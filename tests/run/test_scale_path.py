@@ -449,3 +449,26 @@ def test_a_freeze_asked_for_within_a_batch_happens_there_and_nowhere_else():
     finally:
         if not before:  # as the run leaves it (`run.generate._frozen`)
             gc.unfreeze()
+
+
+def test_a_failed_runs_folder_goes_even_when_its_writer_cannot_be_closed(tmp_path, monkeypatch):
+    """A run that fails on a full TMPDIR ends with the driver's writer unable to flush either:
+    its close raises the same `ScratchError`, and the run's folder must still be removed."""
+    import os
+
+    from contrastgen.files import scratch
+    from contrastgen.run import result_spill
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    writer = result_spill._ShardWriter(folder, "driver")
+    writer.lines.append_frame(b"unflushed")
+
+    def full(*_args, **_kwargs):
+        raise scratch.ScratchError("cannot write temporary files (No space left on device)")
+
+    monkeypatch.setattr(writer.lines, "flush", full)
+    monkeypatch.setitem(result_spill._WRITERS, (folder, os.getpid()), writer)
+    result_spill._remove(folder)
+    assert not folder.exists()
+    assert (folder, os.getpid()) not in result_spill._WRITERS

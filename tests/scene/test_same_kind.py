@@ -51,3 +51,25 @@ def test_same_kind_on_the_vocabulary_says_what_the_lexicon_says(lex):
     pairs = [(a, b) for a in names for b in names[::3]]
     assert any(_through_the_lexicon(a, b, lex) and a != b for a, b in pairs)
     assert [same_kind(a, b, lex) for a, b in pairs] == [_through_the_lexicon(a, b, lex) for a, b in pairs]
+
+
+def test_denoted_ids_walk_either_side_and_find_the_objects_of_the_words_kinds(lex):
+    """`denoted_ids` walks the smaller of the word's kinds and the scene's kinds; both walks must
+    give every object whose kind is the word's or a kind of it, in id order ("animal" has more
+    kinds than this scene, "dog" fewer)."""
+    from contrastgen.scene.ground import denoted_ids
+    from contrastgen.scene.index import SceneIndex
+
+    names = ["dog", "cat", "puppy", "car", "man", "woman", "horse", "table", "dogs", "motorbike"]
+    graph = {"width": 100, "height": 100, "objects": {
+        f"o{i}": {"name": n, "x": i, "y": i, "w": 5, "h": 5, "attributes": [], "relations": []}
+        for i, n in enumerate(names)}}
+    scene = SceneIndex.build("img", graph, lex)
+    asked = ["animal", "dog", "person", "vehicle", "thing", "furniture", "car", "giraffe"]
+    assert any(len(lex.names_of_kinds(w)[0]) > len(scene.by_canonical) for w in asked)
+    assert any(len(lex.names_of_kinds(w)[0]) <= len(scene.by_canonical) for w in asked)
+    for word in asked:
+        kinds = lex.names_of_kinds(word)[0]
+        expected = sorted(oid for oid, o in graph["objects"].items() if lex.canonical(o["name"]) in kinds)
+        assert denoted_ids(word, scene, lex) == expected, word
+    assert denoted_ids("animal", scene, lex)  # the scene's animals are found through the many-kinds walk
