@@ -52,7 +52,14 @@ class _Appender:
 
     def __init__(self, path: Path):
         self.path = path
-        self._fh = path.open("wb")
+        try:
+            # "x": two writers given one name (a worker's pid reused within a run) must fail
+            # loudly, not truncate each other's frames.
+            self._fh = path.open("xb")
+        except FileExistsError:
+            raise RuntimeError(f"{path} already exists: two writers of one run were given one name") from None
+        except OSError as exc:
+            raise scratch.scratch_error(exc) from None
         self._buffer = bytearray()
         self.size = 0  # bytes written or buffered
 

@@ -252,6 +252,21 @@ def test_a_workers_shard_is_on_disk_when_the_driver_hears_of_it(tmp_path):
     writer.close()
 
 
+def test_a_second_writer_of_one_name_fails_rather_than_truncating_the_first(tmp_path):
+    """Worker files are named by pid: a pid reused within one run must not empty the frames
+    the first worker of that pid wrote and reported."""
+    from contrastgen.results.generation import ShardResult
+    from contrastgen.run.result_spill import _ShardWriter
+
+    first = _ShardWriter(tmp_path, "4242")
+    first.write(ShardResult(questions=1, lines=[("q0", (b'{"q":0}\n',))], positions=[0]))
+    size = (tmp_path / "lines-4242.bin").stat().st_size
+    with pytest.raises(RuntimeError, match="two writers of one run"):
+        _ShardWriter(tmp_path, "4242")
+    assert (tmp_path / "lines-4242.bin").stat().st_size == size > 0
+    first.close()
+
+
 def test_shard_tallies_merged_equal_the_outcomes_counted_at_once():
     from contrastgen.results.stats import KS, Outcome, StatsTally
 
