@@ -31,10 +31,10 @@ from collections.abc import Callable, Iterable, Mapping
 from itertools import product
 from typing import Any
 
-from contrastgen.datasets.gqa import validate_scene_graph
 from contrastgen.records import Failure, VerifyReport
 from contrastgen.verify.caption_reading import CaptionWords, read_caption
 from contrastgen.verify.caption_rules import CaptionRules, load_caption_rules
+from contrastgen.verify.checker import IndexCache
 from contrastgen.verify.facts import check_fact
 from contrastgen.verify.graph import EvidenceProblem, GraphIndex
 from contrastgen.verify.nouns import NounTable, load_nouns
@@ -419,7 +419,7 @@ def verify_captions(records: Iterable[Any], scene_graphs: Mapping[str, dict[str,
     vrules, crules, nouns = load_rules(), load_caption_rules(), load_nouns()
     report = VerifyReport(checked=0, check_order=CHECKS)
     seen: set[str] = set()
-    graphs: dict[str, CaptionGraph] = {}
+    graphs = IndexCache(scene_graphs, lambda graph: CaptionGraph(graph, vrules, crules, nouns))
     for n, record in enumerate(records, 1):
         rid = str(record.get("id")) if isinstance(record, dict) else f"record {n}"
         if not isinstance(record, dict) or not isinstance(record.get("negatives"), list):
@@ -428,17 +428,9 @@ def verify_captions(records: Iterable[Any], scene_graphs: Mapping[str, dict[str,
         report.checked += 1 + len(record["negatives"])
         image_id = str(record.get("image_id"))
         graph = graphs.get(image_id)
-        if graph is None and image_id in scene_graphs:
-            try:
-                graph = graphs[image_id] = CaptionGraph(scene_graphs[image_id], vrules, crules, nouns)
-            except (KeyError, TypeError, AttributeError, ValueError):
-                validate_scene_graph(image_id, scene_graphs[image_id])
-                raise
         if graph is None:
             report.failures.append(Failure(rid, None, f"image {image_id!r} is not among the scene graphs", IMAGE))
             continue
-        if len(graphs) > 4096:
-            graphs.clear()
         report.failures.extend(_record_failures(record, rid, image_id, graph, seen))
     return report
 

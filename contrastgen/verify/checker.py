@@ -27,7 +27,7 @@ import functools
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import regex
 
@@ -50,6 +50,7 @@ PERTURBATION_KINDS = ("contrast", "invariance")  # a changed answer, or one prov
 _DEFINITE_OPS = frozenset({"side", "color"})
 _EXISTS_OPS = frozenset({"exists_any", "exists_related"})
 _INDEX_CACHE_SIZE = 4096
+_Built = TypeVar("_Built")  # what an IndexCache keeps of each graph
 _GRAPH_ERRORS = (KeyError, TypeError, AttributeError, ValueError)  # what a malformed graph raises
 
 # What kind of check a problem comes from, so a report over a million perturbations can say
@@ -212,18 +213,22 @@ def perturbation_problems(p: Any, record: dict[str, Any], graph: GraphIndex,
     return _perturbation_problems(p, str(record.get("answer", "")), graph, rules, record)
 
 
-class IndexCache:
-    """GraphIndex per image, built on first use; bounded so a 75k-image run stays small."""
+class IndexCache(Generic[_Built]):
+    """What a check builds of each image's graph (by default its `GraphIndex`), built on first
+    use and kept for the most recent images only, so a 75k-image run stays small. A malformed
+    graph is said by the GQA validator, not as the crash building it gave."""
 
-    def __init__(self, scene_graphs: Mapping[str, dict[str, Any]]):
+    def __init__(self, scene_graphs: Mapping[str, dict[str, Any]],
+                 build: Callable[[dict[str, Any]], _Built] = GraphIndex):
         self._graphs = scene_graphs
-        self._cache: OrderedDict[str, GraphIndex] = OrderedDict()
+        self._build = build
+        self._cache: OrderedDict[str, _Built] = OrderedDict()
 
     def graph(self, image_id: str) -> dict[str, Any]:
         """The graph itself, as given (for the validator to say what is wrong with it)."""
         return self._graphs[image_id]
 
-    def get(self, image_id: str) -> GraphIndex | None:
+    def get(self, image_id: str) -> _Built | None:
         hit = self._cache.get(image_id)
         if hit is not None:
             self._cache.move_to_end(image_id)
@@ -231,11 +236,12 @@ class IndexCache:
         graph = self._graphs.get(image_id)
         if graph is None:
             return None
-        index = index_graph(image_id, graph)
-        self._cache[image_id] = index
+        with _graph_errors_as_input_errors(image_id, graph):
+            built = self._build(graph)
+        self._cache[image_id] = built
         if len(self._cache) > _INDEX_CACHE_SIZE:
             self._cache.popitem(last=False)
-        return index
+        return built
 
 
 def index_graph(image_id: str, graph: dict[str, Any]) -> GraphIndex:

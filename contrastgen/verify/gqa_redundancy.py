@@ -33,14 +33,11 @@ from contrastgen.datasets.ladder_files import LADDER, read_levels
 from contrastgen.files import scratch
 from contrastgen.records import Failure, VerifyReport
 from contrastgen.terminal.progress import progress as progress_bar
-from contrastgen.verify.checker import CHECKS, index_graph, perturbation_problems
+from contrastgen.verify.checker import CHECKS, IndexCache, perturbation_problems
 from contrastgen.verify.rules import VerifyRules, load_rules, normalize_name
 from contrastgen.verify.sharded import graphs_on_disk
 
 BENCHMARK = "gqa-redundancy"
-# indexed graphs held at once: the rungs of a level come image by image, so memory stays bounded
-# and an image is indexed about once a level
-_INDEXES_HELD = 4096
 _WORD = regex.compile(r"\w+(?:'\w+)?|[^\w\s]")
 # LADDER also names a problem with the ladder's shape: a missing level, a chain that does not follow
 
@@ -138,7 +135,7 @@ def verify_ladder(path: Path, scene_graphs: Mapping[str, dict[str, Any]], *,
     rules = rules or load_rules()
     levels = read_levels(path)
     report = VerifyReport(checked=0, check_order=(*CHECKS, LADDER))
-    graphs: dict[str, Any] = {}
+    graphs = IndexCache(scene_graphs)  # a level's rungs come image by image: indexed about once a level
     with progress_bar("verifying rungs", sum(map(len, levels)), enabled=progress) as advance:
         for level, records in enumerate(levels):
             for qid, record in records.items():
@@ -153,10 +150,6 @@ def verify_ladder(path: Path, scene_graphs: Mapping[str, dict[str, Any]], *,
                     report.failures.append(Failure(qid, None, f"image {image!r} is not among the scene graphs", "image"))
                     continue
                 graph = graphs.get(image)
-                if graph is None:
-                    if len(graphs) >= _INDEXES_HELD:
-                        graphs.clear()
-                    graph = graphs[image] = index_graph(image, scene_graphs[image])
                 ladder = record[LADDER]
                 below = levels[level - 1].get(str(ladder.get("previous_id")))
                 base = levels[0].get(str(ladder.get("original_id")))

@@ -195,7 +195,7 @@ def test_the_verifier_rejects_a_rung_whose_level_below_is_missing(built, tmp_pat
 
 @pytest.mark.parametrize("held", [4096, 0])  # 0: every rung's graph indexed again, none kept
 def test_the_ladder_verified_with_its_graphs_on_disk_gives_the_same_report(built, tmp_path, monkeypatch, held):
-    from contrastgen.verify import gqa_redundancy
+    from contrastgen.verify import checker, gqa_redundancy
 
     out = tmp_path / "ladder"
     write_ladder(built, out)
@@ -203,7 +203,7 @@ def test_the_ladder_verified_with_its_graphs_on_disk_gives_the_same_report(built
     data["side_rd2"]["question"] = "On which side is the car?"  # one rung whose words do not follow
     (out / "level_2.json").write_text(json.dumps(data))
     (tmp_path / "sg.json").write_bytes(orjson.dumps(GRAPHS))
-    monkeypatch.setattr(gqa_redundancy, "_INDEXES_HELD", held)
+    monkeypatch.setattr(checker, "_INDEX_CACHE_SIZE", held)
     on_disk = gqa_redundancy.verify_ladder_dir(out, tmp_path / "sg.json")
     assert on_disk == verify_ladder(out, GRAPHS)
     assert [(f.question_id, f.check) for f in on_disk.failures] == [("side_rd2", "text_mismatch")]
