@@ -154,10 +154,7 @@ class NameEdit:
         if same_category and category is None:
             return
         named = [reference_name(s) for s in q.steps if s.operation in REFERENCE_OPS]
-        own, kinds, groups = self._renamable(q)
-        names = {n for n in (own | groups if plural else own) if not same_category or lex.category(n) == category}
-        if asks_kind:
-            names.update(kinds)
+        names = self._offered(q, category if same_category else None, plural=plural, asks_kind=asks_kind)
         def new_kind(n: str) -> bool:
             return all(not same_kind(n, m, lex) for m in named if m not in ("_", ""))
 
@@ -253,6 +250,22 @@ class NameEdit:
                                        usable({n for n in own if said_plural(n, lex)}))
         return found
 
+    def _offered(self, q: EditedQuestion, category: str | None, *, plural: bool, asks_kind: bool) -> frozenset[str]:
+        """The scene's names (`_renamable`) a reference may take, before those of a kind the
+        program says are set aside: of `category` only, where one is given; the plural names too
+        where the words say it in the plural; the general kinds too where the question asks which
+        kind of thing it is. Kept per scene: the same few keys recur over its questions."""
+        lex, scene = q.image.lex, q.image.scene
+        key = ("offered", lex, category, plural, asks_kind)
+        found = scene.memo.get(key)
+        if found is None:
+            own, kinds, groups = self._renamable(q)
+            names = {n for n in (own | groups if plural else own) if category is None or lex.category(n) == category}
+            if asks_kind:
+                names.update(kinds)
+            found = scene.memo[key] = frozenset(names)
+        return found
+
     def _kin(self, q: EditedQuestion, said: str) -> frozenset[str]:
         """The names a reference may take in this scene (`_renamable`) that are of the same kind
         as `said` or a kind of it or it of them (`same_kind`): kept per scene, as the program
@@ -286,8 +299,8 @@ class NameEdit:
             return not isinstance(sources, str) and not any(
                 self._linked(q, oid, rel, x, role) for rel in rels.split("|") for x in sources)
         for s, lacks in slot.readers:
-            if lacks is None:  # a typed filter or verify: asked each time, for what its proof notes
-                if self._no_unshown(q, s, oid):
+            if lacks is None:  # a typed filter or verify: its answer and what its proof notes, per image
+                if self._no_unshown_noted(q, s, oid):
                     return True
                 continue
             found = lacks.get(oid)
@@ -357,6 +370,22 @@ class NameEdit:
             return True
         subject, obj = (named[0], oid) if role == "s" else (oid, named[0])
         return q.image.proofs.relation_decided(subject, rel, obj) is None
+
+    def _no_unshown_noted(self, q: EditedQuestion, s: Step, oid: str) -> bool:
+        """`_no_unshown`, kept per image with what its proof notes on the question's proofs (that
+        a colour "no" was not claimed of a several-coloured object: a question's reason), which a
+        question that asks it again is given too."""
+        memo, proofs = q.image.scene.memo, q.image.proofs
+        key = ("no unshown", q.image.lex, s.operation, s.argument, oid)
+        found = memo.get(key)
+        if found is None:
+            before, proofs.several_colored_refused = proofs.several_colored_refused, False
+            refuses = self._no_unshown(q, s, oid)
+            found = memo[key] = (refuses, proofs.several_colored_refused)
+            proofs.several_colored_refused = before
+        if found[1]:
+            proofs.several_colored_refused = True
+        return found[0]
 
     def _no_unshown(self, q: EditedQuestion, s: Step, oid: str) -> bool:
         """A `filter` or `verify` of an attribute the new object lacks where the graph does not
