@@ -7,6 +7,7 @@ one job, apart from relations and attributes.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from contrastgen.datasets.gqa_program import (
     relation_of,
     split_reference,
 )
+from contrastgen.language.lexicon import Lexicon
 from contrastgen.language.nounphrase import phrase_words
 from contrastgen.perturb import Proposal, Ranking
 from contrastgen.programs.edits.base import (
@@ -41,6 +43,20 @@ from contrastgen.programs.wording import replace
 from contrastgen.scene.ground import denoted_ids, same_kind, squashed
 
 _WORD = regex.compile(r"[\w'-]+")
+
+
+# a function of the words and the name alone, asked of every reference step of every question:
+# kept for the process, as the question texts and names recur over a set
+@functools.lru_cache(maxsize=1 << 16)
+def _said_after_other(text: str, name: str, lex: Lexicon) -> bool:
+    """`NameEdit._said_as_other`."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    for i, w in enumerate(words[:-1]):
+        if w in phrase_words().contrastive:
+            for noun in (" ".join(words[i + 1:i + 3]), words[i + 1]):
+                if noun == name or (lex.is_known(noun) and lex.canonical(noun) == lex.canonical(name)):
+                    return True
+    return False
 
 
 @dataclass
@@ -130,14 +146,7 @@ class NameEdit:
         """Do the words say the name after "other" or "another" ("the cow next to the other cow")?
         Then two references are tied by sharing it, and a new name for one of them is a second
         change, or a question about "the other bench" where no first bench was said."""
-        lex = q.image.lex
-        words = [w.lower() for w in _WORD.findall(q.text)]
-        for i, w in enumerate(words[:-1]):
-            if w in phrase_words().contrastive:
-                for noun in (" ".join(words[i + 1:i + 3]), words[i + 1]):
-                    if noun == name or (lex.is_known(noun) and lex.canonical(noun) == lex.canonical(name)):
-                        return True
-        return False
+        return _said_after_other(q.text, name, q.image.lex)
 
     def _spatial(self, q: EditedQuestion, rel: str) -> bool:
         return all(r.strip() in q.image.lex.relations for r in rel.split("|"))
