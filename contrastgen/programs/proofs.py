@@ -326,7 +326,7 @@ class EditProofs:
         by_words = [Step(s.operation, split_reference(s.argument)[0], s.dependencies)
                     if s.operation in ("relate", "verify rel") and split_reference(s.argument)[1] is not None
                     else s for s in parsed]
-        first = next((i for i, (a, b) in enumerate(zip(by_words, parsed, strict=True)) if a != b), None)
+        first = next((i for i, (a, b) in enumerate(zip(by_words, parsed, strict=True)) if a is not b), None)
         if first is None:
             return True  # no step names objects by id: the run was by the words already
         try:  # the steps before the first by name are the run's own: their values are taken from it

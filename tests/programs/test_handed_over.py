@@ -5,9 +5,7 @@ working it out does: the same perturbations and the same reasons a question ends
   with (`engine.question`, `template_path.original_run`) are the program editor's.
 - A run of steps that begin as another run's starts from that run's values: the proofs' re-run
   by the words (`EditProofs.words_agree`), rd+'s longer program (`SayEveryAttribute._proven`).
-- Whether a typed filter or verify surely refuses a new object is kept per image with what its
-  proof notes (`NameEdit._no_unshown_noted`), and the names a reference may be offered per image
-  and key (`NameEdit._offered`).
+- The names a reference may be offered are kept per image and key (`NameEdit._offered`).
 """
 
 from __future__ import annotations
@@ -108,10 +106,9 @@ def test_runs_started_from_another_runs_values_are_the_runs_from_the_first_step(
     assert _reasons(shared) == _reasons(fresh)
 
 
-def test_kept_per_image_reader_answers_and_offered_names_decide_as_asking_each_time(engine, dataset, monkeypatch):
+def test_offered_names_kept_per_image_decide_as_finding_them_each_time(engine, dataset, monkeypatch):
     questions, graphs = dataset
     kept = generate(questions, graphs, engine=engine, workers=1, mode="programs")
-    monkeypatch.setattr(NameEdit, "_no_unshown_noted", NameEdit._no_unshown)
 
     def offered_afresh(self, q, category, *, plural, asks_kind):
         lex = q.image.lex
@@ -123,29 +120,6 @@ def test_kept_per_image_reader_answers_and_offered_names_decide_as_asking_each_t
     fresh = generate(questions, graphs, engine=engine, workers=1, mode="programs")
     assert kept.records == fresh.records
     assert _reasons(kept) == _reasons(fresh)
-    assert _reasons(kept)["program"].get("several_colors")
-
-
-# "Is the woman pink?": renamed to the skier, listed as white, who is a person (several colours)
-SKIER = _graph(**{"1": _obj("skier", 50, ["white"]), "3": _obj("woman", 400, ["blue"])})
-WOMAN_PINK = {"imageId": "1", "question": "Is the woman pink?", "answer": "no",
-              "semantic": [_step("select", "woman (3)"), _step("verify color", "pink", 0)]}
-
-
-def test_a_kept_reader_answer_gives_each_question_its_note(engine):
-    """The skier's "not pink" cannot be shown (a person may be of several colours): the reader
-    surely refuses it, and notes why on the question's proofs. A second question of the image
-    finds the answer kept and must be given the note as well."""
-    scene = SceneIndex.build("1", SKIER, engine.lex)
-    steps = [step_of(s) for s in WOMAN_PINK["semantic"]]
-    notes = []
-    for _ in range(2):  # two questions of one image: one scene (and memo), proofs of their own
-        tools = ImageTools(scene, SKIER, engine.lex)
-        q = EditedQuestion(tools, WOMAN_PINK, steps, WOMAN_PINK["semantic"], "no", tools.executor().run_steps(steps))
-        assert NameEdit()._no_unshown_noted(q, steps[1], "1")
-        notes.append(tools.proofs.several_colored_refused)
-    assert notes == [True, True]
-    assert any(key[0] == "no unshown" for key in scene.memo)
 
 
 def test_offered_names_are_kept_apart_by_every_part_of_their_key(engine, dataset):

@@ -308,8 +308,8 @@ class NameEdit:
             return not isinstance(sources, str) and not any(
                 self._linked(q, oid, rel, x, role) for rel in rels.split("|") for x in sources)
         for s, lacks in slot.readers:
-            if lacks is None:  # a typed filter or verify: its answer and what its proof notes, per image
-                if self._no_unshown_noted(q, s, oid):
+            if lacks is None:  # a typed filter or verify: asked each time, for what its proof notes
+                if self._no_unshown(q, s, oid):
                     return True
                 continue
             found = lacks.get(oid)
@@ -379,22 +379,6 @@ class NameEdit:
             return True
         subject, obj = (named[0], oid) if role == "s" else (oid, named[0])
         return q.image.proofs.relation_decided(subject, rel, obj) is None
-
-    def _no_unshown_noted(self, q: EditedQuestion, s: Step, oid: str) -> bool:
-        """`_no_unshown`, kept per image with what its proof notes on the question's proofs (that
-        a colour "no" was not claimed of a several-coloured object: a question's reason), which a
-        question that asks it again is given too."""
-        memo, proofs = q.image.scene.memo, q.image.proofs
-        key = ("no unshown", q.image.lex, s.operation, s.argument, oid)
-        found = memo.get(key)
-        if found is None:
-            before, proofs.several_colored_refused = proofs.several_colored_refused, False
-            refuses = self._no_unshown(q, s, oid)
-            found = memo[key] = (refuses, proofs.several_colored_refused)
-            proofs.several_colored_refused = before
-        if found[1]:
-            proofs.several_colored_refused = True
-        return found[0]
 
     def _no_unshown(self, q: EditedQuestion, s: Step, oid: str) -> bool:
         """A `filter` or `verify` of an attribute the new object lacks where the graph does not
