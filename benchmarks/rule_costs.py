@@ -175,8 +175,8 @@ def _EMPTY(r: Any) -> bool:
     return not r
 
 
-def _SOME(r: Any) -> bool:
-    return r is not None
+def _REASON(r: Any) -> bool:
+    return r[0] is not None  # (reason, run)
 
 
 RULES: list[tuple[str, int, str, str, str, Callable[[Any], bool] | None]] = [
@@ -195,7 +195,7 @@ RULES: list[tuple[str, int, str, str, str, Callable[[Any], bool] | None]] = [
     ("program agrees with words (program_mismatch)", 1, "perturb", "contrastgen.templates.program_agreement", "agreeing_reading", _NONE),
     ("grounding", 1, "perturb", "contrastgen.scene.ground", "ground_slots", None),
     ("seeded order", 1, "perturb", "contrastgen.perturb.ranking", "seeded_rng", None),
-    ("original program executes (not_executable, answer_mismatch)", 0, "perturb", "contrastgen.engine.template_path", "program_refusal", _SOME),
+    ("original program executes (not_executable, answer_mismatch)", 0, "perturb", "contrastgen.engine.template_path", "original_run", _REASON),
     ("original presupposition", 0, "perturb", "contrastgen.engine.template_path", "presupposition_fails", _TRUE),
     ("slot runs on (unsupported_phrase)", 0, "perturb", "contrastgen.engine.template_path", "slot_runs_on", _TRUE),
     ("handlers (each template's own refusals and search)", 0, "perturb", "handlers", "", None),

@@ -130,6 +130,8 @@ class Engine:
             existing = {normalize_question(text)}
         results = []
         once: dict[str, Any] = {}  # what the template path reads of the original, the same for each match
+        if by_program:  # parsed once for both paths; the program path also takes the template path's run
+            once["steps"] = parsed(program)
         for m in matches:
             res = PerturbResult(**base, template=m.template.id, slots=self.slots_of(m), program=program)
             if not isinstance(raw_answer, str) or not raw_answer.strip():
@@ -155,9 +157,12 @@ class Engine:
             else:
                 if scene is None:
                     scene = SceneIndex.build(image_id, scene_graph, self.lex)
+                # the template path's run is this one where its executor reads the same graph
+                run = once.get("run") if scene.graph is scene_graph else None
                 try:
                     res.perturbations = ProgramEditor(scene, scene_graph, self.lex).perturb(
-                        question_id, question, max_k=max_k, seed=seed, existing=existing)
+                        question_id, question, max_k=max_k, seed=seed, existing=existing,
+                        steps=once.get("steps"), original=run)
                 except Refusal as exc:
                     res.reason = exc.reason
             results.append(res)
@@ -191,7 +196,9 @@ class Engine:
             once = {} if once is None else once
             if "reading" not in once:
                 # parsed once: the reading and the original's run (`program_refusal`) share it
-                once["steps"] = steps = parsed(semantic)
+                if "steps" not in once:
+                    once["steps"] = parsed(semantic)
+                steps = once["steps"]
                 once["reading"] = read_program(semantic, parsed=True) if steps is not None else None
             reading = agreeing_reading(m, nps, once["reading"], self.lex)
             if reading is None:

@@ -16,7 +16,7 @@ from contrastgen.answers import normalize_answer
 from contrastgen.datasets.gqa_program import Step
 from contrastgen.language.lexicon import Lexicon
 from contrastgen.perturb import PerturbResult, Proposal, Ranking, Refusal, perturbation_id
-from contrastgen.programs.executor import GqaExecutor, ProgramRefusal
+from contrastgen.programs.executor import Execution, GqaExecutor, ProgramRefusal
 from contrastgen.scene.ground import denoted_ids
 from contrastgen.scene.index import SceneIndex
 from contrastgen.scene.program_reading import ProgramReading, edit_program
@@ -38,7 +38,7 @@ def perturb_match(res: PerturbResult, ctx: Context, binding: Binding, max_k: int
     if ctx.reading is not None:
         once = {} if once is None else once
         if "program" not in once:
-            once["program"] = program_refusal(ctx.lex, question, scene, once.get("steps"))
+            once["program"], once["run"] = original_run(ctx.lex, question, scene, once.get("steps"))
         if once["program"] is not None:
             res.reason = once["program"]  # each perturbation carries the edited program, which must execute too
             return
@@ -83,12 +83,20 @@ def program_refusal(lex: Lexicon, question: dict[str, Any], scene: SceneIndex,
     """Why the question's own program does not execute to its gold answer on the graph, with
     its ids read as the verifier reads them (an object the step's name does not denote is a
     `program_mismatch`); None when it does. `steps`: the program already parsed."""
+    return original_run(lex, question, scene, steps)[0]
+
+
+def original_run(lex: Lexicon, question: dict[str, Any], scene: SceneIndex,
+                 steps: list[Step] | None = None) -> tuple[str | None, Execution | None]:
+    """`program_refusal`, with the run it read the answer from (None where the program did not
+    execute to an answer): `--mode both` hands it to the program path, which needs the same run."""
     try:
         executor = GqaExecutor(scene, lex, scene.graph)
-        got = (executor.run(question["semantic"]) if steps is None else executor.run_steps(steps)).answer
+        run = executor.run(question["semantic"]) if steps is None else executor.run_steps(steps)
+        got = run.answer
     except ProgramRefusal as exc:
-        return "program_mismatch" if exc.reason in ("program_mismatch", "malformed_program") else "not_executable"
-    return None if got == normalize_answer(question.get("answer")) else "answer_mismatch"
+        return "program_mismatch" if exc.reason in ("program_mismatch", "malformed_program") else "not_executable", None
+    return None if got == normalize_answer(question.get("answer")) else "answer_mismatch", run
 
 
 def presupposition_fails(ctx: Context) -> bool:

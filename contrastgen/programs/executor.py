@@ -151,10 +151,11 @@ class GqaExecutor:
         An edit changes no step before `start`: those steps' values and references are taken
         from `prefix`, the run of the same steps (a step's value depends only on its argument
         and the steps it reads, all before it)."""
-        ex = self.execution = Execution()
         if prefix is not None and start:
-            ex.values = prefix.values[:start]
-            ex.refs = {i: ids for i, ids in prefix.refs.items() if i < start}
+            ex = Execution(prefix.values[:start], {i: ids for i, ids in prefix.refs.items() if i < start})
+        else:
+            ex = Execution([], {})
+        self.execution = ex
         values, refs, outcomes = ex.values, ex.refs, self.memo.steps
         read = values.__getitem__
         for i in range(len(values), len(steps)):

@@ -78,11 +78,13 @@ def read_name(text: str, span: Span, name: str, lex: Lexicon, filtered: set[str]
     """How `span` (GQA's annotation of the object, or the name's one occurrence) says `name`;
     None when it says more or other than the name. `filtered`: the words the filters narrowing
     this object say, which may stand before the name and stay."""
-    return _read_name(text, span, name, lex, frozenset(filtered))
+    return _read_name(text[:span.end], span, name, lex, frozenset(filtered))
 
 
 # the same words recur over a set's questions ("What color is the car?"), and the reading
-# depends on nothing else: kept for the process, as the lexicon's own readings are
+# depends on nothing else: kept for the process, as the lexicon's own readings are. It reads
+# no word after the span, so it is kept by the words up to the span's end: "What color is the
+# car" reads the same before "?" as before "on the left?" (a third fewer readings on 30k questions)
 @functools.lru_cache(maxsize=1 << 16)
 def _read_name(text: str, span: Span, name: str, lex: Lexicon, filtered: frozenset[str]) -> SaidName | None:
     words = [(m.start() + span.start, m.end() + span.start, m.group().lower())

@@ -326,10 +326,11 @@ class EditProofs:
         by_words = [Step(s.operation, split_reference(s.argument)[0], s.dependencies)
                     if s.operation in ("relate", "verify rel") and split_reference(s.argument)[1] is not None
                     else s for s in parsed]
-        if by_words == parsed:
+        first = next((i for i, (a, b) in enumerate(zip(by_words, parsed, strict=True)) if a is not b), None)
+        if first is None:
             return True  # no step names objects by id: the run was by the words already
-        try:
-            again = self.executor().run_steps(by_words)
+        try:  # the steps before the first by name are the run's own: their values are taken from it
+            again = self.executor().run_steps(by_words, prefix=run, start=first)
         except ProgramRefusal:
             return False
         return again.answer == run.answer and all(again.refs.get(i) == ids for i, ids in run.refs.items()

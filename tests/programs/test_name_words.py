@@ -4,10 +4,12 @@ furniture", "trousers" for `pants`, "any traffic lights"), and what they refuse.
 from __future__ import annotations
 
 import pytest
+import synth
 
+from contrastgen.datasets.gqa_program import REFERENCE_OPS, reference_name, split_reference, step_of
 from contrastgen.language.lexicon import Lexicon
-from contrastgen.programs.name_words import read_name
-from contrastgen.programs.wording import Span, said_once
+from contrastgen.programs.name_words import _read_name, read_name
+from contrastgen.programs.wording import Span, aligned_span, said_once
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +92,22 @@ def test_an_adjective_before_the_span_that_no_filter_says_is_refused(lex):
     text = "Is the black purse to the left of a man?"
     assert read_name(text, said_once(text, "purse"), "purse", lex, set()) is None
     assert read_name(text, said_once(text, "purse"), "purse", lex, {"black"}) is not None
+
+
+def test_a_reading_kept_by_the_words_up_to_the_span_is_the_reading_of_the_whole_question(lex):
+    """`read_name` keeps a reading by the words up to the span's end: the reading of the whole
+    question, read afresh, must be the same for every reference a set's questions say."""
+    questions, _ = synth.make_dataset(120, 1500, seed=29)
+    read = 0
+    for q in questions.values():
+        text = q["question"]
+        for step in (step_of(s) for s in q.get("semantic") or ()):
+            ids = split_reference(step.argument)[1] if step.operation in REFERENCE_OPS else None
+            span = aligned_span(q, text, ids) if ids else None
+            if span is None or span.end == len(text):
+                continue
+            name = reference_name(step)
+            whole = _read_name.__wrapped__(text, span, name, lex, frozenset())
+            assert read_name(text, span, name, lex, set()) == whole
+            read += whole is not None
+    assert read > 100

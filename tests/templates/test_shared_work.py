@@ -37,7 +37,7 @@ def _records(results):
 
 def test_a_question_two_templates_match_reads_and_runs_its_program_once(engine, monkeypatch):
     calls = {"read": 0, "run": 0, "parse": 0}
-    read, run, parse = question_module.read_program, template_path.program_refusal, gqa_program.parse_program
+    read, run, parse = question_module.read_program, template_path.original_run, gqa_program.parse_program
 
     def counted_read(semantic, **kw):
         calls["read"] += 1
@@ -52,7 +52,7 @@ def test_a_question_two_templates_match_reads_and_runs_its_program_once(engine, 
         return parse(semantic)
 
     monkeypatch.setattr(question_module, "read_program", counted_read)
-    monkeypatch.setattr(template_path, "program_refusal", counted_run)
+    monkeypatch.setattr(template_path, "original_run", counted_run)
     monkeypatch.setattr(gqa_program, "parse_program", counted_parse)
     monkeypatch.setattr(executor_module, "read_steps", counted_parse)  # the executor's own name for it
     both = engine.perturb_question("q1", _RELATION, _RELATION_GRAPH, max_k=5)

@@ -56,7 +56,7 @@ from contrastgen.programs.edits.objects import NameEdit
 from contrastgen.programs.edits.question import EditedQuestion
 from contrastgen.programs.edits.redundancy import DropRedundantAttribute, SayEveryAttribute
 from contrastgen.programs.edits.relations import RelationEdit
-from contrastgen.programs.executor import ProgramRefusal, parse_program
+from contrastgen.programs.executor import Execution, ProgramRefusal, parse_program
 from contrastgen.scene.index import SceneIndex
 
 # The program path's seed string (`perturb.seeded_rng`): fixed, since changing it changes every output.
@@ -106,13 +106,19 @@ class ProgramEditor:
         self.image = ImageTools(self.scene, self.graph, self.lex)
 
     def perturb(self, question_id: str, question: dict[str, Any], *, max_k: int | None, seed: int,
-                existing: set[str]) -> list[Perturbation]:
-        """Up to `max_k` proven perturbations (None: every one), ranked; Refusal when there is none."""
+                existing: set[str], steps: list[Step] | None = None,
+                original: Execution | None = None) -> list[Perturbation]:
+        """Up to `max_k` proven perturbations (None: every one), ranked; Refusal when there is none.
+
+        `steps`: the question's program already parsed; `original`: its run on this image's graph
+        (the template path's, in `--mode both`), else parsed and run here."""
         semantic = question.get("semantic")
         gold = str(question.get("answer", "")).strip().lower()
         try:
-            steps = parse_program(semantic)
-            original = self.image.executor().run_steps(steps)
+            if steps is None:
+                steps = parse_program(semantic)
+            if original is None:
+                original = self.image.executor().run_steps(steps)
             got = original.answer
         except ProgramRefusal as exc:
             raise Refusal("program_mismatch" if exc.reason in ("program_mismatch", "malformed_program")
@@ -147,11 +153,11 @@ class ProgramEditor:
                 ranking.take(informative(p for e in edits if e.applies(step)
                                          for p in e.propose(q, index, rng, ranking)))
         if not ranking.kept:
-            q.settle()
             if not any(e.applies(step) for e in self.edits if not e.last for step in steps):
                 raise Refusal("no_argument")  # "Which place is it?": nothing the words could change
             if not q.aligned:
                 raise Refusal("unaligned")
+            q.settle()  # what the set-aside runs' proofs note is read only by the reasons below
             if q.prone_refused:
                 raise Refusal("unannotated_prone")
             raise Refusal("uninformative_answer" if said_nothing[0] else

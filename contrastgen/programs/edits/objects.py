@@ -7,6 +7,7 @@ one job, apart from relations and attributes.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from contrastgen.datasets.gqa_program import (
     relation_of,
     split_reference,
 )
+from contrastgen.language.lexicon import Lexicon
 from contrastgen.language.nounphrase import phrase_words
 from contrastgen.perturb import Proposal, Ranking
 from contrastgen.programs.edits.base import (
@@ -41,6 +43,20 @@ from contrastgen.programs.wording import replace
 from contrastgen.scene.ground import denoted_ids, same_kind, squashed
 
 _WORD = regex.compile(r"[\w'-]+")
+
+
+# a function of the words and the name alone, asked of every reference step of every question:
+# kept for the process, as the question texts and names recur over a set
+@functools.lru_cache(maxsize=1 << 16)
+def _said_after_other(text: str, name: str, lex: Lexicon) -> bool:
+    """`NameEdit._said_as_other`."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    for i, w in enumerate(words[:-1]):
+        if w in phrase_words().contrastive:
+            for noun in (" ".join(words[i + 1:i + 3]), words[i + 1]):
+                if noun == name or (lex.is_known(noun) and lex.canonical(noun) == lex.canonical(name)):
+                    return True
+    return False
 
 
 @dataclass
@@ -130,14 +146,7 @@ class NameEdit:
         """Do the words say the name after "other" or "another" ("the cow next to the other cow")?
         Then two references are tied by sharing it, and a new name for one of them is a second
         change, or a question about "the other bench" where no first bench was said."""
-        lex = q.image.lex
-        words = [w.lower() for w in _WORD.findall(q.text)]
-        for i, w in enumerate(words[:-1]):
-            if w in phrase_words().contrastive:
-                for noun in (" ".join(words[i + 1:i + 3]), words[i + 1]):
-                    if noun == name or (lex.is_known(noun) and lex.canonical(noun) == lex.canonical(name)):
-                        return True
-        return False
+        return _said_after_other(q.text, name, q.image.lex)
 
     def _spatial(self, q: EditedQuestion, rel: str) -> bool:
         return all(r.strip() in q.image.lex.relations for r in rel.split("|"))
@@ -154,10 +163,7 @@ class NameEdit:
         if same_category and category is None:
             return
         named = [reference_name(s) for s in q.steps if s.operation in REFERENCE_OPS]
-        own, kinds, groups = self._renamable(q)
-        names = {n for n in (own | groups if plural else own) if not same_category or lex.category(n) == category}
-        if asks_kind:
-            names.update(kinds)
+        names = self._offered(q, category if same_category else None, plural=plural, asks_kind=asks_kind)
         def new_kind(n: str) -> bool:
             return all(not same_kind(n, m, lex) for m in named if m not in ("_", ""))
 
@@ -251,6 +257,22 @@ class NameEdit:
             singular = {n for n in own if not lex.is_plural(n)}
             found = scene.memo[key] = (usable(singular), usable({k for k in kinds if not lex.is_plural(k)}),
                                        usable({n for n in own if said_plural(n, lex)}))
+        return found
+
+    def _offered(self, q: EditedQuestion, category: str | None, *, plural: bool, asks_kind: bool) -> frozenset[str]:
+        """The scene's names (`_renamable`) a reference may take, before those of a kind the
+        program says are set aside: of `category` only, where one is given; the plural names too
+        where the words say it in the plural; the general kinds too where the question asks which
+        kind of thing it is. Kept per scene: the same few keys recur over its questions."""
+        lex, scene = q.image.lex, q.image.scene
+        key = ("offered", lex, category, plural, asks_kind)
+        found = scene.memo.get(key)
+        if found is None:
+            own, kinds, groups = self._renamable(q)
+            names = {n for n in (own | groups if plural else own) if category is None or lex.category(n) == category}
+            if asks_kind:
+                names.update(kinds)
+            found = scene.memo[key] = frozenset(names)
         return found
 
     def _kin(self, q: EditedQuestion, said: str) -> frozenset[str]:

@@ -184,8 +184,10 @@ class SayEveryAttribute:
         """The longer program's run, where it gives the gold answer, its last added filter keeps
         the one object, and every claim it rests on is shown; None otherwise."""
         parsed = [step_of(s) for s in edited]
+        # the steps up to the `select` the filters follow are the original's: their values are its run's
+        select = last_filter - (len(edited) - len(q.steps))
         try:
-            run = ex.run_steps(parsed)
+            run = ex.run_steps(parsed, prefix=q.original, start=select + 1)
         except ProgramRefusal:
             return None
         if run.answer != q.gold or run.values[last_filter] != (oid,) \
