@@ -91,9 +91,13 @@ def step_of(step: dict[str, Any]) -> Step:
     return _step(step["operation"], str(step.get("argument", "")), tuple(step.get("dependencies", ())))
 
 
-@functools.lru_cache(maxsize=1 << 16)  # an edit's steps are the same few for every candidate
-def _step(operation: str, argument: str, dependencies: tuple[int, ...]) -> Step:
+def parse_step(operation: str, argument: str, dependencies: tuple[int, ...]) -> Step:
+    """One step as `parse_program` reads it, not remembered (`step_of` remembers): for a reader
+    whose steps carry their image's ids, each read once, which would only crowd the cache."""
     return Step(" ".join(operation.split()), argument.strip(), dependencies)
+
+
+_step = functools.lru_cache(maxsize=1 << 16)(parse_step)  # an edit's steps are the same few for every candidate
 
 
 @functools.lru_cache(maxsize=1 << 16)  # the same arguments are split for every candidate edit

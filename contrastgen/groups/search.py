@@ -27,6 +27,8 @@ from typing import Any, NamedTuple
 from contrastgen.datasets.gqa_program import (
     REFERENCE_OPS,
     Step,
+    parse_step,
+    read_reference,
     relation_of,
     split_reference,
     step_of,
@@ -410,8 +412,13 @@ def _unnameable(step: Step) -> bool:
     """Does the step refer to an object by a word that does not say its kind away from its ids?
     "he (12)": the ids say who, on another image nothing does; "scene (12)", an object so named,
     would read there as the whole scene."""
-    return (step.operation in REFERENCE_OPS and split_reference(step.argument)[1] is not None
-            and relation_of(step)[0] in _NOT_NAMES)
+    if step.operation not in REFERENCE_OPS:
+        return False
+    ref = _read_reference(step.argument)  # read once, not kept: see `_ReadSteps`
+    return ref.ids is not None and ref.name in _NOT_NAMES
+
+
+_read_reference = read_reference.__wrapped__  # `read_reference` without its cache
 
 
 class _ReadSteps(dict[tuple[Any, str, tuple[Any, ...]], Step | None]):
@@ -425,8 +432,10 @@ class _ReadSteps(dict[tuple[Any, str, tuple[Any, ...]], Step | None]):
     def __missing__(self, written: tuple[Any, str, tuple[Any, ...]]) -> Step | None:
         if len(self) >= self.LIMIT:
             self.clear()
-        operation, argument, dependencies = written
-        step = step_of({"operation": operation, "argument": argument, "dependencies": dependencies})
+        # `step_of`'s parse and `_unnameable`'s test without their shared caches: a step read
+        # here carries its image's ids, so it is new to them, and each would keep it (a million
+        # questions fill them) for no other reader
+        step = parse_step(*written)
         read = self[written] = None if _unnameable(step) else step
         return read
 

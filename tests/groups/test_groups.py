@@ -262,6 +262,49 @@ def test_steps_are_read_once_each_apart_by_every_part_and_the_memory_stays_bound
     assert finder._steps([{"argument": "cat"}], reasons) is None and reasons["no_program"] == 1
 
 
+def test_every_step_of_the_sample_reads_as_step_of_and_unnameable_read_it_and_fills_no_shared_cache(
+        engine, sample, grouped, monkeypatch):
+    """`_ReadSteps` parses a step without `step_of`'s cache and tests it without `read_reference`'s:
+    over every step of the sample's programs and of their perturbations (and steps written to
+    test the edges: pronouns and "scene" with and without ids, spaces, a relation argument), each
+    reads to what `step_of` and the rule as `split_reference` and `relation_of` say give, and
+    reading them adds nothing to those two caches."""
+    import contrastgen.groups.search as search
+    from contrastgen.datasets.gqa_program import (
+        REFERENCE_OPS,
+        _step,
+        read_reference,
+        relation_of,
+        split_reference,
+        step_of,
+    )
+
+    questions, _ = sample
+    steps = [s for q in questions.values() if isinstance(q.get("semantic"), list) for s in q["semantic"]]
+    steps += [s for r in grouped.records for p in r["perturbations"] if isinstance(p.get("program"), dict)
+              for s in p["program"].get("semantic") or ()]
+    steps += [{"operation": op, "argument": arg, "dependencies": [0]}
+              for op in ("select", "relate", " filter  color ", "query", "verify rel", "choose rel")
+              for arg in ("he (2)", "he", " scene (3) ", "scene", "it (4,5)", "cat (-)", "cat (1, 2)",
+                          "man,wearing,s (1)", "he,wearing,o (1)", " they ,to the left of,s", "red")]
+    assert len(steps) > 500 and any(s["argument"].startswith("he (") for s in steps)
+    monkeypatch.setattr(search, "_STEPS", search._ReadSteps())
+    step_of(steps[0])  # the caches as `step_of` and the rule leave them, before any step below is read
+    before = (_step.cache_info().currsize, read_reference.cache_info().currsize)
+    read = [search._STEPS[s["operation"], str(s.get("argument", "")), tuple(s.get("dependencies", ()))]
+            for s in steps]
+    assert (_step.cache_info().currsize, read_reference.cache_info().currsize) == before
+    refused = 0
+    for s, got in zip(steps, read, strict=True):
+        slow = step_of(s)
+        unnameable = (slow.operation in REFERENCE_OPS and split_reference(slow.argument)[1] is not None
+                      and relation_of(slow)[0] in search._NOT_NAMES)
+        assert got == (None if unnameable else slow), s
+        assert got is None or (got.head, got.kind) == (slow.head, slow.kind)
+        refused += unnameable
+    assert refused >= 12  # the pronouns and "scene" with ids, under each reference operation
+
+
 def test_a_programs_shape_is_read_once_per_shape_apart_by_its_dependencies_and_the_memory_stays_bounded(
         engine, monkeypatch):
     """`shape_of` remembers what a program's operations and dependencies say: programs that
