@@ -62,6 +62,17 @@ class GraphNames:
         self._listable: dict[str, bool] = {}
         self._relation_rules: dict[str, tuple[str | None, bool]] = {}
         self._not_compound: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, str], ...]] = {}
+        self._sayable_relations: dict[str, bool] = {}
+
+    def sayable_relation(self, relation: str) -> bool:
+        """`vocabulary.sayable_relation`, remembered for the first `MAX_REMEMBERED` relations:
+        every edge of every image asks it of one of a few hundred."""
+        found = self._sayable_relations.get(relation)
+        if found is None:
+            found = sayable_relation(relation)
+            if len(self._sayable_relations) < MAX_REMEMBERED:
+                self._sayable_relations[relation] = found
+        return found
 
     def relation(self, written: str) -> str:
         """The relation in lower case with single spaces ("to the left of"); remembered for the
@@ -240,9 +251,9 @@ class GqaWorld:
         self._anything_listed = tuple(anything)  # in the graph's order, as `may_be` lists objects
         self._read_as: frozenset[str] | None = None  # every kind an object of the image may be, once asked
         self.things = things
-        self._things = {t.id: t for t in things}
-        self.edges = [e for e in self._edges if e[0] != e[2] and e[0] in self._things and e[2] in self._things
-                      and sayable_relation(e[1])]
+        self._things = known = {t.id: t for t in things}
+        sayable = names.sayable_relation
+        self.edges = [e for e in self._edges if e[0] != e[2] and e[0] in known and e[2] in known and sayable(e[1])]
         self._by_name = frozenset(self.names.values())
 
     def compound(self, attribute: str, noun: str) -> bool:
