@@ -133,6 +133,7 @@ class ImageCandidates:
         self._provable: dict[str, list[str]] = {}  # thing id -> what a negative could say in its place
         self._edge_lists: dict[str, list[tuple[str, str, str]]] = {}
         self._between: dict[tuple[str, str], list[str]] | None = None
+        self._decided: dict[tuple[str, str], frozenset[str]] = {}  # `_decided_between`, once asked
         self._partners_of: dict[str, list[Thing]] = {}
         self._denoted: dict[str, frozenset[str] | None] = {}  # thing id -> what its noun may denote
         self._absences: dict[tuple[str, str], bool] = {}  # (noun, attribute) -> provably on nothing the noun may denote
@@ -396,17 +397,22 @@ class ImageCandidates:
         relation_false = self.world.relation_false
         return [r for r in relations if all(relation_false(s, r, o) is not None for s, o in pairs)]
 
-    def _decided_between(self, s: str, o: str) -> set[str]:
+    def _decided_between(self, s: str, o: str) -> frozenset[str]:
         """The relations the graph shows do not hold from `s` to `o` (the opposites of its edges
         from s to o, and the antisymmetric relations of its edges from o to s): the only ones a
-        replacement could be proven false with."""
+        replacement could be proven false with. Remembered per pair: replace_rel asks it of an edge
+        when it decides where to stop trying, and again of the positive over it."""
+        found = self._decided.get((s, o))
+        if found is not None:
+            return found
         if self._between is None:
             self._between = {}
             for a, r, b in self._edges_of("any"):
                 self._between.setdefault((a, b), []).append(r)
         out = {self.domain.opposite(r) for r in self._between.get((s, o), ())} - {None}
         out |= {r for r in self._between.get((o, s), ()) if self.domain.antisymmetric(r)}
-        return out  # type: ignore[return-value]
+        found = self._decided[s, o] = frozenset(out)  # type: ignore[arg-type]
+        return found
 
     def _swap_obj(self, rng: random.Random) -> Iterator[Candidate]:
         for positive, witnesses in self._relation_positive(rng, "antisymmetric", hopeful=self._swappable):
