@@ -149,3 +149,27 @@ def test_a_remembered_relations_sayability_is_the_plain_answer():
         for r in relations:
             assert names.sayable_relation(r) == sayable_relation(r), r
     assert {names.sayable_relation(r) for r in relations} == {True, False}
+
+
+def test_the_attributes_remembered_per_noun_and_attribute_are_the_plain_answers_for_every_list():
+    """The answers are kept per noun and attribute, so lists that share an attribute, in any
+    order, with provable asked or not, must each get the plain answer of their own."""
+    domain, graphs, _ = _sample()
+    lex, vocab = domain.lex, domain.vocab
+    names = domain.world("x", next(iter(graphs.values())))._names
+    nouns = sorted({t.noun for g in graphs.values() for t in domain.world("x", g).things} | {"window", "woman"})
+    attributes = ["glass", "brown", "young", "white", "wooden", "open", "closed", "red"]
+    lists = [tuple(attributes[i:i + n]) for n in (1, 2, 3) for i in range(len(attributes) - n + 1)]
+    lists += [tuple(reversed(x)) for x in lists]
+    differ = set()
+    for _ in range(2):  # worked out, then remembered
+        for noun in nouns:
+            for attrs in lists:
+                for provable in (False, True):
+                    plain = tuple(a for a in attrs if (not provable or vocab.provable(a)) and domain.says_of(noun, a))
+                    assert domain.attributes_of(noun, attrs, provable) == plain, (noun, attrs, provable)
+                    differ.add(len(plain) < len(attrs))
+                words = tuple((a, f"{a} {noun}") for a in attrs if not lex.is_known(f"{a} {noun}"))
+                assert names.not_compound(noun, attrs) == words, (noun, attrs)
+    assert differ == {True, False}
+    assert names.not_compound("window", ("glass", "open")) == (("open", "open window"),)
