@@ -36,7 +36,7 @@ from contrastgen.captions.candidates import (
 )
 from contrastgen.captions.caption import Caption, caption_text
 from contrastgen.captions.domain import Domain, load_domain
-from contrastgen.captions.plausibility import CorpusCounts, Plausibility, count_image
+from contrastgen.captions.plausibility import CorpusCounts, Plausibility, count_graph
 from contrastgen.captions.records import caption_record
 from contrastgen.datasets.clevr import is_clevr_scenes, load_scenes
 from contrastgen.datasets.question_spill import GraphSlice, GraphSpill, read_graph_slices
@@ -315,8 +315,7 @@ def _caption_shard(state: _State, image_ids: list[str]) -> tuple[bytes, CaptionS
     for image_id in image_ids:
         graph = state.graphs[image_id]
         world = domain.world(image_id, graph)
-        own, own_totals = count_image(graph, domain.graph_kind)
-        scoring = _scoring(state.plausibility.scorer(own, domain.kind_of, own_totals), lex)
+        scoring = _scoring(state.plausibility.scorer(count_graph(graph, domain.graph_kind), domain.kind_of), lex)
         image = ImageCandidates(world, domain, state.pool, random.Random(f"{options.seed}:{image_id}"),
                                add_form=options.adds)
         choice = random.Random(f"{options.seed}:{image_id}:choice")

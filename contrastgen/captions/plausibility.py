@@ -49,23 +49,8 @@ def count_graph(graph: Mapping[str, Any], kind_of: Callable[[str], str],
     return counts
 
 
-def count_image(graph: Mapping[str, Any], kind_of: Callable[[str], str]) -> tuple[Counter[Key], Counter[Key]]:
-    """(`count_graph`'s counts of one image, the totals its scorer subtracts: `_image_totals` of
-    them), in one pass: each relation's totals are counted as its keys are listed, where summing
-    them from the counts afterwards was a Python loop over every key of every image."""
-    counts: Counter[Key] = Counter()
-    ends: list[Key] = []
-    _count(graph, kind_of, counts, ends)
-    totals: Counter[Key] = Counter(ends)
-    if graph["objects"]:
-        totals["objects",] = len(graph["objects"])  # one ("n", kind) an object
-    return counts, totals
-
-
-def _count(graph: Mapping[str, Any], kind_of: Callable[[str], str], counts: Counter[Key],
-           ends: list[Key] | None = None) -> set[str]:
-    """`count_graph` into `counts`; the image's kinds. With `ends`, each relation's ("out",
-    subject kind) and ("in", object kind) are listed into it too."""
+def _count(graph: Mapping[str, Any], kind_of: Callable[[str], str], counts: Counter[Key]) -> set[str]:
+    """`count_graph` into `counts`; the image's kinds."""
     objects = graph["objects"]
     kind = {oid: kind_of(str(o["name"]).strip().lower()) for oid, o in objects.items()}
     keys: list[Key] = []
@@ -82,8 +67,6 @@ def _count(graph: Mapping[str, Any], kind_of: Callable[[str], str], counts: Coun
                 name = r["name"].strip().lower()
                 add(("s", k, name))
                 add(("o", name, other))
-                if ends is not None:
-                    ends += (("out", k), ("in", other))
     kinds = set(kind.values())
     keys.extend([("i", a) for a in kinds])
     add(("images",))
@@ -206,13 +189,10 @@ class Plausibility:
             bits = self._rare_bits[kind] = int.from_bytes(array, "little")
         return bits
 
-    def scorer(self, own: Mapping[Key, int], kind_of: Callable[[str], str],
-               own_totals: Mapping[Key, int] | None = None) -> Callable[[Caption], float]:
-        """A scorer of one image's captions: the corpus counts less `own`, that image's (with its
-        totals where the caller has them: `count_image`)."""
+    def scorer(self, own: Mapping[Key, int], kind_of: Callable[[str], str]) -> Callable[[Caption], float]:
+        """A scorer of one image's captions: the corpus counts less `own`, that image's."""
         counts, totals = self.counts, self.totals
-        if own_totals is None:
-            own_totals = _image_totals(own)
+        own_totals = _image_totals(own)
         vocab = {name: max(1, totals["vocab", name]) for name in ("n", "a", "r")}
 
         count, own_count = counts.get, own.get  # bound once: a run scores millions of links
