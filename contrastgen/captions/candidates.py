@@ -44,8 +44,9 @@ graph relates both ways).
 
 from __future__ import annotations
 
+import math
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, NamedTuple
@@ -66,6 +67,27 @@ ADD_KINDS = ("add_obj", "add_att")
 TRIES = 8  # positives tried per kind and image
 ALTERNATIVES = 4  # negatives tried per positive
 _UNASKED = object()  # not yet asked of this image (None is an answer)
+# k -> the largest population `random.Random.sample` draws k of from a copied list (its pool path)
+_POOL_SIZES = {k: 21 if k <= 5 else 21 + 4 ** math.ceil(math.log(k * 3, 4)) for k in range(1, 22)}
+
+
+def sample(rng: random.Random, population: Sequence[Any], k: int) -> list[Any]:
+    """`rng.sample(population, k)`, the same draws and the same list, taken without its checks
+    and set-up where it would draw from a copied list (every draw of the kinds: a few objects,
+    edges or options at a time). Why: an image asks some forty samples of two to eight, and the
+    library's checks cost as much as the draws. Elsewhere the library's own `sample` is asked;
+    `tests/captions/test_caption_drawing.py` holds the two to the same results."""
+    n = len(population)
+    if k > n or n > _POOL_SIZES.get(k, -1):
+        return rng.sample(population, k)
+    randbelow = rng._randbelow  # what `Random.sample` draws each place with
+    pool = list(population)
+    result = []
+    for i in range(k):
+        j = randbelow(n - i)
+        result.append(pool[j])
+        pool[j] = pool[n - i - 1]
+    return result
 
 
 class Candidate(NamedTuple):
@@ -111,6 +133,7 @@ class ImageCandidates:
         self._provable: dict[str, list[str]] = {}  # thing id -> what a negative could say in its place
         self._edge_lists: dict[str, list[tuple[str, str, str]]] = {}
         self._between: dict[tuple[str, str], list[str]] | None = None
+        self._decided: dict[tuple[str, str], frozenset[str]] = {}  # `_decided_between`, once asked
         self._partners_of: dict[str, list[Thing]] = {}
         self._denoted: dict[str, frozenset[str] | None] = {}  # thing id -> what its noun may denote
         self._absences: dict[tuple[str, str], bool] = {}  # (noun, attribute) -> provably on nothing the noun may denote
@@ -184,10 +207,14 @@ class ImageCandidates:
 
     def _phrase(self, thing: Thing, rng: random.Random, *, attribute: str | None = None,
                 chance: float = 0.5) -> Phrase:
-        """The thing's noun, with `attribute`, or with one of its attributes at random half the time."""
+        """The thing's noun, with `attribute`, or with one of its attributes at random half the time.
+        (Asked of every phrase of every positive: the remembered attributes are read straight, and
+        `rng.choice` is taken as it is written, an index drawn below the list's length.)"""
         if attribute is None:
-            options = self._attributes(thing)
-            attribute = rng.choice(options) if options and rng.random() < chance else ""
+            options = self._said.get(thing.id)
+            if options is None:
+                options = self._attributes(thing)
+            attribute = options[rng._randbelow(len(options))] if options and rng.random() < chance else ""
         return Phrase(thing.noun, attribute)
 
     def _decidable(self, noun: str) -> bool:
@@ -210,12 +237,22 @@ class ImageCandidates:
     def _edges(self, rng: random.Random, relations: str) -> list[tuple[str, str, str]]:
         """Up to TRIES edges of the relations asked for, at random, none the graph contradicts."""
         edges = self._edges_of(relations)
-        picked = rng.sample(edges, min(TRIES, len(edges)))
+        picked = sample(rng, edges, min(TRIES, len(edges)))
         return [e for e in picked if not self._contradicted(*e)]
 
-    def _relation_positive(self, rng: random.Random, relations: str,
-                           chance: float = 0.5) -> Iterator[tuple[Caption, tuple[str, str]]]:
-        for s, r, o in self._edges(rng, relations):
+    def _relation_positive(self, rng: random.Random, relations: str, chance: float = 0.5,
+                           hopeful: Callable[[tuple[str, str, str]], bool] | None = None,
+                           ) -> Iterator[tuple[Caption, tuple[str, str]]]:
+        """Positives over up to `TRIES` edges. With `hopeful` (may a candidate come of a positive
+        over this edge, whatever its phrases say? False only where none can), the edges after the
+        last hopeful one are not tried: their phrases' draws would make positives the kind then
+        refuses, and the kind's generator draws nothing else after them (a kind's draws are its
+        own). The edges before it still draw their phrases, so every positive comes out as before."""
+        edges = self._edges(rng, relations)
+        if hopeful is not None:
+            while edges and not hopeful(edges[-1]):
+                edges.pop()
+        for s, r, o in edges:
             phrases = (self._phrase(self.things[s], rng, chance=chance), self._phrase(self.things[o], rng, chance=chance))
             yield Caption("relation", phrases, r), (s, o)
 
@@ -229,7 +266,7 @@ class ImageCandidates:
         if len(things) < 2:
             return
         for _ in range(TRIES):
-            a, b = rng.sample(things, 2)
+            a, b = sample(rng, things, 2)
             if self._distinct(a, b):
                 yield a, b
 
@@ -250,7 +287,7 @@ class ImageCandidates:
 
     def _object_positive(self, rng: random.Random, chance: float = 1.0) -> Iterator[tuple[Caption, tuple[str]]]:
         things = list(self.things.values())
-        for t in rng.sample(things, min(TRIES, len(things))):
+        for t in sample(rng, things, min(TRIES, len(things))):
             yield Caption("object", (self._phrase(t, rng, chance=chance),)), (t.id,)
 
     def _mixed_positive(self, rng: random.Random) -> Iterator[tuple[Caption, tuple[str, ...]]]:
@@ -323,7 +360,7 @@ class ImageCandidates:
             phrase = positive.phrases[i]
             options = [a for a in self.domain.allowed_alternatives(phrase.noun, phrase.attribute)
                        if self._absent(phrase.noun, a)]
-            for attribute in rng.sample(options, min(ALTERNATIVES, len(options))):
+            for attribute in sample(rng, options, min(ALTERNATIVES, len(options))):
                 cand = self._candidate("replace_att", positive, witnesses,
                                        positive.with_phrase(i, phrase.with_attribute(attribute)),
                                        {"phrase": i, "from": phrase.attribute, "to": attribute})
@@ -332,10 +369,15 @@ class ImageCandidates:
 
     def _replace_rel(self, rng: random.Random) -> Iterator[Candidate]:
         allowed = set(self.domain.replace_relations)
-        for positive, witnesses in self._relation_positive(rng, "replaceable"):
+
+        def replaceable(edge: tuple[str, str, str]) -> bool:
+            """The relations a replacement may draw from (what the edge alone decides)."""
+            return bool(self._decided_between(edge[0], edge[2]) & allowed - {edge[1]})
+
+        for positive, witnesses in self._relation_positive(rng, "replaceable", hopeful=replaceable):
             options = sorted(self._decided_between(*witnesses) & allowed - {positive.relation})
             options = self._provable_relations(positive, options)
-            for relation in rng.sample(options, min(ALTERNATIVES, len(options))):
+            for relation in sample(rng, options, min(ALTERNATIVES, len(options))):
                 negative = Caption("relation", positive.phrases, relation)
                 cand = self._candidate("replace_rel", positive, witnesses, negative,
                                        {"from": positive.relation, "to": relation})
@@ -355,20 +397,25 @@ class ImageCandidates:
         relation_false = self.world.relation_false
         return [r for r in relations if all(relation_false(s, r, o) is not None for s, o in pairs)]
 
-    def _decided_between(self, s: str, o: str) -> set[str]:
+    def _decided_between(self, s: str, o: str) -> frozenset[str]:
         """The relations the graph shows do not hold from `s` to `o` (the opposites of its edges
         from s to o, and the antisymmetric relations of its edges from o to s): the only ones a
-        replacement could be proven false with."""
+        replacement could be proven false with. Remembered per pair: replace_rel asks it of an edge
+        when it decides where to stop trying, and again of the positive over it."""
+        found = self._decided.get((s, o))
+        if found is not None:
+            return found
         if self._between is None:
             self._between = {}
             for a, r, b in self._edges_of("any"):
                 self._between.setdefault((a, b), []).append(r)
         out = {self.domain.opposite(r) for r in self._between.get((s, o), ())} - {None}
         out |= {r for r in self._between.get((o, s), ()) if self.domain.antisymmetric(r)}
-        return out  # type: ignore[return-value]
+        found = self._decided[s, o] = frozenset(out)  # type: ignore[arg-type]
+        return found
 
     def _swap_obj(self, rng: random.Random) -> Iterator[Candidate]:
-        for positive, witnesses in self._relation_positive(rng, "antisymmetric"):
+        for positive, witnesses in self._relation_positive(rng, "antisymmetric", hopeful=self._swappable):
             a, b = positive.phrases
             if self.domain.kind_of(a.noun) == self.domain.kind_of(b.noun):
                 continue  # "a man near a man": the swap says the same
@@ -376,6 +423,14 @@ class ImageCandidates:
                                    {"from": [a.noun, b.noun], "to": [b.noun, a.noun]})
             if cand is not None:
                 yield cand
+
+    def _swappable(self, edge: tuple[str, str, str]) -> bool:
+        """May a swap_obj candidate come of a positive over the edge, whatever attributes its phrases
+        say? Not where the two objects are of one kind (the swap says the same) or a phrase's noun
+        cannot have its objects listed (the swapped caption then has no proof: `proofs`)."""
+        a, b = self.things[edge[0]], self.things[edge[2]]
+        kind_of = self.domain.kind_of
+        return kind_of(a.noun) != kind_of(b.noun) and self._decidable(a.noun) and self._decidable(b.noun)
 
     def _two_attributes(self, positive: Caption, witnesses: tuple[str, ...], rng: random.Random) -> Caption | None:
         """The positive with an attribute on both phrases, two different ones, or None."""
@@ -465,7 +520,7 @@ class ImageCandidates:
                        for b in self.domain.allowed_alternatives(noun, a) if self._absent(noun, b)]
         else:
             options = [(None, b) for b in self._added_options(oid) if self.domain.allows(noun, b) and self._absent(noun, b)]
-        return rng.sample(options, min(ALTERNATIVES, len(options)))
+        return sample(rng, options, min(ALTERNATIVES, len(options)))
 
     def _added_options(self, oid: str) -> list[str]:
         """Attributes a negative may add to a phrase: the alternatives of the provable attributes
@@ -495,7 +550,7 @@ class ImageCandidates:
     def _aro_relation(self, rng: random.Random) -> Iterator[Candidate]:
         unique = {t.id for t in self.things.values() if self._unique(t)}
         edges = [e for e in self._edges_of("antisymmetric") if e[0] in unique and e[2] in unique]
-        for s, r, o in rng.sample(edges, min(TRIES, len(edges))):
+        for s, r, o in sample(rng, edges, min(TRIES, len(edges))):
             if self._contradicted(s, r, o):
                 continue
             a, b = self.things[s], self.things[o]

@@ -61,7 +61,18 @@ class GraphNames:
         self.attribute_lists: dict[tuple[str, ...], frozenset[str]] = {}  # a list as written -> its attributes, said so
         self._listable: dict[str, bool] = {}
         self._relation_rules: dict[str, tuple[str | None, bool]] = {}
-        self._not_compound: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, str], ...]] = {}
+        self._not_compound: dict[tuple[str, str], str | None] = {}  # (noun, attribute) -> "ATTRIBUTE NOUN", or None
+        self._sayable_relations: dict[str, bool] = {}
+
+    def sayable_relation(self, relation: str) -> bool:
+        """`vocabulary.sayable_relation`, remembered for the first `MAX_REMEMBERED` relations:
+        every edge of every image asks it of one of a few hundred."""
+        found = self._sayable_relations.get(relation)
+        if found is None:
+            found = sayable_relation(relation)
+            if len(self._sayable_relations) < MAX_REMEMBERED:
+                self._sayable_relations[relation] = found
+        return found
 
     def relation(self, written: str) -> str:
         """The relation in lower case with single spaces ("to the left of"); remembered for the
@@ -121,13 +132,21 @@ class GraphNames:
 
     def not_compound(self, noun: str, attributes: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
         """(attribute, "ATTRIBUTE NOUN") of each attribute the lexicon does not read as one noun
-        with `noun` (`GqaWorld.compound`'s part that holds in every image)."""
-        key = (noun, attributes)
-        found = self._not_compound.get(key)
-        if found is None:
-            found = self._not_compound[key] = tuple(
-                (a, f"{a} {noun}") for a in attributes if not _known_compound(self.lex, f"{a} {noun}"))
-        return found
+        with `noun` (`GqaWorld.compound`'s part that holds in every image). Remembered per noun
+        and attribute (None where it is a compound), as `GqaDomain.attributes_of` is: the lists
+        recur far less than the pairs."""
+        words_of = self._not_compound
+        out = []
+        for a in attributes:
+            words = words_of.get((noun, a), _UNASKED)
+            if words is _UNASKED:
+                words = f"{a} {noun}"
+                if _known_compound(self.lex, words):
+                    words = None
+                words_of[noun, a] = words  # no more pairs than `_KNOWN_COMPOUNDS` keeps
+            if words is not None:
+                out.append((a, words))
+        return tuple(out)
 
     def sayable(self, attributes: frozenset[str]) -> tuple[str, ...]:
         """The attributes a caption may say of an object: sayable words the graph does not
@@ -240,9 +259,9 @@ class GqaWorld:
         self._anything_listed = tuple(anything)  # in the graph's order, as `may_be` lists objects
         self._read_as: frozenset[str] | None = None  # every kind an object of the image may be, once asked
         self.things = things
-        self._things = {t.id: t for t in things}
-        self.edges = [e for e in self._edges if e[0] != e[2] and e[0] in self._things and e[2] in self._things
-                      and sayable_relation(e[1])]
+        self._things = known = {t.id: t for t in things}
+        sayable = names.sayable_relation
+        self.edges = [e for e in self._edges if e[0] != e[2] and e[0] in known and e[2] in known and sayable(e[1])]
         self._by_name = frozenset(self.names.values())
 
     def compound(self, attribute: str, noun: str) -> bool:
