@@ -11,6 +11,7 @@ the engine; the program path is `programs.edits`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any
 
 from contrastgen.answers import normalize_answer
@@ -209,7 +210,7 @@ class Engine:
                        answer=normalize_answer(question.get("answer")), match=m, nps=nps,
                        grounding=ground_slots(question, nps, scene, self.lex, reading),
                        scene=scene, lex=self.lex, corpus=corpus,
-                       rng=seeded_rng(TEMPLATE_SEED, seed, question_id, m.template.id), reading=reading)
+                       make_rng=partial(seeded_rng, TEMPLATE_SEED, seed, question_id, m.template.id), reading=reading)
 
 
 def matched(text: str, templates: tuple[Template, ...], lex: Lexicon) -> list[Match]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from contrastgen.language.lexicon import Lexicon, attribute_opposites
@@ -37,8 +37,20 @@ class Context:
     scene: SceneIndex
     lex: Lexicon
     corpus: Corpus | None
-    rng: random.Random
+    # the seeded generator's maker (`perturb.seeded_rng` with its arguments), called at the first
+    # draw: seeding one costs more than reading the question, and a question refused first (the
+    # original's checks) or a handler that draws nothing (the relation's own) needs none
+    make_rng: Callable[[], random.Random]
     reading: ProgramReading | None = None  # the question's program, agreeing with the words
+    _rng: random.Random | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def rng(self) -> random.Random:
+        """The question's generator for this template, made on first use (the same draws)."""
+        rng = self._rng
+        if rng is None:
+            rng = self._rng = self.make_rng()
+        return rng
 
     def span(self, slot: str) -> tuple[int, int]:
         s = self.match.spans[slot]

@@ -163,3 +163,25 @@ def test_two_templates_of_one_pattern_each_read_it_as_when_tried_alone(engine):
         for t in engine.templates:
             alone = match_all(text, (t,))
             assert (found.get(t.id),) == (tuple(alone) or (None,))
+
+
+def test_a_templates_generator_made_on_first_draw_draws_what_the_seeded_one_draws(engine, monkeypatch):
+    """`Context.rng` is made when a handler first draws, once: its draws are those of
+    `seeded_rng` for the question and template, and a handler that draws nothing (the
+    relation's own) makes none."""
+    from contrastgen.engine.question import TEMPLATE_SEED
+    from contrastgen.perturb import seeded_rng
+
+    made = []
+    monkeypatch.setattr(question_module, "seeded_rng", lambda *a: made.append(a) or seeded_rng(*a))
+    scene = SceneIndex.build("1", _RELATION_GRAPH, engine.lex)
+    matches = {m.template.id: m for m in engine.match(_RELATION["question"])}
+    ctx = engine.context("q7", _RELATION, matches["is_the_x_rel_the_y__object"], scene, seed=3)
+    assert made == []
+    rng = ctx.rng
+    assert ctx.rng is rng and made == [(TEMPLATE_SEED, 3, "q7", "is_the_x_rel_the_y__object")]
+    expected = seeded_rng(TEMPLATE_SEED, 3, "q7", "is_the_x_rel_the_y__object")
+    assert [ctx.rng.random() for _ in range(5)] == [expected.random() for _ in range(5)]  # one stream, not restarted
+    made.clear()
+    results = engine.perturb_question("q7", _RELATION, _RELATION_GRAPH, templates=["is_the_x_rel_the_y__relation"])
+    assert results[0].perturbations and made == []
