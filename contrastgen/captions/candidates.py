@@ -76,7 +76,7 @@ def sample(rng: random.Random, population: Sequence[Any], k: int) -> list[Any]:
     and set-up where it would draw from a copied list (every draw of the kinds: a few objects,
     edges or options at a time). Why: an image asks some forty samples of two to eight, and the
     library's checks cost as much as the draws. Elsewhere the library's own `sample` is asked;
-    `tests/captions/test_caption_drawing.py` holds the two to the same results."""
+    `tests/captions/test_caption_shortcuts.py` holds the two to the same results."""
     n = len(population)
     if k > n or n > _POOL_SIZES.get(k, -1):
         return rng.sample(population, k)
@@ -427,7 +427,9 @@ class ImageCandidates:
     def _swappable(self, edge: tuple[str, str, str]) -> bool:
         """May a swap_obj candidate come of a positive over the edge, whatever attributes its phrases
         say? Not where the two objects are of one kind (the swap says the same) or a phrase's noun
-        cannot have its objects listed (the swapped caption then has no proof: `proofs`)."""
+        cannot have its objects listed (the swapped caption then has no proof: `proofs`). That
+        holds because a positive's phrase is said of its own object, which a listable noun lists
+        (`World.may_be`), so no such phrase denotes nothing; a test holds both worlds to it."""
         a, b = self.things[edge[0]], self.things[edge[2]]
         kind_of = self.domain.kind_of
         return kind_of(a.noun) != kind_of(b.noun) and self._decidable(a.noun) and self._decidable(b.noun)

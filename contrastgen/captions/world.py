@@ -143,7 +143,7 @@ class GraphNames:
                 words = f"{a} {noun}"
                 if _known_compound(self.lex, words):
                     words = None
-                words_of[noun, a] = words  # no more pairs than `_KNOWN_COMPOUNDS` keeps
+                words_of[noun, a] = words  # pairs of the vocabulary's nouns and sayable attributes
             if words is not None:
                 out.append((a, words))
         return tuple(out)

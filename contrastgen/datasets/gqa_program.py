@@ -132,7 +132,9 @@ def read_reference(argument: str) -> Reference:
     """`"man,wearing,s (12)"` -> ("man", "wearing", "s", ("12",)); `"man (12)"` -> ("man", "",
     "", ("12",)). The one reading of a reference's parts on the generator side: the executor,
     the template path's program reading, the edits and their proofs all read through it."""
-    body, ids = split_reference(argument)
+    # split afresh: this runs only where `read_reference` misses its own cache (or is read past it,
+    # as the group search does), and the split's cache would then only keep a second copy
+    body, ids = split_reference.__wrapped__(argument)
     parts = [p.strip() for p in body.split(",")]
     if len(parts) < 3:
         return Reference(parts[0], "", "", ids)

@@ -268,7 +268,7 @@ def test_every_step_of_the_sample_reads_as_step_of_and_unnameable_read_it_and_fi
     over every step of the sample's programs and of their perturbations (and steps written to
     test the edges: pronouns and "scene" with and without ids, spaces, a relation argument), each
     reads to what `step_of` and the rule as `split_reference` and `relation_of` say give, and
-    reading them adds nothing to those two caches."""
+    reading them adds nothing to their caches (the steps, the references, the splits)."""
     import contrastgen.groups.search as search
     from contrastgen.datasets.gqa_program import (
         REFERENCE_OPS,
@@ -290,10 +290,11 @@ def test_every_step_of_the_sample_reads_as_step_of_and_unnameable_read_it_and_fi
     assert len(steps) > 500 and any(s["argument"].startswith("he (") for s in steps)
     monkeypatch.setattr(search, "_STEPS", search._ReadSteps())
     step_of(steps[0])  # the caches as `step_of` and the rule leave them, before any step below is read
-    before = (_step.cache_info().currsize, read_reference.cache_info().currsize)
+    before = (_step.cache_info().currsize, read_reference.cache_info().currsize, split_reference.cache_info().currsize)
     read = [search._STEPS[s["operation"], str(s.get("argument", "")), tuple(s.get("dependencies", ()))]
             for s in steps]
-    assert (_step.cache_info().currsize, read_reference.cache_info().currsize) == before
+    assert (_step.cache_info().currsize, read_reference.cache_info().currsize,
+            split_reference.cache_info().currsize) == before
     refused = 0
     for s, got in zip(steps, read, strict=True):
         slow = step_of(s)
