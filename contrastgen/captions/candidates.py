@@ -44,9 +44,8 @@ graph relates both ways).
 
 from __future__ import annotations
 
-import math
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, NamedTuple
@@ -67,28 +66,6 @@ ADD_KINDS = ("add_obj", "add_att")
 TRIES = 8  # positives tried per kind and image
 ALTERNATIVES = 4  # negatives tried per positive
 _UNASKED = object()  # not yet asked of this image (None is an answer)
-# k -> the largest population `random.Random.sample` draws k of from a copied list (its pool path)
-_POOL_SIZES = {k: 21 if k <= 5 else 21 + 4 ** math.ceil(math.log(k * 3, 4)) for k in range(1, 22)}
-
-
-def sample(rng: random.Random, population: Sequence[Any], k: int) -> list[Any]:
-    """`rng.sample(population, k)`, the same draws and the same list, taken without its checks
-    and set-up where it would draw from a copied list (every draw of the kinds: a few objects,
-    edges or options at a time). Why: an image asks some forty samples of two to eight, and the
-    library's checks cost as much as the draws. Elsewhere the library's own `sample` is asked;
-    `tests/captions/test_caption_shortcuts.py` holds the two to the same results."""
-    n = len(population)
-    if k > n or n > _POOL_SIZES.get(k, -1):
-        return rng.sample(population, k)
-    randbelow = rng._randbelow  # what `Random.sample` draws each place with
-    pool = list(population)
-    result = []
-    for i in range(k):
-        j = randbelow(n - i)
-        result.append(pool[j])
-        pool[j] = pool[n - i - 1]
-    return result
-
 
 class Candidate(NamedTuple):
     """A pair with its proofs (a named tuple: an image makes some twenty)."""
@@ -207,14 +184,10 @@ class ImageCandidates:
 
     def _phrase(self, thing: Thing, rng: random.Random, *, attribute: str | None = None,
                 chance: float = 0.5) -> Phrase:
-        """The thing's noun, with `attribute`, or with one of its attributes at random half the time.
-        (Asked of every phrase of every positive: the remembered attributes are read straight, and
-        `rng.choice` is taken as it is written, an index drawn below the list's length.)"""
+        """The thing's noun, with `attribute`, or with one of its attributes at random half the time."""
         if attribute is None:
-            options = self._said.get(thing.id)
-            if options is None:
-                options = self._attributes(thing)
-            attribute = options[rng._randbelow(len(options))] if options and rng.random() < chance else ""
+            options = self._attributes(thing)
+            attribute = rng.choice(options) if options and rng.random() < chance else ""
         return Phrase(thing.noun, attribute)
 
     def _decidable(self, noun: str) -> bool:
@@ -237,7 +210,7 @@ class ImageCandidates:
     def _edges(self, rng: random.Random, relations: str) -> list[tuple[str, str, str]]:
         """Up to TRIES edges of the relations asked for, at random, none the graph contradicts."""
         edges = self._edges_of(relations)
-        picked = sample(rng, edges, min(TRIES, len(edges)))
+        picked = rng.sample(edges, min(TRIES, len(edges)))
         return [e for e in picked if not self._contradicted(*e)]
 
     def _relation_positive(self, rng: random.Random, relations: str, chance: float = 0.5,
@@ -266,7 +239,7 @@ class ImageCandidates:
         if len(things) < 2:
             return
         for _ in range(TRIES):
-            a, b = sample(rng, things, 2)
+            a, b = rng.sample(things, 2)
             if self._distinct(a, b):
                 yield a, b
 
@@ -287,7 +260,7 @@ class ImageCandidates:
 
     def _object_positive(self, rng: random.Random, chance: float = 1.0) -> Iterator[tuple[Caption, tuple[str]]]:
         things = list(self.things.values())
-        for t in sample(rng, things, min(TRIES, len(things))):
+        for t in rng.sample(things, min(TRIES, len(things))):
             yield Caption("object", (self._phrase(t, rng, chance=chance),)), (t.id,)
 
     def _mixed_positive(self, rng: random.Random) -> Iterator[tuple[Caption, tuple[str, ...]]]:
@@ -360,7 +333,7 @@ class ImageCandidates:
             phrase = positive.phrases[i]
             options = [a for a in self.domain.allowed_alternatives(phrase.noun, phrase.attribute)
                        if self._absent(phrase.noun, a)]
-            for attribute in sample(rng, options, min(ALTERNATIVES, len(options))):
+            for attribute in rng.sample(options, min(ALTERNATIVES, len(options))):
                 cand = self._candidate("replace_att", positive, witnesses,
                                        positive.with_phrase(i, phrase.with_attribute(attribute)),
                                        {"phrase": i, "from": phrase.attribute, "to": attribute})
@@ -377,7 +350,7 @@ class ImageCandidates:
         for positive, witnesses in self._relation_positive(rng, "replaceable", hopeful=replaceable):
             options = sorted(self._decided_between(*witnesses) & allowed - {positive.relation})
             options = self._provable_relations(positive, options)
-            for relation in sample(rng, options, min(ALTERNATIVES, len(options))):
+            for relation in rng.sample(options, min(ALTERNATIVES, len(options))):
                 negative = Caption("relation", positive.phrases, relation)
                 cand = self._candidate("replace_rel", positive, witnesses, negative,
                                        {"from": positive.relation, "to": relation})
@@ -522,7 +495,7 @@ class ImageCandidates:
                        for b in self.domain.allowed_alternatives(noun, a) if self._absent(noun, b)]
         else:
             options = [(None, b) for b in self._added_options(oid) if self.domain.allows(noun, b) and self._absent(noun, b)]
-        return sample(rng, options, min(ALTERNATIVES, len(options)))
+        return rng.sample(options, min(ALTERNATIVES, len(options)))
 
     def _added_options(self, oid: str) -> list[str]:
         """Attributes a negative may add to a phrase: the alternatives of the provable attributes
@@ -552,7 +525,7 @@ class ImageCandidates:
     def _aro_relation(self, rng: random.Random) -> Iterator[Candidate]:
         unique = {t.id for t in self.things.values() if self._unique(t)}
         edges = [e for e in self._edges_of("antisymmetric") if e[0] in unique and e[2] in unique]
-        for s, r, o in sample(rng, edges, min(TRIES, len(edges))):
+        for s, r, o in rng.sample(edges, min(TRIES, len(edges))):
             if self._contradicted(s, r, o):
                 continue
             a, b = self.things[s], self.things[o]
